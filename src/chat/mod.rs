@@ -1,0 +1,5 @@
+//! Chats: the `chat.json` model, ids, and stores of chats (project and global).
+
+pub mod ids;
+pub mod model;
+pub mod store;

@@ -1,0 +1,248 @@
+//! The chat format on disk: `chat.json` version 2 (seed 001, "chat.json"), with lazy
+//! migration of versions 0 and 1. Unknown fields are kept, so a chat written by a newer
+//! bb7 or by the reference is never stripped of data it had.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Current `chat.json` format version.
+pub const CHAT_VERSION: u32 = 2;
+
+/// One chat: `{"version":2,"id","name","created","model","reasoning_effort"?,
+/// "draft"?,"context_files","messages"}`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct Chat {
+    /// Format version; 0 when absent (oldest chats).
+    #[serde(default)]
+    pub version: u32,
+    /// 10 hex characters for chats bb7 creates.
+    pub id: String,
+    /// Display name; `Chat YYYY-MM-DD HH:MM` (UTC) until a title is generated.
+    #[serde(default)]
+    pub name: String,
+    /// RFC 3339 UTC creation time.
+    #[serde(default)]
+    pub created: String,
+    /// Model for the next turn.
+    #[serde(default)]
+    pub model: String,
+    /// Reasoning effort for the next turn (`low`, `medium`, `high`), if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Unsent input text.
+    #[serde(default)]
+    pub draft: String,
+    /// Files and sections in context, in the order they were added.
+    #[serde(default)]
+    pub context_files: Vec<ContextFile>,
+    /// The conversation, context events included.
+    #[serde(default)]
+    pub messages: Vec<Message>,
+    /// Fields this version does not know, kept as they were.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One context entry: a full file (no line range) or a section.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ContextFile {
+    /// Project-relative path, or absolute for external files.
+    pub path: String,
+    /// The model may not write it.
+    #[serde(default)]
+    pub readonly: bool,
+    /// Outside the project (always read-only).
+    #[serde(default)]
+    pub external: bool,
+    /// File id of the snapshot: 8 hex of sha256 (see `chat::ids`).
+    #[serde(default)]
+    pub version: String,
+    /// First line of a section (1-based, inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// Last line of a section (1-based, inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+}
+
+impl ContextFile {
+    /// Whether this entry is a section (a line range) rather than a whole file.
+    pub fn is_section(&self) -> bool {
+        self.start_line.is_some()
+    }
+}
+
+/// One message: `user`, `assistant` or `system`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct Message {
+    /// `user`, `assistant` or `system`.
+    pub role: String,
+    /// Model selected when the message was sent or produced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The content, as typed parts.
+    #[serde(default)]
+    pub parts: Vec<Part>,
+    /// RFC 3339 UTC time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// On user messages: the context at send time (seed 001).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_snapshot: Option<Vec<SnapshotRef>>,
+    /// On assistant messages: files the response wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_files: Option<Vec<String>>,
+    /// Fields this version does not know (`usage`, `reasoning_effort`, …), kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A reference to one context entry at send time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SnapshotRef {
+    /// Path as in `context_files`.
+    pub path: String,
+    /// The entry's `version` at send time.
+    pub file_id: String,
+    /// Section range, if a section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// Section range, if a section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+}
+
+/// One typed part of a message (seed 001 lists `text`, `thinking`, `code`, `file`,
+/// `context_event`, `raw`). Fields that do not apply to a type are absent.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+pub struct Part {
+    /// Part type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Text of `text`, `thinking`, `code`, `raw`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Language of a `code` part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Context event action (`UserAddFile`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
+    /// Path of a `file` or `context_event` part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Context event: the file's read-only flag after the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readonly: Option<bool>,
+    /// Context event: the file is external.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<bool>,
+    /// Context event: file id after the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Context event: file id before the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev_version: Option<String>,
+    /// Context event: the file was newly created by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added: Option<bool>,
+    /// Context event `UserSaveAs`: the output path that was saved elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_path: Option<String>,
+    /// Context event on a section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// Context event on a section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+    /// Fields this version does not know, kept.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Part {
+    /// A `text` part.
+    pub fn text(content: impl Into<String>) -> Part {
+        Part {
+            kind: "text".into(),
+            content: Some(content.into()),
+            ..Part::default()
+        }
+    }
+
+    /// A `thinking` part.
+    pub fn thinking(content: impl Into<String>) -> Part {
+        Part {
+            kind: "thinking".into(),
+            content: Some(content.into()),
+            ..Part::default()
+        }
+    }
+
+    /// A `context_event` part for `action` on `path`.
+    pub fn event(action: &str, path: &str) -> Part {
+        Part {
+            kind: "context_event".into(),
+            action: Some(action.into()),
+            path: Some(path.into()),
+            ..Part::default()
+        }
+    }
+}
+
+impl Message {
+    /// The concatenated `text` parts: what the user typed or the model answered.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            if p.kind == "text"
+                && let Some(c) = &p.content
+            {
+                out.push_str(c);
+            }
+        }
+        out
+    }
+
+    /// Whether the message only carries context events (the reference's form: one
+    /// assistant-role message per event).
+    pub fn is_context_event(&self) -> bool {
+        !self.parts.is_empty() && self.parts.iter().all(|p| p.kind == "context_event")
+    }
+}
+
+impl Chat {
+    /// Brings an older chat to version 2: a legacy top-level `content` on a message
+    /// becomes a `text` part (seed 001). Returns whether anything changed, so the
+    /// caller re-saves the chat.
+    pub fn migrate(&mut self) -> bool {
+        let mut changed = self.version < CHAT_VERSION;
+        for m in &mut self.messages {
+            if let Some(content) = m.extra.remove("content") {
+                changed = true;
+                if m.parts.is_empty() {
+                    match content {
+                        Value::String(s) if !s.is_empty() => m.parts.push(Part::text(s)),
+                        Value::String(_) | Value::Null => {}
+                        other => m.parts.push(Part {
+                            kind: "raw".into(),
+                            content: Some(other.to_string()),
+                            ..Part::default()
+                        }),
+                    }
+                }
+            }
+        }
+        self.version = CHAT_VERSION;
+        changed
+    }
+
+    /// The model recorded on the last user message, if any (seed 001, "Model selection").
+    pub fn last_user_model(&self) -> Option<&str> {
+        self.messages
+            .iter()
+            .rev()
+            .filter(|m| m.role == "user")
+            .find_map(|m| m.model.as_deref())
+    }
+}

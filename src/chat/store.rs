@@ -1,0 +1,461 @@
+//! A directory of chats: `chats/index.json`, `chats/{id}/chat.json`, and the pin and
+//! archive lists beside `chats/` (seed 001, "Project State Directory"; PROTOCOL.md
+//! "Facts about the reference implementation" for the index shape).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::chat::ids;
+use crate::chat::model::{CHAT_VERSION, Chat};
+use crate::error::{Error, Result};
+use crate::project::fsutil::{self, write_json_atomic};
+use crate::project::lock;
+use crate::project::paths::{state_path, valid_chat_id};
+
+/// One store of chats: the project's `.bb7/` or the user's `~/.bb7/`.
+#[derive(Debug, Clone)]
+pub struct ChatStore {
+    /// The state directory (`.bb7` or `~/.bb7`); `chats/` lives inside it.
+    base: PathBuf,
+    /// Whether this is the global store (`~/.bb7`).
+    pub global: bool,
+}
+
+/// `chats/index.json`: `{"version":1,"active_chat_id","chats":[{"id","name","created"}]}`.
+/// A cache: chats missing from it are still found by scanning `chats/`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct Index {
+    /// Always 1.
+    #[serde(default)]
+    pub version: u32,
+    /// The chat that was active when this store was last used, if any.
+    #[serde(default)]
+    pub active_chat_id: Option<String>,
+    /// Known chats.
+    #[serde(default)]
+    pub chats: Vec<IndexEntry>,
+}
+
+/// One index entry.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// Chat id.
+    pub id: String,
+    /// Chat name.
+    #[serde(default)]
+    pub name: String,
+    /// RFC 3339 creation time.
+    #[serde(default)]
+    pub created: String,
+}
+
+/// A chat as `chat_list` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatSummary {
+    /// Chat id.
+    pub id: String,
+    /// Chat name.
+    pub name: String,
+    /// RFC 3339 creation time.
+    pub created: String,
+    /// Held by another live process.
+    pub locked: bool,
+    /// Pinned (listed first).
+    pub pinned: bool,
+    /// Archived (hidden from `chat_list` unless asked for).
+    pub archived: bool,
+}
+
+/// One `search_chats` hit.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    /// Chat id.
+    pub id: String,
+    /// Chat name.
+    pub name: String,
+    /// RFC 3339 creation time.
+    pub created: String,
+    /// `title` or `content`.
+    pub match_type: &'static str,
+    /// Text around a content match, on one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
+}
+
+const PINS_FILE: &str = "pinned_chats.json";
+const ARCHIVE_FILE: &str = "archived_chats.json";
+
+impl ChatStore {
+    /// A store rooted at `base` (`{project}/.bb7` or `~/.bb7`).
+    pub fn new(base: PathBuf, global: bool) -> ChatStore {
+        ChatStore { base, global }
+    }
+
+    /// `{base}/chats`, checked for planted symlinks.
+    pub fn chats_dir(&self) -> Result<PathBuf> {
+        state_path(&self.base, "chats")
+    }
+
+    /// The directory of chat `id`. Errors: `Chat not found` for an id that cannot
+    /// name a chat; `path_escape` for a symlinked directory.
+    pub fn chat_dir(&self, id: &str) -> Result<PathBuf> {
+        if !valid_chat_id(id) {
+            return Err(Error::chat_not_found());
+        }
+        state_path(&self.base, &format!("chats/{id}"))
+    }
+
+    /// A path inside chat `id`'s directory (`context/…`, `output/…`), refusing
+    /// symlinks and escapes.
+    pub fn chat_path(&self, id: &str, rel: &str) -> Result<PathBuf> {
+        if !valid_chat_id(id) {
+            return Err(Error::chat_not_found());
+        }
+        state_path(&self.base, &format!("chats/{id}/{rel}"))
+    }
+
+    /// Whether chat `id` exists.
+    pub fn exists(&self, id: &str) -> bool {
+        self.chat_path(id, "chat.json")
+            .map(|p| p.is_file())
+            .unwrap_or(false)
+    }
+
+    /// Loads chat `id`, migrating older formats and re-saving them (seed 001).
+    /// Errors: `Chat not found`; a message naming the file when it does not parse.
+    pub fn load(&self, id: &str) -> Result<Chat> {
+        let path = self.chat_path(id, "chat.json")?;
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::chat_not_found());
+            }
+            Err(e) => return Err(Error::io("Cannot read chat", e)),
+        };
+        let mut chat: Chat = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::new("io", format!("Chat {id} is damaged ({}): {e}", path.display()))
+        })?;
+        if chat.id.is_empty() {
+            chat.id = id.to_owned();
+        }
+        if chat.migrate() {
+            self.save(&chat)?;
+        }
+        Ok(chat)
+    }
+
+    /// Writes `chat.json` atomically.
+    pub fn save(&self, chat: &Chat) -> Result<()> {
+        let path = self.chat_path(&chat.id, "chat.json")?;
+        write_json_atomic(&path, chat)
+    }
+
+    /// Creates a new chat with a fresh id and adds it to the index.
+    pub fn create(&self, name: Option<&str>, model: &str) -> Result<Chat> {
+        let chats = self.chats_dir()?;
+        std::fs::create_dir_all(&chats).map_err(|e| Error::io("Cannot create chats directory", e))?;
+        let mut id = ids::new_chat_id();
+        while self.chat_dir(&id)?.exists() {
+            id = ids::new_chat_id();
+        }
+        let chat = Chat {
+            version: CHAT_VERSION,
+            id: id.clone(),
+            name: name
+                .filter(|n| !n.trim().is_empty())
+                .map(str::to_owned)
+                .unwrap_or_else(ids::default_chat_name),
+            created: ids::now_rfc3339(),
+            model: model.to_owned(),
+            ..Chat::default()
+        };
+        let dir = self.chat_dir(&id)?;
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("Cannot create chat", e))?;
+        self.save(&chat)?;
+        self.update_index(|idx| {
+            idx.chats.retain(|e| e.id != chat.id);
+            idx.chats.push(IndexEntry {
+                id: chat.id.clone(),
+                name: chat.name.clone(),
+                created: chat.created.clone(),
+            });
+        })?;
+        Ok(chat)
+    }
+
+    /// Reads the index; a missing or damaged index is an empty one (it is a cache).
+    pub fn read_index(&self) -> Index {
+        let Ok(path) = state_path(&self.base, "chats/index.json") else {
+            return Index::default();
+        };
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Changes the index and writes it atomically.
+    pub fn update_index(&self, change: impl FnOnce(&mut Index)) -> Result<()> {
+        let mut index = self.read_index();
+        change(&mut index);
+        index.version = 1;
+        let path = state_path(&self.base, "chats/index.json")?;
+        write_json_atomic(&path, &index)
+    }
+
+    /// Records the active chat in the index (restored by `init` in a new process).
+    pub fn set_active(&self, id: Option<&str>) -> Result<()> {
+        self.update_index(|idx| idx.active_chat_id = id.map(str::to_owned))
+    }
+
+    /// Renames chat `id` in `chat.json` and the index.
+    pub fn rename(&self, chat: &mut Chat, name: &str) -> Result<()> {
+        chat.name = name.to_owned();
+        self.save(chat)?;
+        self.update_index(|idx| match idx.chats.iter_mut().find(|e| e.id == chat.id) {
+            Some(e) => e.name = chat.name.clone(),
+            None => idx.chats.push(IndexEntry {
+                id: chat.id.clone(),
+                name: chat.name.clone(),
+                created: chat.created.clone(),
+            }),
+        })
+    }
+
+    /// Deletes chat `id`'s directory and its index, pin and archive entries.
+    pub fn delete(&self, id: &str) -> Result<()> {
+        let dir = self.chat_dir(id)?;
+        if !dir.is_dir() {
+            return Err(Error::chat_not_found());
+        }
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io("Cannot delete chat", e))?;
+        self.forget(id)
+    }
+
+    /// Drops `id` from the index, pins and archive (after a delete or a move).
+    pub fn forget(&self, id: &str) -> Result<()> {
+        self.update_index(|idx| {
+            idx.chats.retain(|e| e.id != id);
+            if idx.active_chat_id.as_deref() == Some(id) {
+                idx.active_chat_id = None;
+            }
+        })?;
+        self.set_flag(PINS_FILE, id, false)?;
+        self.set_flag(ARCHIVE_FILE, id, false)
+    }
+
+    /// Adds a chat that arrived from elsewhere (`chat_move`) to the index.
+    pub fn adopt(&self, chat: &Chat) -> Result<()> {
+        self.update_index(|idx| {
+            idx.chats.retain(|e| e.id != chat.id);
+            idx.chats.push(IndexEntry {
+                id: chat.id.clone(),
+                name: chat.name.clone(),
+                created: chat.created.clone(),
+            });
+        })
+    }
+
+    /// Lists chats: pinned first, then newest first. Archived chats are left out
+    /// unless `include_archived`. Chat directories missing from the index are found
+    /// by scanning and still listed (the index is a cache).
+    pub fn list(&self, include_archived: bool) -> Result<Vec<ChatSummary>> {
+        let dir = self.chats_dir()?;
+        let index = self.read_index();
+        let known: HashMap<&str, &IndexEntry> =
+            index.chats.iter().map(|e| (e.id.as_str(), e)).collect();
+        let pins = self.flags(PINS_FILE);
+        let archived = self.flags(ARCHIVE_FILE);
+        let mut out = Vec::new();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(Error::io("Cannot list chats", e)),
+        };
+        for entry in entries.flatten() {
+            let Ok(ft) = entry.file_type() else { continue };
+            if !ft.is_dir() {
+                continue;
+            }
+            let Some(id) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if !valid_chat_id(&id) {
+                continue;
+            }
+            let is_archived = archived.contains(&id);
+            if is_archived && !include_archived {
+                continue;
+            }
+            let (name, created) = match known.get(id.as_str()) {
+                Some(e) => (e.name.clone(), e.created.clone()),
+                None => match self.load(&id) {
+                    Ok(chat) => (chat.name, chat.created),
+                    Err(_) => continue,
+                },
+            };
+            out.push(ChatSummary {
+                locked: lock::holder(&entry.path()).is_some(),
+                pinned: pins.contains(&id),
+                archived: is_archived,
+                id,
+                name,
+                created,
+            });
+        }
+        out.sort_by(|a, b| {
+            b.pinned
+                .cmp(&a.pinned)
+                .then_with(|| b.created.cmp(&a.created))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(out)
+    }
+
+    /// Searches chat names and message text, case-insensitively. A chat whose name
+    /// matches is a `title` hit; otherwise its first matching text gives a `content`
+    /// hit with an excerpt. Archived chats are searched too. Newest first.
+    pub fn search(&self, query: &str) -> Result<Vec<SearchHit>> {
+        let needle = query.trim().to_lowercase();
+        if needle.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The raw file can be scanned before parsing when the query has no character
+        // that JSON writers escape (the reference's also escapes <, > and &).
+        let raw_prefilter = needle.is_ascii()
+            && !needle
+                .bytes()
+                .any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&'));
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let mut hits = Vec::new();
+        for chat in self.list(true)? {
+            if chat.name.to_lowercase().contains(&needle) {
+                hits.push(SearchHit {
+                    id: chat.id,
+                    name: chat.name,
+                    created: chat.created,
+                    match_type: "title",
+                    excerpt: None,
+                });
+                continue;
+            }
+            let Ok(path) = self.chat_path(&chat.id, "chat.json") else { continue };
+            let Ok(mut bytes) = std::fs::read(&path) else { continue };
+            if raw_prefilter {
+                bytes.make_ascii_lowercase();
+                if finder.find(&bytes).is_none() {
+                    continue;
+                }
+            }
+            let Ok(full) = self.load(&chat.id) else { continue };
+            let excerpt = full
+                .messages
+                .iter()
+                .filter(|m| !m.is_context_event())
+                .find_map(|m| excerpt_around(&m.text(), &needle));
+            if let Some(excerpt) = excerpt {
+                hits.push(SearchHit {
+                    id: chat.id,
+                    name: chat.name,
+                    created: chat.created,
+                    match_type: "content",
+                    excerpt: Some(excerpt),
+                });
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Pins or unpins chat `id` (`pinned_chats.json`, a JSON array of ids).
+    pub fn set_pinned(&self, id: &str, pinned: bool) -> Result<()> {
+        self.require(id)?;
+        self.set_flag(PINS_FILE, id, pinned)
+    }
+
+    /// Archives or restores chat `id` (`archived_chats.json`, a JSON array of ids).
+    pub fn set_archived(&self, id: &str, archived: bool) -> Result<()> {
+        self.require(id)?;
+        self.set_flag(ARCHIVE_FILE, id, archived)
+    }
+
+    fn require(&self, id: &str) -> Result<()> {
+        if self.exists(id) {
+            Ok(())
+        } else {
+            Err(Error::chat_not_found())
+        }
+    }
+
+    fn flags(&self, file: &str) -> HashSet<String> {
+        let Ok(path) = state_path(&self.base, file) else {
+            return HashSet::new();
+        };
+        let Ok(bytes) = std::fs::read(path) else {
+            return HashSet::new();
+        };
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Flags {
+            List(Vec<String>),
+            Object { pinned: Vec<String> },
+        }
+        match serde_json::from_slice::<Flags>(&bytes) {
+            Ok(Flags::List(v)) | Ok(Flags::Object { pinned: v }) => v.into_iter().collect(),
+            Err(_) => HashSet::new(),
+        }
+    }
+
+    fn set_flag(&self, file: &str, id: &str, on: bool) -> Result<()> {
+        let mut set = self.flags(file);
+        let changed = if on {
+            set.insert(id.to_owned())
+        } else {
+            set.remove(id)
+        };
+        if !changed {
+            return Ok(());
+        }
+        let mut list: Vec<String> = set.into_iter().collect();
+        list.sort();
+        write_json_atomic(&state_path(&self.base, file)?, &list)
+    }
+
+    /// The state directory of this store.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// Removes a file inside a chat directory (missing is fine).
+    pub fn remove_chat_file(&self, id: &str, rel: &str) -> Result<()> {
+        fsutil::remove_file_if_exists(&self.chat_path(id, rel)?)
+    }
+}
+
+/// About 60 characters either side of the first case-insensitive match, on one line.
+fn excerpt_around(text: &str, needle: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    // ASCII lowering keeps byte offsets; otherwise excerpt the lowered text.
+    let source = if lower.len() == text.len() { text } else { lower.as_str() };
+    let at = lower.find(needle)?;
+    let mut start = at.saturating_sub(60);
+    while !source.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (at + needle.len() + 60).min(source.len());
+    while !source.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut s: String = source[start..end]
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .collect();
+    if start > 0 {
+        s.insert(0, '…');
+    }
+    if end < source.len() {
+        s.push('…');
+    }
+    Some(s)
+}

@@ -1,0 +1,113 @@
+//! User configuration (`~/.config/bb7/config.json`, seed 001 "Global Config") and
+//! global state (`~/.bb7/state.json`, seed 001 "Global State").
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::project::fsutil::write_json_atomic;
+
+/// The model used when neither config nor state names one (seed 001).
+pub const FALLBACK_MODEL: &str = "anthropic/claude-sonnet-4";
+
+/// `config.json`. Every field is optional; unknown fields are ignored.
+#[derive(Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct Config {
+    /// API key; `OPENROUTER_API_KEY` in the environment overrides it. Never logged.
+    pub api_key: Option<String>,
+    /// OpenAI-compatible base URL; default `https://openrouter.ai/api/v1`.
+    pub base_url: Option<String>,
+    /// Model for new chats (overrides the last used one when set).
+    pub default_model: Option<String>,
+    /// Model for automatic titles.
+    pub title_model: Option<String>,
+    /// Send `prompt_cache_key` (`bb7:<chat-id>:<model>`).
+    pub explicit_cache_key: bool,
+    /// One hidden repair round after partly failed edits.
+    pub auto_retry_partial_edits: bool,
+    /// Allow providers that retain data transiently (default true).
+    pub allow_data_retention: Option<bool>,
+    /// Allow providers that train on inputs (default false).
+    pub allow_training: bool,
+    /// `edit_file` schema: `search_replace_multi` (default), `search_replace`,
+    /// `anchored` or `off`.
+    pub diff_mode: Option<String>,
+    /// Seconds without any stream data before a turn fails (default 120).
+    pub stream_timeout_secs: Option<u64>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("base_url", &self.base_url)
+            .field("default_model", &self.default_model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Config {
+    /// Loads `dir/config.json` (missing file: defaults) and applies
+    /// `OPENROUTER_API_KEY`. Errors: the file exists but is not valid JSON.
+    pub fn load(dir: &Path) -> Result<Config> {
+        let path = dir.join("config.json");
+        let mut cfg: Config = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                Error::invalid(format!("Config file {} is not valid: {e}", path.display()))
+            })?,
+            Err(_) => Config::default(),
+        };
+        if let Ok(key) = std::env::var("OPENROUTER_API_KEY")
+            && !key.is_empty()
+        {
+            cfg.api_key = Some(key);
+        }
+        Ok(cfg)
+    }
+
+    /// Whether an API key is configured.
+    pub fn has_api_key(&self) -> bool {
+        self.api_key.as_deref().is_some_and(|k| !k.is_empty())
+    }
+}
+
+/// `~/.bb7/state.json`: `{"favorites":[model ids],"last_model":"…"}`.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct GlobalState {
+    /// Favourite model ids, in the user's order.
+    #[serde(default)]
+    pub favorites: Vec<String>,
+    /// The model used last, for new chats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_model: Option<String>,
+    /// Fields this version does not know, kept.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl GlobalState {
+    /// Loads `dir/state.json`; a missing or damaged file gives the defaults.
+    pub fn load(dir: &Path) -> GlobalState {
+        std::fs::read(dir.join("state.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Writes `dir/state.json` atomically.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        write_json_atomic(&dir.join("state.json"), self)
+    }
+}
+
+/// The model for a new chat: config `default_model`, else the last used model, else
+/// [`FALLBACK_MODEL`].
+pub fn model_for_new_chat(cfg: &Config, state: &GlobalState) -> String {
+    cfg.default_model
+        .clone()
+        .filter(|m| !m.is_empty())
+        .or_else(|| state.last_model.clone())
+        .unwrap_or_else(|| FALLBACK_MODEL.to_owned())
+}

@@ -1,0 +1,318 @@
+//! Context files and sections of a chat, their immutable snapshots under
+//! `chats/{id}/context/`, the model's copies under `chats/{id}/output/`, and the
+//! context events every mutation appends (seed 001, "Context Rules", "File Sections").
+
+use std::path::PathBuf;
+
+use crate::chat::ids;
+use crate::chat::model::{Chat, ContextFile, Message, Part};
+use crate::chat::store::ChatStore;
+use crate::error::{Error, Result};
+use crate::project::fsutil::{self, read_text, read_text_opt, to_lf, write_atomic};
+use crate::project::paths::Location;
+
+/// The files of one chat on disk: snapshots and outputs.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatFiles<'a> {
+    /// The store the chat lives in.
+    pub store: &'a ChatStore,
+    /// The chat id.
+    pub id: &'a str,
+}
+
+impl<'a> ChatFiles<'a> {
+    /// Files of chat `id` in `store`.
+    pub fn new(store: &'a ChatStore, id: &'a str) -> Self {
+        ChatFiles { store, id }
+    }
+
+    /// Where a context entry's snapshot lives: `context/{path}` for project files,
+    /// `context/_external/{absolute path}` for external ones and
+    /// `context/_sections/{hash of path:start:end}` for sections.
+    pub fn snapshot_path(&self, cf: &ContextFile) -> Result<PathBuf> {
+        let rel = match (cf.start_line, cf.end_line) {
+            (Some(s), Some(e)) => format!("context/_sections/{}", ids::section_key(&cf.path, s, e)),
+            _ if cf.external => format!("context/_external/{}", cf.path.trim_start_matches('/')),
+            _ => format!("context/{}", cf.path),
+        };
+        self.store.chat_path(self.id, &rel)
+    }
+
+    /// The snapshot text of a context entry.
+    pub fn read_snapshot(&self, cf: &ContextFile) -> Result<String> {
+        read_text(&self.snapshot_path(cf)?, &cf.path).map_err(|e| {
+            if e.code == "not_found" {
+                Error::not_found(format!("Context snapshot of {} is missing", cf.path))
+            } else {
+                e
+            }
+        })
+    }
+
+    /// Writes a snapshot.
+    pub fn write_snapshot(&self, cf: &ContextFile, content: &str) -> Result<()> {
+        write_atomic(&self.snapshot_path(cf)?, content.as_bytes())
+    }
+
+    /// Where the model's copy of project file `rel` lives: `output/{rel}`.
+    pub fn output_path(&self, rel: &str) -> Result<PathBuf> {
+        self.store.chat_path(self.id, &format!("output/{rel}"))
+    }
+
+    /// The model's copy of `rel`, if it has one.
+    pub fn read_output(&self, rel: &str) -> Result<Option<String>> {
+        read_text_opt(&self.output_path(rel)?, rel)
+    }
+
+    /// Writes the model's copy of `rel`.
+    pub fn write_output(&self, rel: &str, content: &str) -> Result<()> {
+        write_atomic(&self.output_path(rel)?, content.as_bytes())
+    }
+
+    /// Deletes the model's copy of `rel` (missing is fine) and empty directories left
+    /// behind.
+    pub fn remove_output(&self, rel: &str) -> Result<()> {
+        let path = self.output_path(rel)?;
+        fsutil::remove_file_if_exists(&path)?;
+        let root = self.store.chat_path(self.id, "output")?;
+        let mut dir = path.parent().map(PathBuf::from);
+        while let Some(d) = dir {
+            if d == root || !d.starts_with(&root) || std::fs::remove_dir(&d).is_err() {
+                break;
+            }
+            dir = d.parent().map(PathBuf::from);
+        }
+        Ok(())
+    }
+
+    /// Project-relative paths of every output file, sorted. Symlinks are skipped.
+    pub fn list_outputs(&self) -> Result<Vec<String>> {
+        let root = self.store.chat_path(self.id, "output")?;
+        let mut out = Vec::new();
+        let mut stack = vec![(root.clone(), String::new())];
+        while let Some((dir, prefix)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let Ok(ft) = entry.file_type() else { continue };
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                if name.starts_with(".bb7-tmp-") {
+                    continue;
+                }
+                let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+                if ft.is_dir() {
+                    stack.push((entry.path(), rel));
+                } else if ft.is_file() {
+                    out.push(rel);
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// Appends a context event. Like the reference, each event is its own assistant-role
+/// message holding one `context_event` part, so `message_index` counts it.
+pub fn push_event(chat: &mut Chat, part: Part) {
+    chat.messages.push(Message {
+        role: "assistant".into(),
+        parts: vec![part],
+        timestamp: Some(ids::now_rfc3339()),
+        ..Message::default()
+    });
+}
+
+/// Builds an event part describing `cf`.
+pub fn event_for(action: &str, cf: &ContextFile) -> Part {
+    Part {
+        readonly: Some(cf.readonly),
+        external: Some(cf.external),
+        version: Some(cf.version.clone()),
+        start_line: cf.start_line,
+        end_line: cf.end_line,
+        ..Part::event(action, &cf.path)
+    }
+}
+
+/// Index of the whole-file entry for `path`, if in context.
+pub fn find_file(chat: &Chat, path: &str) -> Option<usize> {
+    chat.context_files
+        .iter()
+        .position(|c| c.path == path && !c.is_section())
+}
+
+/// Adds a whole file to context (`context_add`): stores the snapshot, appends the
+/// entry and a `UserAddFile` event. External files are forced read-only.
+/// Errors: `File already in context`.
+pub fn add_file(
+    chat: &mut Chat,
+    files: ChatFiles,
+    loc: &Location,
+    content: &str,
+    readonly: bool,
+) -> Result<()> {
+    let path = loc.key();
+    if find_file(chat, &path).is_some() {
+        return Err(Error::new("conflict", "File already in context"));
+    }
+    let content = to_lf(content);
+    let cf = ContextFile {
+        version: ids::file_version(&path, &content),
+        readonly: readonly || loc.is_external(),
+        external: loc.is_external(),
+        path,
+        start_line: None,
+        end_line: None,
+    };
+    files.write_snapshot(&cf, &content)?;
+    push_event(chat, event_for("UserAddFile", &cf));
+    chat.context_files.push(cf);
+    Ok(())
+}
+
+/// Adds a section (`context_add_section`). `content` is either the section's own
+/// lines or the whole file, from which lines `start..=end` are cut. Sections are
+/// read-only and immutable. Errors: bad range, `Section already in context`.
+pub fn add_section(
+    chat: &mut Chat,
+    files: ChatFiles,
+    loc: &Location,
+    content: &str,
+    start: u64,
+    end: u64,
+) -> Result<()> {
+    if end < start {
+        return Err(Error::invalid(format!(
+            "Invalid line range {start}-{end}: end_line is before start_line"
+        )));
+    }
+    let content = to_lf(content);
+    let text = section_text(&content, start, end)?;
+    let path = loc.key();
+    if chat
+        .context_files
+        .iter()
+        .any(|c| c.path == path && c.start_line == Some(start) && c.end_line == Some(end))
+    {
+        return Err(Error::new("conflict", "Section already in context"));
+    }
+    let cf = ContextFile {
+        version: ids::section_version(&path, start, end, &text),
+        readonly: true,
+        external: loc.is_external(),
+        path,
+        start_line: Some(start),
+        end_line: Some(end),
+    };
+    files.write_snapshot(&cf, &text)?;
+    push_event(chat, event_for("UserAddSection", &cf));
+    chat.context_files.push(cf);
+    Ok(())
+}
+
+/// The text of lines `start..=end` (1-based). When `content` has exactly
+/// `end - start + 1` lines (or fewer) it is taken to be the section already.
+pub fn section_text(content: &str, start: u64, end: u64) -> Result<String> {
+    let want = (end - start + 1) as usize;
+    let lines: Vec<&str> = content.split_inclusive('\n').collect();
+    if lines.len() <= want {
+        return Ok(content.to_owned());
+    }
+    if (end as usize) > lines.len() {
+        return Err(Error::invalid(format!(
+            "Invalid line range {start}-{end}: the file has {} lines",
+            lines.len()
+        )));
+    }
+    Ok(lines[(start - 1) as usize..end as usize].concat())
+}
+
+/// Re-snapshots a whole file (`context_update`, `sync_context`): `UserWriteFile`.
+/// Unchanged content is a no-op. Errors: `File not in context`.
+pub fn update_file(chat: &mut Chat, files: ChatFiles, path: &str, content: &str) -> Result<()> {
+    let i = find_file(chat, path).ok_or_else(|| Error::not_found("File not in context"))?;
+    let content = to_lf(content);
+    let version = ids::file_version(path, &content);
+    if chat.context_files[i].version == version {
+        return Ok(());
+    }
+    let prev = std::mem::replace(&mut chat.context_files[i].version, version);
+    let cf = chat.context_files[i].clone();
+    files.write_snapshot(&cf, &content)?;
+    push_event(
+        chat,
+        Part {
+            prev_version: Some(prev),
+            ..event_for("UserWriteFile", &cf)
+        },
+    );
+    Ok(())
+}
+
+/// Removes a whole file from context (`context_remove`): `UserRemoveFile`. Its output,
+/// if any, is kept (it then shows as `A`/`!A`), so no model work is lost silently.
+/// Errors: `File not in context`.
+pub fn remove_file(chat: &mut Chat, files: ChatFiles, path: &str) -> Result<()> {
+    let i = find_file(chat, path).ok_or_else(|| Error::not_found("File not in context"))?;
+    let cf = chat.context_files.remove(i);
+    fsutil::remove_file_if_exists(&files.snapshot_path(&cf)?)?;
+    push_event(chat, event_for("UserRemoveFile", &cf));
+    Ok(())
+}
+
+/// Removes one section (`context_remove_section`): `UserRemoveSection`.
+/// Errors: `Section not in context`.
+pub fn remove_section(
+    chat: &mut Chat,
+    files: ChatFiles,
+    path: &str,
+    start: u64,
+    end: u64,
+) -> Result<()> {
+    let i = chat
+        .context_files
+        .iter()
+        .position(|c| c.path == path && c.start_line == Some(start) && c.end_line == Some(end))
+        .ok_or_else(|| Error::not_found("Section not in context"))?;
+    let cf = chat.context_files.remove(i);
+    fsutil::remove_file_if_exists(&files.snapshot_path(&cf)?)?;
+    push_event(chat, event_for("UserRemoveSection", &cf));
+    Ok(())
+}
+
+/// Sets a whole file's read-only flag (`context_set_readonly`): `UserSetReadOnly`.
+/// Errors: external files cannot become writable; read-only cannot be set while the
+/// file has pending output (seed 001, "Read-Only and Prompt Caching").
+pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: bool) -> Result<()> {
+    let i = find_file(chat, path).ok_or_else(|| {
+        if chat.context_files.iter().any(|c| c.path == path) {
+            Error::invalid("Sections are always read-only")
+        } else {
+            Error::not_found("File not in context")
+        }
+    })?;
+    let cf = chat.context_files[i].clone();
+    if cf.readonly == readonly {
+        return Ok(());
+    }
+    if cf.external && !readonly {
+        return Err(Error::invalid("External files are always read-only"));
+    }
+    if readonly {
+        if let Some(out) = files.read_output(path)? {
+            let snap = files.read_snapshot(&cf).unwrap_or_default();
+            if out != snap {
+                return Err(Error::new(
+                    "conflict",
+                    "Cannot set read-only: the file has pending output; apply or reject it first",
+                ));
+            }
+        }
+    }
+    chat.context_files[i].readonly = readonly;
+    let cf = chat.context_files[i].clone();
+    push_event(chat, event_for("UserSetReadOnly", &cf));
+    Ok(())
+}

@@ -1,0 +1,14 @@
+//! bb7: a sidecar that gives an editor a focused, non-agentic LLM chat with explicit
+//! context and reviewed edits. The binary speaks line-delimited JSON on stdio
+//! (PROTOCOL.md); this library holds everything behind it.
+
+pub mod chat;
+pub mod config;
+pub mod context;
+pub mod error;
+pub mod output;
+pub mod project;
+pub mod prompt;
+pub mod protocol;
+pub mod server;
+pub mod tokens;

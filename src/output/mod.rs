@@ -1,0 +1,256 @@
+//! The model's output files: statuses (seed 001, "File Status") and applying them to
+//! the user's files, which happens only on an explicit user action (DESIGN.md
+//! invariant 4).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::chat::ids;
+use crate::chat::model::{Chat, ContextFile, Part};
+use crate::context::{ChatFiles, event_for, find_file, push_event};
+use crate::error::{Error, Result};
+use crate::project::fsutil::{read_text_opt, to_lf, uses_crlf, with_line_endings, write_atomic};
+use crate::project::paths::locate_in_project;
+use crate::tokens;
+
+/// One row of `get_file_statuses` (PROTOCOL.md, "Base: context and output").
+#[derive(Debug, Clone, Serialize)]
+pub struct FileStatus {
+    /// Path as in context (relative, or absolute for external files).
+    pub path: String,
+    /// `""`, `M`, `A`, `!A` or `S`.
+    pub status: &'static str,
+    /// The file (or section) is in context.
+    pub in_context: bool,
+    /// The model wrote an output copy.
+    pub has_output: bool,
+    /// Read-only for the model.
+    pub readonly: bool,
+    /// Outside the project.
+    pub external: bool,
+    /// Tokens the model will see for this entry (the output when there is one).
+    pub tokens: usize,
+    /// Tokens of the context snapshot, when there is output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_tokens: Option<usize>,
+    /// Tokens of the output, when there is output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<usize>,
+    /// Snapshot text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_content: Option<String>,
+    /// Output text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_content: Option<String>,
+    /// Section start line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// Section end line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+}
+
+/// Statuses of every context entry and every output file (seed 001, "File Status"):
+/// `S` for sections, `M` for a context file whose output differs from its snapshot,
+/// `A` for output that is not in context, `!A` when such a file exists locally.
+pub fn statuses(chat: &Chat, files: ChatFiles, root: &Path) -> Result<Vec<FileStatus>> {
+    let mut rows = Vec::new();
+    let outputs = files.list_outputs()?;
+    for cf in &chat.context_files {
+        let snap = files.read_snapshot(cf).ok();
+        let output = if cf.is_section() || cf.external {
+            None
+        } else {
+            files.read_output(&cf.path)?
+        };
+        let status = if cf.is_section() {
+            "S"
+        } else if output.is_some() && output != snap {
+            "M"
+        } else {
+            ""
+        };
+        let snap_tokens = snap.as_deref().map(tokens::count).unwrap_or(0);
+        let out_tokens = output.as_deref().map(tokens::count);
+        rows.push(FileStatus {
+            path: cf.path.clone(),
+            status,
+            in_context: true,
+            has_output: output.is_some(),
+            readonly: cf.readonly,
+            external: cf.external,
+            tokens: out_tokens.unwrap_or(snap_tokens),
+            original_tokens: out_tokens.map(|_| snap_tokens),
+            output_tokens: out_tokens,
+            context_content: snap,
+            output_content: output,
+            start_line: cf.start_line,
+            end_line: cf.end_line,
+        });
+    }
+    for rel in outputs {
+        if find_file(chat, &rel).is_some() {
+            continue;
+        }
+        let output = files.read_output(&rel)?.unwrap_or_default();
+        let exists_locally = root.join(&rel).symlink_metadata().is_ok();
+        let t = tokens::count(&output);
+        rows.push(FileStatus {
+            path: rel,
+            status: if exists_locally { "!A" } else { "A" },
+            in_context: false,
+            has_output: true,
+            readonly: false,
+            external: false,
+            tokens: t,
+            original_tokens: None,
+            output_tokens: Some(t),
+            context_content: None,
+            output_content: Some(output),
+            start_line: None,
+            end_line: None,
+        });
+    }
+    Ok(rows)
+}
+
+/// What an apply did.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    /// Project-relative path written.
+    pub path: String,
+    /// The content applied, with LF line endings (as the model wrote it).
+    pub content: String,
+    /// The file's bytes before the apply (`None`: it did not exist).
+    pub before: Option<Vec<u8>>,
+    /// The bytes written.
+    pub after: Vec<u8>,
+}
+
+/// Applies the output of `path` to the user's file (`apply_file`, event
+/// `UserApplyFile`) or to `destination` (`apply_file_as`, event `UserSaveAs`).
+///
+/// The file is written atomically, keeping its CRLF line endings if it had them; the
+/// context snapshot becomes the applied content (a file that was not in context is
+/// added, writable); the output copy is removed. Errors: `No output to apply`
+/// (`not_found`), path escapes, write failures (nothing else changes then).
+pub fn apply(
+    chat: &mut Chat,
+    files: ChatFiles,
+    root: &Path,
+    path: &str,
+    destination: Option<&str>,
+) -> Result<Applied> {
+    let (rel, _) = locate_in_project(root, path)?;
+    let output = files
+        .read_output(&rel)?
+        .ok_or_else(|| Error::not_found(format!("No output to apply for {rel}")))?;
+    let (dest_rel, dest_abs) = match destination {
+        Some(d) => locate_in_project(root, d)?,
+        None => locate_in_project(root, &rel)?,
+    };
+    let before = match std::fs::read(&dest_abs) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(format!("Cannot read file {dest_rel}"), e)),
+    };
+    let crlf = before
+        .as_deref()
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .is_some_and(uses_crlf);
+    let after = with_line_endings(&output, crlf).into_bytes();
+    write_atomic(&dest_abs, &after)?;
+
+    let content = to_lf(&output).into_owned();
+    let action = if destination.is_some() { "UserSaveAs" } else { "UserApplyFile" };
+    let mut event = record_content(chat, files, &dest_rel, &content, action)?;
+    if destination.is_some() {
+        event.original_path = Some(rel.clone());
+    }
+    files.remove_output(&rel)?;
+    push_event(chat, event);
+    Ok(Applied {
+        path: dest_rel,
+        content,
+        before,
+        after,
+    })
+}
+
+/// Rejects the output of `path` (`output_delete`, event `UserRejectOutput`).
+/// Errors: `No output for <path>`.
+pub fn reject(chat: &mut Chat, files: ChatFiles, root: &Path, path: &str) -> Result<()> {
+    let (rel, _) = locate_in_project(root, path)?;
+    if files.read_output(&rel)?.is_none() {
+        return Err(Error::not_found(format!("No output for {rel}")));
+    }
+    files.remove_output(&rel)?;
+    let mut part = Part::event("UserRejectOutput", &rel);
+    if let Some(i) = find_file(chat, &rel) {
+        part = event_for("UserRejectOutput", &chat.context_files[i]);
+    }
+    push_event(chat, part);
+    Ok(())
+}
+
+/// After the user merged output into the local file by hand (`diff_local_done`):
+/// `full` when the file now equals the output (treated as an apply), `none` when it
+/// still equals the snapshot, `partial` otherwise (the snapshot follows the file,
+/// event `UserWriteFile`, and the output stays for the rest).
+pub fn diff_local_done(
+    chat: &mut Chat,
+    files: ChatFiles,
+    root: &Path,
+    path: &str,
+) -> Result<&'static str> {
+    let (rel, abs) = locate_in_project(root, path)?;
+    let output = files
+        .read_output(&rel)?
+        .ok_or_else(|| Error::not_found(format!("No output for {rel}")))?;
+    let local = read_text_opt(&abs, &rel)?.map(|t| to_lf(&t).into_owned());
+    let snapshot = find_file(chat, &rel).and_then(|i| files.read_snapshot(&chat.context_files[i]).ok());
+    let Some(local) = local else { return Ok("none") };
+    if local == to_lf(&output) {
+        let event = record_content(chat, files, &rel, &local, "UserApplyFile")?;
+        files.remove_output(&rel)?;
+        push_event(chat, event);
+        return Ok("full");
+    }
+    if snapshot.as_deref() == Some(local.as_str()) {
+        return Ok("none");
+    }
+    let event = record_content(chat, files, &rel, &local, "UserWriteFile")?;
+    push_event(chat, event);
+    Ok("partial")
+}
+
+/// Makes `content` the context snapshot of project file `rel` (adding the file,
+/// writable, when it was not in context) and returns the event describing it, with
+/// `prev_version` or `added` set; the caller appends it.
+fn record_content(chat: &mut Chat, files: ChatFiles, rel: &str, content: &str, action: &str) -> Result<Part> {
+    let version = ids::file_version(rel, content);
+    if let Some(i) = find_file(chat, rel) {
+        let prev = std::mem::replace(&mut chat.context_files[i].version, version);
+        let cf = chat.context_files[i].clone();
+        files.write_snapshot(&cf, content)?;
+        return Ok(Part {
+            prev_version: Some(prev),
+            ..event_for(action, &cf)
+        });
+    }
+    let cf = ContextFile {
+        path: rel.to_owned(),
+        readonly: false,
+        external: false,
+        version,
+        start_line: None,
+        end_line: None,
+    };
+    files.write_snapshot(&cf, content)?;
+    chat.context_files.push(cf.clone());
+    Ok(Part {
+        added: Some(true),
+        ..event_for(action, &cf)
+    })
+}

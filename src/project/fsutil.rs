@@ -1,0 +1,127 @@
+//! File primitives: atomic replacement (DESIGN.md invariant 5), text reads that refuse
+//! binary or non-UTF-8 files, and line-ending handling.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// Replaces `path` with `bytes` so that a crash at any instant leaves either the old or
+/// the new content: a temporary file in the same directory is written, flushed to
+/// disk, then renamed over the target. Parent directories are created. When the
+/// target exists its permissions are kept.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let doing = || format!("Cannot write file {}", path.display());
+    let parent = path
+        .parent()
+        .ok_or_else(|| Error::invalid(format!("Cannot write file {}", path.display())))?;
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(doing(), e))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".bb7-tmp-")
+        .tempfile_in(parent)
+        .map_err(|e| Error::io(doing(), e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(doing(), e))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = tmp.as_file().set_permissions(meta.permissions());
+    }
+    tmp.as_file().sync_all().map_err(|e| Error::io(doing(), e))?;
+    tmp.persist(path).map_err(|e| Error::io(doing(), e.error))?;
+    Ok(())
+}
+
+/// Serialises `value` as pretty JSON and writes it atomically.
+pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)
+        .map_err(|e| Error::new("io", format!("Cannot encode {}: {e}", path.display())))?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// Reads a text file. Errors: `File not found` (code `not_found`), or
+/// `File is not UTF-8 text: <path>` for binary content (a NUL byte) or invalid UTF-8.
+pub fn read_text(path: &Path, shown_as: &str) -> Result<String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::not_found("File not found"));
+        }
+        Err(e) => return Err(Error::io(format!("Cannot read file {shown_as}"), e)),
+    };
+    text_from_bytes(bytes, shown_as)
+}
+
+/// Reads a text file if it exists (`Ok(None)` when it does not).
+pub fn read_text_opt(path: &Path, shown_as: &str) -> Result<Option<String>> {
+    match read_text(path, shown_as) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.code == "not_found" => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Validates bytes as text: UTF-8 without NUL bytes.
+pub fn text_from_bytes(bytes: Vec<u8>, shown_as: &str) -> Result<String> {
+    if memchr::memchr(0, &bytes).is_some() {
+        return Err(not_text(shown_as));
+    }
+    String::from_utf8(bytes).map_err(|_| not_text(shown_as))
+}
+
+fn not_text(shown_as: &str) -> Error {
+    Error::invalid(format!("File is not UTF-8 text: {shown_as}"))
+}
+
+/// Removes a file; a file that is already gone is not an error.
+pub fn remove_file_if_exists(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("Cannot delete {}", path.display()), e)),
+    }
+}
+
+/// Converts CRLF line endings to LF. Snapshots and outputs hold LF text; the ending
+/// style of the user's file is restored on apply (see [`uses_crlf`]).
+pub fn to_lf(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains("\r\n") {
+        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Whether a file's text uses CRLF for most of its line breaks.
+pub fn uses_crlf(text: &str) -> bool {
+    let crlf = text.matches("\r\n").count();
+    let lf = text.matches('\n').count();
+    crlf > 0 && crlf * 2 >= lf
+}
+
+/// Writes `text` with CRLF endings when `crlf` is true (LF text in, any text out).
+pub fn with_line_endings(text: &str, crlf: bool) -> String {
+    if crlf {
+        to_lf(text).replace('\n', "\r\n")
+    } else {
+        text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_endings_round_trip() {
+        assert!(uses_crlf("a\r\nb\r\n"));
+        assert!(!uses_crlf("a\nb\n"));
+        assert_eq!(with_line_endings("a\nb", true), "a\r\nb");
+        assert_eq!(to_lf("a\r\nb\r\n"), "a\nb\n");
+    }
+
+    #[test]
+    fn binary_is_not_text() {
+        assert!(text_from_bytes(vec![0, 1, 2], "x").is_err());
+        assert!(text_from_bytes(vec![0xff, 0xfe], "x").is_err());
+        assert_eq!(text_from_bytes(b"ok".to_vec(), "x").unwrap(), "ok");
+    }
+}

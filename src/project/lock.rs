@@ -1,0 +1,111 @@
+//! Chat locks (seed 003; PROTOCOL.md "Facts about the reference implementation").
+//!
+//! A chat is driven by one process at a time. bb7 takes an OS advisory lock
+//! (`flock`) on `chats/{id}/lock`, which the kernel releases when the holder dies,
+//! and writes its PID into the same file as the reference BB-7 does, so the two
+//! implementations respect each other's locks.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::project::paths::state_path;
+
+/// A held chat lock. Dropping it empties the PID file and releases the lock.
+#[derive(Debug)]
+pub struct ChatLock {
+    file: File,
+    path: PathBuf,
+}
+
+impl ChatLock {
+    /// Takes the lock of the chat whose directory is `chat_dir`.
+    ///
+    /// Errors (code `locked`): `Chat is locked by another bb7 process (PID n)` when
+    /// another process holds the advisory lock, or when the file names a live process
+    /// other than this one (a reference BB-7 that takes no OS lock).
+    pub fn acquire(chat_dir: &Path) -> Result<ChatLock> {
+        let path = state_path(chat_dir, "lock")?;
+        let doing = || format!("Cannot open chat lock {}", path.display());
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(doing(), e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Err(locked_error(read_pid(&mut file))),
+            Err(TryLockError::Error(e)) => return Err(Error::io(doing(), e)),
+        }
+        if let Some(pid) = read_pid(&mut file)
+            && pid != std::process::id()
+            && process_alive(pid)
+        {
+            let _ = file.unlock();
+            return Err(locked_error(Some(pid)));
+        }
+        file.set_len(0).map_err(|e| Error::io(doing(), e))?;
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.write_all(std::process::id().to_string().as_bytes()))
+            .and_then(|_| file.sync_data())
+            .map_err(|e| Error::io(doing(), e))?;
+        Ok(ChatLock { file, path })
+    }
+
+    /// The lock file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ChatLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}
+
+/// The PID of a live process other than this one that holds `chat_dir`'s lock, as far
+/// as the PID file tells (no lock is taken; used for `chat_list`'s `locked`).
+pub fn holder(chat_dir: &Path) -> Option<u32> {
+    let path = state_path(chat_dir, "lock").ok()?;
+    let mut file = File::open(path).ok()?;
+    let pid = read_pid(&mut file)?;
+    (pid != std::process::id() && process_alive(pid)).then_some(pid)
+}
+
+fn locked_error(pid: Option<u32>) -> Error {
+    let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
+    Error::new(
+        "locked",
+        format!("Chat is locked by another bb7 process{who}; use chat_force_unlock to take it over"),
+    )
+}
+
+fn read_pid(file: &mut File) -> Option<u32> {
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0)).ok()?;
+    file.take(64).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true
+}

@@ -1,0 +1,240 @@
+//! Path resolution. Every file bb7 touches goes through one of two functions here:
+//! [`locate`] for paths a client or the model names (project files and external
+//! files), and [`state_path`] for bb7's own state under `.bb7/` or `~/.bb7/`
+//! (DESIGN.md invariant 3).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Where a user-supplied path points after resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A file inside the project. `rel` uses `/` separators and has no `.` or `..`;
+    /// `abs` is the project root joined with `rel`.
+    Project { rel: String, abs: PathBuf },
+    /// A file outside the project, named by an absolute path: readable context only
+    /// (seed 001, "External files are always read-only").
+    External { abs: PathBuf },
+}
+
+impl Location {
+    /// The path as stored in chat state: relative for project files, absolute for
+    /// external ones.
+    pub fn key(&self) -> String {
+        match self {
+            Location::Project { rel, .. } => rel.clone(),
+            Location::External { abs } => abs.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// The absolute path on disk.
+    pub fn abs(&self) -> &Path {
+        match self {
+            Location::Project { abs, .. } | Location::External { abs } => abs,
+        }
+    }
+
+    /// Whether the file is outside the project.
+    pub fn is_external(&self) -> bool {
+        matches!(self, Location::External { .. })
+    }
+}
+
+/// Resolves `path` against the project `root` (which must be canonical).
+///
+/// Relative paths are joined to the root; absolute paths inside the root become
+/// relative. A relative path whose `..` climbs above the root, or a project path that
+/// reaches outside through a symlink, is an error (`path_escape`). An absolute path
+/// outside the root is [`Location::External`]. Paths naming bb7's state directory
+/// (`.bb7/…`) are refused, so no client or model can reach chat state as a file.
+pub fn locate(root: &Path, path: &str) -> Result<Location> {
+    if path.is_empty() {
+        return Err(Error::invalid("Path must not be empty"));
+    }
+    if path.contains('\0') {
+        return Err(Error::invalid("Path must not contain NUL characters"));
+    }
+    let given = Path::new(path);
+    let rel_parts = if given.is_absolute() {
+        let normal = normalize_absolute(given);
+        match normal.strip_prefix(root) {
+            Ok(inside) => components_of(inside, path)?,
+            Err(_) => return Ok(Location::External { abs: normal }),
+        }
+    } else {
+        components_of(given, path)?
+    };
+    if rel_parts.is_empty() {
+        return Err(Error::invalid(format!("Path names the project root, not a file: {path}")));
+    }
+    if rel_parts[0] == ".bb7" {
+        return Err(Error::new(
+            "path_escape",
+            format!("Path is inside bb7's state directory: {path}"),
+        ));
+    }
+    let rel = rel_parts.join("/");
+    let abs = root.join(&rel);
+    ensure_no_symlink_escape(root, &abs, path)?;
+    Ok(Location::Project { rel, abs })
+}
+
+/// Resolves `path` and requires it to be inside the project (for writes).
+pub fn locate_in_project(root: &Path, path: &str) -> Result<(String, PathBuf)> {
+    match locate(root, path)? {
+        Location::Project { rel, abs } => Ok((rel, abs)),
+        Location::External { .. } => Err(Error::path_escape(path)),
+    }
+}
+
+/// Lexically normalises an absolute path (`.` dropped, `..` pops; never above `/`).
+fn normalize_absolute(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Splits a relative path into normal components, resolving `.` and `..` lexically;
+/// a `..` that would leave the root is an escape.
+fn components_of(rel: &Path, original: &str) -> Result<Vec<String>> {
+    let mut parts: Vec<String> = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(s) => parts.push(
+                s.to_str()
+                    .ok_or_else(|| Error::invalid(format!("Path is not valid UTF-8: {original}")))?
+                    .to_owned(),
+            ),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if parts.pop().is_none() {
+                    return Err(Error::path_escape(original));
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return Err(Error::path_escape(original)),
+        }
+    }
+    Ok(parts)
+}
+
+/// Follows symlinks along `abs` as far as the path exists and requires the result to
+/// stay under `root`.
+fn ensure_no_symlink_escape(root: &Path, abs: &Path, original: &str) -> Result<()> {
+    let mut existing = abs.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        match std::fs::canonicalize(&existing) {
+            Ok(real) => {
+                let mut full = real;
+                for part in rest.iter().rev() {
+                    full.push(part);
+                }
+                return if full.starts_with(root) {
+                    Ok(())
+                } else {
+                    Err(Error::path_escape(original))
+                };
+            }
+            Err(_) => {
+                // A dangling symlink cannot be canonicalised: refuse it rather than guess.
+                if existing.symlink_metadata().is_ok() {
+                    return Err(Error::path_escape(original));
+                }
+                match (existing.file_name(), existing.parent()) {
+                    (Some(name), Some(parent)) => {
+                        rest.push(name.to_owned());
+                        existing = parent.to_path_buf();
+                    }
+                    _ => return Err(Error::path_escape(original)),
+                }
+            }
+        }
+    }
+}
+
+/// Joins `rel` under bb7's own state directory `base`, refusing anything that could
+/// leave it: absolute or `..` components, and any symlink on the way (bb7 never
+/// creates symlinks in its state, so one found there was planted, e.g. by a cloned
+/// repository). `base` itself must not be a symlink either.
+pub fn state_path(base: &Path, rel: &str) -> Result<PathBuf> {
+    let escape = || {
+        Error::new(
+            "path_escape",
+            format!("Refusing to follow a path that leaves bb7's state directory: {rel}"),
+        )
+    };
+    let mut out = base.to_path_buf();
+    if is_symlink(&out) {
+        return Err(escape());
+    }
+    for c in Path::new(rel).components() {
+        match c {
+            Component::Normal(s) => {
+                out.push(s);
+                if is_symlink(&out) {
+                    return Err(escape());
+                }
+            }
+            Component::CurDir => {}
+            _ => return Err(escape()),
+        }
+    }
+    Ok(out)
+}
+
+fn is_symlink(p: &Path) -> bool {
+    p.symlink_metadata()
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false)
+}
+
+/// Checks a chat id before it is used as a directory name: ASCII letters, digits,
+/// `-` and `_`, at most 64 characters. Anything else cannot name a chat.
+pub fn valid_chat_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_and_absolute_paths_resolve_into_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let loc = locate(&root, "src/./a/../main.rs").unwrap();
+        assert_eq!(loc.key(), "src/main.rs");
+        let abs = root.join("src/main.rs");
+        assert_eq!(locate(&root, abs.to_str().unwrap()).unwrap().key(), "src/main.rs");
+        assert!(locate(&root, "/etc/passwd").unwrap().is_external());
+        assert_eq!(locate(&root, "../x").unwrap_err().code, "path_escape");
+        assert_eq!(locate(&root, ".bb7/chats/index.json").unwrap_err().code, "path_escape");
+    }
+
+    #[test]
+    fn symlinks_out_of_the_project_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        assert_eq!(locate(&root, "out/new.txt").unwrap_err().code, "path_escape");
+        std::fs::create_dir(root.join(".bb7")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join(".bb7/x")).unwrap();
+        assert!(state_path(&root.join(".bb7"), "x/y").is_err());
+        assert!(state_path(&root.join(".bb7"), "../y").is_err());
+        assert!(state_path(&root.join(".bb7"), "a/b").is_ok());
+    }
+}

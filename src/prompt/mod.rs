@@ -1,0 +1,3 @@
+//! Prompt assembly inputs: instruction files.
+
+pub mod instructions;

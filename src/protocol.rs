@@ -1,0 +1,197 @@
+//! Wire types of the stdio protocol (PROTOCOL.md): requests are JSON objects tagged by
+//! `action`, messages are JSON objects tagged by `type`, one per line.
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+
+/// Longest request line bb7 accepts, in bytes (64 MiB). Longer lines are discarded
+/// whole and answered with an `error`; the limit is documented in PROTOCOL.md.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One parsed request line.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The `action` field, e.g. `chat_new`.
+    pub action: String,
+    /// The `request_id`, normalised to a string (`42` becomes `"42"`).
+    pub request_id: Option<String>,
+    /// Every field of the request object, `action` and `request_id` included.
+    pub fields: Map<String, Value>,
+}
+
+/// Why a line could not become a [`Request`]; carries the request id when one was
+/// readable so the error reply can be matched.
+#[derive(Debug)]
+pub struct BadLine {
+    /// The request id, if the line was an object with a usable `request_id`.
+    pub request_id: Option<String>,
+    /// What was wrong, in the reference's words where it has them.
+    pub error: Error,
+}
+
+impl Request {
+    /// Parses one line. Errors: `Invalid JSON` (not JSON or not an object),
+    /// `Missing required field: action`, `Field 'action' must be a string`.
+    pub fn parse(line: &[u8]) -> std::result::Result<Request, BadLine> {
+        let value: Value = serde_json::from_slice(line).map_err(|_| BadLine {
+            request_id: None,
+            error: Error::invalid("Invalid JSON"),
+        })?;
+        let Value::Object(fields) = value else {
+            return Err(BadLine {
+                request_id: None,
+                error: Error::invalid("Invalid JSON: a request must be a JSON object"),
+            });
+        };
+        let request_id = match fields.get("request_id") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        let action = match fields.get("action") {
+            Some(Value::String(a)) => a.clone(),
+            None | Some(Value::Null) => {
+                return Err(BadLine {
+                    request_id,
+                    error: Error::invalid("Missing required field: action"),
+                });
+            }
+            Some(_) => {
+                return Err(BadLine {
+                    request_id,
+                    error: Error::invalid("Field 'action' must be a string"),
+                });
+            }
+        };
+        Ok(Request {
+            action,
+            request_id,
+            fields,
+        })
+    }
+
+    fn present(&self, field: &str) -> Option<&Value> {
+        match self.fields.get(field) {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// A required string field. Errors: `Missing required field: <f>`, or a type error.
+    pub fn str(&self, field: &str) -> Result<&str> {
+        match self.present(field) {
+            None => Err(missing(field)),
+            Some(Value::String(s)) => Ok(s),
+            Some(_) => Err(wrong_type(field, "a string")),
+        }
+    }
+
+    /// A required, non-empty string field.
+    pub fn non_empty_str(&self, field: &str) -> Result<&str> {
+        let s = self.str(field)?;
+        if s.is_empty() {
+            return Err(Error::invalid(format!("Field '{field}' must not be empty")));
+        }
+        Ok(s)
+    }
+
+    /// An optional string field (absent and `null` give `None`).
+    pub fn opt_str(&self, field: &str) -> Result<Option<&str>> {
+        match self.present(field) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(wrong_type(field, "a string")),
+        }
+    }
+
+    /// An optional boolean field; absent gives `default`.
+    pub fn bool_or(&self, field: &str, default: bool) -> Result<bool> {
+        match self.present(field) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(wrong_type(field, "true or false")),
+        }
+    }
+
+    /// A required boolean field.
+    pub fn bool(&self, field: &str) -> Result<bool> {
+        match self.present(field) {
+            None => Err(missing(field)),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(wrong_type(field, "true or false")),
+        }
+    }
+
+    /// A required non-negative integer field (JSON numbers like `3` or `3.0`).
+    pub fn uint(&self, field: &str) -> Result<u64> {
+        match self.present(field) {
+            None => Err(missing(field)),
+            Some(v) => as_uint(v).ok_or_else(|| wrong_type(field, "a non-negative integer")),
+        }
+    }
+
+    /// A required 1-based line number (an integer of at least 1).
+    pub fn line_number(&self, field: &str) -> Result<u64> {
+        let n = self.uint(field)?;
+        if n == 0 {
+            return Err(Error::invalid(format!(
+                "Field '{field}' must be a line number of at least 1"
+            )));
+        }
+        Ok(n)
+    }
+
+    /// The `global` flag of chat actions (PROTOCOL.md "Conventions").
+    pub fn global(&self) -> Result<bool> {
+        self.bool_or("global", false)
+    }
+
+    /// An optional list of strings.
+    pub fn opt_str_list(&self, field: &str) -> Result<Option<Vec<String>>> {
+        match self.present(field) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map(Some)
+                .ok_or_else(|| wrong_type(field, "a list of strings")),
+            Some(_) => Err(wrong_type(field, "a list of strings")),
+        }
+    }
+}
+
+fn as_uint(v: &Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    let f = v.as_f64()?;
+    (f >= 0.0 && f.fract() == 0.0 && f <= u32::MAX as f64).then_some(f as u64)
+}
+
+fn missing(field: &str) -> Error {
+    Error::invalid(format!("Missing required field: {field}"))
+}
+
+fn wrong_type(field: &str, expected: &str) -> Error {
+    Error::invalid(format!("Field '{field}' must be {expected}"))
+}
+
+/// `{"type":"ok"}`: success without data.
+pub fn ok() -> Value {
+    json!({"type": "ok"})
+}
+
+/// Builds an `error` message from an [`Error`] (PROTOCOL.md "Conventions").
+pub fn error_message(err: &Error) -> Value {
+    json!({"type": "error", "message": err.message, "code": err.code})
+}
+
+/// Sets `request_id` on an outgoing message object (no-op for non-objects or `None`).
+pub fn with_request_id(mut msg: Value, request_id: Option<&str>) -> Value {
+    if let (Some(id), Value::Object(map)) = (request_id, &mut msg) {
+        map.insert("request_id".into(), Value::String(id.to_owned()));
+    }
+    msg
+}

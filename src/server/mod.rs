@@ -1,0 +1,154 @@
+//! The stdio server: a line reader on stdin, the dispatcher, and one writer task that
+//! owns stdout so that message lines never interleave (DESIGN.md invariants 1, 2, 8).
+
+pub mod session;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::error::Error;
+use crate::protocol::{MAX_LINE_BYTES, Request, error_message, with_request_id};
+use session::{Flow, Session};
+
+/// Sends finished message lines to the writer task. Cloneable; background work (a
+/// model turn) holds one to stream its messages.
+#[derive(Clone)]
+pub struct Outbox {
+    tx: mpsc::UnboundedSender<String>,
+}
+
+impl Outbox {
+    /// Queues `msg` with `request_id` set. A closed writer (stdout gone) drops it.
+    pub fn send(&self, msg: Value, request_id: Option<&str>) {
+        let msg = with_request_id(msg, request_id);
+        if let Ok(line) = serde_json::to_string(&msg) {
+            let _ = self.tx.send(line);
+        }
+    }
+
+    /// Queues an `error` message for `err`.
+    pub fn send_error(&self, err: &Error, request_id: Option<&str>) {
+        self.send(error_message(err), request_id);
+    }
+}
+
+/// One line read from the client.
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+/// Reads `\n`-terminated lines, never holding more than [`MAX_LINE_BYTES`] of one.
+struct LineReader<R> {
+    inner: BufReader<R>,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    async fn next(&mut self) -> std::io::Result<Line> {
+        let mut buf = Vec::new();
+        let mut too_long = false;
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(match (too_long, buf.is_empty()) {
+                    (true, _) => Line::TooLong,
+                    (false, true) => Line::Eof,
+                    (false, false) => Line::Text(buf),
+                });
+            }
+            let (take, done) = match memchr::memchr(b'\n', available) {
+                Some(i) => (i, Some(i + 1)),
+                None => (available.len(), None),
+            };
+            if !too_long {
+                if buf.len() + take > MAX_LINE_BYTES {
+                    too_long = true;
+                    buf = Vec::new();
+                } else {
+                    buf.extend_from_slice(&available[..take]);
+                }
+            }
+            let consumed = done.unwrap_or(take);
+            self.inner.consume(consumed);
+            if done.is_some() {
+                if too_long {
+                    return Ok(Line::TooLong);
+                }
+                if buf.last() == Some(&b'\r') {
+                    buf.pop();
+                }
+                return Ok(Line::Text(buf));
+            }
+        }
+    }
+}
+
+/// Serves requests from `input` until `shutdown` or end of input, writing messages to
+/// `output`. Returns when every queued message has been written.
+pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut out = tokio::io::BufWriter::new(output);
+        while let Some(line) = rx.recv().await {
+            if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err() {
+                return;
+            }
+            // Flush when nothing else is queued, so bursts go out in one write.
+            if rx.is_empty() && out.flush().await.is_err() {
+                return;
+            }
+        }
+        let _ = out.flush().await;
+    });
+    let outbox = Outbox { tx };
+    let mut reader = LineReader {
+        inner: BufReader::with_capacity(1 << 16, input),
+    };
+    let mut session = Session::new();
+    loop {
+        let bytes = match reader.next().await? {
+            Line::Eof => break,
+            Line::TooLong => {
+                outbox.send_error(
+                    &Error::invalid(format!(
+                        "Request line too long: the limit is {} MiB",
+                        MAX_LINE_BYTES / (1024 * 1024)
+                    )),
+                    None,
+                );
+                continue;
+            }
+            Line::Text(b) => b,
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let req = match Request::parse(&bytes) {
+            Ok(r) => r,
+            Err(bad) => {
+                outbox.send_error(&bad.error, bad.request_id.as_deref());
+                continue;
+            }
+        };
+        let id = req.request_id.as_deref();
+        match session.handle(&req) {
+            Ok((reply, flow)) => {
+                outbox.send(reply, id);
+                if let Flow::Shutdown = flow {
+                    break;
+                }
+            }
+            Err(err) => outbox.send_error(&err, id),
+        }
+    }
+    drop(session);
+    drop(outbox);
+    let _ = writer.await;
+    Ok(())
+}
