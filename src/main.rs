@@ -18,7 +18,10 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("bb7: cannot start the async runtime: {e}");
@@ -27,7 +30,8 @@ fn main() -> std::process::ExitCode {
     };
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => {
-            let result = runtime.block_on(bb7::server::serve(tokio::io::stdin(), tokio::io::stdout()));
+            let result =
+                runtime.block_on(bb7::server::serve(tokio::io::stdin(), tokio::io::stdout()));
             // Background work (streams) must not keep the process alive after shutdown.
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
             match result {

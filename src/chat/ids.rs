@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(a.len(), 8);
         assert_ne!(a, file_version("b.rs", "x"));
         assert_ne!(a, file_version("a.rs", "y"));
-        assert_ne!(section_version("a.rs", 1, 2, "x"), section_version("a.rs", 1, 3, "x"));
+        assert_ne!(
+            section_version("a.rs", 1, 2, "x"),
+            section_version("a.rs", 1, 3, "x")
+        );
         assert_eq!(new_chat_id().len(), 10);
     }
 }

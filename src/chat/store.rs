@@ -135,7 +135,10 @@ impl ChatStore {
             Err(e) => return Err(Error::io("Cannot read chat", e)),
         };
         let mut chat: Chat = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new("io", format!("Chat {id} is damaged ({}): {e}", path.display()))
+            Error::new(
+                "io",
+                format!("Chat {id} is damaged ({}): {e}", path.display()),
+            )
         })?;
         if chat.id.is_empty() {
             chat.id = id.to_owned();
@@ -155,7 +158,8 @@ impl ChatStore {
     /// Creates a new chat with a fresh id and adds it to the index.
     pub fn create(&self, name: Option<&str>, model: &str) -> Result<Chat> {
         let chats = self.chats_dir()?;
-        std::fs::create_dir_all(&chats).map_err(|e| Error::io("Cannot create chats directory", e))?;
+        std::fs::create_dir_all(&chats)
+            .map_err(|e| Error::io("Cannot create chats directory", e))?;
         let mut id = ids::new_chat_id();
         while self.chat_dir(&id)?.exists() {
             id = ids::new_chat_id();
@@ -341,15 +345,21 @@ impl ChatStore {
                 });
                 continue;
             }
-            let Ok(path) = self.chat_path(&chat.id, "chat.json") else { continue };
-            let Ok(mut bytes) = std::fs::read(&path) else { continue };
+            let Ok(path) = self.chat_path(&chat.id, "chat.json") else {
+                continue;
+            };
+            let Ok(mut bytes) = std::fs::read(&path) else {
+                continue;
+            };
             if raw_prefilter {
                 bytes.make_ascii_lowercase();
                 if finder.find(&bytes).is_none() {
                     continue;
                 }
             }
-            let Ok(full) = self.load(&chat.id) else { continue };
+            let Ok(full) = self.load(&chat.id) else {
+                continue;
+            };
             let excerpt = full
                 .messages
                 .iter()
@@ -437,7 +447,11 @@ impl ChatStore {
 fn excerpt_around(text: &str, needle: &str) -> Option<String> {
     let lower = text.to_lowercase();
     // ASCII lowering keeps byte offsets; otherwise excerpt the lowered text.
-    let source = if lower.len() == text.len() { text } else { lower.as_str() };
+    let source = if lower.len() == text.len() {
+        text
+    } else {
+        lower.as_str()
+    };
     let at = lower.find(needle)?;
     let mut start = at.saturating_sub(60);
     while !source.is_char_boundary(start) {

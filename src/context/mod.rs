@@ -91,7 +91,9 @@ impl<'a> ChatFiles<'a> {
         let mut out = Vec::new();
         let mut stack = vec![(root.clone(), String::new())];
         while let Some((dir, prefix)) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
             for entry in entries.flatten() {
                 let Ok(ft) = entry.file_type() else { continue };
                 let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
@@ -100,7 +102,11 @@ impl<'a> ChatFiles<'a> {
                 if name.starts_with(".bb7-tmp-") {
                     continue;
                 }
-                let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+                let rel = if prefix.is_empty() {
+                    name
+                } else {
+                    format!("{prefix}/{name}")
+                };
                 if ft.is_dir() {
                     stack.push((entry.path(), rel));
                 } else if ft.is_file() {
@@ -212,17 +218,18 @@ pub fn add_section(
     Ok(())
 }
 
-/// The text of lines `start..=end` (1-based). When `content` has exactly
-/// `end - start + 1` lines (or fewer) it is taken to be the section already.
+/// The text of lines `start..=end` (1-based). `content` is either exactly the
+/// section (`end - start + 1` lines) or a whole file that has line `end`.
+/// Errors: a range the content cannot cover.
 pub fn section_text(content: &str, start: u64, end: u64) -> Result<String> {
     let want = (end - start + 1) as usize;
     let lines: Vec<&str> = content.split_inclusive('\n').collect();
-    if lines.len() <= want {
+    if lines.len() == want {
         return Ok(content.to_owned());
     }
     if (end as usize) > lines.len() {
         return Err(Error::invalid(format!(
-            "Invalid line range {start}-{end}: the file has {} lines",
+            "Invalid line range {start}-{end}: the content has {} lines",
             lines.len()
         )));
     }
@@ -300,15 +307,13 @@ pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: boo
     if cf.external && !readonly {
         return Err(Error::invalid("External files are always read-only"));
     }
-    if readonly {
-        if let Some(out) = files.read_output(path)? {
-            let snap = files.read_snapshot(&cf).unwrap_or_default();
-            if out != snap {
-                return Err(Error::new(
-                    "conflict",
-                    "Cannot set read-only: the file has pending output; apply or reject it first",
-                ));
-            }
+    if readonly && let Some(out) = files.read_output(path)? {
+        let snap = files.read_snapshot(&cf).unwrap_or_default();
+        if out != snap {
+            return Err(Error::new(
+                "conflict",
+                "Cannot set read-only: the file has pending output; apply or reject it first",
+            ));
         }
     }
     chat.context_files[i].readonly = readonly;

@@ -163,7 +163,11 @@ pub fn apply(
     write_atomic(&dest_abs, &after)?;
 
     let content = to_lf(&output).into_owned();
-    let action = if destination.is_some() { "UserSaveAs" } else { "UserApplyFile" };
+    let action = if destination.is_some() {
+        "UserSaveAs"
+    } else {
+        "UserApplyFile"
+    };
     let mut event = record_content(chat, files, &dest_rel, &content, action)?;
     if destination.is_some() {
         event.original_path = Some(rel.clone());
@@ -209,8 +213,11 @@ pub fn diff_local_done(
         .read_output(&rel)?
         .ok_or_else(|| Error::not_found(format!("No output for {rel}")))?;
     let local = read_text_opt(&abs, &rel)?.map(|t| to_lf(&t).into_owned());
-    let snapshot = find_file(chat, &rel).and_then(|i| files.read_snapshot(&chat.context_files[i]).ok());
-    let Some(local) = local else { return Ok("none") };
+    let snapshot =
+        find_file(chat, &rel).and_then(|i| files.read_snapshot(&chat.context_files[i]).ok());
+    let Some(local) = local else {
+        return Ok("none");
+    };
     if local == to_lf(&output) {
         let event = record_content(chat, files, &rel, &local, "UserApplyFile")?;
         files.remove_output(&rel)?;
@@ -228,7 +235,13 @@ pub fn diff_local_done(
 /// Makes `content` the context snapshot of project file `rel` (adding the file,
 /// writable, when it was not in context) and returns the event describing it, with
 /// `prev_version` or `added` set; the caller appends it.
-fn record_content(chat: &mut Chat, files: ChatFiles, rel: &str, content: &str, action: &str) -> Result<Part> {
+fn record_content(
+    chat: &mut Chat,
+    files: ChatFiles,
+    rel: &str,
+    content: &str,
+    action: &str,
+) -> Result<Part> {
     let version = ids::file_version(rel, content);
     if let Some(i) = find_file(chat, rel) {
         let prev = std::mem::replace(&mut chat.context_files[i].version, version);

@@ -24,7 +24,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = tmp.as_file().set_permissions(meta.permissions());
     }
-    tmp.as_file().sync_all().map_err(|e| Error::io(doing(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(doing(), e))?;
     tmp.persist(path).map_err(|e| Error::io(doing(), e.error))?;
     Ok(())
 }

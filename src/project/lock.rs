@@ -81,7 +81,9 @@ fn locked_error(pid: Option<u32>) -> Error {
     let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
     Error::new(
         "locked",
-        format!("Chat is locked by another bb7 process{who}; use chat_force_unlock to take it over"),
+        format!(
+            "Chat is locked by another bb7 process{who}; use chat_force_unlock to take it over"
+        ),
     )
 }
 

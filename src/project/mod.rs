@@ -90,8 +90,7 @@ impl Project {
         if dir.symlink_metadata().is_ok() {
             return Err(Error::new("conflict", "Already initialized"));
         }
-        std::fs::create_dir_all(dir.join("chats"))
-            .map_err(|e| Error::io("Cannot create .bb7", e))
+        std::fs::create_dir_all(dir.join("chats")).map_err(|e| Error::io("Cannot create .bb7", e))
     }
 }
 
@@ -104,7 +103,9 @@ pub fn canonical_root(path: &str) -> Result<PathBuf> {
     let root = std::fs::canonicalize(path)
         .map_err(|_| Error::not_found(format!("Project root does not exist: {path}")))?;
     if !root.is_dir() {
-        return Err(Error::invalid(format!("Project root is not a directory: {path}")));
+        return Err(Error::invalid(format!(
+            "Project root is not a directory: {path}"
+        )));
     }
     Ok(root)
 }

@@ -66,7 +66,9 @@ pub fn locate(root: &Path, path: &str) -> Result<Location> {
         components_of(given, path)?
     };
     if rel_parts.is_empty() {
-        return Err(Error::invalid(format!("Path names the project root, not a file: {path}")));
+        return Err(Error::invalid(format!(
+            "Path names the project root, not a file: {path}"
+        )));
     }
     if rel_parts[0] == ".bb7" {
         return Err(Error::new(
@@ -218,10 +220,16 @@ mod tests {
         let loc = locate(&root, "src/./a/../main.rs").unwrap();
         assert_eq!(loc.key(), "src/main.rs");
         let abs = root.join("src/main.rs");
-        assert_eq!(locate(&root, abs.to_str().unwrap()).unwrap().key(), "src/main.rs");
+        assert_eq!(
+            locate(&root, abs.to_str().unwrap()).unwrap().key(),
+            "src/main.rs"
+        );
         assert!(locate(&root, "/etc/passwd").unwrap().is_external());
         assert_eq!(locate(&root, "../x").unwrap_err().code, "path_escape");
-        assert_eq!(locate(&root, ".bb7/chats/index.json").unwrap_err().code, "path_escape");
+        assert_eq!(
+            locate(&root, ".bb7/chats/index.json").unwrap_err().code,
+            "path_escape"
+        );
     }
 
     #[test]
@@ -230,7 +238,10 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
-        assert_eq!(locate(&root, "out/new.txt").unwrap_err().code, "path_escape");
+        assert_eq!(
+            locate(&root, "out/new.txt").unwrap_err().code,
+            "path_escape"
+        );
         std::fs::create_dir(root.join(".bb7")).unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join(".bb7/x")).unwrap();
         assert!(state_path(&root.join(".bb7"), "x/y").is_err());

@@ -43,7 +43,8 @@ pub fn expand_project(root: &Path, text: &str) -> Result<String, String> {
                 out.push_str(line);
                 continue;
             }
-            let included = include(root, rest.trim()).map_err(|e| format!("line {}: @include: {e}", n + 1))?;
+            let included =
+                include(root, rest.trim()).map_err(|e| format!("line {}: @include: {e}", n + 1))?;
             out.push_str(&included);
             if !included.ends_with('\n') {
                 out.push('\n');
@@ -91,9 +92,20 @@ mod tests {
         std::fs::write(root.join("a b.md"), "Spaced.\n").unwrap();
         let text = "Intro\n@@ hidden\n @@ kept\n@include style.md\n@include \"a b.md\"\n```\n@include nope\n```\n";
         let out = expand_project(&root, text).unwrap();
-        assert_eq!(out, "Intro\n @@ kept\nUse tabs.\nSpaced.\n```\n@include nope\n```\n");
-        assert!(expand_project(&root, "@include /etc/passwd\n").unwrap_err().contains("line 1"));
-        assert!(expand_project(&root, "x\n@include ../up\n").unwrap_err().contains("line 2"));
+        assert_eq!(
+            out,
+            "Intro\n @@ kept\nUse tabs.\nSpaced.\n```\n@include nope\n```\n"
+        );
+        assert!(
+            expand_project(&root, "@include /etc/passwd\n")
+                .unwrap_err()
+                .contains("line 1")
+        );
+        assert!(
+            expand_project(&root, "x\n@include ../up\n")
+                .unwrap_err()
+                .contains("line 2")
+        );
         assert!(expand_project(&root, "@include missing.md\n").is_err());
     }
 }

@@ -96,7 +96,8 @@ where
     let writer = tokio::spawn(async move {
         let mut out = tokio::io::BufWriter::new(output);
         while let Some(line) = rx.recv().await {
-            if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err() {
+            if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err()
+            {
                 return;
             }
             // Flush when nothing else is queued, so bursts go out in one write.

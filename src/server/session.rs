@@ -133,7 +133,9 @@ impl Session {
             "context_remove_section" => {
                 let key = self.locate(req.non_empty_str("path")?)?.key();
                 let (start, end) = (req.line_number("start_line")?, req.line_number("end_line")?);
-                self.mutate(|chat, files, _| context::remove_section(chat, files, &key, start, end))?;
+                self.mutate(|chat, files, _| {
+                    context::remove_section(chat, files, &key, start, end)
+                })?;
                 ok()
             }
             "context_set_readonly" => {
@@ -156,8 +158,9 @@ impl Session {
             "get_diff_paths" => self.get_diff_paths(req)?,
             "diff_local_done" => {
                 let path = req.non_empty_str("path")?.to_owned();
-                let outcome =
-                    self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
+                let outcome = self.mutate(|chat, files, root| {
+                    output::diff_local_done(chat, files, root, &path)
+                })?;
                 json!({"type": "ok", "outcome": outcome})
             }
             "get_file_statuses" => {
@@ -169,10 +172,15 @@ impl Session {
             }
             "apply_file" | "apply_file_as" => self.apply(req)?,
             "cancel" => {
-                req.str("target_request_id").or_else(|_| req.uint("target_request_id").map(|_| ""))?;
+                req.str("target_request_id")
+                    .or_else(|_| req.uint("target_request_id").map(|_| ""))?;
                 return Err(Error::new("not_found", "No active request to cancel"));
             }
-            "send" | "generate_title" | "get_models" | "get_balance" | "estimate_tokens"
+            "send"
+            | "generate_title"
+            | "get_models"
+            | "get_balance"
+            | "estimate_tokens"
             | "estimate_text_tokens" => {
                 return Err(Error::new(
                     "invalid_request",
@@ -217,12 +225,11 @@ impl Session {
         self.open_root(root);
         // Restore the chat that was active when this store was last used; a chat
         // held by another process simply stays inactive.
-        if let Ok(store) = self.store(false) {
-            if let Some(id) = store.read_index().active_chat_id
-                && store.exists(&id)
-            {
-                let _ = self.activate(store, &id);
-            }
+        if let Ok(store) = self.store(false)
+            && let Some(id) = store.read_index().active_chat_id
+            && store.exists(&id)
+        {
+            let _ = self.activate(store, &id);
         }
         let mut reply = json!({"type": "ok"});
         if self.project.is_none() {
@@ -258,7 +265,9 @@ impl Session {
     /// The expanded project instructions (`None` when there are none), or the parse
     /// error that blocks sends.
     pub fn project_instructions(&self) -> std::result::Result<Option<String>, String> {
-        let Some(project) = &self.project else { return Ok(None) };
+        let Some(project) = &self.project else {
+            return Ok(None);
+        };
         let path = project.instructions_path();
         match read_text_opt(&path, ".bb7/instructions") {
             Ok(None) => Ok(None),
@@ -435,11 +444,18 @@ impl Session {
 
     /// Runs `change` on a copy of the active chat and saves it; the in-memory chat is
     /// replaced only when both succeed.
-    fn mutate<R>(&mut self, change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>) -> Result<R> {
+    fn mutate<R>(
+        &mut self,
+        change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>,
+    ) -> Result<R> {
         let root = self.root()?.to_path_buf();
         let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
         let mut chat = active.chat.clone();
-        let r = change(&mut chat, ChatFiles::new(&active.store, &active.chat.id), &root)?;
+        let r = change(
+            &mut chat,
+            ChatFiles::new(&active.store, &active.chat.id),
+            &root,
+        )?;
         active.store.save(&chat)?;
         active.chat = chat;
         Ok(r)
@@ -493,7 +509,10 @@ impl Session {
             }
         };
         if !to_global && self.project.is_none() {
-            return Err(Error::new("not_initialized", "Not initialized. Run :BB7Init"));
+            return Err(Error::new(
+                "not_initialized",
+                "Not initialized. Run :BB7Init",
+            ));
         }
         let from = self.store(!to_global)?;
         let to = self.store(to_global)?;
@@ -501,7 +520,10 @@ impl Session {
             return Err(Error::chat_not_found());
         }
         if to.exists(&id) {
-            return Err(Error::new("conflict", "A chat with this id already exists there"));
+            return Err(Error::new(
+                "conflict",
+                "A chat with this id already exists there",
+            ));
         }
         let was_active = self.is_active(&from, &id);
         if was_active {
@@ -553,12 +575,17 @@ impl Session {
     }
 
     fn save_chat_settings(&mut self, req: &Request) -> Result<Value> {
-        let model = req.opt_str("model")?.filter(|m| !m.is_empty()).map(str::to_owned);
+        let model = req
+            .opt_str("model")?
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned);
         let effort = match req.fields.get("reasoning_effort") {
             None => None,
             Some(Value::Null) => Some(None),
             Some(Value::String(s)) if s.is_empty() || s == "none" => Some(None),
-            Some(Value::String(s)) if matches!(s.as_str(), "minimal" | "low" | "medium" | "high") => {
+            Some(Value::String(s))
+                if matches!(s.as_str(), "minimal" | "low" | "medium" | "high") =>
+            {
                 Some(Some(s.clone()))
             }
             Some(_) => {
@@ -597,7 +624,7 @@ impl Session {
             let refs = msg.context_snapshot.clone();
             let mut warnings = Vec::new();
             if let Some(refs) = refs {
-                let (restored, w) = restore_context(chat, files, index, &refs, root);
+                let (restored, w) = restore_context(chat, index, &refs, root);
                 warnings = w;
                 replace_context(chat, files, restored)?;
             }
@@ -624,12 +651,13 @@ impl Session {
             .get(index)
             .ok_or_else(|| Error::invalid(format!("Message {index} does not exist")))?;
         if msg.role != "user" {
-            return Err(Error::invalid(format!("Message {index} is not a user message")));
+            return Err(Error::invalid(format!(
+                "Message {index} is not a user message"
+            )));
         }
         let content = msg.text();
         let refs = msg.context_snapshot.clone().unwrap_or_default();
-        let (restored, warnings) =
-            restore_context(&source, ChatFiles::new(&store, &id), index, &refs, &root);
+        let (restored, warnings) = restore_context(&source, index, &refs, &root);
         let mut fork = store.create(Some(&format!("Fork of {}", source.name)), &source.model)?;
         fork.reasoning_effort = source.reasoning_effort.clone();
         fork.messages = source.messages[..index].to_vec();
@@ -708,7 +736,9 @@ impl Session {
             Err(e) if e.code == "path_escape" && !path.starts_with(".bb7") => {
                 let abs = self.root()?.join(path);
                 match std::fs::canonicalize(&abs) {
-                    Ok(real) if !real.starts_with(self.root()?) => Ok(Location::External { abs: real }),
+                    Ok(real) if !real.starts_with(self.root()?) => {
+                        Ok(Location::External { abs: real })
+                    }
                     _ => Err(e),
                 }
             }
@@ -749,7 +779,9 @@ impl Session {
             .chat
             .context_files
             .iter()
-            .find(|c| c.path == key && c.start_line == start && (start.is_none() || c.end_line == end))
+            .find(|c| {
+                c.path == key && c.start_line == start && (start.is_none() || c.end_line == end)
+            })
             .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
             .ok_or_else(|| Error::not_found("File not in context"))?;
         let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
@@ -769,7 +801,9 @@ impl Session {
         let (rel, abs) = locate_in_project(self.root()?, req.non_empty_str("path")?)?;
         let a = self.active()?;
         let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
-        Ok(json!({"type": "diff_paths", "path": rel, "output_path": output_path, "local_path": abs}))
+        Ok(
+            json!({"type": "diff_paths", "path": rel, "output_path": output_path, "local_path": abs}),
+        )
     }
 
     fn apply(&mut self, req: &Request) -> Result<Value> {
@@ -796,7 +830,11 @@ fn system_message(text: String) -> Message {
 }
 
 fn add_action(cf: &ContextFile) -> &'static str {
-    if cf.is_section() { "UserAddSection" } else { "UserAddFile" }
+    if cf.is_section() {
+        "UserAddSection"
+    } else {
+        "UserAddFile"
+    }
 }
 
 /// Moves a chat directory; across file systems it is copied, then removed.
@@ -810,7 +848,10 @@ fn move_dir(src: &Path, dst: &Path) -> Result<()> {
 
 fn copy_dir(src: &Path, dst: &Path) -> Result<()> {
     std::fs::create_dir_all(dst).map_err(|e| Error::io("Cannot copy chat", e))?;
-    for entry in std::fs::read_dir(src).map_err(|e| Error::io("Cannot copy chat", e))?.flatten() {
+    for entry in std::fs::read_dir(src)
+        .map_err(|e| Error::io("Cannot copy chat", e))?
+        .flatten()
+    {
         let Ok(ft) = entry.file_type() else { continue };
         let to = dst.join(entry.file_name());
         if ft.is_dir() {
@@ -826,12 +867,11 @@ fn copy_dir(src: &Path, dst: &Path) -> Result<()> {
 type Warning = Value;
 
 /// Rebuilds the context recorded in a user message's `context_snapshot` (seed 001,
-/// "Chat Forking"). A snapshot whose version still matches is reused; otherwise the
-/// file is read from disk and a `modified` warning is produced, or `deleted` when the
-/// file is gone (then it is left out).
+/// "Chat Forking") from the files as they are now: a file whose content changed since
+/// gives a `modified` warning (and its current content), a file that is gone gives
+/// `deleted` and is left out.
 fn restore_context(
     chat: &Chat,
-    files: ChatFiles,
     upto: usize,
     refs: &[SnapshotRef],
     root: &Path,
@@ -853,29 +893,25 @@ fn restore_context(
             start_line: r.start_line,
             end_line: r.end_line,
         };
-        if let Some(c) = current
-            && c.version == r.file_id
-            && let Ok(text) = files.read_snapshot(c)
-        {
-            out.push((cf, text));
-            continue;
-        }
         let disk = locate(root, &r.path)
             .ok()
             .and_then(|loc| read_text(loc.abs(), &r.path).ok())
             .map(|t| to_lf(&t).into_owned());
         let Some(disk) = disk else {
-            warnings.push(json!({"path": r.path, "issue": "deleted", "original_version": r.file_id}));
+            warnings
+                .push(json!({"path": r.path, "issue": "deleted", "original_version": r.file_id}));
             continue;
         };
         let text = match (r.start_line, r.end_line) {
-            (Some(s), Some(e)) => match context::section_text(&disk, s, e) {
-                Ok(t) => t,
-                Err(_) => {
-                    warnings.push(json!({"path": r.path, "issue": "deleted", "original_version": r.file_id}));
-                    continue;
+            (Some(s), Some(e)) => {
+                match context::section_text(&disk, s, e) {
+                    Ok(t) => t,
+                    Err(_) => {
+                        warnings.push(json!({"path": r.path, "issue": "deleted", "original_version": r.file_id}));
+                        continue;
+                    }
                 }
-            },
+            }
             _ => disk,
         };
         cf.version = match (r.start_line, r.end_line) {
@@ -883,7 +919,8 @@ fn restore_context(
             _ => ids::file_version(&r.path, &text),
         };
         if cf.version != r.file_id {
-            warnings.push(json!({"path": r.path, "issue": "modified", "original_version": r.file_id}));
+            warnings
+                .push(json!({"path": r.path, "issue": "modified", "original_version": r.file_id}));
         }
         out.push((cf, text));
     }
@@ -892,7 +929,12 @@ fn restore_context(
 
 /// The read-only and external flags a file had at message `upto`: from the current
 /// entry, else the last context event about it before that message.
-fn flags_at(chat: &Chat, upto: usize, r: &SnapshotRef, current: Option<&ContextFile>) -> (bool, bool) {
+fn flags_at(
+    chat: &Chat,
+    upto: usize,
+    r: &SnapshotRef,
+    current: Option<&ContextFile>,
+) -> (bool, bool) {
     if let Some(c) = current {
         return (c.readonly, c.external);
     }
@@ -912,7 +954,11 @@ fn flags_at(chat: &Chat, upto: usize, r: &SnapshotRef, current: Option<&ContextF
 }
 
 /// Replaces a chat's context with `restored`, removing snapshots no longer used.
-fn replace_context(chat: &mut Chat, files: ChatFiles, restored: Vec<(ContextFile, String)>) -> Result<()> {
+fn replace_context(
+    chat: &mut Chat,
+    files: ChatFiles,
+    restored: Vec<(ContextFile, String)>,
+) -> Result<()> {
     for old in &chat.context_files {
         let _ = crate::project::fsutil::remove_file_if_exists(&files.snapshot_path(old)?);
     }
@@ -929,7 +975,11 @@ fn replace_context(chat: &mut Chat, files: ChatFiles, restored: Vec<(ContextFile
 fn add_warning_events(chat: &mut Chat, warnings: &[Warning]) {
     for w in warnings {
         let path = w["path"].as_str().unwrap_or_default();
-        let action = if w["issue"] == "deleted" { "ForkWarningDeleted" } else { "ForkWarningModified" };
+        let action = if w["issue"] == "deleted" {
+            "ForkWarningDeleted"
+        } else {
+            "ForkWarningModified"
+        };
         let mut part = Part::event(action, path);
         part.prev_version = w["original_version"].as_str().map(str::to_owned);
         if let Some(i) = find_file(chat, path) {

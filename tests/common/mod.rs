@@ -1,0 +1,271 @@
+//! Test harness: runs the real `bb7` binary over stdio with a temporary HOME and
+//! project, and matches replies to requests by `request_id`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// A temporary user home and project directory.
+pub struct Env {
+    pub _tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub project: PathBuf,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let home = base.join("home");
+        let project = base.join("project");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&project).unwrap();
+        Env {
+            _tmp: tmp,
+            home,
+            project,
+        }
+    }
+
+    /// Writes a project file (creating directories).
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.project.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.project.join(rel)).unwrap()
+    }
+
+    pub fn config_dir(&self) -> PathBuf {
+        self.home.join(".config/bb7")
+    }
+
+    pub fn write_config(&self, config: Value) {
+        std::fs::create_dir_all(self.config_dir()).unwrap();
+        std::fs::write(self.config_dir().join("config.json"), config.to_string()).unwrap();
+    }
+
+    pub fn chat_dir(&self, id: &str) -> PathBuf {
+        self.project.join(".bb7/chats").join(id)
+    }
+
+    pub fn chat_json(&self, id: &str) -> Value {
+        let text = std::fs::read_to_string(self.chat_dir(id).join("chat.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Plants a model output file, as a model turn would write it.
+    pub fn plant_output(&self, chat: &str, rel: &str, content: &str) {
+        let p = self.chat_dir(chat).join("output").join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn spawn(&self) -> Bb7 {
+        Bb7::spawn(&self.home, &self.project, &[])
+    }
+
+    /// Starts bb7, runs `bb7_init` and `chat_new`; returns the process and chat id.
+    pub fn with_chat(&self) -> (Bb7, String) {
+        let mut b = self.spawn();
+        b.ok(json!({"action": "bb7_init", "project_root": self.project}));
+        let r = b.ok(json!({"action": "chat_new"}));
+        let id = r["id"].as_str().unwrap().to_owned();
+        (b, id)
+    }
+}
+
+/// A running bb7 process.
+pub struct Bb7 {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+    /// Messages received while waiting for something else.
+    pub backlog: Vec<Value>,
+}
+
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+impl Bb7 {
+    pub fn spawn(home: &Path, cwd: &Path, env: &[(&str, &str)]) -> Bb7 {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_bb7"));
+        cmd.current_dir(cwd)
+            .env_clear()
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start bb7");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Bb7 {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            next_id: 0,
+            backlog: Vec::new(),
+        }
+    }
+
+    /// Writes one raw line (a `\n` is added).
+    pub fn send_raw(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request with a fresh `request_id`; returns the id.
+    pub fn send(&mut self, mut req: Value) -> String {
+        self.next_id += 1;
+        let id = format!("r{}", self.next_id);
+        if req.get("request_id").is_none() {
+            req["request_id"] = json!(id);
+        }
+        let id = match &req["request_id"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        self.send_raw(req.to_string().as_bytes());
+        id
+    }
+
+    /// The next message line, parsed. Every line must be one JSON object.
+    pub fn recv(&mut self) -> Option<Value> {
+        self.recv_timeout(TIMEOUT)
+    }
+
+    pub fn recv_timeout(&mut self, t: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(t) {
+            Ok(line) => {
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("bb7 wrote a line that is not JSON ({e}): {line}"));
+                assert!(v.is_object(), "not an object: {line}");
+                Some(v)
+            }
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Waits for the first message with `request_id == id` (others go to the backlog).
+    pub fn reply_to(&mut self, id: &str) -> Value {
+        if let Some(i) = self.backlog.iter().position(|m| m["request_id"] == id) {
+            return self.backlog.remove(i);
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        while Instant::now() < deadline {
+            match self.recv_timeout(deadline - Instant::now()) {
+                Some(m) if m["request_id"] == id => return m,
+                Some(m) => self.backlog.push(m),
+                None => break,
+            }
+        }
+        panic!("no reply to {id}; backlog: {:?}", self.backlog);
+    }
+
+    /// Sends a request and returns its reply.
+    pub fn request(&mut self, req: Value) -> Value {
+        let id = self.send(req);
+        self.reply_to(&id)
+    }
+
+    /// Sends a request and asserts the reply is not an error.
+    #[track_caller]
+    pub fn ok(&mut self, req: Value) -> Value {
+        let r = self.request(req.clone());
+        assert_ne!(r["type"], "error", "request {req} failed: {r}");
+        r
+    }
+
+    /// Sends a request and asserts the reply is an error; returns it.
+    #[track_caller]
+    pub fn err(&mut self, req: Value) -> Value {
+        let r = self.request(req.clone());
+        assert_eq!(r["type"], "error", "request {req} should fail: {r}");
+        assert!(r["message"].as_str().is_some_and(|m| !m.is_empty()));
+        r
+    }
+
+    /// Hands stdin to the caller (for writers on another thread).
+    pub fn take_stdin(&mut self) -> ChildStdin {
+        self.stdin.take().unwrap()
+    }
+
+    /// Closes stdin and waits for the exit status.
+    pub fn close(mut self) -> std::process::ExitStatus {
+        self.stdin.take();
+        wait_with_timeout(&mut self.child)
+    }
+
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Bb7 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "bb7 did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// First 8 hex of sha256(path + NUL + content): the file id of seed 001.
+pub fn file_id(path: &str, content: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(path.as_bytes());
+    h.update([0u8]);
+    h.update(content.as_bytes());
+    hex::encode(h.finalize())[..8].to_owned()
+}
+
+/// The context events of a chat.json, in order, as (action, path).
+pub fn events(chat: &Value) -> Vec<(String, String)> {
+    chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| p["type"] == "context_event")
+        .map(|p| {
+            (
+                p["action"].as_str().unwrap_or_default().to_owned(),
+                p["path"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
