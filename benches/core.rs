@@ -39,15 +39,24 @@ fn main() {
             "created": format!("2026-01-01T00:{:02}:{:02}Z", (c / 60) % 60, c % 60),
             "model": "m", "draft": "", "context_files": [], "messages": messages});
         std::fs::create_dir_all(chats.join(&id)).unwrap();
-        std::fs::write(chats.join(&id).join("chat.json"), serde_json::to_vec(&chat).unwrap()).unwrap();
-        index.push(json!({"id": id, "name": format!("Chat number {c}"), "created": chat["created"]}));
+        std::fs::write(
+            chats.join(&id).join("chat.json"),
+            serde_json::to_vec(&chat).unwrap(),
+        )
+        .unwrap();
+        index.push(
+            json!({"id": id, "name": format!("Chat number {c}"), "created": chat["created"]}),
+        );
     }
     std::fs::write(
         chats.join("index.json"),
         json!({"version": 1, "chats": index}).to_string(),
     )
     .unwrap();
-    println!("generated {CHATS} chats x {MESSAGES} messages in {:?}", t.elapsed());
+    println!(
+        "generated {CHATS} chats x {MESSAGES} messages in {:?}",
+        t.elapsed()
+    );
 
     let spawn = || {
         let mut child = Command::new(env!("CARGO_BIN_EXE_bb7"))
@@ -92,18 +101,47 @@ fn main() {
         println!("{name:<34} median {median:>10.3?}  (reply {bytes} bytes)");
         median
     };
-    let ping = measure("ping (baseline)", json!({"action": "ping", "request_id": 1}), 200);
-    let list = measure("chat_list", json!({"action": "chat_list", "request_id": 2}), 30);
-    let title = measure("search_chats (title hit)", json!({"action": "search_chats", "query": "number 1999", "request_id": 3}), 10);
-    let content = measure("search_chats (one content hit)", json!({"action": "search_chats", "query": "needle-in-haystack", "request_id": 4}), 10);
-    let miss = measure("search_chats (no hit)", json!({"action": "search_chats", "query": "zebra", "request_id": 5}), 10);
+    let ping = measure(
+        "ping (baseline)",
+        json!({"action": "ping", "request_id": 1}),
+        200,
+    );
+    let list = measure(
+        "chat_list",
+        json!({"action": "chat_list", "request_id": 2}),
+        30,
+    );
+    let title = measure(
+        "search_chats (title hit)",
+        json!({"action": "search_chats", "query": "number 1999", "request_id": 3}),
+        10,
+    );
+    let content = measure(
+        "search_chats (one content hit)",
+        json!({"action": "search_chats", "query": "needle-in-haystack", "request_id": 4}),
+        10,
+    );
+    let miss = measure(
+        "search_chats (no hit)",
+        json!({"action": "search_chats", "query": "zebra", "request_id": 5}),
+        10,
+    );
     startup.sort();
     let start = startup[startup.len() / 2];
     println!("{:<34} median {start:>10.3?}", "startup to first reply");
     println!();
     println!("ratios to the ping round trip measured above:");
-    for (name, d) in [("chat_list", list), ("search title", title), ("search content", content), ("search miss", miss), ("startup", start)] {
-        println!("  {name:<16} {:>8.1}x", d.as_secs_f64() / ping.as_secs_f64());
+    for (name, d) in [
+        ("chat_list", list),
+        ("search title", title),
+        ("search content", content),
+        ("search miss", miss),
+        ("startup", start),
+    ] {
+        println!(
+            "  {name:<16} {:>8.1}x",
+            d.as_secs_f64() / ping.as_secs_f64()
+        );
     }
     drop(stdin);
     child.wait().unwrap();

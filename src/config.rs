@@ -36,6 +36,9 @@ pub struct Config {
     pub diff_mode: Option<String>,
     /// Seconds without any stream data before a turn fails (default 120).
     pub stream_timeout_secs: Option<u64>,
+    /// First retry delay in milliseconds for 429/5xx before any content (default
+    /// 1000, doubled per retry; `Retry-After` wins when sent).
+    pub retry_backoff_ms: Option<u64>,
 }
 
 impl std::fmt::Debug for Config {

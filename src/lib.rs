@@ -5,7 +5,9 @@
 pub mod chat;
 pub mod config;
 pub mod context;
+pub mod edit;
 pub mod error;
+pub mod llm;
 pub mod output;
 pub mod project;
 pub mod prompt;

@@ -35,7 +35,7 @@ fn main() -> std::process::ExitCode {
             // Background work (streams) must not keep the process alive after shutdown.
             runtime.shutdown_timeout(std::time::Duration::from_millis(100));
             match result {
-                Ok(()) => std::process::ExitCode::SUCCESS,
+                Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
                 Err(e) => {
                     eprintln!("bb7: reading stdin failed: {e}");
                     std::process::ExitCode::FAILURE

@@ -1,10 +1,33 @@
-//! Token estimates for context and history.
-//!
-//! For now a fast approximation (one token per four bytes, rounded up) stands in for a
-//! real tokenizer; the model-turn work replaces it with `cl100k_base` (seed 001,
-//! "Token Estimation") behind the same function.
+//! Token estimates with the `cl100k_base` tokenizer (seed 001, "Token
+//! Estimation"). The tokenizer is loaded on first use (it costs tens of
+//! milliseconds), and counts of whole files are cached by file id, so repeated
+//! estimates over unchanged files cost a map lookup.
 
-/// Estimated tokens in `text`.
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// Tokens in `text` under `cl100k_base`.
 pub fn count(text: &str) -> usize {
-    text.len().div_ceil(4)
+    if text.is_empty() {
+        return 0;
+    }
+    tiktoken_rs::cl100k_base_singleton()
+        .encode_ordinary(text)
+        .len()
+}
+
+/// Like [`count`], cached under `file_id` (which changes whenever the content does).
+pub fn count_cached(file_id: &str, text: &str) -> usize {
+    static CACHE: OnceLock<Mutex<HashMap<String, usize>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Ok(map) = cache.lock()
+        && let Some(&n) = map.get(file_id)
+    {
+        return n;
+    }
+    let n = count(text);
+    if let Ok(mut map) = cache.lock() {
+        map.insert(file_id.to_owned(), n);
+    }
+    n
 }

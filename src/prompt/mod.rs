@@ -1,3 +1,11 @@
-//! Prompt assembly inputs: instruction files.
+//! Prompt assembly (seed 001, "LLM Request Assembly"): the system prompt with user
+//! instructions, and the single structured user message.
 
+pub mod assemble;
 pub mod instructions;
+
+/// The embedded system prompt (`prompts/system.md`).
+pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/system.md");
+
+/// The embedded title prompt (`prompts/title.md`).
+pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");

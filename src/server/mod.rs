@@ -2,6 +2,7 @@
 //! owns stdout so that message lines never interleave (DESIGN.md invariants 1, 2, 8).
 
 pub mod session;
+pub mod turn;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -9,7 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::error::Error;
 use crate::protocol::{MAX_LINE_BYTES, Request, error_message, with_request_id};
-use session::{Flow, Session};
+use session::{Ctx, Flow, Session};
 
 /// Sends finished message lines to the writer task. Cloneable; background work (a
 /// model turn) holds one to stream its messages.
@@ -85,11 +86,15 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// How long running turns get to save their partial results at shutdown.
+const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Serves requests from `input` until `shutdown` or end of input, writing messages to
-/// `output`. Returns when every queued message has been written.
-pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<()>
+/// `output`. Returns the process exit status once every queued message is written:
+/// 0 normally, non-zero after the hard guard of seed 001 stopped the process.
+pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<i32>
 where
-    R: AsyncRead + Unpin,
+    R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
@@ -108,14 +113,49 @@ where
         let _ = out.flush().await;
     });
     let outbox = Outbox { tx };
-    let mut reader = LineReader {
-        inner: BufReader::with_capacity(1 << 16, input),
+
+    // The reader runs on its own task: a line half-read when the loop below turns to
+    // a background result must not be lost.
+    let (line_tx, mut lines) = mpsc::channel::<std::io::Result<Line>>(16);
+    tokio::spawn(async move {
+        let mut reader = LineReader {
+            inner: BufReader::with_capacity(1 << 16, input),
+        };
+        loop {
+            let line = reader.next().await;
+            let end = matches!(line, Ok(Line::Eof) | Err(_));
+            if line_tx.send(line).await.is_err() || end {
+                break;
+            }
+        }
+    });
+
+    let (internal_tx, mut internal) = mpsc::unbounded_channel();
+    let ctx = Ctx {
+        outbox: outbox.clone(),
+        internal: internal_tx,
     };
     let mut session = Session::new();
+    let mut exit = 0;
+    let mut read_error = None;
     loop {
-        let bytes = match reader.next().await? {
-            Line::Eof => break,
-            Line::TooLong => {
+        let line = tokio::select! {
+            biased;
+            Some(msg) = internal.recv() => {
+                match session.on_internal(msg, &ctx) {
+                    Flow::Exit(code) => { exit = code; break; }
+                    _ => continue,
+                }
+            }
+            line = lines.recv() => line,
+        };
+        let bytes = match line {
+            None | Some(Ok(Line::Eof)) => break,
+            Some(Err(e)) => {
+                read_error = Some(e);
+                break;
+            }
+            Some(Ok(Line::TooLong)) => {
                 outbox.send_error(
                     &Error::invalid(format!(
                         "Request line too long: the limit is {} MiB",
@@ -125,7 +165,7 @@ where
                 );
                 continue;
             }
-            Line::Text(b) => b,
+            Some(Ok(Line::Text(b))) => b,
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -138,18 +178,42 @@ where
             }
         };
         let id = req.request_id.as_deref();
-        match session.handle(&req) {
+        match session.handle(&req, &ctx) {
             Ok((reply, flow)) => {
-                outbox.send(reply, id);
-                if let Flow::Shutdown = flow {
-                    break;
+                if let Some(reply) = reply {
+                    outbox.send(reply, id);
+                }
+                match flow {
+                    Flow::Continue => {}
+                    Flow::Shutdown => break,
+                    Flow::Exit(code) => {
+                        exit = code;
+                        break;
+                    }
                 }
             }
             Err(err) => outbox.send_error(&err, id),
         }
     }
+    if exit == 0 {
+        // Let running turns save what they have.
+        session.cancel_all();
+        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
+        while session.has_in_flight() {
+            match tokio::time::timeout_at(deadline, internal.recv()).await {
+                Ok(Some(msg)) => {
+                    session.on_internal(msg, &ctx);
+                }
+                _ => break,
+            }
+        }
+    }
     drop(session);
+    drop(ctx);
     drop(outbox);
     let _ = writer.await;
-    Ok(())
+    match read_error {
+        Some(e) => Err(e),
+        None => Ok(exit),
+    }
 }

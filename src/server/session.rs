@@ -2,7 +2,9 @@
 //! handlers that turn requests into changes of it. Handlers run one at a time, in
 //! arrival order (DESIGN.md invariant 8).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -12,6 +14,7 @@ use crate::chat::store::ChatStore;
 use crate::config::{self, Config, GlobalState};
 use crate::context::{self, ChatFiles, find_file};
 use crate::error::{Error, Result};
+use crate::llm::Provider;
 use crate::output;
 use crate::project::fsutil::{read_text, read_text_opt, to_lf, write_atomic};
 use crate::project::lock::ChatLock;
@@ -19,20 +22,38 @@ use crate::project::paths::{Location, locate, locate_in_project};
 use crate::project::{self, Project, UserDirs};
 use crate::prompt::instructions;
 use crate::protocol::{Request, ok};
+use crate::server::Outbox;
+use crate::server::turn::ChatKey;
 
-/// The chat this process drives, with its lock held.
+mod turns;
+
+pub use turns::Internal;
+
+/// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
     store: ChatStore,
     chat: Chat,
-    _lock: ChatLock,
 }
 
 /// What the server loop should do after a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
     /// Keep serving.
     Continue,
     /// Exit with status 0 once the reply is written.
     Shutdown,
+    /// Exit at once with this status (seed 001's hard guard on out-of-project writes).
+    Exit(i32),
+}
+
+/// What handlers may use beyond the session: the outbox for messages sent later, and
+/// the channel that brings background results back to the server loop.
+#[derive(Clone)]
+pub struct Ctx {
+    /// Where messages go.
+    pub outbox: Outbox,
+    /// Where background work reports.
+    pub internal: tokio::sync::mpsc::UnboundedSender<Internal>,
 }
 
 /// All state of one bb7 process.
@@ -45,6 +66,12 @@ pub struct Session {
     /// Set when the root has `.bb7/`.
     project: Option<Project>,
     active: Option<Active>,
+    /// Locks of the chats this process holds: the active one and any still streaming.
+    locks: HashMap<ChatKey, ChatLock>,
+    /// Turns in flight by request id.
+    in_flight: HashMap<String, turns::InFlight>,
+    /// The model API client, built on first use from the config.
+    provider: Option<Arc<dyn Provider>>,
 }
 
 impl Default for Session {
@@ -70,15 +97,19 @@ impl Session {
             root: None,
             project: None,
             active: None,
+            locks: HashMap::new(),
+            in_flight: HashMap::new(),
+            provider: None,
         }
     }
 
-    /// Handles one request and returns the reply message (without `request_id`).
-    pub fn handle(&mut self, req: &Request) -> Result<(Value, Flow)> {
+    /// Handles one request and returns the reply message (without `request_id`), or
+    /// `None` when the reply comes later from background work (a `send` stream).
+    pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Value>, Flow)> {
         let reply = match req.action.as_str() {
             "ping" => ok(),
             "version" => json!({"type": "version", "version": env!("CARGO_PKG_VERSION")}),
-            "shutdown" => return Ok((ok(), Flow::Shutdown)),
+            "shutdown" => return Ok((Some(ok()), Flow::Shutdown)),
             "bb7_init" => self.bb7_init(req)?,
             "init" => self.init(req)?,
             "get_customization_info" => self.customization_info()?,
@@ -171,25 +202,19 @@ impl Session {
                 json!({"type": "file_statuses", "files": rows})
             }
             "apply_file" | "apply_file_as" => self.apply(req)?,
-            "cancel" => {
-                req.str("target_request_id")
-                    .or_else(|_| req.uint("target_request_id").map(|_| ""))?;
-                return Err(Error::new("not_found", "No active request to cancel"));
-            }
-            "send"
-            | "generate_title"
-            | "get_models"
-            | "get_balance"
-            | "estimate_tokens"
-            | "estimate_text_tokens" => {
-                return Err(Error::new(
-                    "invalid_request",
-                    format!("{} is not available in this build yet", req.action),
-                ));
-            }
+            "cancel" => self.cancel(req)?,
+            "send" => return self.send(req, ctx).map(|()| (None, Flow::Continue)),
+            "generate_title" => self.generate_title(req, ctx)?,
+            "get_models" => match self.get_models(req, ctx)? {
+                Some(v) => v,
+                None => return Ok((None, Flow::Continue)),
+            },
+            "get_balance" => return self.get_balance(req, ctx).map(|()| (None, Flow::Continue)),
+            "estimate_tokens" => self.estimate_tokens(req)?,
+            "estimate_text_tokens" => self.estimate_text_tokens(req)?,
             other => return Err(Error::invalid(format!("Unknown action: {other}"))),
         };
-        Ok((reply, Flow::Continue))
+        Ok((Some(reply), Flow::Continue))
     }
 
     // ----- project and session -------------------------------------------------------
@@ -245,7 +270,8 @@ impl Session {
     }
 
     fn open_root(&mut self, root: PathBuf) {
-        self.active = None;
+        self.deactivate();
+        self.provider = None;
         self.project = Project::is_initialized(&root).then(|| Project { root: root.clone() });
         self.root = Some(root);
     }
@@ -346,14 +372,49 @@ impl Session {
         if !store.exists(id) {
             return Err(Error::chat_not_found());
         }
-        let lock = ChatLock::acquire(&dir)?;
-        let chat = store.load(id)?;
+        let key = chat_key(&store, id);
+        let lock = match self.locks.remove(&key) {
+            Some(held) => held,
+            None => ChatLock::acquire(&dir)?,
+        };
+        let chat = match store.load(id) {
+            Ok(c) => c,
+            Err(e) => {
+                self.keep_or_release(key, lock);
+                return Err(e);
+            }
+        };
         store.set_active(Some(id))?;
-        self.active = Some(Active {
-            store,
-            chat,
-            _lock: lock,
-        });
+        self.deactivate();
+        self.locks.insert(key, lock);
+        self.active = Some(Active { store, chat });
+        Ok(())
+    }
+
+    /// Leaves the active chat; its lock is released unless a turn still streams in it.
+    fn deactivate(&mut self) {
+        if let Some(a) = self.active.take() {
+            let key = chat_key(&a.store, &a.chat.id);
+            if let Some(lock) = self.locks.remove(&key) {
+                self.keep_or_release(key, lock);
+            }
+        }
+    }
+
+    fn keep_or_release(&mut self, key: ChatKey, lock: ChatLock) {
+        if self.is_busy(&key) {
+            self.locks.insert(key, lock);
+        }
+    }
+
+    fn is_busy(&self, key: &ChatKey) -> bool {
+        self.in_flight.values().any(|f| &f.chat == key)
+    }
+
+    fn ensure_not_busy(&self, store: &ChatStore, id: &str) -> Result<()> {
+        if self.is_busy(&chat_key(store, id)) {
+            return Err(Error::new("busy", "Another request is already in progress"));
+        }
         Ok(())
     }
 
@@ -372,7 +433,6 @@ impl Session {
         };
         let chat = store.create(req.opt_str("name")?, &model)?;
         let id = chat.id.clone();
-        self.active = None;
         self.activate(store, &id)?;
         Ok(json!({"type": "ok", "id": id}))
     }
@@ -429,6 +489,7 @@ impl Session {
         change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>,
     ) -> Result<R> {
         let root = self.root()?.to_path_buf();
+        self.ensure_not_busy(store, id)?;
         if self.is_active(store, id) {
             return self.mutate(change);
         }
@@ -487,8 +548,9 @@ impl Session {
         if !store.exists(id) {
             return Err(Error::chat_not_found());
         }
+        self.ensure_not_busy(&store, id)?;
         if self.is_active(&store, id) {
-            self.active = None;
+            self.deactivate();
         } else {
             // Taking the lock proves no other process drives the chat.
             let _lock = ChatLock::acquire(&store.chat_dir(id)?)?;
@@ -525,9 +587,10 @@ impl Session {
                 "A chat with this id already exists there",
             ));
         }
+        self.ensure_not_busy(&from, &id)?;
         let was_active = self.is_active(&from, &id);
         if was_active {
-            self.active = None;
+            self.deactivate();
         }
         let src = from.chat_dir(&id)?;
         let lock = ChatLock::acquire(&src)?;
@@ -670,7 +733,6 @@ impl Session {
         add_warning_events(&mut fork, &warnings);
         store.save(&fork)?;
         let new_id = fork.id.clone();
-        self.active = None;
         self.activate(store, &new_id)?;
         Ok(json!({
             "type": "fork_result",
@@ -700,7 +762,6 @@ impl Session {
             context::push_event(&mut chat, context::event_for(add_action(cf), cf));
         }
         store.save(&chat)?;
-        self.active = None;
         self.activate(store, &new_id)?;
         Ok(json!({"type": "ok", "id": new_id}))
     }
@@ -817,6 +878,13 @@ impl Session {
             output::apply(chat, files, root, &path, destination.as_deref())
         })?;
         Ok(json!({"type": "ok", "path": applied.path, "content": applied.content}))
+    }
+}
+
+fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
+    ChatKey {
+        global: store.global,
+        id: id.to_owned(),
     }
 }
 

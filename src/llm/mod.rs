@@ -1,0 +1,152 @@
+//! Talking to models: a [`Provider`] trait and its OpenAI-compatible implementation
+//! (OpenRouter, Ollama, llama.cpp, vLLM, LM Studio). Knows HTTP and SSE; knows
+//! nothing about `.bb7/`.
+
+pub mod openai;
+
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One decoded piece of a streamed chat completion.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A text delta (`delta.content`).
+    Text(String),
+    /// A reasoning delta (`delta.reasoning` or `delta.reasoning_content`).
+    Reasoning(String),
+    /// A fragment of a tool call; fragments with the same `index` concatenate.
+    ToolCall {
+        /// Position of the call in the response.
+        index: usize,
+        /// Call id, on the first fragment.
+        id: Option<String>,
+        /// Function name, on the first fragment.
+        name: Option<String>,
+        /// A piece of the JSON arguments string.
+        arguments: String,
+    },
+    /// Token counts and cost, usually on the last chunk.
+    Usage(Usage),
+    /// `finish_reason` of the choice (`stop`, `tool_calls`, `length`, …).
+    Finish(String),
+    /// `data: [DONE]`: the stream is complete.
+    Done,
+}
+
+/// Token usage of one response (OPENROUTER.md, "Streaming response").
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens (reasoning included).
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached_tokens: u64,
+    /// Prompt plus completion.
+    pub total_tokens: u64,
+    /// Cost in USD (OpenRouter only; 0 elsewhere).
+    pub cost: f64,
+}
+
+impl Usage {
+    /// Adds another response's usage (a hidden repair round).
+    pub fn add(&mut self, other: &Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.total_tokens += other.total_tokens;
+        self.cost += other.cost;
+    }
+}
+
+/// Why a model call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApiError {
+    /// The server answered with an HTTP error before streaming.
+    Http {
+        /// HTTP status.
+        status: u16,
+        /// The error message from the body, or a description of a non-JSON body.
+        message: String,
+        /// `Retry-After` in seconds, when sent.
+        retry_after: Option<u64>,
+    },
+    /// An `error` object arrived inside the stream (its `code` may be a string or a
+    /// number).
+    Stream {
+        /// The error's code as text, if any.
+        code: Option<String>,
+        /// The error's message.
+        message: String,
+    },
+    /// The connection ended before `data: [DONE]`.
+    Dropped(String),
+    /// No data for longer than the stall timeout.
+    Stalled(u64),
+    /// The request could not be sent (connection refused, DNS, TLS).
+    Network(String),
+    /// The server's answer could not be understood.
+    Decode(String),
+}
+
+impl ApiError {
+    /// Whether a retry may help: 429 and 5xx (OPENROUTER.md, "Errors"), and failed
+    /// connections. Only ever retried before any content arrived.
+    pub fn retryable(&self) -> bool {
+        match self {
+            ApiError::Http { status, .. } => *status == 429 || *status >= 500,
+            ApiError::Network(_) => true,
+            _ => false,
+        }
+    }
+
+    /// A message for the user that says what happened.
+    pub fn user_message(&self) -> String {
+        match self {
+            ApiError::Http {
+                status, message, ..
+            } => {
+                let what = match status {
+                    401 => "the API key is missing or invalid",
+                    402 => "the account has insufficient credits",
+                    403 => "the input was flagged by moderation",
+                    408 => "the request timed out",
+                    429 => "rate limited",
+                    502 => "the model provider failed",
+                    503 => "no model provider is available",
+                    _ => "the model API returned an error",
+                };
+                format!("Model API error (HTTP {status}, {what}): {message}")
+            }
+            ApiError::Stream { code, message } => match code {
+                Some(c) => format!("The model stream reported an error ({c}): {message}"),
+                None => format!("The model stream reported an error: {message}"),
+            },
+            ApiError::Dropped(m) => format!("The connection to the model API dropped: {m}"),
+            ApiError::Stalled(s) => {
+                format!("The model stream stalled: no data for {s} seconds")
+            }
+            ApiError::Network(m) => format!("Cannot reach the model API: {m}"),
+            ApiError::Decode(m) => format!("Cannot understand the model API's answer: {m}"),
+        }
+    }
+}
+
+/// Chunks of a stream: each SSE event decodes to zero or more events.
+pub type EventStream = BoxStream<'static, Result<Vec<StreamEvent>, ApiError>>;
+
+/// A model API. Implementations must never log or return the API key.
+pub trait Provider: Send + Sync {
+    /// Starts a streaming chat completion with `body` (the OpenAI request shape;
+    /// `stream` is set by the provider). Errors before the stream starts are returned
+    /// here; later ones arrive in the stream.
+    fn stream_chat(&self, body: Value) -> BoxFuture<'_, Result<EventStream, ApiError>>;
+
+    /// A non-streaming chat completion (titles); returns the response JSON.
+    fn complete(&self, body: Value) -> BoxFuture<'_, Result<Value, ApiError>>;
+
+    /// `GET {base_url}/{path}` returning JSON (`models`, `credits`).
+    fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>>;
+}
