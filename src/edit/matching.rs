@@ -86,12 +86,15 @@ pub fn search_replace(
         ));
     }
     let exact: Vec<usize> = content.match_indices(old).map(|(i, _)| i).collect();
-    if exact.len() == 1 || (replace_all && !exact.is_empty()) {
-        let out = if replace_all {
-            content.replace(old, new)
-        } else {
-            content.replacen(old, new, 1)
-        };
+    if replace_all && !exact.is_empty() {
+        return Ok((content.replace(old, new), MatchKind::Exact));
+    }
+    if let [at] = exact[..] {
+        let replacement = indent_continuation(content, at, old, new);
+        let mut out = String::with_capacity(content.len() + replacement.len());
+        out.push_str(&content[..at]);
+        out.push_str(&replacement);
+        out.push_str(&content[at + old.len()..]);
         return Ok((out, MatchKind::Exact));
     }
     if exact.len() > 1 {
@@ -122,6 +125,29 @@ pub fn search_replace(
         ));
     }
     Err(not_found(content, old))
+}
+
+/// When an exact match starts right after a line's indentation and `old` carries no
+/// indentation of its own, the model wrote the edit relative to that line: the later
+/// lines of a multi-line `new` get the same indentation.
+fn indent_continuation(content: &str, at: usize, old: &str, new: &str) -> String {
+    let line_start = content[..at].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let indent = &content[line_start..at];
+    if indent.is_empty()
+        || !indent.chars().all(|c| c == ' ' || c == '\t')
+        || old.starts_with([' ', '\t'])
+        || !new.contains('\n')
+    {
+        return new.to_owned();
+    }
+    let mut out = String::new();
+    for (i, line) in new.split_inclusive('\n').enumerate() {
+        if i > 0 && !line.trim().is_empty() {
+            out.push_str(indent);
+        }
+        out.push_str(line);
+    }
+    out
 }
 
 fn find_line_windows(lines: &[&str], old: &[&str], norm: fn(&str) -> String) -> Vec<usize> {
@@ -348,6 +374,24 @@ mod tests {
         let (out, k) =
             search_replace(quoted, "say(\u{2018}hi\u{2019});", "say('bye');", false).unwrap();
         assert_eq!((out.as_str(), k), ("say('bye');\n", MatchKind::Punctuation));
+    }
+
+    #[test]
+    fn a_mid_line_exact_match_indents_continuation_lines() {
+        let file = "fn f() {\n    return s;\n}\n";
+        let (out, _) = search_replace(
+            file,
+            "return s;",
+            "if x {\n    return 0;\n}\nreturn s;",
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "fn f() {\n    if x {\n        return 0;\n    }\n    return s;\n}\n"
+        );
+        let (out, _) = search_replace("a = f(1)\n", "f(1)", "f(\n  2)", false).unwrap();
+        assert_eq!(out, "a = f(\n  2)\n");
     }
 
     #[test]

@@ -269,3 +269,4 @@ pub fn events(chat: &Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+pub mod fake_model;

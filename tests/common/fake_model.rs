@@ -1,0 +1,337 @@
+//! An in-process fake OpenAI-compatible server on 127.0.0.1 that answers the way
+//! OpenRouter does (keep-alive comments, role chunk, deltas, tool-call fragments,
+//! usage with cost, `[DONE]`), scripted per test, and records every request.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// One step of a scripted SSE response.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// `data: <payload>` and a blank line.
+    Data(String),
+    /// A comment line (`: OPENROUTER PROCESSING`).
+    Comment,
+    /// Wait before the next step.
+    Sleep(Duration),
+    /// Close the connection at once (no `[DONE]`).
+    Drop,
+}
+
+/// A scripted answer to one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// `200 text/event-stream` with these steps.
+    Sse(Vec<Step>),
+    /// Any status with a body.
+    Http {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub authorization: Option<String>,
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct State {
+    streams: VecDeque<Reply>,
+    completions: VecDeque<Reply>,
+    models: Option<Reply>,
+    credits: Option<Reply>,
+    requests: Vec<Recorded>,
+    /// When each `data:` step was written (for latency measurements).
+    sent_at: Vec<Instant>,
+}
+
+/// The running fake server.
+#[derive(Clone)]
+pub struct FakeModel {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+}
+
+impl FakeModel {
+    pub fn start() -> FakeModel {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/api/v1", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(State::default()));
+        let st = state.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { break };
+                let st = st.clone();
+                std::thread::spawn(move || serve(conn, st));
+            }
+        });
+        FakeModel { url, state }
+    }
+
+    /// Queues an answer for the next streaming chat request.
+    pub fn push(&self, reply: Reply) {
+        self.state.lock().unwrap().streams.push_back(reply);
+    }
+
+    /// Queues a streamed response made of these SSE steps.
+    pub fn push_sse(&self, steps: Vec<Step>) {
+        self.push(Reply::Sse(steps));
+    }
+
+    /// Queues an answer for the next non-streaming chat request (titles).
+    pub fn push_completion(&self, text: &str) {
+        let body = json!({"id": "gen-t", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]});
+        self.state
+            .lock()
+            .unwrap()
+            .completions
+            .push_back(Reply::Http {
+                status: 200,
+                headers: vec![],
+                body: body.to_string(),
+            });
+    }
+
+    pub fn set_models(&self, reply: Reply) {
+        self.state.lock().unwrap().models = Some(reply);
+    }
+
+    pub fn set_credits(&self, reply: Reply) {
+        self.state.lock().unwrap().credits = Some(reply);
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    /// Bodies of the chat-completion requests, in order.
+    pub fn chat_bodies(&self) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .map(|r| r.body)
+            .collect()
+    }
+
+    pub fn sent_at(&self) -> Vec<Instant> {
+        self.state.lock().unwrap().sent_at.clone()
+    }
+}
+
+/// `HTTP {status}` with a JSON error body of OpenRouter's shape.
+pub fn http_error(status: u16, message: &str) -> Reply {
+    Reply::Http {
+        status,
+        headers: vec![],
+        body: json!({"error": {"code": status, "message": message}}).to_string(),
+    }
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Step {
+    Step::Data(
+        json!({"id": "gen-1", "object": "chat.completion.chunk", "model": "fake/model",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string(),
+    )
+}
+
+pub fn role() -> Step {
+    chunk(json!({"role": "assistant", "content": ""}), None)
+}
+pub fn text(t: &str) -> Step {
+    chunk(json!({"content": t}), None)
+}
+pub fn reasoning(t: &str) -> Step {
+    chunk(json!({"reasoning": t}), None)
+}
+pub fn reasoning_content(t: &str) -> Step {
+    chunk(json!({"reasoning_content": t}), None)
+}
+pub fn finish(reason: &str) -> Step {
+    chunk(json!({}), Some(reason))
+}
+pub fn usage(prompt: u64, completion: u64, cost: f64) -> Step {
+    Step::Data(
+        json!({"id": "gen-1", "object": "chat.completion.chunk", "choices": [],
+               "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                         "total_tokens": prompt + completion, "cost": cost,
+                         "prompt_tokens_details": {"cached_tokens": 3},
+                         "completion_tokens_details": {"reasoning_tokens": 2}}})
+        .to_string(),
+    )
+}
+pub fn done() -> Step {
+    Step::Data("[DONE]".into())
+}
+pub fn stream_error(code: Value, message: &str) -> Step {
+    Step::Data(
+        json!({"id": "gen-1", "object": "chat.completion.chunk",
+               "error": {"code": code, "message": message},
+               "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]})
+        .to_string(),
+    )
+}
+
+/// A tool call streamed as OpenRouter does: a first fragment with id and name, then
+/// the arguments JSON cut into `pieces` fragments (split mid-token).
+pub fn tool_call(index: usize, name: &str, args: Value, pieces: usize) -> Vec<Step> {
+    let args = args.to_string();
+    let mut steps = vec![chunk(
+        json!({"tool_calls": [{"index": index, "id": format!("call_{index}"), "type": "function",
+                               "function": {"name": name, "arguments": ""}}]}),
+        None,
+    )];
+    let chars: Vec<char> = args.chars().collect();
+    let size = chars.len().div_ceil(pieces.max(1));
+    for piece in chars.chunks(size.max(1)) {
+        let frag: String = piece.iter().collect();
+        steps.push(chunk(
+            json!({"tool_calls": [{"index": index, "function": {"arguments": frag}}]}),
+            None,
+        ));
+    }
+    steps
+}
+
+/// A complete, ordinary response: role, optional reasoning, text, tool calls, usage.
+pub fn response(thinking: &str, answer: &str, calls: Vec<(&str, Value)>) -> Vec<Step> {
+    let mut steps = vec![Step::Comment, role()];
+    if !thinking.is_empty() {
+        steps.push(reasoning(thinking));
+    }
+    for word in answer.split_inclusive(' ') {
+        steps.push(text(word));
+    }
+    for (i, (name, args)) in calls.into_iter().enumerate() {
+        steps.extend(tool_call(i, name, args, 3));
+    }
+    steps.push(finish("tool_calls"));
+    steps.push(usage(100, 20, 0.0015));
+    steps.push(done());
+    steps
+}
+
+fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut parts = request_line.split_whitespace();
+        let method = parts.next().unwrap_or("").to_owned();
+        let path = parts.next().unwrap_or("").to_owned();
+        let mut length = 0;
+        let mut authorization = None;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                match k.to_ascii_lowercase().as_str() {
+                    "content-length" => length = v.trim().parse().unwrap_or(0),
+                    "authorization" => authorization = Some(v.trim().to_owned()),
+                    _ => {}
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let streaming = body["stream"] == true;
+        let reply = {
+            let mut st = state.lock().unwrap();
+            st.requests.push(Recorded {
+                method: method.clone(),
+                path: path.clone(),
+                authorization,
+                body,
+            });
+            if path.ends_with("/chat/completions") {
+                if streaming {
+                    st.streams.pop_front()
+                } else {
+                    st.completions.pop_front()
+                }
+            } else if path.ends_with("/models") {
+                st.models.clone()
+            } else if path.ends_with("/credits") {
+                st.credits.clone()
+            } else {
+                None
+            }
+        };
+        let reply = reply.unwrap_or_else(|| http_error(404, "not scripted"));
+        match reply {
+            Reply::Http {
+                status,
+                headers,
+                body,
+            } => {
+                let mut head = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+                    body.len()
+                );
+                for (k, v) in headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
+                if conn.write_all(head.as_bytes()).is_err()
+                    || conn.write_all(body.as_bytes()).is_err()
+                {
+                    return;
+                }
+            }
+            Reply::Sse(steps) => {
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+                if conn.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                for step in steps {
+                    let ok = match step {
+                        Step::Data(d) => {
+                            let r = conn
+                                .write_all(format!("data: {d}\r\n\r\n").as_bytes())
+                                .and_then(|_| conn.flush());
+                            state.lock().unwrap().sent_at.push(Instant::now());
+                            r.is_ok()
+                        }
+                        Step::Comment => conn.write_all(b": OPENROUTER PROCESSING\r\n\r\n").is_ok(),
+                        Step::Sleep(d) => {
+                            std::thread::sleep(d);
+                            true
+                        }
+                        Step::Drop => {
+                            let _ = conn.shutdown(std::net::Shutdown::Both);
+                            return;
+                        }
+                    };
+                    if !ok {
+                        return;
+                    }
+                }
+                let _ = conn.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        }
+    }
+}
