@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::fake_model::*;
 use common::{Bb7, Env, file_id};
 use serde_json::{Value, json};

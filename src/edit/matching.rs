@@ -59,6 +59,9 @@ impl EditError {
     }
 }
 
+/// How a pipeline step normalises a line before comparing.
+type LineNorm = fn(&str) -> String;
+
 /// Which pipeline step matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MatchKind {
@@ -102,7 +105,7 @@ pub fn search_replace(
             match_lines: exact.iter().map(|&i| line_of(content, i)).collect(),
         });
     }
-    let steps: [(MatchKind, fn(&str) -> String); 3] = [
+    let steps: [(MatchKind, LineNorm); 3] = [
         (MatchKind::TrailingWhitespace, |l| l.trim_end().to_owned()),
         (MatchKind::Indentation, |l| l.trim().to_owned()),
         (MatchKind::Punctuation, |l| fold_punctuation(l.trim())),
@@ -150,7 +153,7 @@ fn indent_continuation(content: &str, at: usize, old: &str, new: &str) -> String
     out
 }
 
-fn find_line_windows(lines: &[&str], old: &[&str], norm: fn(&str) -> String) -> Vec<usize> {
+fn find_line_windows(lines: &[&str], old: &[&str], norm: LineNorm) -> Vec<usize> {
     let k = old.len();
     if k == 0 || k > lines.len() {
         return Vec::new();

@@ -1,0 +1,417 @@
+//! Cancellation, API failures, retries, stalls; titles, models, balance, estimates;
+//! concurrent turns (issue 3, points 5 and 6).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::fake_model::*;
+use common::{Bb7, Env};
+use serde_json::{Value, json};
+
+fn setup(extra: Value) -> (Env, FakeModel, Bb7, String) {
+    let env = Env::new();
+    let fake = FakeModel::start();
+    let mut config = json!({"api_key": "k", "base_url": fake.url, "default_model": "fake/model", "retry_backoff_ms": 10});
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            config[k] = v;
+        }
+    }
+    env.write_config(config);
+    let (b, id) = env.with_chat();
+    (env, fake, b, id)
+}
+
+fn run(b: &mut Bb7, content: &str) -> (Vec<Value>, Value) {
+    let rid = b.send(json!({"action": "send", "content": content}));
+    let mut seen = Vec::new();
+    loop {
+        let m = b.reply_to(&rid);
+        if matches!(m["type"].as_str(), Some("done" | "error" | "diff_error")) {
+            return (seen, m);
+        }
+        seen.push(m);
+    }
+}
+
+fn messages(env: &Env, id: &str) -> Vec<Value> {
+    env.chat_json(id)["messages"].as_array().unwrap().clone()
+}
+
+fn last_system_text(env: &Env, id: &str) -> String {
+    messages(env, id)
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "system")
+        .map(|m| m["parts"][0]["content"].as_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn cancel_stops_the_stream_and_keeps_the_partial_answer() {
+    let (env, fake, mut b, id) = setup(json!({}));
+    fake.push_sse(vec![
+        role(),
+        reasoning("hmm"),
+        text("Partial "),
+        text("answer"),
+        Step::Sleep(Duration::from_secs(10)),
+        text(" never"),
+        done(),
+    ]);
+    let rid = b.send(json!({"action": "send", "content": "long question"}));
+    // Wait for the partial text to arrive, then cancel.
+    let mut got = String::new();
+    while got != "Partial answer" {
+        let m = b.reply_to(&rid);
+        if m["type"] == "chunk" {
+            got.push_str(m["content"].as_str().unwrap());
+        }
+    }
+    // ping answers while the stream runs.
+    assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
+    let started = Instant::now();
+    let c = b.ok(json!({"action": "cancel", "target_request_id": rid}));
+    assert_eq!(c["type"], "ok");
+    let end = b.reply_to(&rid);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "cancel did not stop the stream"
+    );
+    assert_eq!(end["type"], "done");
+    assert_eq!(end["cancelled"], true);
+    let msgs = messages(&env, &id);
+    let n = msgs.len();
+    assert_eq!(msgs[n - 2]["role"], "assistant");
+    assert_eq!(msgs[n - 2]["parts"][1]["content"], "Partial answer");
+    assert_eq!(msgs[n - 1]["role"], "system");
+    assert_eq!(
+        msgs[n - 1]["parts"][0]["content"],
+        "Response aborted by user."
+    );
+    assert_eq!(
+        b.err(json!({"action": "cancel", "target_request_id": rid}))["message"],
+        "No active request to cancel"
+    );
+
+    // Both are in the history of the next request.
+    fake.push_sse(response("", "ok", vec![]));
+    assert_eq!(run(&mut b, "again").1["type"], "done");
+    let user = fake.chat_bodies()[1]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(user.contains("Partial answer") && user.contains("Response aborted by user."));
+}
+
+#[test]
+fn http_errors_end_the_turn_with_a_clear_message_and_the_process_keeps_serving() {
+    let (env, fake, mut b, id) = setup(json!({}));
+    for (reply, needle) in [
+        (http_error(401, "No auth credentials found"), "API key"),
+        (
+            http_error(402, "Insufficient credits"),
+            "insufficient credits",
+        ),
+        (http_error(403, "Input flagged"), "moderation"),
+        (
+            Reply::Http {
+                status: 400,
+                headers: vec![],
+                body: "<html><body><h1>Bad Request</h1></body></html>".into(),
+            },
+            "Bad Request",
+        ),
+    ] {
+        fake.push(reply);
+        let (_, end) = run(&mut b, "hi");
+        assert_eq!(end["type"], "error", "{end}");
+        assert_eq!(end["code"], "api");
+        let msg = end["message"].as_str().unwrap();
+        assert!(msg.contains(needle), "{msg} lacks {needle}");
+        assert!(!msg.contains("sk-") && !msg.contains("Bearer"));
+        assert!(last_system_text(&env, &id).contains(needle));
+        assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
+    }
+    // The user messages were kept.
+    assert_eq!(
+        messages(&env, &id)
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .count(),
+        4
+    );
+}
+
+#[test]
+fn rate_limits_and_server_errors_are_retried_before_content() {
+    let (_env, fake, mut b, _id) = setup(json!({}));
+    fake.push(Reply::Http {
+        status: 429,
+        headers: vec![("Retry-After".into(), "0".into())],
+        body: json!({"error": {"code": 429, "message": "slow down"}}).to_string(),
+    });
+    fake.push(Reply::Http {
+        status: 502,
+        headers: vec![],
+        body: "<html>502 Bad Gateway</html>".into(),
+    });
+    fake.push_sse(response("", "finally", vec![]));
+    let (seen, end) = run(&mut b, "hi");
+    assert_eq!(end["type"], "done", "{end}");
+    assert_eq!(seen.iter().filter(|m| m["type"] == "chunk").count(), 1);
+    assert_eq!(fake.chat_bodies().len(), 3);
+
+    // When every retry fails the error says so; a non-JSON body is described.
+    for _ in 0..4 {
+        fake.push(Reply::Http {
+            status: 503,
+            headers: vec![],
+            body: "<html><title>Service Unavailable</title></html>".into(),
+        });
+    }
+    let (_, end) = run(&mut b, "hi");
+    assert_eq!(end["type"], "error");
+    assert!(
+        end["message"]
+            .as_str()
+            .unwrap()
+            .contains("Service Unavailable"),
+        "{end}"
+    );
+    assert_eq!(fake.chat_bodies().len(), 3 + 4);
+}
+
+#[test]
+fn mid_stream_errors_dropped_connections_and_stalls() {
+    let (env, fake, mut b, id) = setup(json!({"stream_timeout_secs": 1}));
+    for code in [json!(502), json!("server_error")] {
+        fake.push_sse(vec![
+            role(),
+            text("Half an"),
+            stream_error(code.clone(), "Provider returned error"),
+        ]);
+        let (seen, end) = run(&mut b, "hi");
+        assert_eq!(seen.len(), 1);
+        assert_eq!(end["type"], "error", "code {code}: {end}");
+        assert!(
+            end["message"]
+                .as_str()
+                .unwrap()
+                .contains("Provider returned error")
+        );
+        let msgs = messages(&env, &id);
+        let n = msgs.len();
+        assert_eq!(msgs[n - 2]["parts"][0]["content"], "Half an");
+        assert!(
+            msgs[n - 1]["parts"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("Provider returned error")
+        );
+    }
+    // Content already arrived, so a server error is not retried.
+    assert_eq!(fake.chat_bodies().len(), 2);
+
+    fake.push_sse(vec![role(), text("cut "), Step::Drop]);
+    let (_, end) = run(&mut b, "hi");
+    assert_eq!(end["type"], "error");
+    assert!(
+        end["message"].as_str().unwrap().contains("dropped"),
+        "{end}"
+    );
+    assert!(
+        messages(&env, &id)
+            .iter()
+            .any(|m| m["parts"][0]["content"] == "cut ")
+    );
+
+    fake.push_sse(vec![
+        role(),
+        text("slow "),
+        Step::Sleep(Duration::from_secs(4)),
+        done(),
+    ]);
+    let (_, end) = run(&mut b, "hi");
+    assert_eq!(end["type"], "error");
+    assert!(
+        end["message"].as_str().unwrap().contains("stalled"),
+        "{end}"
+    );
+    assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
+}
+
+#[test]
+fn titles_models_and_balance() {
+    let (env, fake, mut b, id) = setup(json!({"title_model": "fake/titler"}));
+    fake.push_sse(response("", "Sure.", vec![]));
+    fake.push_completion("\"Refactor The Parser.\"");
+    let (_, end) = run(&mut b, "Please refactor the parser");
+    assert_eq!(end["type"], "done");
+    let event = (0..50)
+        .find_map(|_| {
+            b.recv_timeout(Duration::from_millis(200))
+                .filter(|m| m["type"] == "title_updated")
+        })
+        .or_else(|| {
+            b.backlog
+                .iter()
+                .find(|m| m["type"] == "title_updated")
+                .cloned()
+        })
+        .expect("title_updated event");
+    assert_eq!(event["chat_id"], id.as_str());
+    assert_eq!(event["title"], "Refactor The Parser");
+    assert!(event.get("request_id").is_none());
+    assert_eq!(env.chat_json(&id)["name"], "Refactor The Parser");
+    let title_req = fake
+        .chat_bodies()
+        .into_iter()
+        .find(|b| b["stream"] == false)
+        .unwrap();
+    assert_eq!(title_req["model"], "fake/titler");
+
+    fake.push_completion("Explicit title");
+    b.ok(json!({"action": "generate_title", "chat_id": id, "content": "whatever"}));
+    let ev = (0..50)
+        .find_map(|_| {
+            b.recv_timeout(Duration::from_millis(200))
+                .filter(|m| m["type"] == "title_updated")
+        })
+        .unwrap();
+    assert_eq!(ev["title"], "Explicit title");
+
+    fake.set_models(Reply::Http { status: 200, headers: vec![], body: json!({"data": [
+        {"id": "a/one", "name": "One", "context_length": 1000, "pricing": {"prompt": "0.000001", "completion": "0.000002"}, "supported_parameters": ["tools", "reasoning"]},
+        {"id": "b/two", "name": "Two", "context_length": 2000, "pricing": {"prompt": "0", "completion": "0"}, "supported_parameters": []}
+    ]}).to_string() });
+    let m = b.ok(json!({"action": "get_models"}));
+    assert_eq!(m["type"], "models");
+    assert_eq!(
+        m["models"][0],
+        json!({"id": "a/one", "name": "One", "context_length": 1000, "supports_reasoning": true, "supports_tools": true, "pricing": {"prompt": 0.000001, "completion": 0.000002}})
+    );
+    assert_eq!(m["models"][1]["supports_tools"], false);
+    let fetched = fake
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/models"))
+        .count();
+    b.ok(json!({"action": "get_models"}));
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/models"))
+            .count(),
+        fetched,
+        "cache not used"
+    );
+    b.ok(json!({"action": "get_models", "refresh": true}));
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/models"))
+            .count(),
+        fetched + 1
+    );
+
+    fake.set_credits(Reply::Http {
+        status: 200,
+        headers: vec![],
+        body: json!({"data": {"total_credits": 10.5, "total_usage": 2.25}}).to_string(),
+    });
+    let bal = b.ok(json!({"action": "get_balance"}));
+    assert_eq!(
+        bal,
+        json!({"type": "balance", "total_credits": 10.5, "total_usage": 2.25, "request_id": bal["request_id"]})
+    );
+    fake.set_credits(http_error(404, "Not Found"));
+    let e = b.err(json!({"action": "get_balance"}));
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("no balance endpoint")
+    );
+}
+
+#[test]
+fn token_estimates() {
+    let (env, _fake, mut b, id) = setup(json!({}));
+    let src = "fn main() {\n    println!(\"hello world\");\n}\n";
+    env.write("a.rs", src);
+    b.ok(json!({"action": "context_add", "path": "a.rs", "content": src}));
+    env.plant_output(&id, "a.rs", "fn main() {}\n");
+    let e = b.ok(json!({"action": "estimate_tokens", "input_text": "hello there"}));
+    assert_eq!(e["type"], "token_estimate");
+    assert_eq!(e["input_text"], 2);
+    let parts: u64 = [
+        "context_files",
+        "history",
+        "instructions",
+        "system_prompt",
+        "input_text",
+    ]
+    .iter()
+    .map(|k| e[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(e["total"], parts);
+    assert!(e["system_prompt"].as_u64().unwrap() > 100);
+    assert_eq!(e["files"][0]["has_output"], true);
+    assert_eq!(e["files"][0]["output_tokens"], 4);
+    assert!(e["files"][0]["original_tokens"].as_u64().unwrap() > 4);
+    let t = b.ok(
+        json!({"action": "estimate_text_tokens", "texts": ["hello world", "", "fn main() {}"]}),
+    );
+    assert_eq!(t["tokens"], json!([2, 0, 4]));
+    b.err(json!({"action": "estimate_text_tokens", "texts": [1]}));
+}
+
+#[test]
+fn turns_in_different_chats_run_at_the_same_time() {
+    let (env, fake, mut b, first) = setup(json!({}));
+    fake.push_sse(vec![
+        role(),
+        text("slow "),
+        Step::Sleep(Duration::from_millis(1500)),
+        text("first"),
+        done(),
+    ]);
+    let r1 = b.send(json!({"action": "send", "content": "one"}));
+    // Wait until the first turn streams, so the second request goes to the next script.
+    assert_eq!(b.reply_to(&r1)["type"], "chunk");
+    let busy = b.err(json!({"action": "send", "content": "again"}));
+    assert_eq!(busy["code"], "busy");
+    assert_eq!(busy["message"], "Another request is already in progress");
+    let second = b.ok(json!({"action": "chat_new"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    fake.push_sse(response("", "second", vec![]));
+    let r2 = b.send(json!({"action": "send", "content": "two"}));
+    let mut order = Vec::new();
+    while order.len() < 2 {
+        let m = b.recv().unwrap();
+        if m["type"] == "done" {
+            order.push(m["request_id"].as_str().unwrap().to_owned());
+            if m["request_id"] == r1.as_str() {
+                assert_eq!(m["chat_id"], first.as_str());
+            }
+        }
+    }
+    assert_eq!(order, [r2, r1]);
+    assert_eq!(
+        messages(&env, &first).last().unwrap()["parts"][0]["content"],
+        "slow first"
+    );
+    assert_eq!(
+        messages(&env, &second).last().unwrap()["parts"][0]["content"],
+        "second"
+    );
+    // The first chat's lock was released after its turn ended.
+    assert_eq!(
+        std::fs::read_to_string(env.chat_dir(&first).join("lock")).unwrap(),
+        ""
+    );
+}
