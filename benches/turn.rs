@@ -91,8 +91,15 @@ fn main() {
     let median = lat[lat.len() / 2];
     let p99 = lat[lat.len() * 99 / 100];
     println!("ping round trip (baseline)       median {ping:>10.3?}");
-    println!("chunk forwarding ({} chunks)    median {median:>10.3?}  p99 {p99:>10.3?}", lat.len());
-    println!("  ratio to ping: median {:.2}x, p99 {:.2}x", median.as_secs_f64() / ping.as_secs_f64(), p99.as_secs_f64() / ping.as_secs_f64());
+    println!(
+        "chunk forwarding ({} chunks)    median {median:>10.3?}  p99 {p99:>10.3?}",
+        lat.len()
+    );
+    println!(
+        "  ratio to ping: median {:.2}x, p99 {:.2}x",
+        median.as_secs_f64() / ping.as_secs_f64(),
+        p99.as_secs_f64() / ping.as_secs_f64()
+    );
 
     // estimate_tokens over 200 files, 8 MB.
     let line = "    let value = compute(alpha, beta, gamma); // adjust the running total here\n";
@@ -101,7 +108,9 @@ fn main() {
     for i in 0..200 {
         // Each file differs so each has its own file id.
         let c = format!("// file {i}\n{content}");
-        send(json!({"action": "context_add", "path": format!("src/f{i}.rs"), "content": c, "request_id": "a"}));
+        send(
+            json!({"action": "context_add", "path": format!("src/f{i}.rs"), "content": c, "request_id": "a"}),
+        );
         read();
     }
     let mut time_estimate = || {
@@ -115,8 +124,14 @@ fn main() {
     let mut warm: Vec<Duration> = (0..10).map(|_| time_estimate().0).collect();
     warm.sort();
     let warm = warm[warm.len() / 2];
-    println!("estimate_tokens, 200 files / 8 MB: cold {cold:>10.3?}, warm median {warm:>10.3?} ({total} tokens)");
-    println!("  warm is {:.1}x faster than cold; warm is {:.0}x a ping", cold.as_secs_f64() / warm.as_secs_f64(), warm.as_secs_f64() / ping.as_secs_f64());
+    println!(
+        "estimate_tokens, 200 files / 8 MB: cold {cold:>10.3?}, warm median {warm:>10.3?} ({total} tokens)"
+    );
+    println!(
+        "  warm is {:.1}x faster than cold; warm is {:.0}x a ping",
+        cold.as_secs_f64() / warm.as_secs_f64(),
+        warm.as_secs_f64() / ping.as_secs_f64()
+    );
     drop(send);
     child.kill().ok();
 }

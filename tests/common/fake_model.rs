@@ -46,8 +46,12 @@ pub struct Recorded {
     pub body: Value,
 }
 
+/// Answers a request when no reply is queued (used by the `fake_openai` example).
+pub type Fallback = Box<dyn Fn(&Recorded) -> Option<Reply> + Send>;
+
 #[derive(Default)]
 struct State {
+    fallback: Option<Fallback>,
     streams: VecDeque<Reply>,
     completions: VecDeque<Reply>,
     models: Option<Reply>,
@@ -102,6 +106,11 @@ impl FakeModel {
                 headers: vec![],
                 body: body.to_string(),
             });
+    }
+
+    /// Sets the answer source used when the queue is empty.
+    pub fn set_fallback(&self, f: Fallback) {
+        self.state.lock().unwrap().fallback = Some(f);
     }
 
     pub fn set_models(&self, reply: Reply) {
@@ -260,13 +269,14 @@ fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
         let streaming = body["stream"] == true;
         let reply = {
             let mut st = state.lock().unwrap();
-            st.requests.push(Recorded {
+            let rec = Recorded {
                 method: method.clone(),
                 path: path.clone(),
                 authorization,
                 body,
-            });
-            if path.ends_with("/chat/completions") {
+            };
+            st.requests.push(rec.clone());
+            let queued = if path.ends_with("/chat/completions") {
                 if streaming {
                     st.streams.pop_front()
                 } else {
@@ -278,7 +288,8 @@ fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
                 st.credits.clone()
             } else {
                 None
-            }
+            };
+            queued.or_else(|| st.fallback.as_ref().and_then(|f| f(&rec)))
         };
         let reply = reply.unwrap_or_else(|| http_error(404, "not scripted"));
         match reply {

@@ -1,0 +1,149 @@
+-- Helpers for the plugin tests: a temporary project and HOME per test, the fake model
+-- server (examples/fake_openai), captured notifications, waiting on the event loop.
+
+local H = {}
+
+H.root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
+H.bin = vim.env.BB7_BIN or (H.root .. '/target/debug/bb7')
+H.fake_bin = vim.env.BB7_FAKE or (H.root .. '/target/debug/examples/fake_openai')
+H.notes = {}
+
+local real_notify = vim.notify
+vim.notify = function(msg, level)
+  table.insert(H.notes, { msg = msg, level = level or vim.log.levels.INFO })
+  if vim.env.BB7_TEST_VERBOSE then
+    real_notify(msg, level)
+  end
+end
+
+function H.fail(msg)
+  error(msg, 2)
+end
+
+function H.eq(got, want, what)
+  if not vim.deep_equal(got, want) then
+    error(string.format('%s: expected %s, got %s', what or 'value', vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+function H.truthy(v, what)
+  if not v then
+    error((what or 'condition') .. ' is false', 2)
+  end
+end
+
+--- Waits until `cond()` is true (pumping the event loop) or fails after `ms`.
+function H.wait(cond, ms, what)
+  local ok = vim.wait(ms or 10000, cond, 10)
+  if not ok then
+    error('timed out waiting for ' .. (what or 'condition'), 2)
+  end
+end
+
+--- The last notification whose text contains `needle`, or nil.
+function H.note(needle)
+  for i = #H.notes, 1, -1 do
+    if H.notes[i].msg:find(needle, 1, true) then
+      return H.notes[i]
+    end
+  end
+end
+
+function H.expect_note(needle, level)
+  local n = H.note(needle)
+  if not n then
+    error('no notification containing "' .. needle .. '"; got: ' .. vim.inspect(vim.tbl_map(function(x) return x.msg end, H.notes)), 2)
+  end
+  if level and n.level ~= level then
+    error('notification "' .. n.msg .. '" has level ' .. tostring(n.level) .. ', expected ' .. level, 2)
+  end
+  return n
+end
+
+local fake = nil
+
+--- Starts the fake model server once; returns its base URL and script directory.
+function H.fake()
+  if fake then
+    return fake
+  end
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local url
+  local job = vim.fn.jobstart({ H.fake_bin, dir }, {
+    on_stdout = function(_, data)
+      for _, l in ipairs(data) do
+        if l:match('^http') then
+          url = l
+        end
+      end
+    end,
+  })
+  H.truthy(job > 0, 'fake model server started')
+  H.wait(function() return url ~= nil end, 20000, 'fake model URL')
+  fake = { url = url, dir = dir, job = job, n = 0 }
+  return fake
+end
+
+--- Queues a scripted model response (see examples/fake_openai.rs).
+function H.script(tbl)
+  local f = H.fake()
+  f.n = f.n + 1
+  vim.fn.writefile({ vim.json.encode(tbl) }, string.format('%s/%04d.json', f.dir, f.n))
+end
+
+--- Request bodies the fake received, in order.
+function H.requests()
+  local path = H.fake().dir .. '/requests.jsonl'
+  if vim.fn.filereadable(path) == 0 then
+    return {}
+  end
+  return vim.tbl_map(vim.json.decode, vim.fn.readfile(path))
+end
+
+--- A fresh project (files: { [rel] = content }) as the current directory, with a HOME
+--- whose config points bb7 at the fake model. The plugin and binary start fresh.
+function H.project(files, config)
+  local bb7 = require('bb7')
+  require('bb7.client').stop()
+  vim.wait(50)
+  if require('bb7.ui').visible() then
+    pcall(vim.cmd, 'tabonly!')
+  end
+  require('bb7.ui')._panes.tab = nil
+  bb7._state.initialized = nil
+  bb7._state.streams = {}
+  vim.cmd('silent! %bwipeout!')
+  -- Scripts a previous test left unused must not answer this test's requests.
+  for _, left in ipairs(vim.fn.glob(H.fake().dir .. '/*.json', false, true)) do
+    vim.fn.rename(left, left .. '.stale')
+  end
+  local base = vim.fn.resolve(vim.fn.tempname())
+  local home, proj = base .. '/home', base .. '/project'
+  vim.fn.mkdir(home .. '/.config/bb7', 'p')
+  vim.fn.mkdir(proj, 'p')
+  for rel, content in pairs(files or {}) do
+    local p = proj .. '/' .. rel
+    vim.fn.mkdir(vim.fn.fnamemodify(p, ':h'), 'p')
+    vim.fn.writefile(vim.split(content, '\n', { plain = true }), p, 'b')
+  end
+  local cfg = vim.tbl_extend('force', { base_url = H.fake().url, api_key = 'test-key', default_model = 'fake/model' }, config or {})
+  vim.fn.writefile({ vim.json.encode(cfg) }, home .. '/.config/bb7/config.json')
+  vim.env.HOME = home
+  vim.env.XDG_CONFIG_HOME = home .. '/.config'
+  vim.cmd('cd ' .. vim.fn.fnameescape(proj))
+  H.notes = {}
+  return proj, home
+end
+
+function H.read(path)
+  return table.concat(vim.fn.readfile(path, 'b'), '\n')
+end
+
+--- Lines of a bb7 pane buffer.
+function H.pane(name)
+  local b = require('bb7.ui')._panes.bufs[name]
+  return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+end
+
+return H
