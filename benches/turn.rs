@@ -132,6 +132,6 @@ fn main() {
         cold.as_secs_f64() / warm.as_secs_f64(),
         warm.as_secs_f64() / ping.as_secs_f64()
     );
-    drop(send);
     child.kill().ok();
+    child.wait().ok();
 }
