@@ -12,5 +12,6 @@ pub mod output;
 pub mod project;
 pub mod prompt;
 pub mod protocol;
+pub mod review;
 pub mod server;
 pub mod tokens;

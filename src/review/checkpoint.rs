@@ -1,0 +1,258 @@
+//! Checkpoints (seed 000 §27): every apply and every rollback records the affected
+//! files' content before and after, so any of them can be rolled back — a rollback
+//! included. Stored as `{state}/checkpoints/{id}.json` (`.bb7/` of the project, or
+//! `~/.bb7/` in global-only mode).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::hunks::{self, Edit, apply_edits};
+use crate::chat::ids;
+use crate::error::{Error, Result};
+use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings, write_json_atomic};
+use crate::project::paths::state_path;
+
+/// One file of a checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckpointFile {
+    /// Project-relative path.
+    pub path: String,
+    /// `sha256:…` of the file before, `null` when it did not exist.
+    pub before_hash: Option<String>,
+    /// `sha256:…` of the file after, `null` when it was deleted.
+    pub after_hash: Option<String>,
+    /// Hunks between before and after (ids as in reviews).
+    pub hunk_ids: Vec<String>,
+    /// Content before (as on disk), `null` when the file did not exist.
+    pub before_content: Option<String>,
+    /// Content after (as on disk), `null` when the file was deleted.
+    pub after_content: Option<String>,
+    /// What the model proposed at the time (its output), for the three-way view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed_content: Option<String>,
+}
+
+/// A checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// `cp_<millis>_<random>`: sorts by creation.
+    pub checkpoint_id: String,
+    /// The chat whose apply made it.
+    pub chat_id: String,
+    /// RFC 3339 UTC.
+    pub created_at: String,
+    /// `apply_file`, `apply_file_as`, `review_apply` or `rollback`.
+    pub action: String,
+    /// The files it changed.
+    pub files: Vec<CheckpointFile>,
+}
+
+impl Checkpoint {
+    /// The summary for `checkpoint_list`: files without their contents.
+    pub fn summary(&self) -> serde_json::Value {
+        let files: Vec<serde_json::Value> = self
+            .files
+            .iter()
+            .map(|f| {
+                serde_json::json!({"path": f.path, "before_hash": f.before_hash,
+                                   "after_hash": f.after_hash, "hunk_ids": f.hunk_ids})
+            })
+            .collect();
+        serde_json::json!({"checkpoint_id": self.checkpoint_id, "chat_id": self.chat_id,
+                           "created_at": self.created_at, "action": self.action, "files": files})
+    }
+}
+
+/// Builds the record of one file's change.
+pub fn file_change(
+    path: &str,
+    before: Option<&str>,
+    after: Option<&str>,
+    proposed: Option<&str>,
+) -> CheckpointFile {
+    let hunk_ids = hunks::hunks(
+        path,
+        &to_lf(before.unwrap_or("")),
+        &to_lf(after.unwrap_or("")),
+    )
+    .into_iter()
+    .map(|h| h.id)
+    .collect();
+    CheckpointFile {
+        path: path.to_owned(),
+        before_hash: before.map(|b| ids::sha256_tagged(b.as_bytes())),
+        after_hash: after.map(|a| ids::sha256_tagged(a.as_bytes())),
+        hunk_ids,
+        before_content: before.map(str::to_owned),
+        after_content: after.map(str::to_owned),
+        proposed_content: proposed.map(str::to_owned),
+    }
+}
+
+/// The checkpoints of one state directory.
+pub struct CheckpointStore {
+    base: PathBuf,
+}
+
+impl CheckpointStore {
+    /// Checkpoints under `{state}/checkpoints`.
+    pub fn new(state: PathBuf) -> CheckpointStore {
+        CheckpointStore { base: state }
+    }
+
+    /// Records a checkpoint and returns it.
+    pub fn create(
+        &self,
+        chat_id: &str,
+        action: &str,
+        files: Vec<CheckpointFile>,
+    ) -> Result<Checkpoint> {
+        let millis = chrono::Utc::now().timestamp_millis();
+        let mut suffix = [0u8; 3];
+        let _ = getrandom::fill(&mut suffix);
+        let cp = Checkpoint {
+            checkpoint_id: format!("cp_{millis:013}_{}", hex::encode(suffix)),
+            chat_id: chat_id.to_owned(),
+            created_at: ids::now_rfc3339(),
+            action: action.to_owned(),
+            files,
+        };
+        let path = state_path(
+            &self.base,
+            &format!("checkpoints/{}.json", cp.checkpoint_id),
+        )?;
+        write_json_atomic(&path, &cp)?;
+        Ok(cp)
+    }
+
+    /// Loads one. Errors: `Checkpoint not found`.
+    pub fn get(&self, id: &str) -> Result<Checkpoint> {
+        if !id.starts_with("cp_") || !crate::project::paths::valid_chat_id(id) {
+            return Err(Error::not_found("Checkpoint not found"));
+        }
+        let path = state_path(&self.base, &format!("checkpoints/{id}.json"))?;
+        let bytes = std::fs::read(&path).map_err(|_| Error::not_found("Checkpoint not found"))?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Error::new("io", format!("Checkpoint {id} is damaged: {e}")))
+    }
+
+    /// All checkpoints, oldest first, optionally of one chat.
+    pub fn list(&self, chat_id: Option<&str>) -> Result<Vec<Checkpoint>> {
+        let dir = state_path(&self.base, "checkpoints")?;
+        let mut names: Vec<String> = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+                .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        let mut out = Vec::new();
+        for n in names {
+            if let Ok(cp) = self.get(&n)
+                && chat_id.is_none_or(|c| c == cp.chat_id)
+            {
+                out.push(cp);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// How a rollback treats one file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RollbackMode {
+    /// Restore the content before the checkpoint (`hard_all`).
+    Hard {
+        /// Also when the file changed after the checkpoint.
+        force: bool,
+    },
+    /// Reverse only these hunks, keeping newer unrelated edits (`scoped_selected`).
+    Scoped(Vec<String>),
+}
+
+/// What a rollback does to one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRollback {
+    /// The new content: `Some(Some(text))` to write, `Some(None)` to delete,
+    /// `None` to leave the file as it is.
+    pub write: Option<Option<String>>,
+    /// The file was (fully or partly) restored.
+    pub restored: bool,
+    /// Something could not be restored.
+    pub conflict: bool,
+    /// Why not.
+    pub reason: Option<String>,
+}
+
+/// Plans the rollback of `file` given the file's current content on disk.
+pub fn rollback_file(
+    file: &CheckpointFile,
+    current: Option<&str>,
+    mode: &RollbackMode,
+) -> FileRollback {
+    let current_hash = current.map(|c| ids::sha256_tagged(c.as_bytes()));
+    match mode {
+        RollbackMode::Hard { force } => {
+            if current_hash != file.after_hash && !force {
+                return FileRollback {
+                    write: None,
+                    restored: false,
+                    conflict: true,
+                    reason: Some("the file changed after the checkpoint; roll back with force to discard those changes".into()),
+                };
+            }
+            FileRollback {
+                write: Some(file.before_content.clone()),
+                restored: true,
+                conflict: false,
+                reason: None,
+            }
+        }
+        RollbackMode::Scoped(ids) => {
+            let before = to_lf(file.before_content.as_deref().unwrap_or("")).into_owned();
+            let after = to_lf(file.after_content.as_deref().unwrap_or("")).into_owned();
+            let now = current.map(|c| to_lf(c).into_owned());
+            let selected: Vec<hunks::Hunk> = hunks::hunks(&file.path, &before, &after)
+                .into_iter()
+                .filter(|h| ids.contains(&h.id))
+                .collect();
+            // Each hunk reversed, as an edit of the "after" text.
+            let reversed: Vec<Edit> = selected
+                .iter()
+                .map(|h| Edit {
+                    start: h.new_start,
+                    end: h.new_start + h.edit.lines.len(),
+                    lines: h.old_lines.clone(),
+                })
+                .collect();
+            let newer = super::user_edits(&after, now.as_deref());
+            let (ok, clash): (Vec<Edit>, Vec<Edit>) = reversed
+                .into_iter()
+                .partition(|r| !newer.iter().any(|n| n.conflicts_with(r)));
+            if ok.is_empty() {
+                return FileRollback {
+                    write: None,
+                    restored: false,
+                    conflict: !clash.is_empty(),
+                    reason: (!clash.is_empty())
+                        .then(|| "the selected hunks overlap later edits".to_owned()),
+                };
+            }
+            let mut all = newer;
+            all.extend(ok);
+            let text = apply_edits(&after, &all);
+            let crlf = current.is_some_and(uses_crlf);
+            FileRollback {
+                write: Some(Some(with_line_endings(&text, crlf))),
+                restored: true,
+                conflict: !clash.is_empty(),
+                reason: (!clash.is_empty())
+                    .then(|| "some selected hunks overlap later edits and were kept".to_owned()),
+            }
+        }
+    }
+}

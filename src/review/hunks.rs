@@ -1,0 +1,394 @@
+//! Hunks: the changed regions between two versions of a file, with stable ids, split
+//! when oversized (seed 000 §23), and the line-range edits that apply, merge and
+//! rollback are built from.
+
+use sha2::{Digest, Sha256};
+use similar::{Algorithm, DiffTag, capture_diff_slices};
+
+/// Largest hunk, in changed lines (removed plus added), before it is split
+/// (seed 000 §23, `max_hunk_lines`).
+pub const MAX_HUNK_LINES: usize = 80;
+/// Largest hunk, in changed bytes, before it is split (`max_hunk_bytes`).
+pub const MAX_HUNK_BYTES: usize = 8192;
+
+/// Replace lines `start..end` of a base text (0-based, end exclusive) with `lines`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// First replaced base line (0-based).
+    pub start: usize,
+    /// One past the last replaced base line.
+    pub end: usize,
+    /// The replacement lines, each with its line ending.
+    pub lines: Vec<String>,
+}
+
+impl Edit {
+    /// Whether two edits touch the same lines so their order or meaning is ambiguous:
+    /// overlapping ranges, two insertions at one point, or an insertion strictly
+    /// inside a replaced range.
+    pub fn conflicts_with(&self, other: &Edit) -> bool {
+        let (a, b) = (self, other);
+        if a.start < b.end && b.start < a.end {
+            return true;
+        }
+        let a_empty = a.start == a.end;
+        let b_empty = b.start == b.end;
+        (a.start == b.start && (a_empty || b_empty))
+            || (a_empty && b.start < a.start && a.start < b.end)
+            || (b_empty && a.start < b.start && b.start < a.end)
+    }
+}
+
+/// One hunk between an old and a new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    /// Stable id: depends on the path and the change itself, not on line numbers.
+    pub id: String,
+    /// The change as an edit of the old text.
+    pub edit: Edit,
+    /// The removed lines.
+    pub old_lines: Vec<String>,
+    /// First line in the new text (0-based).
+    pub new_start: usize,
+    /// Too large and could not be split.
+    pub oversized: bool,
+}
+
+impl Hunk {
+    /// `@@ -a,b +c,d @@` with 1-based starts (0 for an empty side, as diff does).
+    pub fn header(&self) -> String {
+        let old_n = self.old_lines.len();
+        let new_n = self.edit.lines.len();
+        let old_s = if old_n == 0 {
+            self.edit.start
+        } else {
+            self.edit.start + 1
+        };
+        let new_s = if new_n == 0 {
+            self.new_start
+        } else {
+            self.new_start + 1
+        };
+        format!("@@ -{old_s},{old_n} +{new_s},{new_n} @@")
+    }
+
+    /// The hunk as patch text: header, `-` and `+` lines (no context).
+    pub fn patch(&self) -> String {
+        let mut s = self.header();
+        s.push('\n');
+        for l in &self.old_lines {
+            s.push('-');
+            s.push_str(l);
+            if !l.ends_with('\n') {
+                s.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+        for l in &self.edit.lines {
+            s.push('+');
+            s.push_str(l);
+            if !l.ends_with('\n') {
+                s.push_str("\n\\ No newline at end of file\n");
+            }
+        }
+        s
+    }
+
+    fn changed_lines(&self) -> usize {
+        self.old_lines.len() + self.edit.lines.len()
+    }
+
+    fn changed_bytes(&self) -> usize {
+        self.old_lines
+            .iter()
+            .chain(&self.edit.lines)
+            .map(String::len)
+            .sum()
+    }
+}
+
+/// Lines of `text`, each with its `\n` (the last may lack one).
+pub fn lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// The hunks that turn `old` into `new` for file `path`, in order, oversized ones
+/// split at edit boundaries and then blank lines.
+pub fn hunks(path: &str, old: &str, new: &str) -> Vec<Hunk> {
+    let a = lines(old);
+    let b = lines(new);
+    let ops = capture_diff_slices(Algorithm::Myers, &a, &b);
+    // Each non-equal op is an edit boundary; adjacent ones form one region.
+    let mut pieces: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = Vec::new();
+    let mut regions: Vec<Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>> = Vec::new();
+    for op in ops {
+        let (tag, o, n) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            if !pieces.is_empty() {
+                regions.push(std::mem::take(&mut pieces));
+            }
+            continue;
+        }
+        pieces.push((o, n));
+    }
+    if !pieces.is_empty() {
+        regions.push(pieces);
+    }
+    let mut out = Vec::new();
+    for region in regions {
+        let whole = make(
+            &a,
+            &b,
+            region[0].0.start..region.last().map(|p| p.0.end).unwrap_or(0),
+            region[0].1.start..region.last().map(|p| p.1.end).unwrap_or(0),
+        );
+        if !too_big(&whole) {
+            out.push(whole);
+            continue;
+        }
+        for (o, n) in region {
+            out.extend(split_piece(&a, &b, o, n));
+        }
+    }
+    assign_ids(path, &mut out);
+    out
+}
+
+fn make(a: &[&str], b: &[&str], o: std::ops::Range<usize>, n: std::ops::Range<usize>) -> Hunk {
+    Hunk {
+        id: String::new(),
+        edit: Edit {
+            start: o.start,
+            end: o.end,
+            lines: b[n.clone()].iter().map(|s| (*s).to_owned()).collect(),
+        },
+        old_lines: a[o].iter().map(|s| (*s).to_owned()).collect(),
+        new_start: n.start,
+        oversized: false,
+    }
+}
+
+fn too_big(h: &Hunk) -> bool {
+    h.changed_lines() > MAX_HUNK_LINES || h.changed_bytes() > MAX_HUNK_BYTES
+}
+
+/// Splits one op's ranges at blank lines into pieces within the limits. A pure
+/// insertion or deletion splits freely; a replacement splits only when old and new
+/// have the same number of blank-line-separated blocks (block k replaces block k).
+fn split_piece(
+    a: &[&str],
+    b: &[&str],
+    o: std::ops::Range<usize>,
+    n: std::ops::Range<usize>,
+) -> Vec<Hunk> {
+    let whole = make(a, b, o.clone(), n.clone());
+    if !too_big(&whole) {
+        return vec![whole];
+    }
+    let old_blocks = blocks(a, o.clone());
+    let new_blocks = blocks(b, n.clone());
+    let pairs: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)> = if o.is_empty() {
+        new_blocks
+            .into_iter()
+            .map(|nb| (o.start..o.start, nb))
+            .collect()
+    } else if n.is_empty() {
+        old_blocks
+            .into_iter()
+            .map(|ob| (ob, n.start..n.start))
+            .collect()
+    } else if old_blocks.len() == new_blocks.len() && old_blocks.len() > 1 {
+        old_blocks.into_iter().zip(new_blocks).collect()
+    } else {
+        let mut h = whole;
+        h.oversized = true;
+        return vec![h];
+    };
+    // Greedily join consecutive blocks while they fit.
+    let mut out: Vec<Hunk> = Vec::new();
+    let mut cur: Option<(std::ops::Range<usize>, std::ops::Range<usize>)> = None;
+    for (ob, nb) in pairs {
+        cur = match cur {
+            None => Some((ob, nb)),
+            Some((co, cn)) => {
+                let joined = (co.start..ob.end, cn.start..nb.end);
+                if too_big(&make(a, b, joined.0.clone(), joined.1.clone())) {
+                    out.push(finish(a, b, co, cn));
+                    Some((ob, nb))
+                } else {
+                    Some(joined)
+                }
+            }
+        };
+    }
+    if let Some((co, cn)) = cur {
+        out.push(finish(a, b, co, cn));
+    }
+    out
+}
+
+fn finish(a: &[&str], b: &[&str], o: std::ops::Range<usize>, n: std::ops::Range<usize>) -> Hunk {
+    let mut h = make(a, b, o, n);
+    h.oversized = too_big(&h);
+    h
+}
+
+/// Blank-line-separated blocks of `lines[r]`: each block ends after a blank line.
+fn blocks(lines: &[&str], r: std::ops::Range<usize>) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = r.start;
+    for i in r.clone() {
+        if lines[i].trim().is_empty() && i + 1 < r.end {
+            out.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    if start < r.end {
+        out.push(start..r.end);
+    }
+    out
+}
+
+/// Ids: 12 hex of sha256(path, removed text, added text, occurrence), so a hunk keeps
+/// its id while its change is unchanged, wherever it moves.
+fn assign_ids(path: &str, hunks: &mut [Hunk]) {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for h in hunks.iter_mut() {
+        let mut hasher = Sha256::new();
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        for l in &h.old_lines {
+            hasher.update(l.as_bytes());
+        }
+        hasher.update([0]);
+        for l in &h.edit.lines {
+            hasher.update(l.as_bytes());
+        }
+        let base = hex::encode(hasher.finalize());
+        let n = seen.entry(base.clone()).or_insert(0);
+        let id = if *n == 0 {
+            base[..12].to_owned()
+        } else {
+            let mut h2 = Sha256::new();
+            h2.update(base.as_bytes());
+            h2.update(n.to_le_bytes());
+            hex::encode(h2.finalize())[..12].to_owned()
+        };
+        *n += 1;
+        h.id = format!("h_{id}");
+    }
+}
+
+/// The edits that turn `old` into `new`: one per changed region (adjacent changes
+/// with no equal line between them form one region), unsplit.
+pub fn edits(old: &str, new: &str) -> Vec<Edit> {
+    let a = lines(old);
+    let b = lines(new);
+    let mut out: Vec<Edit> = Vec::new();
+    let mut open = false;
+    for op in capture_diff_slices(Algorithm::Myers, &a, &b) {
+        let (tag, o, n) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            open = false;
+            continue;
+        }
+        let added = b[n].iter().map(|s| (*s).to_owned());
+        match out.last_mut() {
+            Some(last) if open => {
+                last.end = o.end;
+                last.lines.extend(added);
+            }
+            _ => out.push(Edit {
+                start: o.start,
+                end: o.end,
+                lines: added.collect(),
+            }),
+        }
+        open = true;
+    }
+    out
+}
+
+/// Applies non-conflicting edits of `base` (any order) and returns the text.
+/// Callers check conflicts first; overlapping edits here are a bug and are skipped.
+pub fn apply_edits(base: &str, edits: &[Edit]) -> String {
+    let a = lines(base);
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.start, e.end));
+    let mut out = String::with_capacity(base.len());
+    let mut pos = 0;
+    for e in sorted {
+        if e.start < pos {
+            continue;
+        }
+        out.extend(a[pos..e.start].iter().copied());
+        for l in &e.lines {
+            out.push_str(l);
+        }
+        pos = e.end;
+    }
+    out.extend(a[pos..].iter().copied());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hunks_have_stable_ids_and_headers() {
+        let old = "a\nb\nc\nd\ne\n";
+        let new = "a\nB\nc\nd\ne\nf\n";
+        let h = hunks("x.txt", old, new);
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[0].header(), "@@ -2,1 +2,1 @@");
+        assert_eq!(h[0].patch(), "@@ -2,1 +2,1 @@\n-b\n+B\n");
+        assert_eq!(h[1].header(), "@@ -5,0 +6,1 @@");
+        // The same change elsewhere in the file keeps its id.
+        let moved = hunks("x.txt", &format!("z\n{old}"), &format!("z\n{new}"));
+        assert_eq!(moved[0].id, h[0].id);
+        assert_ne!(hunks("y.txt", old, new)[0].id, h[0].id);
+        assert_eq!(apply_edits(old, &[h[0].edit.clone()]), "a\nB\nc\nd\ne\n");
+        assert_eq!(
+            apply_edits(old, &[h[0].edit.clone(), h[1].edit.clone()]),
+            new
+        );
+    }
+
+    #[test]
+    fn oversized_hunks_split_at_blank_lines() {
+        let block = |c: char| {
+            format!(
+                "{}\n\n",
+                (0..30)
+                    .map(|i| format!("{c}{i}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        };
+        let new: String = ['x', 'y', 'z', 'w'].iter().map(|&c| block(c)).collect();
+        let h = hunks("n.txt", "", &new);
+        assert!(h.len() >= 2, "{}", h.len());
+        assert!(h.iter().all(|x| !x.oversized));
+        let all: Vec<Edit> = h.iter().map(|x| x.edit.clone()).collect();
+        // Insertions at the same point in order rebuild the file.
+        let rebuilt: String = all.iter().flat_map(|e| e.lines.clone()).collect();
+        assert_eq!(rebuilt, new);
+        let big: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        let h = hunks("b.txt", &big, &big.replace("line", "LINE"));
+        assert!(h[0].oversized);
+    }
+
+    #[test]
+    fn conflicts() {
+        let e = |s, t| Edit {
+            start: s,
+            end: t,
+            lines: vec![],
+        };
+        assert!(e(1, 3).conflicts_with(&e(2, 4)));
+        assert!(!e(1, 3).conflicts_with(&e(3, 4)));
+        assert!(e(2, 2).conflicts_with(&e(2, 2)));
+        assert!(e(2, 2).conflicts_with(&e(1, 4)));
+        assert!(!e(1, 1).conflicts_with(&e(2, 3)));
+    }
+}
