@@ -155,6 +155,13 @@ pub fn apply(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io(format!("Cannot read file {dest_rel}"), e)),
     };
+    if let Some(b) = &before
+        && std::str::from_utf8(b).is_err()
+    {
+        return Err(Error::invalid(format!(
+            "Refusing to overwrite {dest_rel}: it is not UTF-8 text"
+        )));
+    }
     let crlf = before
         .as_deref()
         .and_then(|b| std::str::from_utf8(b).ok())

@@ -25,6 +25,7 @@ use crate::protocol::{Request, ok};
 use crate::server::Outbox;
 use crate::server::turn::ChatKey;
 
+mod review;
 mod turns;
 
 pub use turns::Internal;
@@ -202,6 +203,12 @@ impl Session {
                 json!({"type": "file_statuses", "files": rows})
             }
             "apply_file" | "apply_file_as" => self.apply(req)?,
+            "review_get" => self.review_get(req)?,
+            "review_apply" => self.review_apply(req)?,
+            "checkpoint_list" => self.checkpoint_list(req)?,
+            "checkpoint_get" => self.checkpoint_get(req)?,
+            "checkpoint_diff3" => self.checkpoint_diff3(req)?,
+            "checkpoint_rollback" => self.checkpoint_rollback(req)?,
             "cancel" => self.cancel(req)?,
             "send" => return self.send(req, ctx).map(|()| (None, Flow::Continue)),
             "generate_title" => self.generate_title(req, ctx)?,
@@ -874,10 +881,20 @@ impl Session {
         } else {
             None
         };
+        let proposed = {
+            let (rel, _) = locate_in_project(self.root()?, &path)?;
+            let a = self.active()?;
+            ChatFiles::new(&a.store, &a.chat.id)
+                .read_output(&rel)?
+                .unwrap_or_default()
+        };
         let applied = self.mutate(|chat, files, root| {
             output::apply(chat, files, root, &path, destination.as_deref())
         })?;
-        Ok(json!({"type": "ok", "path": applied.path, "content": applied.content}))
+        let checkpoint_id = self.checkpoint_apply(&req.action, &applied, &proposed)?;
+        Ok(
+            json!({"type": "ok", "path": applied.path, "content": applied.content, "checkpoint_id": checkpoint_id}),
+        )
     }
 }
 

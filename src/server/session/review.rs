@@ -1,0 +1,378 @@
+//! Review, per-hunk apply, checkpoints and rollback for a session (issue 5; PROTOCOL.md
+//! "Review, apply and rollback").
+
+use serde_json::{Value, json};
+
+use super::Session;
+use crate::chat::ids;
+use crate::chat::model::{ContextFile, Part};
+use crate::context::{ChatFiles, event_for, find_file, push_event};
+use crate::error::{Error, Result};
+use crate::output::Applied;
+use crate::project::fsutil::{
+    remove_file_if_exists, text_from_bytes, to_lf, uses_crlf, with_line_endings, write_atomic,
+};
+use crate::project::paths::locate_in_project;
+use crate::protocol::Request;
+use crate::review::checkpoint::{CheckpointStore, RollbackMode, file_change, rollback_file};
+use crate::review::{self, Selection};
+
+/// A file on disk: its bytes as text (if it exists) and their hash.
+struct Disk {
+    text: Option<String>,
+    hash: Option<String>,
+}
+
+fn read_disk(abs: &std::path::Path, rel: &str) -> Result<Disk> {
+    match std::fs::read(abs) {
+        Ok(bytes) => {
+            let hash = ids::sha256_tagged(&bytes);
+            let text = text_from_bytes(bytes, rel)?;
+            Ok(Disk {
+                text: Some(text),
+                hash: Some(hash),
+            })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Disk {
+            text: None,
+            hash: None,
+        }),
+        Err(e) => Err(Error::io(format!("Cannot read file {rel}"), e)),
+    }
+}
+
+fn selection(req: &Request, field: &str) -> Result<Selection> {
+    match req.fields.get(field) {
+        None | Some(Value::Null) => Ok(Selection::Ids(Vec::new())),
+        Some(Value::String(s)) if s == "all" => Ok(Selection::All),
+        Some(_) => Ok(Selection::Ids(req.opt_str_list(field)?.unwrap_or_default())),
+    }
+}
+
+impl Session {
+    fn checkpoints(&self) -> Result<CheckpointStore> {
+        let state = match &self.project {
+            Some(p) => p.state_dir(),
+            None => self.dirs()?.state.clone(),
+        };
+        Ok(CheckpointStore::new(state))
+    }
+
+    /// Records the checkpoint of an `apply_file` / `apply_file_as`.
+    pub(super) fn checkpoint_apply(
+        &self,
+        action: &str,
+        applied: &Applied,
+        proposed: &str,
+    ) -> Result<String> {
+        let chat_id = self.active()?.chat.id.clone();
+        let before = applied
+            .before
+            .as_deref()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        let after = String::from_utf8_lossy(&applied.after).into_owned();
+        let file = file_change(
+            &applied.path,
+            before.as_deref(),
+            Some(&after),
+            Some(proposed),
+        );
+        Ok(self
+            .checkpoints()?
+            .create(&chat_id, action, vec![file])?
+            .checkpoint_id)
+    }
+
+    /// The base the model's output is reviewed against: the snapshot of the file in
+    /// context, or nothing for a file the model created.
+    fn review_base(&self, rel: &str) -> Result<(String, Option<ContextFile>)> {
+        let a = self.active()?;
+        let files = ChatFiles::new(&a.store, &a.chat.id);
+        match find_file(&a.chat, rel) {
+            Some(i) => {
+                let cf = a.chat.context_files[i].clone();
+                Ok((files.read_snapshot(&cf)?, Some(cf)))
+            }
+            None => Ok((String::new(), None)),
+        }
+    }
+
+    /// `review_get`: the pending hunks of every file with output, or of `path`.
+    pub(super) fn review_get(&self, req: &Request) -> Result<Value> {
+        let root = self.root()?.to_path_buf();
+        let a = self.active()?;
+        let files = ChatFiles::new(&a.store, &a.chat.id);
+        let paths = match req.opt_str("path")? {
+            Some(p) => vec![locate_in_project(&root, p)?.0],
+            None => files.list_outputs()?,
+        };
+        let mut out = Vec::new();
+        for rel in paths {
+            let Some(output) = files.read_output(&rel)? else {
+                if req.opt_str("path")?.is_some() {
+                    return Err(Error::not_found(format!("No pending changes for {rel}")));
+                }
+                continue;
+            };
+            let (base, cf) = self.review_base(&rel)?;
+            let disk = read_disk(&root.join(&rel), &rel)?;
+            let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
+            let hunks = review::review_hunks(&rel, &base, &output, disk_lf.as_deref());
+            let status = match (&cf, &disk.text) {
+                (Some(_), _) => "M",
+                (None, Some(_)) => "!A",
+                (None, None) => "A",
+            };
+            out.push(json!({
+                "path": rel,
+                "status": status,
+                "disk_hash": disk.hash,
+                "base_version": cf.as_ref().map(|c| c.version.clone()),
+                "output_version": ids::file_version(&rel, &output),
+                "hunks": hunks,
+            }));
+        }
+        Ok(json!({"type": "review", "files": out}))
+    }
+
+    /// `review_apply`: applies accepted hunks to the file on disk (keeping the user's
+    /// edits), removes rejected ones from the output, records the decisions, and makes
+    /// a checkpoint when the file changed.
+    pub(super) fn review_apply(&mut self, req: &Request) -> Result<Value> {
+        let root = self.root()?.to_path_buf();
+        let (rel, abs) = locate_in_project(&root, req.non_empty_str("path")?)?;
+        let accept = selection(req, "accept")?;
+        let reject = selection(req, "reject")?;
+        let expected = match req.fields.get("expected_disk_hash") {
+            None => return Err(Error::invalid("Missing required field: expected_disk_hash")),
+            Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                return Err(Error::invalid(
+                    "Field 'expected_disk_hash' must be a string or null",
+                ));
+            }
+        };
+        let reasons = req.fields.get("reasons").cloned().unwrap_or(Value::Null);
+        let output = {
+            let a = self.active()?;
+            ChatFiles::new(&a.store, &a.chat.id)
+                .read_output(&rel)?
+                .ok_or_else(|| Error::not_found(format!("No pending changes for {rel}")))?
+        };
+        let (base, cf) = self.review_base(&rel)?;
+        if cf.as_ref().is_some_and(|c| c.readonly) {
+            return Err(Error::invalid(format!("{rel} is read-only in context")));
+        }
+        let disk = read_disk(&abs, &rel)?;
+        if disk.hash != expected {
+            return Err(Error::new(
+                "conflict",
+                format!(
+                    "{rel} changed on disk since the review was computed; fetch the review again"
+                ),
+            ));
+        }
+        let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
+        let decision = review::decide(&rel, &base, &output, disk_lf.as_deref(), &accept, &reject)?;
+
+        let mut checkpoint_id = None;
+        let mut content = disk_lf.clone().unwrap_or_default();
+        if let Some(new_disk) = &decision.disk {
+            let crlf = disk.text.as_deref().is_some_and(uses_crlf);
+            let bytes = with_line_endings(new_disk, crlf);
+            write_atomic(&abs, bytes.as_bytes())?;
+            let chat_id = self.active()?.chat.id.clone();
+            let file = file_change(&rel, disk.text.as_deref(), Some(&bytes), Some(&output));
+            checkpoint_id = Some(
+                self.checkpoints()?
+                    .create(&chat_id, "review_apply", vec![file])?
+                    .checkpoint_id,
+            );
+            content = new_disk.clone();
+        }
+        let reason_of = |id: &str| reasons.get(id).and_then(Value::as_str).map(str::to_owned);
+        let d = decision.clone();
+        let shown_path = rel.clone();
+        self.mutate(move |chat, files, _| {
+            if !d.applied.is_empty() {
+                let version = ids::file_version(&rel, &d.snapshot);
+                match find_file(chat, &rel) {
+                    Some(i) => chat.context_files[i].version = version,
+                    None => chat.context_files.push(ContextFile {
+                        path: rel.clone(),
+                        readonly: false,
+                        external: false,
+                        version,
+                        start_line: None,
+                        end_line: None,
+                    }),
+                }
+                let i = find_file(chat, &rel).unwrap_or(0);
+                files.write_snapshot(&chat.context_files[i].clone(), &d.snapshot)?;
+            }
+            match &d.output {
+                Some(o) => files.write_output(&rel, o)?,
+                None => files.remove_output(&rel)?,
+            }
+            let base_part = match find_file(chat, &rel) {
+                Some(i) => event_for("UserAcceptHunk", &chat.context_files[i]),
+                None => Part::event("UserAcceptHunk", &rel),
+            };
+            for (action, list) in [
+                ("UserAcceptHunk", &d.applied),
+                ("UserRejectHunk", &d.rejected),
+            ] {
+                for (id, header) in list {
+                    let mut p = base_part.clone();
+                    p.action = Some(action.into());
+                    p.extra.insert("hunk_id".into(), json!(id));
+                    p.extra.insert("hunk".into(), json!(header));
+                    if let Some(r) = reason_of(id) {
+                        p.extra.insert("reason".into(), json!(r));
+                    }
+                    push_event(chat, p);
+                }
+            }
+            Ok(())
+        })?;
+        let ids_of = |l: &[(String, String)]| l.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>();
+        Ok(json!({
+            "type": "review_applied",
+            "path": shown_path,
+            "applied": ids_of(&decision.applied),
+            "rejected": ids_of(&decision.rejected),
+            "pending": decision.pending,
+            "conflicts": decision.conflicts,
+            "checkpoint_id": checkpoint_id,
+            "content": content,
+        }))
+    }
+
+    /// `checkpoint_list`: all checkpoints (oldest first), or one chat's.
+    pub(super) fn checkpoint_list(&self, req: &Request) -> Result<Value> {
+        self.root()?;
+        let list = self.checkpoints()?.list(req.opt_str("chat_id")?)?;
+        let rows: Vec<Value> = list.iter().map(|c| c.summary()).collect();
+        Ok(json!({"type": "checkpoints", "checkpoints": rows}))
+    }
+
+    /// `checkpoint_get`: one checkpoint with contents.
+    pub(super) fn checkpoint_get(&self, req: &Request) -> Result<Value> {
+        self.root()?;
+        let cp = self
+            .checkpoints()?
+            .get(req.non_empty_str("checkpoint_id")?)?;
+        let mut v = serde_json::to_value(&cp).map_err(|e| Error::new("io", e.to_string()))?;
+        v["type"] = json!("checkpoint");
+        Ok(v)
+    }
+
+    /// `checkpoint_diff3`: the checkpoint's base, the file now, and what the model
+    /// proposed.
+    pub(super) fn checkpoint_diff3(&self, req: &Request) -> Result<Value> {
+        let root = self.root()?.to_path_buf();
+        let cp = self
+            .checkpoints()?
+            .get(req.non_empty_str("checkpoint_id")?)?;
+        let (rel, abs) = locate_in_project(&root, req.non_empty_str("path")?)?;
+        let f = cp.files.iter().find(|f| f.path == rel).ok_or_else(|| {
+            Error::not_found(format!(
+                "{rel} is not part of checkpoint {}",
+                cp.checkpoint_id
+            ))
+        })?;
+        let current = read_disk(&abs, &rel)?.text;
+        Ok(json!({
+            "type": "diff3",
+            "path": rel,
+            "checkpoint_base": f.before_content,
+            "current": current,
+            "proposed": f.proposed_content.clone().or_else(|| f.after_content.clone()),
+        }))
+    }
+
+    /// `checkpoint_rollback`: `hard_all` restores the files as they were before the
+    /// checkpoint (a file changed since only with `force`); `scoped_selected` reverses
+    /// only `hunk_ids`, keeping newer unrelated edits. The rollback is a checkpoint.
+    pub(super) fn checkpoint_rollback(&mut self, req: &Request) -> Result<Value> {
+        let root = self.root()?.to_path_buf();
+        let store = self.checkpoints()?;
+        let cp = store.get(req.non_empty_str("checkpoint_id")?)?;
+        let mode = match req.str("mode")? {
+            "hard_all" => RollbackMode::Hard {
+                force: req.bool_or("force", false)?,
+            },
+            "scoped_selected" => RollbackMode::Scoped(
+                req.opt_str_list("hunk_ids")?
+                    .filter(|l| !l.is_empty())
+                    .ok_or_else(|| Error::invalid("scoped_selected needs hunk_ids"))?,
+            ),
+            other => {
+                return Err(Error::invalid(format!(
+                    "Unknown mode {other}: use hard_all or scoped_selected"
+                )));
+            }
+        };
+        let mut results = Vec::new();
+        let mut changes = Vec::new();
+        for f in &cp.files {
+            if let RollbackMode::Scoped(ids) = &mode
+                && !f.hunk_ids.iter().any(|h| ids.contains(h))
+            {
+                continue;
+            }
+            let (rel, abs) = locate_in_project(&root, &f.path)?;
+            let current = read_disk(&abs, &rel)?.text;
+            let plan = rollback_file(f, current.as_deref(), &mode);
+            if let Some(write) = &plan.write {
+                match write {
+                    Some(text) => write_atomic(&abs, text.as_bytes())?,
+                    None => remove_file_if_exists(&abs)?,
+                }
+                changes.push(file_change(
+                    &rel,
+                    current.as_deref(),
+                    write.as_deref(),
+                    None,
+                ));
+            }
+            let mut row =
+                json!({"path": rel, "restored": plan.restored, "conflict": plan.conflict});
+            if let Some(r) = plan.reason {
+                row["reason"] = json!(r);
+            }
+            results.push(row);
+        }
+        let new_id = if changes.is_empty() {
+            None
+        } else {
+            let chat_id = self
+                .active
+                .as_ref()
+                .map(|a| a.chat.id.clone())
+                .unwrap_or_else(|| cp.chat_id.clone());
+            Some(store.create(&chat_id, "rollback", changes)?.checkpoint_id)
+        };
+        if let Some(a) = &self.active
+            && a.chat.id == cp.chat_id
+            && new_id.is_some()
+        {
+            let restored: Vec<String> = results
+                .iter()
+                .filter(|r| r["restored"] == true)
+                .filter_map(|r| r["path"].as_str().map(str::to_owned))
+                .collect();
+            let source = cp.checkpoint_id.clone();
+            self.mutate(move |chat, _, _| {
+                for path in restored {
+                    let mut p = Part::event("UserRollback", &path);
+                    p.extra.insert("checkpoint_id".into(), json!(source));
+                    push_event(chat, p);
+                }
+                Ok(())
+            })?;
+        }
+        Ok(json!({"type": "rollback_result", "checkpoint_id": new_id, "files": results}))
+    }
+}
