@@ -33,6 +33,8 @@ cmd('BB7Remove', function(o) bb7().remove(o) end, { nargs = '?', complete = file
 cmd('BB7Model', function() bb7().choose_model() end, { desc = 'Choose the model of the active chat' })
 cmd('BB7Diff', function(o) bb7().diff(o) end, { nargs = '?', complete = files, desc = 'Show the model\'s changes to a file' })
 cmd('BB7DiffLocal', function(o) bb7().diff_local(o) end, { nargs = '?', complete = files, desc = 'Diff the local file against the model\'s output' })
+cmd('BB7Review', function(o) bb7().review(o) end, { nargs = '?', complete = files, desc = 'Review the model\'s changes hunk by hunk' })
+cmd('BB7Checkpoints', function() bb7().checkpoints() end, { desc = 'Roll back an apply' })
 cmd('BB7Search', function(o) bb7().search(o) end, { nargs = '?', desc = 'Search chats' })
 cmd('BB7EditInstructions', function(o) bb7().edit_instructions(o) end, {
   nargs = '?',

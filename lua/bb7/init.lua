@@ -108,6 +108,26 @@ function M.new_chat(name)
   ui().refresh()
 end
 
+--- The text of a loaded buffer as it would be on disk: lines joined with "\n", and a
+--- final newline only when the buffer has one ('eol'), so a file without a final
+--- newline is not reported as changed.
+function M.buffer_text(buf)
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  if vim.bo[buf].eol then
+    text = text .. '\n'
+  end
+  return text
+end
+
+--- The text of a file on disk, exactly (nil when unreadable).
+function M.file_text(path)
+  local ok, lines = pcall(vim.fn.readfile, path, 'b')
+  if not ok then
+    return nil
+  end
+  return table.concat(lines, '\n')
+end
+
 --- Content and path for :BB7Add. `arg` is `path`, `path:start:end`, or empty (the
 --- current buffer); a range (line1..line2) adds a section of the current buffer.
 local function add_target(arg, range, line1, line2)
@@ -129,18 +149,20 @@ local function add_target(arg, range, line1, line2)
     end
   end
   local buf = vim.fn.bufnr(vim.fn.fnamemodify(path, ':p'))
-  local lines
+  local content
   if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
-    lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    content = M.buffer_text(buf)
   else
-    local ok, read = pcall(vim.fn.readfile, vim.fn.fnamemodify(path, ':p'))
-    if not ok then
+    content = M.file_text(vim.fn.fnamemodify(path, ':p'))
+    if not content then
       return nil, 'cannot read file ' .. path
     end
-    lines = read
   end
-  local content = table.concat(lines, '\n') .. '\n'
   if s then
+    local lines = vim.split(content, '\n', { plain = true })
+    if content:sub(-1) == '\n' then
+      table.remove(lines)
+    end
     if e < s or e > #lines then
       return nil, 'invalid line range ' .. s .. '-' .. e
     end
@@ -299,6 +321,21 @@ function M.diff_local(opts)
     vim.keymap.set('n', 'q', done, { buffer = b, desc = 'bb7: finish the local diff' })
   end
   say('Merge with do/dp, write the file, then press q')
+end
+
+function M.review(opts)
+  if not M.ensure() or not M.active_chat() then
+    return
+  end
+  local path = (opts.args ~= '' and opts.args) or ui().file_under_cursor() or M.relpath(vim.api.nvim_buf_get_name(0))
+  require('bb7.review').open(M.relpath(path))
+end
+
+function M.checkpoints()
+  if not M.ensure() then
+    return
+  end
+  require('bb7.review').checkpoints()
 end
 
 function M.search(opts)

@@ -150,6 +150,13 @@ local function keymaps()
   map(files, 'd', function()
     bb7().diff({ args = '' })
   end, 'diff context to output')
+  map(files, 'R', function()
+    local f = M.file_row()
+    if f and f.has_output then
+      focus('preview')
+      require('bb7.review').open(f.path)
+    end
+  end, 'review hunk by hunk')
   map(files, 'D', function()
     local f = M.file_row()
     if f then
@@ -307,9 +314,9 @@ local function frontend_status(f)
   local buf = vim.fn.bufnr(abs)
   local text
   if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
-    text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n') .. '\n'
+    text = bb7().buffer_text(buf)
   elseif vim.fn.filereadable(abs) == 1 then
-    text = table.concat(vim.fn.readfile(abs), '\n') .. '\n'
+    text = bb7().file_text(abs)
   end
   local out_of_sync = text ~= nil and f.context_content ~= nil and text ~= f.context_content
   if out_of_sync then
