@@ -1,6 +1,7 @@
 //! Benchmarks of the model turn through the real binary (issue 3):
 //! - per-chunk forwarding latency: from the fake server writing an SSE event to bb7's
 //!   `chunk` line reaching the reader, against a `ping` round trip as the baseline;
+//! - cancel latency: from `cancel` to the stream's final `done`;
 //! - `estimate_tokens` on a 200-file, 8 MB context, cold (tokenizer load and counting)
 //!   and warm (counts cached by file id).
 //!
@@ -99,6 +100,45 @@ fn main() {
         "  ratio to ping: median {:.2}x, p99 {:.2}x",
         median.as_secs_f64() / ping.as_secs_f64(),
         p99.as_secs_f64() / ping.as_secs_f64()
+    );
+
+    // Cancel: from sending `cancel` mid-stream to the stream's final `done`.
+    let mut cancels = Vec::new();
+    for round in 0..10 {
+        fake.push_sse(vec![
+            role(),
+            text("started "),
+            Step::Sleep(Duration::from_secs(5)),
+            text("never"),
+            done(),
+        ]);
+        let rid = format!("k{round}");
+        send(json!({"action": "send", "content": "go", "request_id": rid}));
+        loop {
+            let (m, _) = read();
+            if m["type"] == "chunk" {
+                break;
+            }
+        }
+        let t = Instant::now();
+        send(json!({"action": "cancel", "target_request_id": rid, "request_id": "c"}));
+        loop {
+            let (m, _) = read();
+            if m["type"] == "done" && m["request_id"] == rid.as_str() {
+                break;
+            }
+        }
+        cancels.push(t.elapsed());
+    }
+    cancels.sort();
+    let cancel = cancels[cancels.len() / 2];
+    println!(
+        "cancel to final done (10 runs)   median {cancel:>10.3?}  max {:>10.3?}",
+        cancels[cancels.len() - 1]
+    );
+    println!(
+        "  ratio to ping: {:.1}x (target: under 100 ms)",
+        cancel.as_secs_f64() / ping.as_secs_f64()
     );
 
     // estimate_tokens over 200 files, 8 MB.

@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! bb7: a sidecar that gives an editor a focused, non-agentic LLM chat with explicit
 //! context and reviewed edits. The binary speaks line-delimited JSON on stdio
 //! (PROTOCOL.md); this library holds everything behind it.

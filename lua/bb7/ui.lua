@@ -562,28 +562,24 @@ function M.fork_or_edit(kind)
   if not index then
     return bb7().say('Put the cursor on one of your messages', vim.log.levels.WARN)
   end
-  local r
+  local r, content
   if kind == 'fork' then
     r = client.request_sync('fork_chat', { chat_id = P.chat.id, fork_message_index = index })
+    content = r.fork_message_content
   else
-    r = client.request_sync('chat_edit', { chat_id = P.chat.id, message_index = index, content = '' })
+    content = ''
+    for _, p in ipairs(P.chat.messages[index + 1].parts or {}) do
+      if p.type == 'text' then
+        content = content .. (p.content or '')
+      end
+    end
+    r = client.request_sync('chat_edit', { chat_id = P.chat.id, message_index = index, content = content })
   end
   if r.type == 'error' then
     return bb7().say('Failed to ' .. kind .. ': ' .. r.message, vim.log.levels.ERROR)
   end
   for _, w in ipairs(r.context_warnings or {}) do
     bb7().say(w.path .. ' was ' .. w.issue .. ' since that message', vim.log.levels.WARN)
-  end
-  local content = r.fork_message_content
-  if kind == 'edit' then
-    local msg = P.chat.messages[index + 1]
-    content = ''
-    for _, p in ipairs(msg.parts or {}) do
-      if p.type == 'text' then
-        content = content .. (p.content or '')
-      end
-    end
-    client.request_sync('save_draft', { draft = content })
   end
   vim.api.nvim_buf_set_lines(P.bufs.input, 0, -1, false, vim.split(content or '', '\n', { plain = true }))
   M.refresh()

@@ -10,12 +10,19 @@ use crate::error::{Error, Result};
 /// Where a user-supplied path points after resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
-    /// A file inside the project. `rel` uses `/` separators and has no `.` or `..`;
-    /// `abs` is the project root joined with `rel`.
-    Project { rel: String, abs: PathBuf },
+    /// A file inside the project.
+    Project {
+        /// Project-relative, `/`-separated, without `.` or `..`.
+        rel: String,
+        /// The project root joined with `rel`.
+        abs: PathBuf,
+    },
     /// A file outside the project, named by an absolute path: readable context only
     /// (seed 001, "External files are always read-only").
-    External { abs: PathBuf },
+    External {
+        /// The normalised absolute path.
+        abs: PathBuf,
+    },
 }
 
 impl Location {

@@ -55,6 +55,32 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
   local chats = H.pane('chats')
   H.eq(#chats, 2, 'fork listed')
   H.truthy(table.concat(chats, '\n'):find('▸ Fork of first', 1, true), 'fork active: ' .. vim.inspect(chats))
+
+  -- Edit in place in the original chat: it is cut before the message, which becomes
+  -- the draft.
+  local original
+  for _, c in ipairs(require('bb7.client').request_sync('chat_list', {}).chats) do
+    if c.name == 'first' then
+      original = c.id
+    end
+  end
+  require('bb7').select_chat(original)
+  vim.api.nvim_set_current_win(ui._panes.wins.preview)
+  for i, l in ipairs(H.pane('preview')) do
+    if l == 'first question' then
+      vim.api.nvim_win_set_cursor(0, { i, 0 })
+    end
+  end
+  local feed_ce = vim.api.nvim_replace_termcodes('<C-e>', true, false, true)
+  vim.api.nvim_feedkeys(feed_ce, 'x', false)
+  H.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { 'first question' }, 'edit draft in the input')
+  local chat = require('bb7.client').request_sync('chat_get', {})
+  H.eq(chat.id, original, 'still the original chat')
+  H.eq(chat.draft, 'first question', 'draft saved')
+  for _, m in ipairs(chat.messages) do
+    H.truthy(m.role ~= 'user', 'messages from the edited one on are gone')
+  end
+
   vim.cmd('BB7')
   H.truthy(not ui.visible() or vim.api.nvim_get_current_tabpage() ~= ui._panes.tab, 'UI toggled away')
 end)

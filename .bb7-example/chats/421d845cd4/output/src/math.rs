@@ -1,0 +1,3 @@
+pub fn add(a: i32, b: i32) -> i32 {
+    a.wrapping_add(b)
+}
