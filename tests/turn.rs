@@ -3,21 +3,16 @@
 mod common;
 
 use common::fake_model::*;
-use common::{Bb7, Env, file_id};
+use common::{Bb7, Env, fake_env, file_id};
 use serde_json::{Value, json};
 
 fn setup(extra: Value) -> (Env, FakeModel) {
-    let env = Env::new();
-    let fake = FakeModel::start();
-    let mut config = json!({"api_key": "sk-test-secret", "base_url": fake.url, "default_model": "fake/model",
-                            "retry_backoff_ms": 10});
-    if let Value::Object(m) = extra {
-        for (k, v) in m {
-            config[k] = v;
-        }
+    let mut extra = extra;
+    // The streaming tests also check the key that is sent.
+    if extra.get("api_key").is_none() {
+        extra["api_key"] = json!("sk-test-secret");
     }
-    env.write_config(config);
-    (env, fake)
+    fake_env(extra)
 }
 
 /// Reads the stream of `rid` until `done`, `error` or `diff_error`.

@@ -6,19 +6,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::fake_model::*;
-use common::{Bb7, Env};
+use common::{Bb7, Env, fake_env};
 use serde_json::{Value, json};
 
 fn setup(extra: Value) -> (Env, FakeModel, Bb7, String) {
-    let env = Env::new();
-    let fake = FakeModel::start();
-    let mut config = json!({"api_key": "k", "base_url": fake.url, "default_model": "fake/model", "retry_backoff_ms": 10});
-    if let Value::Object(m) = extra {
-        for (k, v) in m {
-            config[k] = v;
-        }
-    }
-    env.write_config(config);
+    let (env, fake) = fake_env(extra);
     let (b, id) = env.with_chat();
     (env, fake, b, id)
 }

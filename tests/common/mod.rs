@@ -82,6 +82,22 @@ impl Env {
     }
 }
 
+/// A fresh environment whose config points bb7 at a new fake model server
+/// (`api_key` "k", `default_model` "fake/model", fast retries); `extra` keys override.
+pub fn fake_env(extra: Value) -> (Env, fake_model::FakeModel) {
+    let env = Env::new();
+    let fake = fake_model::FakeModel::start();
+    let mut config = json!({"api_key": "k", "base_url": fake.url, "default_model": "fake/model",
+                            "retry_backoff_ms": 10});
+    if let Value::Object(m) = extra {
+        for (k, v) in m {
+            config[k] = v;
+        }
+    }
+    env.write_config(config);
+    (env, fake)
+}
+
 /// A running bb7 process.
 pub struct Bb7 {
     pub child: Child,
