@@ -264,3 +264,45 @@ fn a_write_outside_the_project_stops_bb7_and_writes_nothing() {
             .contains("outside the project")
     );
 }
+
+#[test]
+fn an_interrupted_commit_is_finished_or_discarded_when_the_chat_opens() {
+    let (env, fake, mut b, id) = setup(json!({}));
+    // A normal turn leaves nothing staged.
+    fake.push_sse(response(
+        "",
+        "two files",
+        vec![
+            ("write_file", json!({"path": "one.txt", "content": "1\n"})),
+            (
+                "write_file",
+                json!({"path": "two/deep.txt", "content": "2\n"}),
+            ),
+        ],
+    ));
+    assert_eq!(finish_of(&mut b, "x")["type"], "done");
+    assert_eq!(output(&env, &id, "two/deep.txt").as_deref(), Some("2\n"));
+    assert!(!env.chat_dir(&id).join("staging").exists());
+    drop(b);
+
+    // A crash after the journal was written: finish the commit. Before: discard it.
+    let staging = env.chat_dir(&id).join("staging");
+    std::fs::create_dir_all(staging.join("aa/files/src")).unwrap();
+    std::fs::write(staging.join("aa/files/src/a.txt"), "committed\n").unwrap();
+    std::fs::write(
+        staging.join("aa/journal.json"),
+        r#"["src/a.txt", "gone.txt"]"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(staging.join("bb/files")).unwrap();
+    std::fs::write(staging.join("bb/files/b.txt"), "never committed\n").unwrap();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    assert_eq!(b.ok(json!({"action": "chat_active"}))["id"], id.as_str());
+    assert_eq!(
+        output(&env, &id, "src/a.txt").as_deref(),
+        Some("committed\n")
+    );
+    assert!(output(&env, &id, "b.txt").is_none());
+    assert!(!staging.exists());
+}

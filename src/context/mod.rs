@@ -85,6 +85,95 @@ impl<'a> ChatFiles<'a> {
         Ok(())
     }
 
+    /// Writes several outputs so that they commit together, also across a crash
+    /// (DESIGN.md invariant 6): every file is first written under
+    /// `staging/{txn}/files/`, then `staging/{txn}/journal.json` is written (the commit
+    /// point), then the files are renamed into `output/` and the staging directory is
+    /// removed. [`ChatFiles::recover_staged`] finishes a commit a crash interrupted and
+    /// discards one that never reached its journal.
+    pub fn commit_outputs(
+        &self,
+        writes: &std::collections::BTreeMap<String, String>,
+    ) -> Result<()> {
+        let mut txn = [0u8; 6];
+        let _ = getrandom::fill(&mut txn);
+        let txn = format!("staging/{}", hex::encode(txn));
+        for (path, content) in writes {
+            write_atomic(
+                &self
+                    .store
+                    .chat_path(self.id, &format!("{txn}/files/{path}"))?,
+                content.as_bytes(),
+            )?;
+        }
+        let paths: Vec<&String> = writes.keys().collect();
+        let journal = self
+            .store
+            .chat_path(self.id, &format!("{txn}/journal.json"))?;
+        crate::project::fsutil::write_json_atomic(&journal, &paths)?;
+        self.finish_staged(&txn)
+    }
+
+    /// Moves the files of a journaled staging directory into `output/` and removes it.
+    fn finish_staged(&self, txn: &str) -> Result<()> {
+        let journal = self
+            .store
+            .chat_path(self.id, &format!("{txn}/journal.json"))?;
+        let paths: Vec<String> = std::fs::read(&journal)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        for path in &paths {
+            let staged = self
+                .store
+                .chat_path(self.id, &format!("{txn}/files/{path}"))?;
+            if !staged.is_file() {
+                continue; // moved before the interruption
+            }
+            let target = self.output_path(path)?;
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io("Cannot write output", e))?;
+            }
+            std::fs::rename(&staged, &target).map_err(|e| Error::io("Cannot write output", e))?;
+        }
+        let dir = self.store.chat_path(self.id, txn)?;
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io("Cannot clean up staged output", e))?;
+        // Only succeeds when no other commit is staged.
+        let _ = std::fs::remove_dir(self.store.chat_path(self.id, "staging")?);
+        Ok(())
+    }
+
+    /// Completes or discards output commits interrupted by a crash (see
+    /// [`ChatFiles::commit_outputs`]). Called when a chat is opened.
+    pub fn recover_staged(&self) -> Result<()> {
+        let root = self.store.chat_path(self.id, "staging")?;
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            return Ok(());
+        };
+        for entry in entries.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let txn = format!("staging/{name}");
+            if self
+                .store
+                .chat_path(self.id, &format!("{txn}/journal.json"))?
+                .is_file()
+            {
+                self.finish_staged(&txn)?;
+            } else {
+                let dir = self.store.chat_path(self.id, &txn)?;
+                std::fs::remove_dir_all(&dir)
+                    .map_err(|e| Error::io("Cannot discard staged output", e))?;
+            }
+        }
+        let _ = std::fs::remove_dir(&root);
+        Ok(())
+    }
+
     /// Project-relative paths of every output file, sorted. Symlinks are skipped.
     pub fn list_outputs(&self) -> Result<Vec<String>> {
         let root = self.store.chat_path(self.id, "output")?;

@@ -384,7 +384,10 @@ impl Session {
             Some(held) => held,
             None => ChatLock::acquire(&dir)?,
         };
-        let chat = match store.load(id) {
+        let loaded = ChatFiles::new(&store, id)
+            .recover_staged()
+            .and_then(|()| store.load(id));
+        let chat = match loaded {
             Ok(c) => c,
             Err(e) => {
                 self.keep_or_release(key, lock);

@@ -569,8 +569,8 @@ impl Session {
         Ok(edit::plan(calls, mode, root, &access))
     }
 
-    /// Writes every planned output; on a failure the files already written are put
-    /// back, so a response's writes commit together or not at all.
+    /// Writes every planned output together (see `ChatFiles::commit_outputs`) and
+    /// returns the change payloads.
     fn commit_plan(
         &self,
         key: &ChatKey,
@@ -578,21 +578,7 @@ impl Session {
         root: &std::path::Path,
     ) -> Result<Vec<Value>> {
         let store = self.store_for(key)?;
-        let files = ChatFiles::new(&store, &key.id);
-        let mut previous: Vec<(String, Option<String>)> = Vec::new();
-        for (path, content) in &plan.writes {
-            let before = files.read_output(path)?;
-            if let Err(e) = files.write_output(path, content) {
-                for (p, old) in previous.iter().rev() {
-                    let _ = match old {
-                        Some(c) => files.write_output(p, c),
-                        None => files.remove_output(p),
-                    };
-                }
-                return Err(e);
-            }
-            previous.push((path.clone(), before));
-        }
+        ChatFiles::new(&store, &key.id).commit_outputs(&plan.writes)?;
         Ok(plan
             .writes
             .iter()
