@@ -542,11 +542,10 @@ impl Session {
             store.rename(&mut chat, &name)?;
             active.chat = chat;
         } else {
-            self.with_chat(&store, id, |chat, _, _| {
+            let chat = self.with_chat(&store, id, |chat, _, _| {
                 chat.name = name.clone();
-                Ok(())
+                Ok(chat.clone())
             })?;
-            let chat = store.load(id)?;
             store.adopt(&chat)?;
         }
         Ok(ok())

@@ -145,22 +145,12 @@ impl Session {
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
         let instructions = self.instruction_files()?;
         let provider = self.provider()?;
-        let model = req
-            .opt_str("model")?
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned)
-            .unwrap_or_else(|| {
-                let c = &self
-                    .active
-                    .as_ref()
-                    .map(|a| a.chat.model.clone())
-                    .unwrap_or_default();
-                if c.is_empty() {
-                    crate::config::FALLBACK_MODEL.to_owned()
-                } else {
-                    c.clone()
-                }
-            });
+        let chat_model = self.active()?.chat.model.clone();
+        let model = match req.opt_str("model")? {
+            Some(m) if !m.is_empty() => m.to_owned(),
+            _ if chat_model.is_empty() => crate::config::FALLBACK_MODEL.to_owned(),
+            _ => chat_model,
+        };
         let effort = match req.opt_str("reasoning_effort")? {
             Some(e) if e.is_empty() || e == "none" => None,
             Some(e) => Some(e.to_owned()),
