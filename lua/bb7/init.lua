@@ -495,6 +495,7 @@ function M.send(text)
       S.unread = true
     end
     ui().stream_end(st, final)
+    vim.cmd('redrawstatus!')
   end, function(msg)
     local st = S.streams[rid]
     if not st then
@@ -506,6 +507,12 @@ function M.send(text)
       st.thinking = st.thinking .. msg.content
     end
     ui().stream_delta(st, msg)
+    -- Keep statuslines that show M.statusline() moving, at most ten times a second.
+    local now = vim.uv.now()
+    if now - (S.last_redraw or 0) > 100 then
+      S.last_redraw = now
+      vim.cmd('redrawstatus!')
+    end
   end)
   if rid then
     S.streams[rid] = { rid = rid, text = '', thinking = '' }

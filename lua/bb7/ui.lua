@@ -253,6 +253,7 @@ function M.open()
   vim.wo[P.wins.input].winbar = ' Message (' .. cfg.send_key .. ' to send)'
   keymaps()
   bb7()._state.unread = false
+  vim.cmd('redrawstatus!')
   M.refresh()
   focus(P.chat and 'input' or 'chats')
 end
