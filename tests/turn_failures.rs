@@ -307,6 +307,22 @@ fn titles_models_and_balance() {
             .count(),
         fetched + 1
     );
+    // A day-old cache is fetched again; when that fails, the old list is still served.
+    let cache = env.home.join(".bb7/models.json");
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
+    c["fetched_at"] = json!("2020-01-01T00:00:00Z");
+    std::fs::write(&cache, c.to_string()).unwrap();
+    fake.set_models(http_error(503, "down"));
+    let m = b.ok(json!({"action": "get_models"}));
+    assert_eq!(m["stale"], true);
+    assert_eq!(m["models"][0]["id"], "a/one");
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/models"))
+            .count(),
+        fetched + 2
+    );
 
     fake.set_credits(Reply::Http {
         status: 200,

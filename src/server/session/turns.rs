@@ -54,6 +54,8 @@ pub enum Internal {
 const DEFAULT_STALL_SECS: u64 = 120;
 /// Retries of 429/5xx before any content arrived.
 const MAX_RETRIES: u32 = 3;
+/// Hours the model list in `~/.bb7/models.json` is used before it is fetched again.
+const MODELS_TTL_HOURS: i64 = 24;
 /// Lines of a new file shown in a `write` change payload.
 const PREVIEW_LINES: usize = 50;
 
@@ -670,14 +672,24 @@ impl Session {
     pub(super) fn get_models(&mut self, req: &Request, ctx: &Ctx) -> Result<Option<Value>> {
         let refresh = req.bool_or("refresh", false)?;
         let cache = self.dirs()?.state.join("models.json");
-        if !refresh
-            && let Ok(bytes) = std::fs::read(&cache)
-            && let Ok(models) = serde_json::from_slice::<Value>(&bytes)
+        let cached = std::fs::read(&cache)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        if let Some(c) = &cached
+            && !refresh
+            && c["fetched_at"]
+                .as_str()
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                .is_some_and(|t| {
+                    chrono::Utc::now().signed_duration_since(t)
+                        < chrono::Duration::hours(MODELS_TTL_HOURS)
+                })
         {
             return Ok(Some(
-                json!({"type": "models", "models": models["models"].clone()}),
+                json!({"type": "models", "models": c["models"].clone()}),
             ));
         }
+        let stale = cached.map(|c| c["models"].clone());
         let provider = self.provider()?;
         let outbox = ctx.outbox.clone();
         let rid = req.request_id.clone();
@@ -692,6 +704,13 @@ impl Session {
                             .as_bytes(),
                     );
                     outbox.send(json!({"type": "models", "models": models}), rid.as_deref());
+                }
+                // An old list beats none when the API cannot be reached.
+                Err(_) if stale.is_some() => {
+                    outbox.send(
+                        json!({"type": "models", "models": stale, "stale": true}),
+                        rid.as_deref(),
+                    );
                 }
                 Err(e) => outbox.send_error(&Error::new("api", e.user_message()), rid.as_deref()),
             }
