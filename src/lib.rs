@@ -4,6 +4,7 @@
 //! (PROTOCOL.md); this library holds everything behind it.
 
 pub mod chat;
+pub mod cli;
 pub mod config;
 pub mod context;
 pub mod edit;

@@ -106,6 +106,16 @@ impl Hunk {
     }
 }
 
+/// A unified diff of `old` → `new` with 3 lines of context and `a/`/`b/` headers
+/// (empty when the texts are equal).
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
 /// Lines of `text`, each with its `\n` (the last may lack one).
 pub fn lines(text: &str) -> Vec<&str> {
     text.split_inclusive('\n').collect()

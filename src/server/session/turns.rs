@@ -974,11 +974,7 @@ pub fn change_payload(
     match base {
         Some(old) => {
             let diff = similar::TextDiff::from_lines(old.as_str(), content);
-            let unified = diff
-                .unified_diff()
-                .context_radius(3)
-                .header(&format!("a/{path}"), &format!("b/{path}"))
-                .to_string();
+            let unified = crate::review::hunks::unified_diff(path, &old, content);
             let hunks = diff.grouped_ops(3).len();
             let (mut added, mut removed) = (0, 0);
             for change in diff.iter_all_changes() {
