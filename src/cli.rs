@@ -75,54 +75,60 @@ impl Client {
     }
 }
 
-/// A CLI command (the subcommands of `bb7`).
-#[derive(Debug, Clone)]
+/// The subcommands of `bb7` (`bb7 --help` shows these doc comments).
+#[derive(Debug, Clone, clap::Subcommand)]
 pub enum Command {
-    /// Create `.bb7/` in the project root.
+    /// Serve the line-delimited JSON protocol on stdin/stdout (the default).
+    Serve,
+    /// Create .bb7/ in the project root.
     Init,
-    /// Start a chat (and make it active).
+    /// Start a chat and make it active; prints its id.
     New {
-        /// Optional name.
+        /// Chat name.
         name: Option<String>,
     },
-    /// List chats.
+    /// List the project's chats (* marks the active one).
     Chats,
-    /// Add files or `path:start:end` sections to the active chat.
+    /// Add files (or path:start:end sections) to the active chat's context.
     Add {
-        /// Paths.
+        /// Files, or path:start:end for a section.
+        #[arg(required = true)]
         paths: Vec<String>,
-        /// Read-only for the model.
+        /// The model may read but not change them.
+        #[arg(long)]
         readonly: bool,
     },
-    /// Remove a file from context.
+    /// Remove a file from the active chat's context.
     Remove {
-        /// Path.
+        /// File.
         path: String,
     },
-    /// Send a message; the answer streams to stdout.
+    /// Ask the model; the answer streams to stdout, changed files are listed on stderr.
     Ask {
-        /// The message (stdin when empty).
-        message: String,
-        /// Model for this and later turns.
+        /// The message; read from stdin when absent.
+        message: Vec<String>,
+        /// Model to use (kept for later turns).
+        #[arg(long)]
         model: Option<String>,
-        /// Show reasoning on stderr.
+        /// Show the model's reasoning on stderr.
+        #[arg(long)]
         thinking: bool,
     },
-    /// File statuses.
+    /// Show the statuses of context and output files (M, A, !A, S, R).
     Status,
-    /// Unified diffs of the pending output.
+    /// Show the model's pending changes as unified diffs.
     Diff {
         /// Only this file.
         path: Option<String>,
     },
-    /// Apply the pending output (all `M`/`A` files, or one).
+    /// Write the model's pending changes to your files (all M and A files, or one).
     Apply {
         /// Only this file.
         path: Option<String>,
     },
-    /// Reject the pending output of a file.
+    /// Discard the model's pending changes to a file.
     Reject {
-        /// Path.
+        /// File.
         path: String,
     },
 }
@@ -163,7 +169,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         let _ = out.flush();
     };
     match cmd {
-        Command::Init => {}
+        Command::Init | Command::Serve => {}
         Command::New { name } => {
             let r = c.call(json!({"action": "chat_new", "name": name})).await?;
             w(out, &format!("{}\n", r["id"].as_str().unwrap_or("")));
@@ -207,6 +213,12 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
             model,
             thinking,
         } => {
+            let mut message = message.join(" ");
+            if message.trim().is_empty() {
+                let mut buf = String::new();
+                let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf);
+                message = buf;
+            }
             ensure_chat(&mut c).await?;
             let mut req = json!({"action": "send", "content": message});
             if let Some(m) = model {

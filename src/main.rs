@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use bb7::cli::Command;
+use clap::Parser;
 
 /// bb7: a focused LLM chat sidecar for editors.
 #[derive(Parser)]
@@ -17,63 +18,6 @@ struct Cli {
     chat: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Serve the line-delimited JSON protocol on stdin/stdout (the default).
-    Serve,
-    /// Create .bb7/ in the project root.
-    Init,
-    /// Start a chat and make it active; prints its id.
-    New {
-        /// Chat name.
-        name: Option<String>,
-    },
-    /// List the project's chats (* marks the active one).
-    Chats,
-    /// Add files (or path:start:end sections) to the active chat's context.
-    Add {
-        /// Files, or path:start:end for a section.
-        #[arg(required = true)]
-        paths: Vec<String>,
-        /// The model may read but not change them.
-        #[arg(long)]
-        readonly: bool,
-    },
-    /// Remove a file from the active chat's context.
-    Remove {
-        /// File.
-        path: String,
-    },
-    /// Ask the model; the answer streams to stdout, changed files are listed on stderr.
-    Ask {
-        /// The message; read from stdin when absent.
-        message: Vec<String>,
-        /// Model to use (kept for later turns).
-        #[arg(long)]
-        model: Option<String>,
-        /// Show the model's reasoning on stderr.
-        #[arg(long)]
-        thinking: bool,
-    },
-    /// Show the statuses of context and output files (M, A, !A, S, R).
-    Status,
-    /// Show the model's pending changes as unified diffs.
-    Diff {
-        /// Only this file.
-        path: Option<String>,
-    },
-    /// Write the model's pending changes to your files (all M and A files, or one).
-    Apply {
-        /// Only this file.
-        path: Option<String>,
-    },
-    /// Discard the model's pending changes to a file.
-    Reject {
-        /// File.
-        path: String,
-    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -102,32 +46,7 @@ fn main() -> std::process::ExitCode {
                 }
             };
         }
-        Command::Init => bb7::cli::Command::Init,
-        Command::New { name } => bb7::cli::Command::New { name },
-        Command::Chats => bb7::cli::Command::Chats,
-        Command::Add { paths, readonly } => bb7::cli::Command::Add { paths, readonly },
-        Command::Remove { path } => bb7::cli::Command::Remove { path },
-        Command::Ask {
-            message,
-            model,
-            thinking,
-        } => {
-            let mut message = message.join(" ");
-            if message.trim().is_empty() {
-                let mut buf = String::new();
-                let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf);
-                message = buf;
-            }
-            bb7::cli::Command::Ask {
-                message,
-                model,
-                thinking,
-            }
-        }
-        Command::Status => bb7::cli::Command::Status,
-        Command::Diff { path } => bb7::cli::Command::Diff { path },
-        Command::Apply { path } => bb7::cli::Command::Apply { path },
-        Command::Reject { path } => bb7::cli::Command::Reject { path },
+        other => other,
     };
     let root = cli
         .root
