@@ -145,6 +145,17 @@ fn statuses_for_modified_added_conflicting_and_sections() {
     assert_eq!(n["status"], "A");
     assert_eq!(n["in_context"], false);
     assert_eq!(row("exists.rs", false)["status"], "!A");
+    // Without contents, rows carry hashes of the texts instead.
+    let lean = b.ok(json!({"action": "get_file_statuses", "contents": false}));
+    let a_lean = &lean["files"][0];
+    assert!(a_lean.get("context_content").is_none() && a_lean.get("output_content").is_none());
+    let sha = |t: &str| {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(t.as_bytes()))
+    };
+    assert_eq!(a_lean["context_hash"], sha("a\n"));
+    assert_eq!(a_lean["output_hash"], sha("a changed\n"));
+    assert_eq!(a_lean["status"], "M");
 
     // Read-only cannot be set while output is pending.
     let e = b.err(json!({"action": "context_set_readonly", "path": "a.rs", "readonly": true}));

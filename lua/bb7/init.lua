@@ -247,9 +247,9 @@ function M.choose_model()
   end)
 end
 
---- The row of get_file_statuses for `path`, or nil.
+--- The row of get_file_statuses for `path` (texts replaced by hashes), or nil.
 function M.status_of(path)
-  local r = client.request_sync('get_file_statuses', {})
+  local r = client.request_sync('get_file_statuses', { contents = false })
   if r.type ~= 'file_statuses' then
     return nil
   end
@@ -284,7 +284,9 @@ function M.diff(opts)
   if M.config.diff_style == 'split' then
     return M.diff_local({ args = path })
   end
-  ui().show_lines(M.unified(path, f.context_content, f.output_content), 'diff')
+  local old = f.in_context and client.request_sync('get_context_file', { path = path }).content or ''
+  local new = client.request_sync('get_output_file', { path = path }).content
+  ui().show_lines(M.unified(path, old, new), 'diff')
 end
 
 function M.diff_local(opts)
@@ -438,7 +440,7 @@ function M.apply(opts)
     end
     return ui().refresh()
   end
-  local r = client.request_sync('get_file_statuses', {})
+  local r = client.request_sync('get_file_statuses', { contents = false })
   local n, skipped = 0, {}
   for _, f in ipairs(r.files or {}) do
     if f.status == 'M' or f.status == 'A' then

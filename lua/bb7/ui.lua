@@ -319,7 +319,8 @@ local function frontend_status(f)
   elseif vim.fn.filereadable(abs) == 1 then
     text = bb7().file_text(abs)
   end
-  local out_of_sync = text ~= nil and f.context_content ~= nil and text ~= f.context_content
+  local snapshot = f.context_hash or (f.context_content and vim.fn.sha256(f.context_content))
+  local out_of_sync = text ~= nil and snapshot ~= nil and vim.fn.sha256(text) ~= snapshot
   if out_of_sync then
     return f.status == 'M' and '~M' or '~'
   end
@@ -350,7 +351,8 @@ end
 local function render_files()
   local lines, rows = {}, {}
   if P.chat then
-    local r = client.request_sync('get_file_statuses', {})
+    -- Hashes instead of texts: a large context stays cheap to redraw.
+    local r = client.request_sync('get_file_statuses', { contents = false })
     for _, f in ipairs(r.files or {}) do
       local st = frontend_status(f)
       local range = f.start_line and (':' .. f.start_line .. '-' .. f.end_line) or ''

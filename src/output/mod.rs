@@ -43,6 +43,13 @@ pub struct FileStatus {
     /// Output text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_content: Option<String>,
+    /// Hex sha256 of the snapshot text, sent instead of the texts when the request
+    /// asked for `contents: false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_hash: Option<String>,
+    /// Hex sha256 of the output text, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_hash: Option<String>,
     /// Section start line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_line: Option<u64>,
@@ -54,7 +61,31 @@ pub struct FileStatus {
 /// Statuses of every context entry and every output file (seed 001, "File Status"):
 /// `S` for sections, `M` for a context file whose output differs from its snapshot,
 /// `A` for output that is not in context, `!A` when such a file exists locally.
-pub fn statuses(chat: &Chat, files: ChatFiles, root: &Path) -> Result<Vec<FileStatus>> {
+/// With `contents` false the texts are replaced by their sha256 (`context_hash`,
+/// `output_hash`), which is what a client needs to detect out-of-sync files.
+pub fn statuses(
+    chat: &Chat,
+    files: ChatFiles,
+    root: &Path,
+    contents: bool,
+) -> Result<Vec<FileStatus>> {
+    let mut rows = collect_statuses(chat, files, root)?;
+    if !contents {
+        let hash = |t: &Option<String>| {
+            t.as_ref()
+                .map(|t| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(t.as_bytes())))
+        };
+        for r in &mut rows {
+            r.context_hash = hash(&r.context_content);
+            r.output_hash = hash(&r.output_content);
+            r.context_content = None;
+            r.output_content = None;
+        }
+    }
+    Ok(rows)
+}
+
+fn collect_statuses(chat: &Chat, files: ChatFiles, root: &Path) -> Result<Vec<FileStatus>> {
     let mut rows = Vec::new();
     let outputs = files.list_outputs()?;
     for cf in &chat.context_files {
@@ -85,6 +116,8 @@ pub fn statuses(chat: &Chat, files: ChatFiles, root: &Path) -> Result<Vec<FileSt
             output_tokens: out_tokens,
             context_content: snap,
             output_content: output,
+            context_hash: None,
+            output_hash: None,
             start_line: cf.start_line,
             end_line: cf.end_line,
         });
@@ -108,6 +141,8 @@ pub fn statuses(chat: &Chat, files: ChatFiles, root: &Path) -> Result<Vec<FileSt
             output_tokens: Some(t),
             context_content: None,
             output_content: Some(output),
+            context_hash: None,
+            output_hash: None,
             start_line: None,
             end_line: None,
         });

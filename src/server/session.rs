@@ -199,7 +199,8 @@ impl Session {
                 let root = self.root()?.to_path_buf();
                 let active = self.active()?;
                 let files = ChatFiles::new(&active.store, &active.chat.id);
-                let rows = output::statuses(&active.chat, files, &root)?;
+                let contents = req.bool_or("contents", true)?;
+                let rows = output::statuses(&active.chat, files, &root, contents)?;
                 json!({"type": "file_statuses", "files": rows})
             }
             "apply_file" | "apply_file_as" => self.apply(req)?,
