@@ -7,6 +7,7 @@ pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod debug_log;
 pub mod edit;
 pub mod error;
 pub mod llm;

@@ -22,6 +22,7 @@ struct Cli {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    bb7::debug_log::init_from_env();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -425,3 +425,25 @@ fn turns_in_different_chats_run_at_the_same_time() {
         ""
     );
 }
+
+#[test]
+fn the_debug_log_records_actions_and_never_secrets_or_content() {
+    let (env, fake) = common::fake_env(json!({"api_key": "sk-or-very-secret"}));
+    env.write("secret.txt", "TOP SECRET CONTENT\n");
+    let mut b = Bb7::spawn(&env.home, &env.project, &[("BB7_DEBUG", "1")]);
+    b.ok(json!({"action": "bb7_init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_new"}));
+    b.ok(json!({"action": "context_add", "path": "secret.txt", "content": "TOP SECRET CONTENT\n"}));
+    b.err(json!({"action": "context_add", "path": "../x", "content": "y"}));
+    fake.push(http_error(401, "bad key"));
+    let (_, end) = run(&mut b, "my private question");
+    assert_eq!(end["type"], "error");
+    assert!(b.close().success());
+    let log = std::fs::read_to_string(env.home.join(".bb7/debug.log")).unwrap();
+    assert!(log.contains("context_add"), "{log}");
+    assert!(log.contains("path_escape"));
+    assert!(log.contains("turn ended"));
+    assert!(!log.contains("sk-or-very-secret"));
+    assert!(!log.contains("TOP SECRET"));
+    assert!(!log.contains("private question"));
+}

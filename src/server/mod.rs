@@ -173,12 +173,23 @@ where
         let req = match Request::parse(&bytes) {
             Ok(r) => r,
             Err(bad) => {
+                tracing::info!(request_id = ?bad.request_id, error = %bad.error, "bad request line");
                 outbox.send_error(&bad.error, bad.request_id.as_deref());
                 continue;
             }
         };
         let id = req.request_id.as_deref();
-        match session.handle(&req, &ctx) {
+        let started = std::time::Instant::now();
+        let result = session.handle(&req, &ctx);
+        match &result {
+            Ok(_) => {
+                tracing::debug!(action = %req.action, request_id = ?id, micros = started.elapsed().as_micros() as u64, "handled")
+            }
+            Err(e) => {
+                tracing::info!(action = %req.action, request_id = ?id, code = e.code, "request failed")
+            }
+        }
+        match result {
             Ok((reply, flow)) => {
                 if let Some(reply) = reply {
                     outbox.send(reply, id);

@@ -96,6 +96,7 @@ pub async fn run(
         );
     };
 
+    tracing::info!(request_id = %spec.request_id, chat = %spec.chat.id, model = %spec.model, "turn started");
     let mut attempt = 0;
     'attempts: loop {
         let start = tokio::select! {
@@ -114,6 +115,7 @@ pub async fn run(
                         _ => spec.backoff * 2u32.pow(attempt),
                     };
                     attempt += 1;
+                    tracing::info!(request_id = %spec.request_id, attempt, wait_ms = wait.as_millis() as u64, error = %e.user_message(), "retrying");
                     tokio::select! {
                         _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
                         _ = tokio::time::sleep(wait) => continue 'attempts,
@@ -193,6 +195,15 @@ pub async fn run(
             }
         }
     }
+    tracing::info!(
+        request_id = %spec.request_id,
+        millis = started.elapsed().as_millis() as u64,
+        text_bytes = text.len(),
+        tool_calls = calls.len(),
+        cancelled,
+        error = ?error.as_ref().map(ApiError::user_message),
+        "turn ended"
+    );
     TurnOutcome {
         spec,
         text,
