@@ -303,7 +303,7 @@ function M.diff_local(opts)
   end
   vim.cmd('tabnew ' .. vim.fn.fnameescape(r.local_path))
   local local_buf = vim.api.nvim_get_current_buf()
-  vim.cmd('vert diffsplit ' .. vim.fn.fnameescape(r.output_path))
+  vim.cmd('rightbelow vert diffsplit ' .. vim.fn.fnameescape(r.output_path))
   local out_buf = vim.api.nvim_get_current_buf()
   vim.bo[out_buf].readonly = true
   local function done()
