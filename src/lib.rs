@@ -15,6 +15,7 @@ pub mod output;
 pub mod project;
 pub mod prompt;
 pub mod protocol;
+pub mod retrieval;
 pub mod review;
 pub mod server;
 pub mod tokens;

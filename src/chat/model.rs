@@ -32,6 +32,9 @@ pub struct Chat {
     /// Unsent input text.
     #[serde(default)]
     pub draft: String,
+    /// Retrieval tools: `off` (absent), `ask` or `auto` (PROTOCOL.md extension).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<String>,
     /// Files and sections in context, in the order they were added.
     #[serde(default)]
     pub context_files: Vec<ContextFile>,

@@ -167,6 +167,17 @@ pub fn history_text(history: &[Message]) -> String {
                         text.push_str(c);
                     }
                 }
+                "tool_call" => {
+                    let name = p.extra.get("name").and_then(Value::as_str).unwrap_or("");
+                    let status = p.extra.get("status").and_then(Value::as_str).unwrap_or("");
+                    let _ = writeln!(
+                        events,
+                        "<tool-call name=\"{}\" status=\"{}\" summary=\"{}\"/>",
+                        attr(name),
+                        attr(status),
+                        attr(p.content.as_deref().unwrap_or(""))
+                    );
+                }
                 "context_event" => {
                     let mut e = format!(
                         "<context-event action=\"{}\"",

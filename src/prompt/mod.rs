@@ -7,5 +7,9 @@ pub mod instructions;
 /// The embedded system prompt (`prompts/system.md`).
 pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/system.md");
 
+/// Appended to the system prompt when the chat's retrieval tools are on
+/// (`prompts/tools.md`).
+pub const TOOLS_PROMPT: &str = include_str!("../../prompts/tools.md");
+
 /// The embedded title prompt (`prompts/title.md`).
 pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");

@@ -73,6 +73,8 @@ pub struct Session {
     in_flight: HashMap<String, turns::InFlight>,
     /// The model API client, built on first use from the config.
     provider: Option<Arc<dyn Provider>>,
+    /// Approvals and clarifications that running turns wait for.
+    interactions: crate::server::turn::Interactions,
 }
 
 impl Default for Session {
@@ -101,6 +103,7 @@ impl Session {
             locks: HashMap::new(),
             in_flight: HashMap::new(),
             provider: None,
+            interactions: Default::default(),
         }
     }
 
@@ -211,6 +214,8 @@ impl Session {
             "checkpoint_diff3" => self.checkpoint_diff3(req)?,
             "checkpoint_rollback" => self.checkpoint_rollback(req)?,
             "cancel" => self.cancel(req)?,
+            "tool_approve" => self.answer_client(req, "approval_id", "approved")?,
+            "clarify" => self.answer_client(req, "question_id", "answer")?,
             "send" => return self.send(req, ctx).map(|()| (None, Flow::Continue)),
             "generate_title" => self.generate_title(req, ctx)?,
             "get_models" => match self.get_models(req, ctx)? {
@@ -667,7 +672,18 @@ impl Session {
                 ));
             }
         };
+        let tools = match req.opt_str("tools")? {
+            Some(t) => Some(
+                crate::retrieval::ToolsMode::parse(Some(t))
+                    .map_err(Error::invalid)
+                    .map(|_| t.to_owned())?,
+            ),
+            None => None,
+        };
         self.mutate(|chat, _, _| {
+            if let Some(t) = tools {
+                chat.tools = (t != "off").then_some(t);
+            }
             if let Some(m) = &model {
                 chat.model = m.clone();
             }

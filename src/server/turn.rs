@@ -2,17 +2,20 @@
 //! and `thinking` lines as deltas arrive, assembles tool calls, and hands its outcome
 //! to the server loop, which alone changes chat state (DESIGN.md invariant 8).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::Outbox;
 use crate::edit::ToolCall;
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
+use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
 
 /// Which chat a turn belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -42,7 +45,17 @@ pub struct TurnSpec {
     pub backoff: Duration,
     /// Forward deltas to the client (false for a hidden repair round).
     pub visible: bool,
+    /// Retrieval tools mode of the chat.
+    pub tools: ToolsMode,
+    /// Project root, for the retrieval tools.
+    pub root: PathBuf,
+    /// Where approvals and clarifications wait for the client's answer.
+    pub interactions: Interactions,
 }
+
+/// Pending questions to the client (`tool_approval`, `clarification`) by id; the
+/// server loop answers them from `tool_approve` and `clarify` requests.
+pub type Interactions = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
 
 /// What a turn produced.
 #[derive(Debug, Clone)]
@@ -53,8 +66,12 @@ pub struct TurnOutcome {
     pub text: String,
     /// All reasoning deltas.
     pub thinking: String,
-    /// Tool calls in index order.
+    /// File tool calls (`write_file`, `edit_file`, unknown names) of every round, in order.
     pub calls: Vec<ToolCall>,
+    /// Retrieval steps, as `{name, arguments, status, summary}`.
+    pub steps: Vec<Value>,
+    /// Model calls made (1 without retrieval tools).
+    pub rounds: usize,
     /// Usage, when the stream reported it.
     pub usage: Option<Usage>,
     /// Why it failed, if it did.
@@ -72,15 +89,25 @@ struct CallParts {
     arguments: String,
 }
 
-/// Runs the turn to its end: `[DONE]`, an error, or cancellation (which is noticed
-/// at once, also while waiting for data or a retry).
-pub async fn run(
-    provider: Arc<dyn Provider>,
-    spec: TurnSpec,
-    outbox: Outbox,
-    cancel: CancellationToken,
-) -> TurnOutcome {
-    let started = Instant::now();
+/// One streamed model response.
+struct Round {
+    text: String,
+    thinking: String,
+    calls: Vec<ToolCall>,
+    usage: Option<Usage>,
+    error: Option<ApiError>,
+    cancelled: bool,
+}
+
+/// Streams one response to its end: `[DONE]`, an error, or cancellation (which is
+/// noticed at once, also while waiting for data or a retry).
+async fn stream_round(
+    provider: &Arc<dyn Provider>,
+    body: &Value,
+    spec: &TurnSpec,
+    outbox: &Outbox,
+    cancel: &CancellationToken,
+) -> Round {
     let mut text = String::new();
     let mut thinking = String::new();
     let mut calls: BTreeMap<usize, CallParts> = BTreeMap::new();
@@ -96,12 +123,11 @@ pub async fn run(
         );
     };
 
-    tracing::info!(request_id = %spec.request_id, chat = %spec.chat.id, model = %spec.model, "turn started");
     let mut attempt = 0;
     'attempts: loop {
         let start = tokio::select! {
             _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
-            r = provider.stream_chat(spec.body.clone()) => r,
+            r = provider.stream_chat(body.clone()) => r,
         };
         let mut stream = match start {
             Ok(s) => s,
@@ -195,17 +221,7 @@ pub async fn run(
             }
         }
     }
-    tracing::info!(
-        request_id = %spec.request_id,
-        millis = started.elapsed().as_millis() as u64,
-        text_bytes = text.len(),
-        tool_calls = calls.len(),
-        cancelled,
-        error = ?error.as_ref().map(ApiError::user_message),
-        "turn ended"
-    );
-    TurnOutcome {
-        spec,
+    Round {
         text,
         thinking,
         calls: calls
@@ -219,6 +235,206 @@ pub async fn run(
         usage,
         error,
         cancelled,
+    }
+}
+
+/// Runs the turn: model calls in rounds while the model uses retrieval tools (at most
+/// [`MAX_TOOL_CALLS`] of them), then hands the file tool calls of every round back in
+/// one outcome, to be applied together.
+pub async fn run(
+    provider: Arc<dyn Provider>,
+    spec: TurnSpec,
+    outbox: Outbox,
+    cancel: CancellationToken,
+) -> TurnOutcome {
+    let started = Instant::now();
+    tracing::info!(request_id = %spec.request_id, chat = %spec.chat.id, model = %spec.model, "turn started");
+    let mut body = spec.body.clone();
+    let mut text = String::new();
+    let mut thinking = String::new();
+    let mut calls = Vec::new();
+    let mut steps = Vec::new();
+    let mut usage: Option<Usage> = None;
+    let mut error = None;
+    let mut cancelled = false;
+    let mut rounds = 0;
+    let mut budget = MAX_TOOL_CALLS;
+    loop {
+        rounds += 1;
+        let round = stream_round(&provider, &body, &spec, &outbox, &cancel).await;
+        text.push_str(&round.text);
+        thinking.push_str(&round.thinking);
+        if let Some(u) = &round.usage {
+            usage.get_or_insert_with(Usage::default).add(u);
+        }
+        let retrieving =
+            spec.tools != ToolsMode::Off && round.calls.iter().any(|c| is_retrieval(&c.name));
+        calls.extend(
+            round
+                .calls
+                .iter()
+                .filter(|c| spec.tools == ToolsMode::Off || !is_retrieval(&c.name))
+                .cloned(),
+        );
+        if round.error.is_some() || round.cancelled || !retrieving {
+            error = round.error;
+            cancelled = round.cancelled;
+            break;
+        }
+        let mut results = Vec::new();
+        for call in &round.calls {
+            let result = if is_retrieval(&call.name) {
+                match retrieval_step(call, &spec, &outbox, &cancel, &mut budget, &mut steps).await {
+                    Some(r) => r,
+                    None => {
+                        cancelled = true;
+                        break;
+                    }
+                }
+            } else {
+                "Recorded; your file changes are applied when your response is complete.".to_owned()
+            };
+            results.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
+        }
+        if cancelled {
+            break;
+        }
+        if !round.text.is_empty() && !text.ends_with('\n') {
+            text.push_str("\n\n");
+        }
+        let tool_calls: Vec<Value> = round
+            .calls
+            .iter()
+            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+            .collect();
+        if let Some(msgs) = body["messages"].as_array_mut() {
+            msgs.push(
+                json!({"role": "assistant", "content": round.text, "tool_calls": tool_calls}),
+            );
+            msgs.extend(results);
+        }
+    }
+    tracing::info!(
+        request_id = %spec.request_id,
+        millis = started.elapsed().as_millis() as u64,
+        rounds,
+        text_bytes = text.len(),
+        tool_calls = calls.len(),
+        cancelled,
+        error = ?error.as_ref().map(ApiError::user_message),
+        "turn ended"
+    );
+    TurnOutcome {
+        spec,
+        text,
+        thinking,
+        calls,
+        steps,
+        rounds,
+        usage,
+        error,
+        cancelled,
         duration: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// Asks the client and waits for its answer; `None` when the turn is cancelled.
+async fn ask_client(
+    spec: &TurnSpec,
+    outbox: &Outbox,
+    cancel: &CancellationToken,
+    id: &str,
+    msg: Value,
+) -> Option<Value> {
+    let (tx, rx) = oneshot::channel();
+    if let Ok(mut map) = spec.interactions.lock() {
+        map.insert(id.to_owned(), tx);
+    }
+    outbox.send(msg, Some(&spec.request_id));
+    let answer = tokio::select! {
+        _ = cancel.cancelled() => None,
+        a = rx => a.ok(),
+    };
+    if let Ok(mut map) = spec.interactions.lock() {
+        map.remove(id);
+    }
+    answer
+}
+
+/// Runs one retrieval call: reports it, asks for approval in `ask` mode (or the
+/// question of `clarify_user`), executes it and returns the result for the model.
+/// `None` when the turn was cancelled meanwhile.
+async fn retrieval_step(
+    call: &ToolCall,
+    spec: &TurnSpec,
+    outbox: &Outbox,
+    cancel: &CancellationToken,
+    budget: &mut usize,
+    steps: &mut Vec<Value>,
+) -> Option<String> {
+    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    let chat_id = &spec.chat.id;
+    let step = |status: &str, summary: &str| json!({"type": "tool_call", "name": call.name, "arguments": args, "status": status, "summary": summary, "chat_id": chat_id});
+    let mut record = |status: &str, summary: &str| {
+        outbox.send(step(status, summary), Some(&spec.request_id));
+        steps.push(
+            json!({"name": call.name, "arguments": args, "status": status, "summary": summary}),
+        );
+    };
+    if !args.is_object() {
+        record("denied", "invalid arguments");
+        return Some("Error: the arguments are not a valid JSON object.".into());
+    }
+    if *budget == 0 {
+        record("denied", "tool call limit reached");
+        return Some(format!(
+            "The limit of {MAX_TOOL_CALLS} tool calls for this response is reached. Answer with what you have."
+        ));
+    }
+    *budget -= 1;
+    let n = MAX_TOOL_CALLS - *budget;
+    if call.name == "clarify_user" {
+        let question = args["question"].as_str().unwrap_or("").to_owned();
+        outbox.send(step("requested", &question), Some(&spec.request_id));
+        let id = format!("{}-q{n}", spec.request_id);
+        let msg = json!({"type": "clarification", "question_id": id, "question": question, "chat_id": chat_id});
+        let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
+        let answer = answer
+            .as_str()
+            .filter(|a| !a.trim().is_empty())
+            .unwrap_or("no_user_answer")
+            .to_owned();
+        record("completed", &format!("Asked: {question}"));
+        return Some(answer);
+    }
+    let payload = approval_payload(&call.name, &args);
+    let description = payload["description"].as_str().unwrap_or("").to_owned();
+    outbox.send(step("requested", &description), Some(&spec.request_id));
+    if spec.tools == ToolsMode::Ask {
+        let id = format!("{}-a{n}", spec.request_id);
+        let msg = json!({"type": "tool_approval", "approval_id": id, "payload": payload, "chat_id": chat_id});
+        let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
+        if approved != Value::Bool(true) {
+            record("denied", &description);
+            return Some(
+                "The user declined this request. Do not ask for it again; continue without it."
+                    .into(),
+            );
+        }
+    }
+    let root = spec.root.clone();
+    let (name, a) = (call.name.clone(), args.clone());
+    let result = tokio::task::spawn_blocking(move || execute(&name, &a, &root))
+        .await
+        .unwrap_or_else(|e| Err(format!("the tool failed: {e}")));
+    match result {
+        Ok((text, summary)) => {
+            record("completed", &summary);
+            Some(text)
+        }
+        Err(e) => {
+            record("completed", &format!("Failed: {e}"));
+            Some(format!("Error: {e}"))
+        }
     }
 }

@@ -19,8 +19,9 @@ use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
 use crate::llm::{ApiError, Provider, Usage};
 use crate::project::fsutil::write_atomic;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
-use crate::prompt::{SYSTEM_PROMPT, TITLE_PROMPT};
+use crate::prompt::{SYSTEM_PROMPT, TITLE_PROMPT, TOOLS_PROMPT};
 use crate::protocol::{Request, error_message, ok};
+use crate::retrieval::ToolsMode;
 use crate::server::turn::{self, ChatKey, TurnOutcome, TurnSpec};
 use crate::tokens;
 
@@ -145,6 +146,8 @@ impl Session {
             return Err(Error::new("busy", "Another request is already in progress"));
         }
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
+        let tools_mode =
+            ToolsMode::parse(self.active()?.chat.tools.as_deref()).map_err(Error::invalid)?;
         let instructions = self.instruction_files()?;
         let provider = self.provider()?;
         let chat_model = self.active()?.chat.model.clone();
@@ -162,20 +165,29 @@ impl Session {
                 .and_then(|a| a.chat.reasoning_effort.clone()),
         };
 
-        let system = assemble::system_text(&self.system_prompt_base(), &instructions);
+        let mut base = self.system_prompt_base();
+        if tools_mode != ToolsMode::Off {
+            base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
+        }
+        let system = assemble::system_text(&base, &instructions);
         let (files, snapshot) = {
             let a = self.active()?;
             prompt_files(&a.chat, ChatFiles::new(&a.store, &a.chat.id))?
         };
         let history = self.active()?.chat.messages.clone();
         let user = assemble::user_text(&history, &files, &content);
-        let body = self.request_body(
+        let mut body = self.request_body(
             &model,
             effort.as_deref(),
             &key.id,
             diff_mode,
             assemble::messages(&system, &user),
         );
+        if tools_mode != ToolsMode::Off
+            && let Some(tools) = body["tools"].as_array_mut()
+        {
+            tools.extend(crate::retrieval::definitions());
+        }
 
         let content_for_msg = content.clone();
         let (model_c, effort_c) = (model.clone(), effort.clone());
@@ -214,6 +226,9 @@ impl Session {
             max_retries: MAX_RETRIES,
             backoff: Duration::from_millis(self.config.retry_backoff_ms.unwrap_or(1000)),
             visible: true,
+            tools: tools_mode,
+            root: self.root()?.to_path_buf(),
+            interactions: self.interactions.clone(),
         };
         self.spawn_turn(spec, provider, ctx, None);
         Ok(())
@@ -296,6 +311,30 @@ impl Session {
                 Ok(ok())
             }
             None => Err(Error::not_found("No active request to cancel")),
+        }
+    }
+
+    /// `tool_approve` / `clarify`: hands the client's answer to the turn waiting for it.
+    pub(super) fn answer_client(
+        &mut self,
+        req: &Request,
+        id_field: &str,
+        value_field: &str,
+    ) -> Result<Value> {
+        let id = req.non_empty_str(id_field)?;
+        let value = match value_field {
+            "approved" => Value::Bool(req.bool("approved")?),
+            _ => Value::String(req.str(value_field)?.to_owned()),
+        };
+        let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(value);
+                Ok(ok())
+            }
+            None => Err(Error::not_found(format!(
+                "Nothing is waiting for {id_field} {id}"
+            ))),
         }
     }
 
@@ -441,6 +480,7 @@ impl Session {
             && plan.escape.is_none()
             && !cancelled
             && failed.is_none()
+            && first.rounds == 1
             && self.config.auto_retry_partial_edits
         {
             self.start_repair(first, &plan, ctx)?;
@@ -604,6 +644,7 @@ impl Session {
         let mut spec = first.spec.clone();
         spec.body = body;
         spec.visible = false;
+        spec.tools = ToolsMode::Off;
         self.in_flight.remove(&spec.request_id);
         self.spawn_turn(spec, provider, ctx, Some(Box::new(first.clone())));
         Ok(())
@@ -922,6 +963,17 @@ fn push_assistant(
     let mut parts = Vec::new();
     if !thinking.is_empty() {
         parts.push(Part::thinking(thinking));
+    }
+    for step in &turn.steps {
+        let mut p = Part {
+            kind: "tool_call".into(),
+            content: step["summary"].as_str().map(str::to_owned),
+            ..Part::default()
+        };
+        for k in ["name", "arguments", "status"] {
+            p.extra.insert(k.into(), step[k].clone());
+        }
+        parts.push(p);
     }
     if !text.is_empty() {
         parts.push(Part::text(text));
