@@ -43,5 +43,10 @@ cmd('BB7EditInstructions', function(o) bb7().edit_instructions(o) end, {
 })
 cmd('BB7Send', function(o) bb7().send(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
 cmd('BB7Apply', function(o) bb7().apply(o) end, { nargs = '?', complete = files, desc = 'Apply the model\'s output' })
+cmd('BB7Tools', function(o) bb7().tools(o) end, {
+  nargs = '?',
+  complete = function() return { 'off', 'ask', 'auto' } end,
+  desc = 'Let the model read project files (off, ask, auto)',
+})
 cmd('BB7Cancel', function() bb7().cancel() end, { desc = 'Cancel the streaming response' })
 cmd('BB7Version', function() bb7().version() end, { desc = 'Show the bb7 version' })

@@ -20,6 +20,7 @@ fn setup(tools: &str) -> (Env, FakeModel, Bb7, String) {
     env.write("README.md", "Parser demo\n");
     let (mut b, id) = env.with_chat();
     b.ok(json!({"action": "save_chat_settings", "tools": tools}));
+    assert_eq!(b.ok(json!({"action": "chat_get"}))["tools"], tools);
     (env, fake, b, id)
 }
 

@@ -507,6 +507,17 @@ function M.send(text)
       st.text = st.text .. msg.content
     elseif msg.type == 'thinking' then
       st.thinking = st.thinking .. msg.content
+    elseif msg.type == 'tool_approval' then
+      vim.ui.select({ 'Allow', 'Deny' }, { prompt = 'BB-7: ' .. (msg.payload.description or 'Allow this read') .. '?' }, function(choice)
+        client.request('tool_approve', { approval_id = msg.approval_id, approved = choice == 'Allow' }, function() end)
+      end)
+      return
+    elseif msg.type == 'clarification' then
+      vim.ui.input({ prompt = 'BB-7 asks: ' .. msg.question .. ' ' }, function(answer)
+        local a = (answer and vim.trim(answer) ~= '') and answer or 'no_user_answer'
+        client.request('clarify', { question_id = msg.question_id, answer = a }, function() end)
+      end)
+      return
     end
     ui().stream_delta(st, msg)
     -- Keep statuslines that show M.statusline() moving, at most ten times a second.
@@ -521,6 +532,24 @@ function M.send(text)
     ui().stream_start(S.streams[rid], text)
   end
   return rid
+end
+
+--- :BB7Tools [off|ask|auto]: whether the model may list, search and read project files
+--- (read-only) and ask clarifying questions; without an argument, shows the setting.
+function M.tools(opts)
+  if not M.ensure() or not M.active_chat() then
+    return
+  end
+  local mode = vim.trim(opts.args or '')
+  if mode == '' then
+    local chat = client.request_sync('chat_get', {})
+    return say('Tools: ' .. (chat.tools or 'off'))
+  end
+  local r = client.request_sync('save_chat_settings', { tools = mode })
+  if r.type == 'error' then
+    return report_error('set tools', r)
+  end
+  say('Tools: ' .. mode)
 end
 
 function M.cancel()

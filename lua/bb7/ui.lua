@@ -404,6 +404,8 @@ local function render_preview()
           table.insert(events, '· ' .. (event_words[p.action] or p.action) .. ' ' .. (p.path or '') .. range)
         elseif p.type == 'thinking' then
           table.insert(texts, { p.content or '', '│ ' })
+        elseif p.type == 'tool_call' then
+          table.insert(events, '· ' .. (p.content or p.name or '') .. (p.status == 'denied' and ' (denied)' or ''))
         elseif p.content then
           table.insert(texts, { p.content, '' })
         end
@@ -533,6 +535,12 @@ function M.stream_delta(st, msg)
       st.block = 'thinking'
     end
     append(msg.content, '│ ')
+  elseif msg.type == 'tool_call' then
+    if msg.status ~= 'requested' then
+      local mark = msg.status == 'denied' and ' (denied)' or ''
+      append('\n· ' .. (msg.summary or msg.name) .. mark .. '\n')
+      st.block = 'tool'
+    end
   elseif msg.type == 'chunk' then
     if st.block ~= 'text' then
       if st.block == 'thinking' then

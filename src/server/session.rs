@@ -484,6 +484,7 @@ impl Session {
         if let Some(e) = &c.reasoning_effort {
             v["reasoning_effort"] = json!(e);
         }
+        v["tools"] = json!(c.tools.as_deref().unwrap_or("off"));
         Ok(v)
     }
 

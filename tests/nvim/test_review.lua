@@ -111,3 +111,32 @@ test(':BB7DiffLocal merges by hand, :BB7Apply {path} applies one file', function
   vim.cmd('BB7Apply n.txt')
   H.expect_note('BB-7: No output to apply')
 end)
+
+test(':BB7Tools: reads are approved through vim.ui.select and shown in the preview', function()
+  H.project({ ['README.md'] = 'Project readme\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Tools ask')
+  H.expect_note('BB-7: Tools: ask')
+  H.script({ tool_calls = { { name = 'read_file', args = { path = 'README.md' } } } })
+  H.script({ text = 'The readme says hello.' })
+  local asked
+  local real = vim.ui.select
+  vim.ui.select = function(items, opts, cb)
+    asked = opts.prompt
+    cb(items[1])
+  end
+  vim.cmd('BB7')
+  require('bb7').send('what does the readme say?')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  vim.ui.select = real
+  H.eq(asked, 'BB-7: Read README.md?', 'approval prompt')
+  local preview = H.pane('preview')
+  H.truthy(vim.tbl_contains(preview, '· Read README.md lines 1-1'), 'tool step shown: ' .. vim.inspect(preview))
+  H.truthy(vim.tbl_contains(preview, 'The readme says hello.'), 'answer shown')
+  H.notes = {}
+  vim.cmd('BB7Tools')
+  H.expect_note('BB-7: Tools: ask')
+  vim.cmd('BB7Tools sometimes')
+  H.expect_note('Failed to set tools')
+end)
