@@ -311,6 +311,10 @@ pub fn add_section(
 /// section (`end - start + 1` lines) or a whole file that has line `end`.
 /// Errors: a range the content cannot cover.
 pub fn section_text(content: &str, start: u64, end: u64) -> Result<String> {
+    // Line numbers also come from chat.json, which a cloned repository may carry.
+    if start == 0 || end < start {
+        return Err(Error::invalid(format!("Invalid line range {start}-{end}")));
+    }
     let want = (end - start + 1) as usize;
     let lines: Vec<&str> = content.split_inclusive('\n').collect();
     if lines.len() == want {
@@ -409,4 +413,18 @@ pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: boo
     let cf = chat.context_files[i].clone();
     push_event(chat, event_for("UserSetReadOnly", &cf));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::section_text;
+
+    #[test]
+    fn section_ranges_are_checked() {
+        assert_eq!(section_text("a\nb\nc\n", 2, 3).unwrap(), "b\nc\n");
+        assert_eq!(section_text("b\n", 2, 2).unwrap(), "b\n");
+        assert!(section_text("a\n", 0, 1).is_err());
+        assert!(section_text("a\n", 3, 2).is_err());
+        assert!(section_text("a\nb\n", 5, 9).is_err());
+    }
 }
