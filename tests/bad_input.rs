@@ -259,3 +259,135 @@ fn sigkill_while_writing_never_leaves_a_torn_chat() {
         }
     }
 }
+
+#[test]
+fn every_action_survives_mistyped_fields() {
+    let env = Env::new();
+    env.write("a.txt", "a\n");
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
+    let actions = [
+        "chat_new",
+        "chat_list",
+        "chat_select",
+        "chat_get",
+        "chat_active",
+        "chat_rename",
+        "chat_delete",
+        "chat_move",
+        "chat_force_unlock",
+        "search_chats",
+        "chat_edit",
+        "fork_chat",
+        "chat_new_with_context",
+        "save_draft",
+        "save_chat_settings",
+        "add_system_message",
+        "context_add",
+        "context_add_section",
+        "context_update",
+        "context_remove",
+        "context_remove_section",
+        "context_set_readonly",
+        "context_list",
+        "sync_context",
+        "get_context_file",
+        "get_output_file",
+        "output_delete",
+        "get_diff_paths",
+        "diff_local_done",
+        "get_file_statuses",
+        "apply_file",
+        "apply_file_as",
+        "prepare_instructions",
+        "get_customization_info",
+        "chat_pin",
+        "chat_archive",
+        "cancel",
+        "estimate_tokens",
+        "estimate_text_tokens",
+        "review_get",
+        "review_apply",
+        "checkpoint_list",
+        "checkpoint_get",
+        "checkpoint_diff3",
+        "checkpoint_rollback",
+        "tool_approve",
+        "clarify",
+        "generate_title",
+    ];
+    let fields = [
+        "id",
+        "name",
+        "path",
+        "content",
+        "start_line",
+        "end_line",
+        "chat_id",
+        "message_index",
+        "fork_message_index",
+        "source_chat_id",
+        "draft",
+        "model",
+        "reasoning_effort",
+        "tools",
+        "readonly",
+        "destination",
+        "level",
+        "to",
+        "query",
+        "pinned",
+        "archived",
+        "texts",
+        "accept",
+        "reject",
+        "expected_disk_hash",
+        "checkpoint_id",
+        "mode",
+        "hunk_ids",
+        "approval_id",
+        "approved",
+        "question_id",
+        "answer",
+        "target_request_id",
+        "global",
+        "message",
+    ];
+    let values = [
+        json!(null),
+        json!(-1),
+        json!(1e300),
+        json!(0),
+        json!(""),
+        json!("../../etc/passwd"),
+        json!([1, "x"]),
+        json!({"a": 1}),
+        json!(true),
+        json!("\u{0}"),
+        json!(18446744073709551615u64),
+    ];
+    let mut n = 0;
+    for action in actions {
+        for (i, v) in values.iter().enumerate() {
+            // Every field set to the same odd value, then each field alone.
+            let mut all = json!({"action": action});
+            for f in fields {
+                all[f] = v.clone();
+            }
+            let r = b.request(all);
+            assert!(r["type"].is_string(), "{action}: {r}");
+            let f = fields[(i * 7 + n) % fields.len()];
+            let r = b.request(json!({"action": action, f: v}));
+            assert!(r["type"].is_string(), "{action} {f}: {r}");
+            n += 1;
+        }
+        assert_eq!(
+            b.ok(json!({"action": "ping"}))["type"],
+            "ok",
+            "after {action}"
+        );
+    }
+    // Nothing escaped the project and the chat still loads.
+    assert!(!env.project.parent().unwrap().join("etc").exists());
+    b.ok(json!({"action": "chat_select", "id": id}));
+}
