@@ -123,6 +123,20 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+impl ToolCall {
+    /// The OpenAI `tool_calls` entry of this call.
+    pub fn to_request(&self) -> Value {
+        json!({"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}})
+    }
+}
+
+/// The assistant message that carries `text` and `calls`, to send back to the model
+/// before the `tool` messages that answer the calls.
+pub fn assistant_message(text: &str, calls: &[ToolCall]) -> Value {
+    let tool_calls: Vec<Value> = calls.iter().map(ToolCall::to_request).collect();
+    json!({"role": "assistant", "content": text, "tool_calls": tool_calls})
+}
+
 /// What the model may do with a path, as the prompt showed it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileAccess {

@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::Outbox;
-use crate::edit::ToolCall;
+use crate::edit::{ToolCall, assistant_message};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
 
@@ -262,6 +262,9 @@ pub async fn run(
     loop {
         rounds += 1;
         let round = stream_round(&provider, &body, &spec, &outbox, &cancel).await;
+        if !round.text.is_empty() && !text.is_empty() && !text.ends_with('\n') {
+            text.push_str("\n\n");
+        }
         text.push_str(&round.text);
         thinking.push_str(&round.thinking);
         if let Some(u) = &round.usage {
@@ -299,18 +302,8 @@ pub async fn run(
         if cancelled {
             break;
         }
-        if !round.text.is_empty() && !text.ends_with('\n') {
-            text.push_str("\n\n");
-        }
-        let tool_calls: Vec<Value> = round
-            .calls
-            .iter()
-            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-            .collect();
         if let Some(msgs) = body["messages"].as_array_mut() {
-            msgs.push(
-                json!({"role": "assistant", "content": round.text, "tool_calls": tool_calls}),
-            );
+            msgs.push(assistant_message(&round.text, &round.calls));
             msgs.extend(results);
         }
     }

@@ -623,15 +623,8 @@ impl Session {
     fn start_repair(&mut self, first: &TurnOutcome, plan: &Plan, ctx: &Ctx) -> Result<()> {
         let provider = self.provider()?;
         let mut body = first.spec.body.clone();
-        let tool_calls: Vec<Value> = first
-            .calls
-            .iter()
-            .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
-            .collect();
         if let Some(msgs) = body["messages"].as_array_mut() {
-            msgs.push(
-                json!({"role": "assistant", "content": first.text, "tool_calls": tool_calls}),
-            );
+            msgs.push(edit::assistant_message(&first.text, &first.calls));
             for (c, r) in first.calls.iter().zip(plan.reports.iter()) {
                 let content = match &r.error {
                     Some(e) => format!("Failed: {e}"),
