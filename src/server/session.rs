@@ -901,17 +901,10 @@ impl Session {
         } else {
             None
         };
-        let proposed = {
-            let (rel, _) = locate_in_project(self.root()?, &path)?;
-            let a = self.active()?;
-            ChatFiles::new(&a.store, &a.chat.id)
-                .read_output(&rel)?
-                .unwrap_or_default()
-        };
         let applied = self.mutate(|chat, files, root| {
             output::apply(chat, files, root, &path, destination.as_deref())
         })?;
-        let checkpoint_id = self.checkpoint_apply(&req.action, &applied, &proposed)?;
+        let checkpoint_id = self.checkpoint_apply(&req.action, &applied)?;
         Ok(
             json!({"type": "ok", "path": applied.path, "content": applied.content, "checkpoint_id": checkpoint_id}),
         )

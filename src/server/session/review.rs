@@ -58,13 +58,9 @@ impl Session {
         Ok(CheckpointStore::new(state))
     }
 
-    /// Records the checkpoint of an `apply_file` / `apply_file_as`.
-    pub(super) fn checkpoint_apply(
-        &self,
-        action: &str,
-        applied: &Applied,
-        proposed: &str,
-    ) -> Result<String> {
+    /// Records the checkpoint of an `apply_file` / `apply_file_as`; what the model
+    /// proposed is the applied content itself.
+    pub(super) fn checkpoint_apply(&self, action: &str, applied: &Applied) -> Result<String> {
         let chat_id = self.active()?.chat.id.clone();
         let before = applied
             .before
@@ -75,7 +71,7 @@ impl Session {
             &applied.path,
             before.as_deref(),
             Some(&after),
-            Some(proposed),
+            Some(&applied.content),
         );
         Ok(self
             .checkpoints()?
