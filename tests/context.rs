@@ -351,3 +351,44 @@ fn fork_and_edit_restore_context_with_warnings() {
     assert_eq!(copy["context_files"], fork["context_files"]);
     assert_eq!(copy["draft"], "");
 }
+
+#[test]
+fn error_paths_of_output_actions() {
+    let env = Env::new();
+    env.write("m.txt", "a\n");
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "m.txt", "content": "a\n"}));
+    // No output to merge, review or diff against.
+    assert_eq!(
+        b.err(json!({"action": "diff_local_done", "path": "m.txt"}))["code"],
+        "not_found"
+    );
+    assert_eq!(
+        b.err(json!({"action": "review_get", "path": "m.txt"}))["code"],
+        "not_found"
+    );
+    assert_eq!(
+        b.err(json!({"action": "review_apply", "path": "m.txt", "accept": "all", "expected_disk_hash": null}))["code"],
+        "not_found"
+    );
+    assert_eq!(
+        b.err(json!({"action": "get_output_file", "path": "m.txt"}))["code"],
+        "not_found"
+    );
+    // A binary file on disk is never overwritten by an apply.
+    std::fs::write(env.project.join("bin.dat"), [0u8, 0xff, 0xfe]).unwrap();
+    env.plant_output(&id, "bin.dat", "text\n");
+    let e = b.err(json!({"action": "apply_file", "path": "bin.dat"}));
+    assert!(e["message"].as_str().unwrap().contains("not UTF-8"), "{e}");
+    assert_eq!(
+        std::fs::read(env.project.join("bin.dat")).unwrap(),
+        [0u8, 0xff, 0xfe]
+    );
+    // A checkpoint does not know files it did not change.
+    env.plant_output(&id, "m.txt", "b\n");
+    let cp = b.ok(json!({"action": "apply_file", "path": "m.txt"}))["checkpoint_id"].clone();
+    assert_eq!(
+        b.err(json!({"action": "checkpoint_diff3", "checkpoint_id": cp, "path": "other.txt"}))["code"],
+        "not_found"
+    );
+}

@@ -419,3 +419,42 @@ fn global_chats_work_without_a_project_state_directory() {
     assert!(!env.project.join(".bb7").exists());
     assert_eq!(b.ok(json!({"action": "chat_active"}))["global"], true);
 }
+
+#[test]
+fn error_paths_of_chat_and_instruction_actions() {
+    let env = Env::new();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    // Global-only: no project instructions, no moving into a project.
+    assert_eq!(
+        b.err(json!({"action": "prepare_instructions", "level": "project"}))["code"],
+        "not_initialized"
+    );
+    let g = b.ok(json!({"action": "chat_new"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        b.err(json!({"action": "chat_move", "id": g, "to": "project"}))["code"],
+        "not_initialized"
+    );
+    b.ok(json!({"action": "bb7_init", "project_root": env.project}));
+    // A chat with the same id already at the destination.
+    let p = b.ok(json!({"action": "chat_new"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let twin = env.home.join(".bb7/chats").join(&p);
+    std::fs::create_dir_all(&twin).unwrap();
+    std::fs::copy(env.chat_dir(&p).join("chat.json"), twin.join("chat.json")).unwrap();
+    assert_eq!(
+        b.err(json!({"action": "chat_move", "id": p, "to": "global"}))["code"],
+        "conflict"
+    );
+    assert!(env.chat_dir(&p).join("chat.json").is_file());
+    b.err(json!({"action": "chat_move", "id": p, "to": "mars"}));
+    assert_eq!(
+        b.err(json!({"action": "chat_delete", "id": "0000000000"}))["message"],
+        "Chat not found"
+    );
+}
