@@ -1,6 +1,5 @@
 //! Review of the model's output hunk by hunk, apply that keeps the user's own edits,
-//! checkpoints and rollback (seeds 000 §7, §8, §23, §27; 002; PROTOCOL.md "Review,
-//! apply and rollback").
+//! checkpoints and rollback (PROTOCOL.md "Review, apply and rollback").
 //!
 //! Three versions of a file meet here: the snapshot the model saw (`base`), the
 //! model's output, and the file on disk. Hunks are the changes from base to output;
@@ -11,15 +10,28 @@
 //! is on disk and survives restarts.
 
 pub mod checkpoint;
+pub mod decided;
 pub mod hunks;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use hunks::{Edit, Hunk, apply_edits, edits};
 
+/// Where a hunk stands in its review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HunkState {
+    /// Not decided yet.
+    Pending,
+    /// Accepted: written to disk and part of the snapshot.
+    Accepted,
+    /// Rejected: removed from the output.
+    Rejected,
+}
+
 /// One hunk as `review_get` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HunkView {
     /// Stable id.
     pub hunk_id: String,
@@ -39,9 +51,9 @@ pub struct HunkView {
     pub added: usize,
     /// Removed lines.
     pub removed: usize,
-    /// Always `pending`: decided hunks leave the review (accepted ones join the
-    /// snapshot, rejected ones leave the output).
-    pub state: &'static str,
+    /// `pending`, or `accepted` / `rejected` for a hunk already decided (listed until
+    /// the output is applied or discarded as a whole).
+    pub state: HunkState,
     /// It does not touch lines the user changed on disk.
     pub applies_cleanly: bool,
     /// Larger than the limits and could not be split.
@@ -92,10 +104,35 @@ fn view(h: &Hunk, user: &[Edit]) -> HunkView {
         patch: h.patch(),
         added: new_n,
         removed: old_n,
-        state: "pending",
+        state: HunkState::Pending,
         applies_cleanly: !user.iter().any(|u| u.conflicts_with(&h.edit)),
         oversized: h.oversized,
     }
+}
+
+/// The hunks a decision settled, as they looked when decided, with their new state.
+pub fn decided_views(
+    path: &str,
+    base: &str,
+    output: &str,
+    disk: Option<&str>,
+    d: &Decision,
+) -> Vec<HunkView> {
+    review_hunks(path, base, output, disk)
+        .into_iter()
+        .filter_map(|mut h| {
+            let state = if d.applied.iter().any(|(id, _)| *id == h.hunk_id) {
+                HunkState::Accepted
+            } else if d.rejected.iter().any(|(id, _)| *id == h.hunk_id) {
+                HunkState::Rejected
+            } else {
+                return None;
+            };
+            h.state = state;
+            h.applies_cleanly = true;
+            Some(h)
+        })
+        .collect()
 }
 
 /// Which hunks a request names: a list of ids or `"all"`.
