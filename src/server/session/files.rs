@@ -2,6 +2,7 @@
 //! files, diff paths and applying output to the project.
 
 use super::*;
+use crate::apply;
 use crate::context::{self, ChatFiles};
 use crate::error::{Error, Result};
 use crate::output;
@@ -136,6 +137,9 @@ impl Session {
         )
     }
 
+    /// `apply_file` / `apply_file_as`: the apply engine merges the output into the
+    /// file on disk; the output is removed only once the chat recording the apply is
+    /// saved (Durability 3).
     pub(super) fn apply(&mut self, req: &Request) -> Result<Value> {
         let path = req.non_empty_str("path")?.to_owned();
         let destination = if req.action == "apply_file_as" {
@@ -143,12 +147,33 @@ impl Session {
         } else {
             None
         };
+        let force = req.bool_or("force", false)?;
+        self.ensure_project_chat()?;
+        let checkpoints = self.checkpoints()?;
+        let args = apply::ApplyArgs {
+            path: &path,
+            destination: destination.as_deref(),
+            force,
+        };
         let applied = self.mutate(|chat, files, root| {
-            output::apply(chat, files, root, &path, destination.as_deref())
+            apply::apply_output(chat, files, root, &checkpoints, &args)
         })?;
-        let checkpoint_id = self.checkpoint_apply(&req.action, &applied)?;
-        Ok(
-            json!({"type": "ok", "path": applied.path, "content": applied.content, "checkpoint_id": checkpoint_id}),
-        )
+        let a = self.active()?;
+        let files = ChatFiles::new(&a.store, &a.chat.id);
+        files.remove_output(&applied.source)?;
+        crate::review::decided::clear(files, &applied.source)?;
+        Ok(json!({"type": "ok", "path": applied.path, "content": applied.content,
+                  "checkpoint_id": applied.checkpoint_id}))
+    }
+
+    /// Refuses to write the active chat's work into the project when the chat is
+    /// global: a global chat belongs to no project.
+    pub(super) fn ensure_project_chat(&self) -> Result<()> {
+        if self.active()?.store.global {
+            return Err(Error::invalid(
+                "This is a global chat: its output cannot be applied to a project",
+            ));
+        }
+        Ok(())
     }
 }

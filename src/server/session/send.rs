@@ -120,10 +120,20 @@ impl Session {
             diff_mode,
             assemble::messages(&system, &user),
         );
+        if key.global {
+            // A global chat belongs to no project: it gets no file tools.
+            body["tools"] = json!([]);
+        }
         if tools_mode != ToolsMode::Off
             && let Some(tools) = body["tools"].as_array_mut()
         {
             tools.extend(crate::retrieval::definitions());
+        }
+        if body["tools"].as_array().is_some_and(Vec::is_empty)
+            && let Some(map) = body.as_object_mut()
+        {
+            map.remove("tools");
+            map.remove("tool_choice");
         }
 
         let content_for_msg = content.clone();
