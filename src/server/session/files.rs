@@ -64,10 +64,17 @@ impl Session {
     /// project through a symlink is taken as the external file it really is.
     pub(super) fn locate_for_context(&self, path: &str) -> Result<Location> {
         match self.locate(path) {
-            Err(e) if e.code == "path_escape" && !path.starts_with(".bb7") => {
+            // Only a symlink may lead out this way: a `..` that climbs out is an escape.
+            Err(e)
+                if e.code == "path_escape"
+                    && !path.starts_with(".bb7")
+                    && !std::path::Path::new(path)
+                        .components()
+                        .any(|c| c == std::path::Component::ParentDir) =>
+            {
                 let abs = self.root()?.join(path);
                 match std::fs::canonicalize(&abs) {
-                    Ok(real) if !real.starts_with(self.root()?) => {
+                    Ok(real) if !real.starts_with(self.root()?) && real.is_file() => {
                         Ok(Location::External { abs: real })
                     }
                     _ => Err(e),
