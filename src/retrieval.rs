@@ -299,7 +299,9 @@ fn read_file(root: &Path, args: &Value) -> Result<(String, String), String> {
     let path = args.get("path").and_then(Value::as_str).unwrap_or("");
     let (rel, abs) = locate_in_project(root, path).map_err(|e| e.message)?;
     if let Some(dir) = crate::apply::protected_dir(&rel) {
-        return Err(format!("{rel} is inside {dir}/, which the tools do not read"));
+        return Err(format!(
+            "{rel} is inside {dir}/, which the tools do not read"
+        ));
     }
     if is_secret(&rel) {
         return Err(withheld(&rel));
@@ -416,7 +418,12 @@ mod tests {
         ] {
             assert!(is_secret(s), "{s}");
         }
-        for s in ["environment.rs", "src/keys.rs", "docs/env.md", "keyboard.key.rs"] {
+        for s in [
+            "environment.rs",
+            "src/keys.rs",
+            "docs/env.md",
+            "keyboard.key.rs",
+        ] {
             assert!(!is_secret(s), "{s}");
         }
     }

@@ -27,7 +27,9 @@ fn disk(env: &Env) -> Vec<u8> {
 #[test]
 fn a_user_edit_elsewhere_survives_the_apply() {
     let output = BASE.replace("l9\n", "nine\n");
-    let mine = BASE.replace("l2\n", "two (mine)\n").replace("l12\n", "l12\nl13\n");
+    let mine = BASE
+        .replace("l2\n", "two (mine)\n")
+        .replace("l12\n", "l12\nl13\n");
     let (env, mut b, id) = setup(BASE, &output, mine.as_bytes());
     let r = b.ok(json!({"action": "apply_file", "path": "f.txt"}));
     let want = mine.replace("l9\n", "nine\n");

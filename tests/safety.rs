@@ -77,14 +77,21 @@ fn no_client_path_ends_the_process() {
             // that could write the project or read an output refuses these.
             let writes = matches!(
                 req["action"].as_str(),
-                Some("apply_file" | "apply_file_as" | "output_delete" | "review_apply"
-                    | "diff_local_done" | "get_output_file")
+                Some(
+                    "apply_file"
+                        | "apply_file_as"
+                        | "output_delete"
+                        | "review_apply"
+                        | "diff_local_done"
+                        | "get_output_file"
+                )
             );
             if writes {
                 assert_eq!(r["type"], "error", "{req} should fail: {r}");
             }
             if req["action"] != "checkpoint_diff3"
-                && p.as_str().is_some_and(|p| p.starts_with("..") || p.contains("/.."))
+                && p.as_str()
+                    .is_some_and(|p| p.starts_with("..") || p.contains("/.."))
             {
                 assert_eq!(r["code"], "path_escape", "{req}: {r}");
             }
@@ -113,7 +120,10 @@ fn a_model_write_outside_the_project_is_a_failed_call_and_bb7_keeps_serving() {
             "writing",
             vec![
                 ("write_file", json!({"path": target, "content": "pwned\n"})),
-                ("write_file", json!({"path": "fine.txt", "content": "fine\n"})),
+                (
+                    "write_file",
+                    json!({"path": "fine.txt", "content": "fine\n"}),
+                ),
             ],
         ));
         let end = finish_of(&mut b, "do it");
@@ -168,7 +178,10 @@ fn global_chats_never_write_into_a_project() {
     fake.push_sse(response(
         "",
         "here",
-        vec![("write_file", json!({"path": "g.txt", "content": "global\n"}))],
+        vec![(
+            "write_file",
+            json!({"path": "g.txt", "content": "global\n"}),
+        )],
     ));
     let end = finish_of(&mut b, "write g.txt");
     let body = &fake.chat_bodies()[0];
@@ -201,7 +214,13 @@ fn global_chats_never_write_into_a_project() {
         .to_owned();
     env.plant_output(&pid, "p.txt", "pending\n");
     b.ok(json!({"action": "chat_move", "id": pid, "to": "global"}));
-    assert!(!env.home.join(".bb7/chats").join(&pid).join("output").exists());
+    assert!(
+        !env.home
+            .join(".bb7/chats")
+            .join(&pid)
+            .join("output")
+            .exists()
+    );
     assert_eq!(b.close().code(), Some(0));
 }
 

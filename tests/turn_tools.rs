@@ -4,7 +4,7 @@
 mod common;
 
 use common::fake_model::*;
-use common::{Bb7, Env, fake_env, file_id, wait_with_timeout};
+use common::{Bb7, Env, fake_env, file_id};
 use serde_json::{Value, json};
 
 fn setup(extra: Value) -> (Env, FakeModel, Bb7, String) {
@@ -233,7 +233,7 @@ fn read_only_files_sections_and_stale_file_ids_are_refused() {
 }
 
 #[test]
-fn a_write_outside_the_project_stops_bb7_and_writes_nothing() {
+fn a_write_outside_the_project_fails_the_response_and_bb7_keeps_serving() {
     let (env, fake, mut b, id) = setup(json!({}));
     fake.push_sse(response(
         "",
@@ -247,10 +247,13 @@ fn a_write_outside_the_project_stops_bb7_and_writes_nothing() {
         ],
     ));
     let m = finish_of(&mut b, "x");
-    assert_eq!(m["type"], "error");
-    assert_eq!(m["code"], "path_escape");
-    let status = wait_with_timeout(&mut b.child);
-    assert_eq!(status.code(), Some(3));
+    assert_eq!(m["type"], "diff_error", "{m}");
+    assert!(
+        m["errors"].to_string().contains("outside the project"),
+        "{m}"
+    );
+    // No input ends bb7: it still answers.
+    assert_eq!(b.request(json!({"action": "ping"}))["type"], "ok");
     assert!(!env.project.parent().unwrap().join("escaped.txt").exists());
     assert!(output(&env, &id, "fine.txt").is_none());
     // The chat records what happened.

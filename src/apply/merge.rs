@@ -58,9 +58,9 @@ impl fmt::Display for Conflict {
                     list.join(", ")
                 )
             }
-            Conflict::FileExists => {
-                f.write_str("the model created it as a new file, but a different file exists on disk")
-            }
+            Conflict::FileExists => f.write_str(
+                "the model created it as a new file, but a different file exists on disk",
+            ),
             Conflict::FileDeleted => f.write_str("it was deleted on disk"),
         }
     }
@@ -105,7 +105,12 @@ pub fn merge(
             }
             with_nl(&theirs_lf)
         }
-        (Some(b), Some(o)) => three_way(&with_nl(&to_lf(b)), &with_nl(&theirs_lf), &with_nl(&to_lf(o)), force)?,
+        (Some(b), Some(o)) => three_way(
+            &with_nl(&to_lf(b)),
+            &with_nl(&theirs_lf),
+            &with_nl(&to_lf(o)),
+            force,
+        )?,
     };
     let lf = set_final_newline(merged, final_newline);
     Ok(Merged {
@@ -214,7 +219,10 @@ mod tests {
         );
         assert!(e.to_string().contains("line 9"), "{e}");
         let m = merge(Some(BASE), &theirs, Some(&ours), true).unwrap();
-        assert_eq!(m.text, BASE.replace("9\n", "nine\n").replace("2\n", "two\n"));
+        assert_eq!(
+            m.text,
+            BASE.replace("9\n", "nine\n").replace("2\n", "two\n")
+        );
     }
 
     #[test]
@@ -248,7 +256,10 @@ mod tests {
             Conflict::FileExists
         );
         assert_eq!(merge(None, "x\n", Some("x\n"), false).unwrap().text, "x\n");
-        assert_eq!(merge(None, "x\n", Some("mine\n"), true).unwrap().text, "x\n");
+        assert_eq!(
+            merge(None, "x\n", Some("mine\n"), true).unwrap().text,
+            "x\n"
+        );
         assert_eq!(
             merge(Some("a\n"), "b\n", None, false).unwrap_err(),
             Conflict::FileDeleted
@@ -259,9 +270,7 @@ mod tests {
     #[test]
     fn insertions_shift_reported_ranges() {
         let theirs = BASE.replace("8\n", "eight\n");
-        let ours = BASE
-            .replace("1\n", "0\n1\n")
-            .replace("8\n", "ate\nate2\n");
+        let ours = BASE.replace("1\n", "0\n1\n").replace("8\n", "ate\nate2\n");
         let e = merge(Some(BASE), &theirs, Some(&ours), false).unwrap_err();
         assert_eq!(
             e,

@@ -48,9 +48,7 @@ pub fn read_disk(abs: &Path, rel: &str) -> Result<DiskFile> {
         Ok(bytes) => {
             let hash = ids::sha256_tagged(&bytes);
             let text = text_from_bytes(bytes, rel).map_err(|_| {
-                Error::invalid(format!(
-                    "Refusing to overwrite {rel}: it is not UTF-8 text"
-                ))
+                Error::invalid(format!("Refusing to overwrite {rel}: it is not UTF-8 text"))
             })?;
             Ok(DiskFile {
                 text: Some(text),

@@ -6,10 +6,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::apply::record_content;
 use crate::chat::model::{Chat, Part};
 use crate::context::{ChatFiles, event_for, find_file, push_event};
 use crate::error::{Error, Result};
-use crate::apply::record_content;
 use crate::project::fsutil::{read_text_opt, to_lf};
 use crate::project::paths::locate_in_project;
 use crate::tokens;

@@ -85,4 +85,3 @@ pub fn paths(files: ChatFiles) -> Result<Vec<String>> {
     out.sort();
     Ok(out)
 }
-

@@ -169,8 +169,10 @@ impl Session {
         let files = ChatFiles::new(&a.store, &a.chat.id);
         files.remove_output(&applied.source)?;
         crate::review::decided::clear(files, &applied.source)?;
-        Ok(json!({"type": "ok", "path": applied.path, "content": applied.content,
-                  "checkpoint_id": applied.checkpoint_id}))
+        Ok(
+            json!({"type": "ok", "path": applied.path, "content": applied.content,
+                  "checkpoint_id": applied.checkpoint_id}),
+        )
     }
 
     /// Refuses to write the active chat's work into the project when the chat is

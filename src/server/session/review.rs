@@ -5,11 +5,11 @@
 use serde_json::{Value, json};
 
 use super::Session;
+use crate::apply::{self, FileWrite, read_disk};
 use crate::chat::ids;
 use crate::chat::model::{ContextFile, Part};
 use crate::context::{ChatFiles, event_for, find_file, push_event};
 use crate::error::{Error, Result};
-use crate::apply::{self, FileWrite, read_disk};
 use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
 use crate::protocol::Request;
@@ -70,8 +70,17 @@ impl Session {
             let disk = read_disk(&root.join(&rel), &rel)?;
             let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
             let mut hunks = decided::load(files, &rel);
-            let review_state = if hunks.is_empty() { "pending" } else { "partial" };
-            hunks.extend(review::review_hunks(&rel, &base, &output, disk_lf.as_deref()));
+            let review_state = if hunks.is_empty() {
+                "pending"
+            } else {
+                "partial"
+            };
+            hunks.extend(review::review_hunks(
+                &rel,
+                &base,
+                &output,
+                disk_lf.as_deref(),
+            ));
             let status = match (&cf, &disk.text) {
                 (Some(_), _) => "M",
                 (None, Some(_)) => "!A",
