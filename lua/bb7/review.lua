@@ -24,6 +24,11 @@ local function render()
     return false, r.message
   end
   R.file = r.files[1]
+  -- Decided hunks stay in the binary's review (state accepted/rejected); this view
+  -- shows what is still to decide.
+  R.file.hunks = vim.tbl_filter(function(h)
+    return (h.state or 'pending') == 'pending'
+  end, R.file.hunks)
   local lines = { 'Review ' .. R.path .. '  [' .. R.file.status .. ']  ga accept · gr reject · gA/gX all · ]h [h · q', '' }
   R.hunk_at = {}
   for _, h in ipairs(R.file.hunks) do

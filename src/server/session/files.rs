@@ -43,12 +43,16 @@ impl Session {
     pub(super) fn output_delete(&mut self, req: &Request) -> Result<Value> {
         let path = req.non_empty_str("path")?.to_owned();
         self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
+        self.forget_decisions(&path)?;
         Ok(ok())
     }
     pub(super) fn diff_local_done(&mut self, req: &Request) -> Result<Value> {
         let path = req.non_empty_str("path")?.to_owned();
         let outcome =
             self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
+        if outcome == "full" {
+            self.forget_decisions(&path)?;
+        }
         Ok(json!({"type": "ok", "outcome": outcome}))
     }
     pub(super) fn get_file_statuses(&mut self, req: &Request) -> Result<Value> {
@@ -173,6 +177,13 @@ impl Session {
             json!({"type": "ok", "path": applied.path, "content": applied.content,
                   "checkpoint_id": applied.checkpoint_id}),
         )
+    }
+
+    /// Drops the review decisions of `path`: its output is gone as a whole.
+    fn forget_decisions(&self, path: &str) -> Result<()> {
+        let (rel, _) = locate_in_project(self.root()?, path)?;
+        let a = self.active()?;
+        crate::review::decided::clear(ChatFiles::new(&a.store, &a.chat.id), &rel)
     }
 
     /// Refuses to write the active chat's work into the project when the chat is
