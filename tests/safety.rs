@@ -305,3 +305,62 @@ fn locks_are_taken_over_from_the_dead_and_removed_on_exit() {
     assert!(!lock.exists(), "shutdown must remove the lock file");
     other.ok(json!({"action": "chat_select", "id": id}));
 }
+
+#[test]
+fn a_chat_whose_snapshot_is_missing_opens_and_drops_the_entry() {
+    let env = Env::new();
+    env.write("a.txt", "a\n");
+    env.write("b.txt", "b\n");
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
+    b.ok(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));
+    assert_eq!(b.close().code(), Some(0));
+    // As a crash between removing a snapshot and saving chat.json leaves it.
+    std::fs::remove_file(env.chat_dir(&id).join("context/a.txt")).unwrap();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    let list = b.ok(json!({"action": "context_list"}));
+    let paths: Vec<&str> = list["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["b.txt"]);
+    let chat = b.ok(json!({"action": "chat_get"}));
+    assert!(chat.to_string().contains("UserRemoveFile"));
+}
+
+#[test]
+fn review_decisions_end_with_the_output() {
+    let env = Env::new();
+    let base = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n";
+    let out = "ONE\ntwo\nthree\nfour\nfive\nsix\nSEVEN\n";
+    env.write("f.txt", base);
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "f.txt", "content": base}));
+    env.plant_output(&id, "f.txt", out);
+    let f = b.ok(json!({"action": "review_get", "path": "f.txt"}))["files"][0].clone();
+    assert_eq!(f["review_state"], "pending");
+    let first = f["hunks"][0]["hunk_id"].clone();
+    b.ok(
+        json!({"action": "review_apply", "path": "f.txt", "reject": [first],
+                "expected_disk_hash": f["disk_hash"]}),
+    );
+    let f = b.ok(json!({"action": "review_get", "path": "f.txt"}))["files"][0].clone();
+    assert_eq!(f["review_state"], "partial");
+    assert_eq!(f["hunks"][0]["state"], "rejected");
+    // Discarded as a whole: a new output starts a fresh review.
+    b.ok(json!({"action": "output_delete", "path": "f.txt"}));
+    env.plant_output(&id, "f.txt", out);
+    let f = b.ok(json!({"action": "review_get", "path": "f.txt"}))["files"][0].clone();
+    assert_eq!(f["review_state"], "pending");
+    assert!(
+        f["hunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["state"] == "pending")
+    );
+}

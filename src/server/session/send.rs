@@ -107,10 +107,16 @@ impl Session {
             base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
         }
         let system = assemble::system_text(&base, &instructions);
-        let (files, snapshot) = {
+        let (mut files, snapshot) = {
             let a = self.active()?;
             prompt_files(&a.chat, ChatFiles::new(&a.store, &a.chat.id))?
         };
+        if key.global {
+            // A global chat belongs to no project: the model sees no writable file.
+            for f in &mut files {
+                f.writable = false;
+            }
+        }
         let history = self.active()?.chat.messages.clone();
         let user = assemble::user_text(&history, &files, &content);
         let mut body = self.request_body(
