@@ -10,6 +10,7 @@ use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode};
 use crate::error::{Error, Result};
 use crate::llm::Provider;
+use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::{Request, error_message, ok};
@@ -70,24 +71,68 @@ impl Session {
                 "request_id is already in use by a running request",
             ));
         }
-        let active = self.active()?;
-        if let Some(id) = req.opt_str("chat_id")?
-            && id != active.chat.id
-        {
-            return Err(Error::invalid(
-                "chat_id must name the active chat; select it first",
-            ));
+        let (store, chat) = self.turn_target(req.opt_str("chat_id")?)?;
+        let key = chat_key(&store, &chat.id);
+        let started = self.start_send(req, ctx, &content, request_id, &store, &chat);
+        if started.is_err() {
+            self.release_if_idle(&key);
         }
-        let key = chat_key(&active.store, &active.chat.id);
+        started
+    }
+
+    /// The chat a `send` streams into: the active chat, or with `chat_id` any chat of
+    /// this project or the global store, which this process then locks for the turn
+    /// (concurrent turns, docs/PROTOCOL.md). Errors: `busy` while that chat streams,
+    /// `Chat not found`, `locked` when another process holds it.
+    fn turn_target(&mut self, chat_id: Option<&str>) -> Result<(ChatStore, Chat)> {
+        let active = self.active.as_ref();
+        let (store, id) = match (chat_id, active) {
+            (None, Some(a)) => (a.store.clone(), a.chat.id.clone()),
+            (None, None) => return Err(Error::no_active_chat()),
+            (Some(id), _) if id.is_empty() => return Err(Error::no_active_chat()),
+            (Some(id), _) => (self.find_store(id)?, id.to_owned()),
+        };
+        let key = chat_key(&store, &id);
         if self.is_busy(&key) {
             return Err(Error::new("busy", "Another request is already in progress"));
         }
+        if let Some(a) = &self.active
+            && a.chat.id == id
+            && a.store.global == store.global
+        {
+            return Ok((store, a.chat.clone()));
+        }
+        if !self.locks.contains_key(&key) {
+            let lock = ChatLock::acquire(&store.chat_dir(&id)?)?;
+            self.locks.insert(key.clone(), lock);
+        }
+        let loaded = ChatFiles::new(&store, &id)
+            .recover_staged()
+            .and_then(|()| store.load(&id));
+        match loaded {
+            Ok(chat) => Ok((store, chat)),
+            Err(e) => {
+                self.release_if_idle(&key);
+                Err(e)
+            }
+        }
+    }
+
+    fn start_send(
+        &mut self,
+        req: &Request,
+        ctx: &Ctx,
+        content: &str,
+        request_id: String,
+        store: &ChatStore,
+        chat: &Chat,
+    ) -> Result<()> {
+        let key = chat_key(store, &chat.id);
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
-        let tools_mode =
-            ToolsMode::parse(self.active()?.chat.tools.as_deref()).map_err(Error::invalid)?;
+        let tools_mode = ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)?;
         let instructions = self.instruction_files()?;
         let provider = self.provider()?;
-        let chat_model = self.active()?.chat.model.clone();
+        let chat_model = chat.model.clone();
         let model = match req.opt_str("model")? {
             Some(m) if !m.is_empty() => m.to_owned(),
             _ if chat_model.is_empty() => crate::config::FALLBACK_MODEL.to_owned(),
@@ -96,10 +141,7 @@ impl Session {
         let effort = match req.opt_str("reasoning_effort")? {
             Some(e) if e.is_empty() || e == "none" => None,
             Some(e) => Some(e.to_owned()),
-            None => self
-                .active
-                .as_ref()
-                .and_then(|a| a.chat.reasoning_effort.clone()),
+            None => chat.reasoning_effort.clone(),
         };
 
         let mut base = self.system_prompt_base();
@@ -107,12 +149,8 @@ impl Session {
             base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
         }
         let system = assemble::system_text(&base, &instructions);
-        let (files, snapshot) = {
-            let a = self.active()?;
-            prompt_files(&a.chat, ChatFiles::new(&a.store, &a.chat.id))?
-        };
-        let history = self.active()?.chat.messages.clone();
-        let user = assemble::user_text(&history, &files, &content);
+        let (files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        let user = assemble::user_text(&chat.messages, &files, content);
         let mut body = self.request_body(
             &model,
             effort.as_deref(),
@@ -126,9 +164,9 @@ impl Session {
             tools.extend(crate::retrieval::definitions());
         }
 
-        let content_for_msg = content.clone();
+        let content_for_msg = content.to_owned();
         let (model_c, effort_c) = (model.clone(), effort.clone());
-        self.mutate(move |chat, _, _| {
+        self.change_chat(&key, move |chat, _| {
             chat.model = model_c.clone();
             chat.reasoning_effort = effort_c;
             chat.draft.clear();
