@@ -86,10 +86,9 @@ impl Session {
     /// `Chat not found`, `locked` when another process holds it.
     fn turn_target(&mut self, chat_id: Option<&str>) -> Result<(ChatStore, Chat)> {
         let active = self.active.as_ref();
-        let (store, id) = match (chat_id, active) {
+        let (store, id) = match (chat_id.filter(|id| !id.is_empty()), active) {
             (None, Some(a)) => (a.store.clone(), a.chat.id.clone()),
             (None, None) => return Err(Error::no_active_chat()),
-            (Some(id), _) if id.is_empty() => return Err(Error::no_active_chat()),
             (Some(id), _) => (self.find_store(id)?, id.to_owned()),
         };
         let key = chat_key(&store, &id);
