@@ -13,6 +13,7 @@ use crate::chat::model::{Chat, Message, Part};
 use crate::chat::store::ChatStore;
 use crate::config::{Config, GlobalState};
 use crate::context::ChatFiles;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
 use crate::project::lock::ChatLock;
@@ -181,9 +182,12 @@ impl Session {
     // ----- project and session -------------------------------------------------------
 
     fn dirs(&self) -> Result<&UserDirs> {
-        self.dirs
-            .as_ref()
-            .ok_or_else(|| Error::new("io", "Cannot determine the home directory (set HOME)"))
+        self.dirs.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorCode::Io,
+                "Cannot determine the home directory (set HOME)",
+            )
+        })
     }
 
     fn root(&self) -> Result<&Path> {
@@ -265,7 +269,10 @@ impl Session {
 
     fn ensure_not_busy(&self, store: &ChatStore, id: &str) -> Result<()> {
         if self.is_busy(&chat_key(store, id)) {
-            return Err(Error::new("busy", "Another request is already in progress"));
+            return Err(Error::new(
+                ErrorCode::Busy,
+                "Another request is already in progress",
+            ));
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::{self, GlobalState};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
 use crate::protocol::{Request, ok};
@@ -131,7 +132,7 @@ impl Session {
         };
         if !to_global && self.project.is_none() {
             return Err(Error::new(
-                "not_initialized",
+                ErrorCode::NotInitialized,
                 "Not initialized. Run :BB7Init",
             ));
         }
@@ -142,7 +143,7 @@ impl Session {
         }
         if to.exists(&id) {
             return Err(Error::new(
-                "conflict",
+                ErrorCode::Conflict,
                 "A chat with this id already exists there",
             ));
         }

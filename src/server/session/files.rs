@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::context::{self, ChatFiles};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::project::fsutil::read_text;
@@ -63,7 +64,7 @@ impl Session {
     /// project through a symlink is taken as the external file it really is.
     pub(super) fn locate_for_context(&self, path: &str) -> Result<Location> {
         match self.locate(path) {
-            Err(e) if e.code == "path_escape" && !path.starts_with(".bb7") => {
+            Err(e) if e.code == ErrorCode::PathEscape && !path.starts_with(".bb7") => {
                 let abs = self.root()?.join(path);
                 match std::fs::canonicalize(&abs) {
                     Ok(real) if !real.starts_with(self.root()?) => {

@@ -4,6 +4,7 @@ use super::*;
 use super::{Ctx, Session, chat_key};
 use crate::chat::ids;
 use crate::chat::model::Message;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
 use crate::llm::{ApiError, Provider};
@@ -30,13 +31,13 @@ impl Session {
             .unwrap_or_else(|| OPENROUTER_BASE_URL.to_owned());
         if base.starts_with(OPENROUTER_BASE_URL) && !self.config.has_api_key() {
             return Err(Error::new(
-                "api",
+                ErrorCode::Api,
                 "No API key: set OPENROUTER_API_KEY or api_key in ~/.config/bb7/config.json",
             ));
         }
         let p: Arc<dyn Provider> = Arc::new(
             OpenAiCompatible::new(&base, self.config.api_key.clone())
-                .map_err(|e| Error::new("api", e.user_message()))?,
+                .map_err(|e| Error::new(ErrorCode::Api, e.user_message()))?,
         );
         self.provider = Some(p.clone());
         Ok(p)
@@ -145,7 +146,10 @@ impl Session {
                         rid.as_deref(),
                     );
                 }
-                Err(e) => outbox.send_error(&Error::new("api", e.user_message()), rid.as_deref()),
+                Err(e) => outbox.send_error(
+                    &Error::new(ErrorCode::Api, e.user_message()),
+                    rid.as_deref(),
+                ),
             }
         });
         Ok(None)
@@ -169,10 +173,16 @@ impl Session {
                     );
                 }
                 Err(ApiError::Http { status: 404, .. }) => outbox.send_error(
-                    &Error::new("api", "This model API has no balance endpoint (/credits)"),
+                    &Error::new(
+                        ErrorCode::Api,
+                        "This model API has no balance endpoint (/credits)",
+                    ),
                     rid.as_deref(),
                 ),
-                Err(e) => outbox.send_error(&Error::new("api", e.user_message()), rid.as_deref()),
+                Err(e) => outbox.send_error(
+                    &Error::new(ErrorCode::Api, e.user_message()),
+                    rid.as_deref(),
+                ),
             }
         });
         Ok(())
@@ -209,7 +219,7 @@ pub(super) fn spawn_title(
             }
             Err(e) => ctx.outbox.send_error(
                 &Error::new(
-                    "api",
+                    ErrorCode::Api,
                     format!("Title generation failed: {}", e.user_message()),
                 ),
                 None,

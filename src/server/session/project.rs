@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::config::Config;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
@@ -101,7 +102,7 @@ impl Session {
         let (path, template) = match level {
             "project" => {
                 let project = self.project.as_ref().ok_or_else(|| {
-                    Error::new("not_initialized", "Not initialized. Run :BB7Init")
+                    Error::new(ErrorCode::NotInitialized, "Not initialized. Run :BB7Init")
                 })?;
                 (
                     project.instructions_path(),

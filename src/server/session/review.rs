@@ -7,6 +7,7 @@ use super::Session;
 use crate::chat::ids;
 use crate::chat::model::{ContextFile, Part};
 use crate::context::{ChatFiles, event_for, find_file, push_event};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output::Applied;
 use crate::project::fsutil::{
@@ -163,7 +164,7 @@ impl Session {
         let disk = read_disk(&abs, &rel)?;
         if disk.hash != expected {
             return Err(Error::new(
-                "conflict",
+                ErrorCode::Conflict,
                 format!(
                     "{rel} changed on disk since the review was computed; fetch the review again"
                 ),
@@ -259,7 +260,8 @@ impl Session {
         let cp = self
             .checkpoints()?
             .get(req.non_empty_str("checkpoint_id")?)?;
-        let mut v = serde_json::to_value(&cp).map_err(|e| Error::new("io", e.to_string()))?;
+        let mut v =
+            serde_json::to_value(&cp).map_err(|e| Error::new(ErrorCode::Io, e.to_string()))?;
         v["type"] = json!("checkpoint");
         Ok(v)
     }

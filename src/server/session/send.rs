@@ -8,6 +8,7 @@ use crate::chat::store::ChatStore;
 use crate::config::GlobalState;
 use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
 use crate::project::lock::ChatLock;
@@ -93,7 +94,10 @@ impl Session {
         };
         let key = chat_key(&store, &id);
         if self.is_busy(&key) {
-            return Err(Error::new("busy", "Another request is already in progress"));
+            return Err(Error::new(
+                ErrorCode::Busy,
+                "Another request is already in progress",
+            ));
         }
         if let Some(a) = &self.active
             && a.chat.id == id
