@@ -163,8 +163,8 @@ impl Session {
             "checkpoint_diff3" => self.checkpoint_diff3(req)?,
             "checkpoint_rollback" => self.checkpoint_rollback(req)?,
             "cancel" => self.cancel(req)?,
-            "tool_approve" => self.answer_client(req, "approval_id", "approved")?,
-            "clarify" => self.answer_client(req, "question_id", "answer")?,
+            "tool_approve" => self.tool_approve(req)?,
+            "clarify" => self.clarify(req)?,
             "send" => return self.send(req, ctx).map(|()| (None, Flow::Continue)),
             "generate_title" => self.generate_title(req, ctx)?,
             "get_models" => match self.get_models(req, ctx)? {

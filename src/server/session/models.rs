@@ -11,6 +11,7 @@ use crate::llm::{ApiError, Provider};
 use crate::project::fsutil::write_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
+use crate::protocol::params;
 use crate::protocol::{Request, ok};
 use crate::server::stream::ChatKey;
 use serde_json::{Value, json};
@@ -67,8 +68,9 @@ impl Session {
 
     /// `generate_title`: replies `ok`, then a `title_updated` event.
     pub(super) fn generate_title(&mut self, req: &Request, ctx: &Ctx) -> Result<Value> {
-        let id = req.non_empty_str("chat_id")?.to_owned();
-        let content = req.str("content")?.to_owned();
+        let args: params::GenerateTitle = req.params()?;
+        let id = args.chat_id.as_str().to_owned();
+        let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
         let model = self
             .config
@@ -104,7 +106,8 @@ impl Session {
     /// `get_models`: from the on-disk cache unless `refresh`, else fetched in the
     /// background (the reply then comes later).
     pub(super) fn get_models(&mut self, req: &Request, ctx: &Ctx) -> Result<Option<Value>> {
-        let refresh = req.bool_or("refresh", false)?;
+        let args: params::GetModels = req.params()?;
+        let refresh = args.refresh.unwrap_or(false);
         let cache = self.dirs()?.state.join("models.json");
         let cached = std::fs::read(&cache)
             .ok()

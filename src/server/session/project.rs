@@ -7,20 +7,31 @@ use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
+use crate::protocol::params;
 use crate::protocol::{Request, ok};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
 impl Session {
     pub(super) fn bb7_init(&mut self, req: &Request) -> Result<Value> {
-        let root = crate::project::canonical_root(req.str("project_root")?)?;
+        let args: params::Init = req.params()?;
+        let root = crate::project::canonical_root(
+            args.project_root
+                .as_deref()
+                .ok_or_else(|| Error::invalid("Missing required field: project_root"))?,
+        )?;
         Project::create(&root)?;
         self.open_root(root);
         Ok(ok())
     }
 
     pub(super) fn init(&mut self, req: &Request) -> Result<Value> {
-        let root = crate::project::canonical_root(req.str("project_root")?)?;
+        let args: params::Init = req.params()?;
+        let root = crate::project::canonical_root(
+            args.project_root
+                .as_deref()
+                .ok_or_else(|| Error::invalid("Missing required field: project_root"))?,
+        )?;
         if let Some(dirs) = &self.dirs {
             match Config::load(&dirs.config) {
                 Ok(c) => {
@@ -97,7 +108,8 @@ impl Session {
     }
 
     pub(super) fn prepare_instructions(&self, req: &Request) -> Result<Value> {
-        let level = req.str("level")?;
+        let args: params::PrepareInstructions = req.params()?;
+        let level = args.level.as_str();
         let dirs = self.dirs()?;
         let (path, template) = match level {
             "project" => {

@@ -14,6 +14,7 @@ use crate::llm::Provider;
 use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
+use crate::protocol::params;
 use crate::protocol::{Request, error_message, ok};
 use crate::retrieval::ToolsMode;
 use crate::server::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
@@ -59,8 +60,8 @@ impl Session {
     /// Starts a turn in the active chat: saves the user message with its context
     /// snapshot, then streams in the background.
     pub(super) fn send(&mut self, req: &Request, ctx: &Ctx) -> Result<()> {
-        let content = req.str("content")?.to_owned();
-        if content.trim().is_empty() {
+        let args: params::Send = req.params()?;
+        if args.content.trim().is_empty() {
             return Err(Error::invalid("Message is empty"));
         }
         let request_id = req
@@ -72,9 +73,9 @@ impl Session {
                 "request_id is already in use by a running request",
             ));
         }
-        let (store, chat) = self.turn_target(req.opt_str("chat_id")?)?;
+        let (store, chat) = self.turn_target(args.chat_id.as_deref())?;
         let key = chat_key(&store, &chat.id);
-        let started = self.start_send(req, ctx, &content, request_id, &store, &chat);
+        let started = self.start_send(&args, ctx, request_id, &store, &chat);
         if started.is_err() {
             self.release_if_idle(&key);
         }
@@ -123,25 +124,25 @@ impl Session {
 
     fn start_send(
         &mut self,
-        req: &Request,
+        args: &params::Send,
         ctx: &Ctx,
-        content: &str,
         request_id: String,
         store: &ChatStore,
         chat: &Chat,
     ) -> Result<()> {
         let key = chat_key(store, &chat.id);
+        let content = args.content.as_str();
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
         let tools_mode = ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)?;
         let instructions = self.instruction_files()?;
         let provider = self.provider()?;
         let chat_model = chat.model.clone();
-        let model = match req.opt_str("model")? {
+        let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
             _ if chat_model.is_empty() => crate::config::FALLBACK_MODEL.to_owned(),
             _ => chat_model,
         };
-        let effort = match req.opt_str("reasoning_effort")? {
+        let effort = match args.reasoning_effort.as_deref() {
             Some(e) if e.is_empty() || e == "none" => None,
             Some(e) => Some(e.to_owned()),
             None => chat.reasoning_effort.clone(),
@@ -275,14 +276,8 @@ impl Session {
 
     /// `cancel`: stops the turn started by `target_request_id`.
     pub(super) fn cancel(&mut self, req: &Request) -> Result<Value> {
-        let target = match req.fields.get("target_request_id") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => n.to_string(),
-            None | Some(Value::Null) => {
-                return Err(Error::invalid("Missing required field: target_request_id"));
-            }
-            Some(_) => return Err(Error::invalid("Field 'target_request_id' must be a string")),
-        };
+        let args: params::Cancel = req.params()?;
+        let target = args.target_request_id.0;
         match self.in_flight.get(&target) {
             Some(f) => {
                 f.cancel.cancel();
@@ -292,18 +287,19 @@ impl Session {
         }
     }
 
-    /// `tool_approve` / `clarify`: hands the client's answer to the turn waiting for it.
-    pub(super) fn answer_client(
-        &mut self,
-        req: &Request,
-        id_field: &str,
-        value_field: &str,
-    ) -> Result<Value> {
-        let id = req.non_empty_str(id_field)?;
-        let value = match value_field {
-            "approved" => Value::Bool(req.bool("approved")?),
-            _ => Value::String(req.str(value_field)?.to_owned()),
-        };
+    /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
+    pub(super) fn tool_approve(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ToolApprove = req.params()?;
+        self.answer_client("approval_id", &args.approval_id, Value::Bool(args.approved))
+    }
+
+    /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
+    pub(super) fn clarify(&mut self, req: &Request) -> Result<Value> {
+        let args: params::Clarify = req.params()?;
+        self.answer_client("question_id", &args.question_id, Value::String(args.answer))
+    }
+
+    fn answer_client(&mut self, id_field: &str, id: &str, value: Value) -> Result<Value> {
         let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
         match waiting {
             Some(tx) => {
