@@ -103,8 +103,10 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     let (o, n) = (old_index + t, new_index + t);
                     let (old, new) = (&region.old[o], &region.new[n]);
                     // A line the model copied exactly and then changed in a way the
-                    // pass ignores (say, removed trailing spaces) was changed on purpose.
-                    let deliberate = region.norm != Norm::Exact && old == file[o] && new != old;
+                    // pass ignores (say, removed trailing spaces) was changed on purpose;
+                    // so was one it moved to another depth.
+                    let deliberate = region.norm != Norm::Exact
+                        && ((old == file[o] && new != old) || frame.moved(doc, &file, o, new));
                     if deliberate {
                         out.push(frame.place(doc, region, &file, new, o, false)?);
                     } else {
@@ -226,6 +228,20 @@ impl Frame {
         }
     }
 
+    /// Whether the model put a kept line `new` (old line `o`) at another depth than
+    /// the file has it, once its frame is mapped onto the file's.
+    fn moved(&self, doc: &Doc, file: &[&str], o: usize, new: &str) -> bool {
+        if new.trim().is_empty() {
+            return false;
+        }
+        let offset = match self.first {
+            Some(f) if o == 0 => f,
+            _ => self.offset,
+        };
+        let placed = self.model.measure(indent_of(new)).0 as isize + offset;
+        placed != doc.style_of(file[o]).measure(indent_of(file[o])).0 as isize
+    }
+
     /// A changed or inserted line, indented for the file. `anchor` is the index of the
     /// region line it replaces or follows; `paired` says it replaces that line.
     fn place(
@@ -279,7 +295,7 @@ fn style_matches(model: Style, target: Style, indent: &str) -> bool {
     }
     match (model, target) {
         (Style::Tabs, Style::Tabs) => true,
-        (Style::Spaces(a), Style::Spaces(b)) => a == b || !indent.contains('\t'),
+        (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
         _ => false,
     }
 }
@@ -322,9 +338,10 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
     if let Some(w) = mode(&widths).filter(|&w| w > 0) {
         return Style::Spaces(w as usize);
     }
+    let own = super::text::space_unit_of(all.map(String::as_str));
     match doc.style {
-        Style::Spaces(n) => Style::Spaces(n),
-        Style::Tabs => Style::Spaces(super::text::space_unit(all.map(String::as_str))),
+        Style::Spaces(n) => Style::Spaces(own.unwrap_or(n)),
+        Style::Tabs => Style::Spaces(own.unwrap_or(4)),
     }
 }
 

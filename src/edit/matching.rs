@@ -130,11 +130,19 @@ fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
     // Blank lines the model added at the ends of old_string (and copied into
     // new_string) that the file does not have there.
     let lead = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
-    let trail = old_lines.iter().rev().take_while(|l| l.trim().is_empty()).count();
+    let trail = old_lines
+        .iter()
+        .rev()
+        .take_while(|l| l.trim().is_empty())
+        .count();
     if lead + trail > 0 {
         let core = old_lines[lead..old_lines.len() - trail].to_vec();
         let nl = new_lines.iter().take_while(|l| l.trim().is_empty()).count();
-        let nt = new_lines.iter().rev().take_while(|l| l.trim().is_empty()).count();
+        let nt = new_lines
+            .iter()
+            .rev()
+            .take_while(|l| l.trim().is_empty())
+            .count();
         let (nl, nt) = (nl.min(lead), nt.min(trail));
         let new_core = if nl + nt >= new_lines.len() {
             Vec::new()
@@ -179,7 +187,11 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
     let (a, b) = (hits[0], hits[0] + old.len());
     let first = line_at(a);
     let ends_line = old.ends_with('\n');
-    let last = if ends_line { line_at(b - 1) } else { line_at(b.saturating_sub(1).max(a)) };
+    let last = if ends_line {
+        line_at(b - 1)
+    } else {
+        line_at(b.saturating_sub(1).max(a))
+    };
     let line_end = |i: usize| starts[i] + doc.lines[i].text.len();
     let prefix = &text[starts[first]..a];
     let suffix = if ends_line || b > line_end(last) {
@@ -195,7 +207,7 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
         // Deleting whole lines removes them, never leaving an empty line behind.
         Vec::new()
     } else {
-        let mut body = indent_continuation(prefix, new);
+        let mut body = indent_continuation(prefix, old, new);
         if (ends_line || suffix.is_empty()) && body.ends_with('\n') && !body.is_empty() {
             body.pop();
         }
@@ -204,9 +216,9 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
             .map(str::to_owned)
             .collect()
     };
-    let toggle = (last + 1 == doc.lines.len()).then_some(()).and_then(|_| {
-        final_newline_toggle(old, new, &model_lines(old), &model_lines(new))
-    });
+    let toggle = (last + 1 == doc.lines.len())
+        .then_some(())
+        .and_then(|_| final_newline_toggle(old, new, &model_lines(old), &model_lines(new)));
     let region = Region {
         start: first,
         old: old_region,
@@ -224,8 +236,12 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
 /// When the exact text starts after a line's indentation, the model wrote the later
 /// lines of `new` relative to that line; they get its indentation unless they already
 /// carry at least as much.
-fn indent_continuation(prefix: &str, new: &str) -> String {
-    if prefix.is_empty() || !prefix.chars().all(|c| c == ' ' || c == '\t') || !new.contains('\n')
+fn indent_continuation(prefix: &str, old: &str, new: &str) -> String {
+    // A multi-line old_string shows the model wrote its later lines in the file's frame.
+    if prefix.is_empty()
+        || !prefix.chars().all(|c| c == ' ' || c == '\t')
+        || !new.contains('\n')
+        || old.contains('\n')
     {
         return new.to_owned();
     }
@@ -235,7 +251,11 @@ fn indent_continuation(prefix: &str, new: &str) -> String {
             .map(|c| if c == '\t' { 4 } else { 1 })
             .sum::<usize>()
     };
-    let rest: Vec<&str> = new.split('\n').skip(1).filter(|l| !l.trim().is_empty()).collect();
+    let rest: Vec<&str> = new
+        .split('\n')
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
     if rest.iter().map(|l| width(l)).min().unwrap_or(usize::MAX) >= width(prefix) {
         return new.to_owned();
     }
@@ -303,7 +323,9 @@ fn by_lines(
         };
         parts.push((start, old.len(), render(doc, &region)?));
     }
-    let at_end = hits.last().is_some_and(|&h| h + old.len() == doc.lines.len());
+    let at_end = hits
+        .last()
+        .is_some_and(|&h| h + old.len() == doc.lines.len());
     Ok(Some(splice(doc, parts, toggle.filter(|_| at_end))))
 }
 
@@ -345,13 +367,22 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
         if loose(full) == loose(&old_l[o]) {
             continue;
         }
-        let n = if o == 0 { 0 } else { new_l.len().wrapping_sub(1) };
-        if new_l.get(n) != Some(&old_l[o]) {
+        // The cut-short line must be kept as it is: the first line of new_string for
+        // the first, the last copy of it in new_string for the last.
+        let n = if o == 0 {
+            (new_l.first() == Some(&old_l[0])).then_some(0)
+        } else {
+            new_l
+                .iter()
+                .rposition(|l| l == &old_l[o])
+                .filter(|&n| n > 0 || k == 1)
+        };
+        let Some(n) = n else {
             return Err(EditError::Invalid(format!(
                 "old_string has only part of line {}; copy whole lines",
                 f + 1
             )));
-        }
+        };
         new_l[n] = full.to_owned();
         old_l[o] = full.to_owned();
     }
@@ -508,7 +539,11 @@ pub fn anchored(
         let e = (from..=doc.lines.len().saturating_sub(end.len()))
             .find(|&i| {
                 (0..end.len()).all(|j| {
-                    doc.lines.get(i + j).map(|l| Norm::Trim.apply(l.text)).as_ref() == Some(&want[j])
+                    doc.lines
+                        .get(i + j)
+                        .map(|l| Norm::Trim.apply(l.text))
+                        .as_ref()
+                        == Some(&want[j])
                 })
             })
             .ok_or_else(|| {
@@ -523,13 +558,22 @@ pub fn anchored(
     }
     let new: Vec<String> = content
         .iter()
-        .flat_map(|l| l.replace("\r\n", "\n").split('\n').map(str::to_owned).collect::<Vec<_>>())
+        .flat_map(|l| {
+            l.replace("\r\n", "\n")
+                .split('\n')
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
         .collect();
     let region = Region {
         start: s,
         old,
         new,
-        norm: if norm == Norm::Exact { Norm::Trim } else { norm },
+        norm: if norm == Norm::Exact {
+            Norm::Trim
+        } else {
+            norm
+        },
     };
     let len = region.old.len();
     let out = render(&doc, &region)?;

@@ -293,7 +293,10 @@ fn resolve(
     };
     let shown = match access(&rel) {
         FileAccess::ReadOnly(reason) => {
-            return Err(in_path("read_only", format!("{rel} is read-only: {reason}")));
+            return Err(in_path(
+                "read_only",
+                format!("{rel} is read-only: {reason}"),
+            ));
         }
         FileAccess::Writable { content, file_id } => Some((content, file_id)),
         FileAccess::Absent => None,
@@ -311,11 +314,7 @@ fn resolve(
 }
 
 /// Checks a given `file_id` against the resolved base of `rel`.
-fn check_id(
-    rel: &str,
-    given: Option<&str>,
-    base: &Pending,
-) -> std::result::Result<(), Failure> {
+fn check_id(rel: &str, given: Option<&str>, base: &Pending) -> std::result::Result<(), Failure> {
     let Some(given) = given else { return Ok(()) };
     let current = ids::file_version(rel, &base.content);
     if given == current || base.seen_id.as_deref() == Some(given) {
@@ -324,7 +323,9 @@ fn check_id(
     let shown = base.seen_id.as_deref().unwrap_or(&current);
     let mut f = Failure::new(
         "file_id_mismatch",
-        format!("file_id {given} does not match the writable version of {rel} (file_id {shown}); edit that version and use its file_id"),
+        format!(
+            "file_id {given} does not match the writable version of {rel} (file_id {shown}); edit that version and use its file_id"
+        ),
     );
     f.path = Some(rel.to_owned());
     Err(f)
@@ -346,7 +347,11 @@ fn apply_call(
         Parsed::Edits(edits) => {
             let many = edits.len() > 1;
             for (n, e) in edits.into_iter().enumerate() {
-                let prefix = if many { format!("edit {}: ", n + 1) } else { String::new() };
+                let prefix = if many {
+                    format!("edit {}: ", n + 1)
+                } else {
+                    String::new()
+                };
                 apply_sr(&e, &prefix, root, access, pending, bases)?;
             }
         }
@@ -359,7 +364,11 @@ fn apply_call(
             let mut content = base.content.clone();
             let many = changes.len() > 1;
             for (n, c) in changes.iter().enumerate() {
-                let prefix = if many { format!("change {}: ", n + 1) } else { String::new() };
+                let prefix = if many {
+                    format!("change {}: ", n + 1)
+                } else {
+                    String::new()
+                };
                 content = apply_change(&content, c).map_err(|e| Failure::edit(e, &rel, &prefix))?;
             }
             pending.insert(rel, Pending { content, ..base });
@@ -403,8 +412,9 @@ fn apply_sr(
             f.message = format!("{prefix}{}", f.message);
             f
         })?;
-    let content = matching::search_replace(&base.content, &e.old_string, &e.new_string, e.replace_all)
-        .map_err(|err| Failure::edit(err, &rel, prefix))?;
+    let content =
+        matching::search_replace(&base.content, &e.old_string, &e.new_string, e.replace_all)
+            .map_err(|err| Failure::edit(err, &rel, prefix))?;
     pending.insert(rel, Pending { content, ..base });
     Ok(())
 }

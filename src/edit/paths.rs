@@ -22,7 +22,9 @@ pub struct PathError {
 fn escape(raw: &str, why: &str) -> PathError {
     PathError {
         code: "path_escape",
-        message: format!("{raw} is outside the writable project ({why}); use a project-relative path"),
+        message: format!(
+            "{raw} is outside the writable project ({why}); use a project-relative path"
+        ),
     }
 }
 
@@ -68,7 +70,15 @@ mod tests {
     fn escapes_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        for p in ["../x", "/etc/passwd", "a/../../x", ".git/config", "src/.bb7/x", "~/x", "C:\\x"] {
+        for p in [
+            "../x",
+            "/etc/passwd",
+            "a/../../x",
+            ".git/config",
+            "src/.bb7/x",
+            "~/x",
+            "C:\\x",
+        ] {
             assert_eq!(resolve(&root, p).unwrap_err().code, "path_escape", "{p}");
         }
         assert_eq!(resolve(&root, "./src/a.rs").unwrap(), "src/a.rs");

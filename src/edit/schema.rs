@@ -13,7 +13,8 @@ const ANCHORED_PROMPT: &str = include_str!("../../prompts/edit_file_anchored.md"
 const WRITE_PROMPT: &str = include_str!("../../prompts/write_file.md");
 
 /// The shape `search_replace_multi` expects, quoted in refusals.
-pub const MULTI_SHAPE: &str = r#"{"edits":[{"path","file_id","old_string","new_string","replace_all"?}]}"#;
+pub const MULTI_SHAPE: &str =
+    r#"{"edits":[{"path","file_id","old_string","new_string","replace_all"?}]}"#;
 /// The shape `search_replace` expects.
 pub const SINGLE_SHAPE: &str = r#"{"path","file_id","old_string","new_string","replace_all"?}"#;
 /// The shape `anchored` expects.
@@ -29,9 +30,7 @@ pub fn tool_definitions(mode: DiffMode) -> Vec<Value> {
     let new = json!({"type": "string", "description": "The replacement text. May be empty string to delete the matched text."});
     let all = json!({"type": "boolean", "description": "Replace all occurrences of old_string (default false)."});
     let lines = |d: &str| json!({"type": "array", "items": {"type": "string"}, "description": d});
-    let function = |description: &str, parameters: Value, name: &str| {
-        json!({"type": "function", "function": {"name": name, "description": description.trim_end(), "parameters": parameters}})
-    };
+    let function = |description: &str, parameters: Value, name: &str| json!({"type": "function", "function": {"name": name, "description": description.trim_end(), "parameters": parameters}});
     let mut tools = vec![function(
         WRITE_PROMPT,
         json!({"type": "object", "properties": {
@@ -226,11 +225,17 @@ pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, St
         .map_err(|e| format!("{name}: invalid arguments ({e})"))?;
     match name {
         "write_file" => {
-            let path = raw.path()?.ok_or("write_file expects {\"path\",\"content\"}: path is missing")?;
+            let path = raw
+                .path()?
+                .ok_or("write_file expects {\"path\",\"content\"}: path is missing")?;
             let content = match raw.content {
                 Some(Lines::Text(t)) => t,
                 Some(Lines::List(l)) => l.join("\n"),
-                None => return Err("write_file expects {\"path\",\"content\"}: content is missing".into()),
+                None => {
+                    return Err(
+                        "write_file expects {\"path\",\"content\"}: content is missing".into(),
+                    );
+                }
             };
             Ok(Parsed::Write { path, content })
         }
@@ -263,7 +268,9 @@ fn parse_edit(raw: RawEdit, mode: DiffMode) -> Result<Parsed, String> {
         Some(edits) => as_list(edits)
             .map_err(|e| format!("edit_file expects {want}: {e}"))?
             .into_iter()
-            .map(|v| serde_json::from_value(v).map_err(|e| format!("edit_file expects {want}: {e}")))
+            .map(|v| {
+                serde_json::from_value(v).map_err(|e| format!("edit_file expects {want}: {e}"))
+            })
             .collect::<Result<_, _>>()?,
         None if raw.old_string.is_some() || raw.start.is_some() => vec![raw.clone()],
         None => return Err(format!("edit_file expects {want}: edits is missing")),
@@ -271,7 +278,10 @@ fn parse_edit(raw: RawEdit, mode: DiffMode) -> Result<Parsed, String> {
     if items.is_empty() {
         return Err(format!("edit_file expects {want}: edits is empty"));
     }
-    if items.iter().any(|e| e.start.is_some() || e.start_anchor.is_some()) {
+    if items
+        .iter()
+        .any(|e| e.start.is_some() || e.start_anchor.is_some())
+    {
         let path = top_path.ok_or_else(|| format!("edit_file expects {want}: path is missing"))?;
         let changes = items
             .into_iter()
@@ -286,10 +296,19 @@ fn parse_edit(raw: RawEdit, mode: DiffMode) -> Result<Parsed, String> {
     let mut edits = Vec::new();
     for (n, e) in items.into_iter().enumerate() {
         let which = |m: &str| format!("edit_file expects {want}: edit {}: {m}", n + 1);
-        let path = e.path()?.or_else(|| top_path.clone()).ok_or_else(|| which("path is missing"))?;
+        let path = e
+            .path()?
+            .or_else(|| top_path.clone())
+            .ok_or_else(|| which("path is missing"))?;
         let file_id = e.file_id()?.or_else(|| top_id.clone());
-        let old_string = e.old_string.clone().ok_or_else(|| which("old_string is missing"))?;
-        let new_string = e.new_string.clone().ok_or_else(|| which("new_string is missing"))?;
+        let old_string = e
+            .old_string
+            .clone()
+            .ok_or_else(|| which("old_string is missing"))?;
+        let new_string = e
+            .new_string
+            .clone()
+            .ok_or_else(|| which("new_string is missing"))?;
         edits.push(SrEdit {
             path,
             file_id,

@@ -149,6 +149,11 @@ impl<'a> Doc<'a> {
 /// The most common step between the indentation of consecutive space-indented lines
 /// (2, 3, 4 or 8); 4 when the lines say nothing.
 pub fn space_unit<'s>(lines: impl Iterator<Item = &'s str>) -> usize {
+    space_unit_of(lines).unwrap_or(4)
+}
+
+/// As [`space_unit`], `None` when no two lines show a step.
+pub fn space_unit_of<'s>(lines: impl Iterator<Item = &'s str>) -> Option<usize> {
     let mut counts = [0usize; 9];
     let mut prev: Option<usize> = None;
     for line in lines {
@@ -173,7 +178,7 @@ pub fn space_unit<'s>(lines: impl Iterator<Item = &'s str>) -> usize {
         .into_iter()
         .max_by_key(|&n| (counts[n], n == 4))
         .unwrap_or(4);
-    if counts[best] == 0 { 4 } else { best }
+    (counts[best] > 0).then_some(best)
 }
 
 /// Splits a model's string into lines: `\r` dropped, one trailing newline ignored.
@@ -204,10 +209,7 @@ mod tests {
     #[test]
     fn indentation_style_is_inferred() {
         assert_eq!(Doc::parse("f {\n\tx\n\t\ty\n}\n").style, Style::Tabs);
-        assert_eq!(
-            Doc::parse("a:\n  b:\n    c: 1\n").style,
-            Style::Spaces(2)
-        );
+        assert_eq!(Doc::parse("a:\n  b:\n    c: 1\n").style, Style::Spaces(2));
         assert_eq!(Style::Spaces(4).measure("      "), (1, 2));
         assert_eq!(Style::Tabs.render(2, 1), "\t\t ");
     }
