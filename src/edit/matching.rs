@@ -553,8 +553,8 @@ pub fn anchored(
                     end.join(" / ")
                 ))
             })?;
-        old.extend((from..e).map(|i| doc.lines[i].text.to_owned()));
-        old.extend(end.iter().cloned());
+        // End lines matched up to whitespace; the file's own text carries their depth.
+        old.extend((from..e + end.len()).map(|i| doc.lines[i].text.to_owned()));
     }
     let new: Vec<String> = content
         .iter()
