@@ -23,7 +23,12 @@ fn commands_find_the_project_from_a_subdirectory() {
     let o = run_in(&env, &sub, &["add", "lib.rs", "../../README.md"], "");
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run_in(&env, &sub, &["status"], "");
-    assert_eq!(stdout(&o), "    src/deep/lib.rs\n    README.md\n", "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "    src/deep/lib.rs\n    README.md\n",
+        "{}",
+        stderr(&o)
+    );
     fake.push_sse(response(
         "",
         "Renamed.",
@@ -44,7 +49,12 @@ fn commands_find_the_project_from_a_subdirectory() {
     std::fs::create_dir_all(&elsewhere).unwrap();
     let root = env.project.to_string_lossy().into_owned();
     let o = run_in(&env, &elsewhere, &["--root", &root, "status"], "");
-    assert_eq!(stdout(&o), "    src/deep/lib.rs\n    README.md\n", "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "    src/deep/lib.rs\n    README.md\n",
+        "{}",
+        stderr(&o)
+    );
     // Without a project above, the error says where it looked.
     let o = run_in(&env, &elsewhere, &["status"], "");
     assert!(!o.status.success());
@@ -81,13 +91,20 @@ fn chat_addresses_a_chat_for_one_command_only() {
     let active: Vec<&str> = chats.lines().filter(|l| l.starts_with('*')).collect();
     assert_eq!(active.len(), 1, "{chats}");
     assert!(active[0].contains(&second), "{chats}");
-    assert_eq!(stdout(&ok(&env, &["status"])), "", "the second chat has no context");
+    assert_eq!(
+        stdout(&ok(&env, &["status"])),
+        "",
+        "the second chat has no context"
+    );
     assert_eq!(
         stdout(&ok(&env, &["--chat", &first, "status"])),
         "    a.txt\n"
     );
     let shown = stdout(&ok(&env, &["--chat", &first, "show"]));
-    assert!(shown.contains("hello first") && shown.contains("From the first chat."), "{shown}");
+    assert!(
+        shown.contains("hello first") && shown.contains("From the first chat."),
+        "{shown}"
+    );
     assert!(env.chat_json(&first).to_string().contains("hello first"));
     assert!(!env.chat_json(&second).to_string().contains("hello first"));
 }
@@ -157,7 +174,11 @@ fn no_arguments_prints_help_on_a_terminal_and_serves_a_pipe() {
         .unwrap();
     drop(stdin);
     let o = child.wait_with_output().unwrap();
-    assert!(stdout(&o).contains("\"request_id\":\"1\""), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("\"request_id\":\"1\""),
+        "{}",
+        stdout(&o)
+    );
 
     // A terminal: the help, at once.
     let (master, slave) = pty();
@@ -168,7 +189,15 @@ fn no_arguments_prints_help_on_a_terminal_and_serves_a_pipe() {
     drop(master);
     assert!(o.status.success());
     let help = stdout(&o);
-    for cmd in ["ask", "review", "checkpoints", "rollback", "models", "show", "log"] {
+    for cmd in [
+        "ask",
+        "review",
+        "checkpoints",
+        "rollback",
+        "models",
+        "show",
+        "log",
+    ] {
         assert!(help.contains(cmd), "{help}");
     }
 }

@@ -232,7 +232,7 @@ async fn approve(description: &str) -> bool {
         eprintln!("bb7: refused: {description} (stdin is not a terminal to ask; use --tools auto)");
         return false;
     }
-    let ok = prompt::confirm(format!("bb7: allow the model to {description}? [y/N] ")).await;
+    let ok = prompt::confirm(format!("bb7: the model asks: {description}. Allow? [y/N] ")).await;
     if !ok {
         eprintln!("bb7: refused");
     }
