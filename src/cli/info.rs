@@ -151,7 +151,8 @@ fn cost_of(messages: &[Message]) -> f64 {
         .iter()
         .filter_map(|m| m.extra.get("usage"))
         .filter_map(|u| u.get("cost").and_then(serde_json::Value::as_f64))
-        .sum()
+        // Not `sum()`: the sum of no floats is -0.0, printed as "$-0.0000".
+        .fold(0.0, |a, b| a + b)
 }
 
 /// `bb7 log`: `ID  CREATED  $COST  MESSAGES  NAME`, newest first.
