@@ -124,8 +124,10 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             project_root: root.clone(),
         })
         .await?;
+        info::offer_gitignore(&s.root).await?;
+        // Last, so an editor showing the final line of output shows this one.
         eprintln!("bb7: initialized in {root}");
-        return info::offer_gitignore(&s.root).await;
+        return Ok(());
     }
     let init: InitReply = s.c.call(Request::Init { project_root: root }).await?;
     if init.global_only && !matches!(cmd, Command::Chats | Command::Models { .. }) {
