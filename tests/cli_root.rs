@@ -226,3 +226,42 @@ fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
         )
     }
 }
+
+#[test]
+fn init_offers_a_gitignore_line() {
+    // Without a terminal: the line to add is printed; nothing is written.
+    let env = Env::new();
+    let o = ok(&env, &["init"]);
+    let err = stderr(&o);
+    assert!(err.contains("echo '.bb7/' >> .gitignore"), "{err}");
+    assert!(
+        err.trim_end()
+            .ends_with(&format!("initialized in {}", env.project.display())),
+        "{err}"
+    );
+    assert!(!env.project.join(".gitignore").exists());
+
+    // On a terminal: asked, and "y" appends the line to an existing file.
+    let env = Env::new();
+    env.write(".gitignore", "target");
+    let (master, slave) = pty();
+    let mut term = std::fs::File::from(master);
+    term.write_all(b"y\n").unwrap();
+    let o = command(&env, &env.project, &["init"])
+        .stdin(Stdio::from(slave))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("add .bb7/ to .gitignore? [y/N]"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(env.read(".gitignore"), "target\n.bb7/\n");
+
+    // Already ignored: no offer.
+    let env = Env::new();
+    env.write(".gitignore", ".bb7/\n");
+    let o = ok(&env, &["init"]);
+    assert!(!stderr(&o).contains("gitignore"), "{}", stderr(&o));
+}
