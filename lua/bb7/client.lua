@@ -145,7 +145,7 @@ function M.start()
       state.pending = {}
       for id, h in pairs(pending) do
         if h.reply then
-          pcall(h.reply, { type = 'error', request_id = id, message = 'bb7 exited (status ' .. code .. ')' })
+          pcall(h.reply, { type = 'error', code = 'exited', request_id = id, message = 'bb7 exited (status ' .. code .. ')' })
         end
       end
       if state.on_exit then
@@ -176,7 +176,7 @@ end
 function M.request(action, fields, on_reply, on_stream)
   if not M.start() then
     if on_reply then
-      on_reply({ type = 'error', message = 'bb7 is not running' })
+      on_reply({ type = 'error', code = 'not_running', message = 'bb7 is not running' })
     end
     return nil
   end
@@ -196,14 +196,14 @@ function M.request_sync(action, fields, timeout)
     reply = msg
   end)
   if not id then
-    return { type = 'error', message = 'bb7 is not running' }
+    return { type = 'error', code = 'not_running', message = 'bb7 is not running' }
   end
   vim.wait(timeout or 5000, function()
     return reply ~= nil
   end, 5)
   if reply == nil then
     state.pending[id] = nil
-    return { type = 'error', message = action .. ' timed out' }
+    return { type = 'error', code = 'timeout', message = action .. ' timed out' }
   end
   return reply
 end
