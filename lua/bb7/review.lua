@@ -428,6 +428,7 @@ end
 ---@param buf integer
 ---@return bb7.DrawnHunk[]
 function M.hunks(buf)
+  buf = buf == 0 and vim.api.nvim_get_current_buf() or buf
   return drawn[buf] and drawn[buf].hunks or {}
 end
 

@@ -5,7 +5,6 @@ local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
 vim.opt.rtp:prepend(root)
 vim.opt.swapfile = false
 vim.opt.shadafile = 'NONE'
-vim.o.columns, vim.o.lines = 160, 48
 vim.cmd('runtime plugin/bb7.lua')
 
 local H = dofile(root .. '/tests/nvim/helpers.lua')

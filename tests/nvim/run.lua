@@ -21,12 +21,12 @@ end
 local passed, failed = 0, 0
 for _, t in ipairs(tests) do
   local r = vim.system({ nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '-l', root .. '/tests/nvim/child.lua', t.file, t.name }, { text = true }):wait(120000)
-  if r.code == 0 then
+  if r.code == 0 and (r.signal or 0) == 0 then
     passed = passed + 1
     io.stdout:write('ok   ' .. t.name .. '\n')
   else
     failed = failed + 1
-    io.stdout:write('FAIL ' .. t.name .. '\n' .. (r.stdout or '') .. (r.stderr or '') .. '\n')
+    io.stdout:write('FAIL ' .. t.name .. (r.signal ~= 0 and (' (killed by signal ' .. r.signal .. ')') or '') .. '\n' .. (r.stdout or '') .. (r.stderr or '') .. '\n')
   end
 end
 io.stdout:write(string.format('%d passed, %d failed\n', passed, failed))

@@ -65,7 +65,7 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
       original = c.id
     end
   end
-  require('bb7').select_chat(original)
+  require('bb7.commands').select_chat(original)
   vim.api.nvim_set_current_win(ui.win('preview'))
   for i, l in ipairs(H.pane('preview')) do
     if l == 'first question' then

@@ -177,7 +177,7 @@ test(':BB7Review without an argument, from every pane and from a file buffer; :B
   vim.cmd('BB7Review!')
   local qf = vim.fn.getqflist()
   H.eq(#qf, 2, 'two pending hunks')
-  H.eq(vim.fn.bufname(qf[1].bufnr), proj .. '/a.txt', 'first entry')
+  H.eq(vim.api.nvim_buf_get_name(qf[1].bufnr), proj .. '/a.txt', 'first entry')
   H.truthy(qf[2].text:find('@@ -1,1 +1,1 @@', 1, true), 'hunk header: ' .. qf[2].text)
   H.eq(vim.bo.buftype, 'quickfix', 'quickfix window open')
 end)
