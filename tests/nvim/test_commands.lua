@@ -1,4 +1,4 @@
--- Commands and the state machine of seed 001, with its exact messages and levels.
+-- Commands and the state machine of the reference plugin, with its exact messages and levels.
 local test, H = ...
 local L = vim.log.levels
 
