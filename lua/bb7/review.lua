@@ -31,7 +31,9 @@ local function define_highlights()
   local function set(name, link)
     vim.api.nvim_set_hl(0, name, { link = link, default = true })
   end
-  set('BB7ReviewDelete', 'DiffDelete')
+  -- DiffDelete of the default colour scheme has no background; a removed line needs one.
+  local dark = vim.o.background == 'dark'
+  vim.api.nvim_set_hl(0, 'BB7ReviewDelete', { bg = dark and '#4c2327' or '#ffd8d8', default = true })
   set('BB7ReviewAdd', 'DiffAdd')
   set('BB7ReviewSignAdd', 'Added')
   set('BB7ReviewSignDelete', 'Removed')

@@ -50,6 +50,8 @@ highlighted() {
   screen_ansi | grep -F 'println!("hi");' | grep -qE $'\e\\[[0-9;]*48;'
 }
 check "removed and added lines are highlighted" highlighted
+no_tabline_in_file() { ! screen | head -n1 | grep -qE 'bb7://|//input'; }
+check "no stray tabline over the file" no_tabline_in_file
 keys ga
 check "accepted: the buffer is reloaded" wait_for "BB-7: Review of main.rs done"
 on_disk() { grep -qF 'println!("hello");' "$work/project/main.rs"; }

@@ -109,11 +109,12 @@ local function style(name, w)
   wo.number = false
   wo.relativenumber = false
   wo.signcolumn = 'no'
-  wo.foldcolumn = '0'
+  -- A blank fold column is the panes' left margin.
+  wo.foldcolumn = '1'
   wo.wrap = name == 'preview' or name == 'input'
   wo.linebreak = true
   wo.cursorline = name == 'chats' or name == 'files'
-  wo.fillchars = 'eob: ,fold: '
+  wo.fillchars = 'eob: ,fold: ,foldopen: ,foldclose: ,foldsep: '
   wo.winfixwidth = name == 'chats' or name == 'files'
   wo.winfixheight = name == 'input'
   -- A thin rule instead of the raw `bb7://chats 1,1 All` statusline.
@@ -191,7 +192,26 @@ local function open_tab()
   P.wins.files = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(P.wins.files, M.buf('files'))
   P.showtabline = P.showtabline or vim.o.showtabline
-  vim.o.showtabline = 0
+  M.apply_tabline()
+end
+
+--- No tabline in the UI tab, and the UI tab does not count when the user's setting
+--- ('showtabline' 1) shows the tabline only for two tabs or more.
+function M.apply_tabline()
+  if not P.tab or not P.showtabline then
+    return
+  end
+  if not vim.api.nvim_tabpage_is_valid(P.tab) then
+    vim.o.showtabline = P.showtabline
+    return
+  end
+  if vim.api.nvim_get_current_tabpage() == P.tab then
+    vim.o.showtabline = 0
+  elseif P.showtabline == 1 then
+    vim.o.showtabline = #vim.api.nvim_list_tabpages() > 2 and 1 or 0
+  else
+    vim.o.showtabline = P.showtabline
+  end
 end
 
 local function open_float()
@@ -234,20 +254,7 @@ function M.open()
   require('bb7.ui.keymaps').attach()
   vim.api.nvim_clear_autocmds({ group = group })
   vim.api.nvim_create_autocmd('VimResized', { group = group, callback = resize })
-  vim.api.nvim_create_autocmd('TabEnter', {
-    group = group,
-    callback = function()
-      if not P.tab then
-        return
-      end
-      if vim.api.nvim_get_current_tabpage() == P.tab then
-        P.showtabline = vim.o.showtabline
-        vim.o.showtabline = 0
-      elseif P.showtabline then
-        vim.o.showtabline = P.showtabline
-      end
-    end,
-  })
+  vim.api.nvim_create_autocmd({ 'TabEnter', 'TabNew', 'TabClosed' }, { group = group, callback = M.apply_tabline })
   state.set_unread(false)
   vim.cmd('redrawstatus!')
   require('bb7.ui.render').refresh()

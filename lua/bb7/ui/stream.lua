@@ -83,7 +83,7 @@ function M.delta(st, msg)
   end
   if msg.type == 'thinking' then
     if st.block ~= 'thinking' then
-      append('▸ Reasoning\n│ ', '│ ')
+      append('▸ Reasoning\n', '│ ')
       st.block = 'thinking'
     end
     append(msg.content, '│ ')
