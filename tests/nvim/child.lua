@@ -20,9 +20,8 @@ if not fn then
   io.stdout:write('no test named ' .. tostring(name) .. ' in ' .. tostring(file) .. '\n')
   os.exit(1)
 end
-if not H.skip_setup then
-  require('bb7').setup({ binary = H.bin })
-end
+-- Tests that check setup() itself call it again with their own options.
+require('bb7').setup({ binary = H.bin })
 local ok, err = xpcall(fn, debug.traceback)
 require('bb7.client').stop()
 if not ok then

@@ -63,7 +63,6 @@ test(':checkhealth bb7 and :help bb7', function()
 end)
 
 test(':checkhealth bb7 says what is missing: binary, API key', function()
-  H.skip_setup = true
   require('bb7').setup({ binary = '/nonexistent/bb7' })
   H.project({}, { base_url = vim.NIL, api_key = vim.NIL })
   vim.env.OPENROUTER_API_KEY = nil

@@ -70,7 +70,6 @@ test('layout: no ~ filler, no tabline, sizes follow the editor, q closes all, ? 
 end)
 
 test('float layout: four floating panes with titles, q closes them all', function()
-  H.skip_setup = true
   require('bb7').setup({ binary = H.bin, layout = 'float' })
   H.project({})
   vim.cmd('BB7Init')
@@ -105,6 +104,17 @@ test('the answer: Markdown with Tree-sitter, reasoning folded, a change as one l
   H.eq(vim.bo[buf].filetype, 'markdown', 'markdown filetype')
   H.truthy(vim.treesitter.highlighter.active[buf] ~= nil, 'tree-sitter highlighting active')
   local lines = H.pane('preview')
+  -- The ```lua block is highlighted as Lua (a Tree-sitter injection).
+  vim.treesitter.get_parser(buf):parse(true)
+  local code_row
+  for i, l in ipairs(lines) do
+    if l == 'local y = 2' then
+      code_row = i - 1
+    end
+  end
+  H.truthy(code_row, 'code block in the preview')
+  local langs = vim.tbl_map(function(c) return c.lang end, vim.treesitter.get_captures_at_pos(buf, code_row, 0))
+  H.truthy(vim.tbl_contains(langs, 'lua'), 'code block highlighted as lua: ' .. vim.inspect(langs))
   local function row(prefix)
     for i, l in ipairs(lines) do
       if l:sub(1, #prefix) == prefix then
@@ -131,7 +141,6 @@ test('the answer: Markdown with Tree-sitter, reasoning folded, a change as one l
 end)
 
 test('setup() reports bad options and keeps the good ones', function()
-  H.skip_setup = true
   H.notes = {}
   local problems = require('bb7').setup({ binary = H.bin, layout = 'sideways', keymaps = 'yes', colour = true, send_key = '<C-g>', review_keys = { accept = 'ya', explode = 'x' } })
   H.eq(#problems, 4, 'four problems: ' .. vim.inspect(problems))
