@@ -60,6 +60,7 @@ local function ready()
   return M.ensure() and M.active_chat() ~= nil
 end
 
+--- :BB7Init — creates .bb7/ in the current directory.
 function M.init_project()
   state.set_root(vim.fn.getcwd())
   local r, err = api.bb7_init(state.root())
@@ -176,12 +177,14 @@ function M.remove(opts)
   render().refresh()
 end
 
+--- :BB7 — opens the UI, or closes it when it has the focus.
 function M.toggle()
   if M.ensure() then
     layout().toggle()
   end
 end
 
+--- :BB7Model — picks the active chat's model with vim.ui.select().
 function M.choose_model()
   if not ready() then
     return
@@ -236,6 +239,8 @@ local function target(opts)
   end
 end
 
+--- :BB7Diff [path] — the snapshot → output diff in the preview.
+---@param opts {args: string}
 function M.diff(opts)
   if not ready() then
     return
@@ -253,6 +258,8 @@ function M.diff(opts)
   render().show_lines(util.unified(path, old, new), 'diff')
 end
 
+--- :BB7DiffLocal [path] — the file and the output side by side in diff mode.
+---@param opts {args: string}
 function M.diff_local(opts)
   if not ready() then
     return
@@ -302,12 +309,15 @@ function M.review(opts)
   review.start(target(opts), opts.args ~= nil and opts.args ~= '')
 end
 
+--- :BB7Checkpoints — rolls back a checkpoint of the active chat.
 function M.checkpoints()
   if M.ensure() then
     require('bb7.checkpoints').pick(M.active_chat())
   end
 end
 
+--- :BB7Search [query] — searches chats and makes the chosen one active.
+---@param opts {args: string}
 function M.search(opts)
   if not M.ensure() then
     return
@@ -351,6 +361,8 @@ function M.select_chat(id)
   render().refresh()
 end
 
+--- :BB7EditInstructions [project|global|system] — edits an instructions file.
+---@param opts {args: string}
 function M.edit_instructions(opts)
   local level = (opts.args ~= '' and opts.args) or 'project'
   if not M.ensure(level ~= 'project') and level == 'project' then
@@ -386,6 +398,8 @@ function M.apply_one(path)
   return true
 end
 
+--- :BB7Apply [path] — applies one file, or every M and A file.
+---@param opts {args: string}
 function M.apply(opts)
   if not ready() then
     return
@@ -435,6 +449,8 @@ function M.send(text)
   return require('bb7.turn').send(text)
 end
 
+--- :BB7Tools [off|ask|auto] — sets or shows the retrieval tools of the chat.
+---@param opts {args: string}
 function M.tools(opts)
   if not ready() then
     return
@@ -451,6 +467,7 @@ function M.tools(opts)
   say('Tools: ' .. mode)
 end
 
+--- :BB7Cancel — cancels every streaming turn.
 function M.cancel()
   local ids = state.stream_ids()
   if #ids == 0 then
@@ -461,6 +478,7 @@ function M.cancel()
   end
 end
 
+--- :BB7Version — shows the binary's version and path.
 function M.version()
   local r, err = api.version()
   if not r then

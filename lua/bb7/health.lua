@@ -69,6 +69,7 @@ local function config_checks(h)
   end
 end
 
+--- Entry point of :checkhealth bb7.
 function M.check()
   local h = vim.health
   h.start('bb7')

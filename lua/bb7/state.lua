@@ -179,6 +179,7 @@ function M.exiting()
   return S.exiting
 end
 
+--- Neovim is quitting: the binary's exit is expected, not reported.
 function M.set_exiting()
   S.exiting = true
 end

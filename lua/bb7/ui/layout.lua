@@ -281,6 +281,7 @@ function M.close()
   vim.api.nvim_clear_autocmds({ group = group })
 end
 
+--- Closes the UI when it has the focus, else opens it (or goes to it).
 function M.toggle()
   local here = P.floating and M.pane_of() ~= nil or (P.tab and vim.api.nvim_get_current_tabpage() == P.tab)
   if M.visible() and here then
@@ -343,6 +344,7 @@ function M.help(title, lines)
   end
 end
 
+--- Closes the ? float, if open.
 function M.close_help()
   if P.help and vim.api.nvim_win_is_valid(P.help) then
     vim.api.nvim_win_close(P.help, true)

@@ -341,6 +341,7 @@ function M.preview_title()
   return table.concat(parts, ' · ')
 end
 
+--- Redraws the titles of the preview and input panes.
 function M.render_titles()
   layout().set_title('preview', M.preview_title())
   layout().set_title('input', ' Message · ' .. config.get().send_key .. ' send · ? keys · q close')
