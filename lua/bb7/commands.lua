@@ -377,17 +377,18 @@ end
 
 --- Applies the whole output of one file.
 ---@param path string project-relative
+---@param force boolean? overwrite the user's conflicting edits
 ---@return boolean applied
-function M.apply_one(path)
+function M.apply_one(path, force)
   local buf = state.loaded_buf(path)
   if buf and vim.bo[buf].modified then
     say('Save or discard your changes to ' .. path .. ' first', levels.WARN)
     return false
   end
-  local _, err = api.apply_file({ path = path })
+  local _, err = api.apply_file({ path = path, force = force or nil })
   if err then
     if err.code == 'conflict' then
-      say(path .. ' conflicts with your edits: ' .. err.message .. ' (review it hunk by hunk with :BB7Review ' .. path .. ')', levels.WARN)
+      say(path .. ' conflicts with your edits: ' .. err.message .. ' (:BB7Review ' .. path .. ' takes it hunk by hunk; :BB7Apply! ' .. path .. ' overwrites)', levels.WARN)
     else
       report('apply ' .. path, err)
     end
@@ -398,8 +399,8 @@ function M.apply_one(path)
   return true
 end
 
---- :BB7Apply [path] — applies one file, or every M and A file.
----@param opts {args: string}
+--- :BB7Apply[!] [path] — applies one file, or every M and A file; ! forces.
+---@param opts {args: string, bang: boolean?}
 function M.apply(opts)
   if not ready() then
     return
@@ -409,7 +410,7 @@ function M.apply(opts)
     if not f or not f.has_output then
       return say('No output to apply', levels.WARN)
     end
-    if M.apply_one(f.path) then
+    if M.apply_one(f.path, opts.bang) then
       say('Applied ' .. f.path)
     end
     return render().refresh()
@@ -418,7 +419,7 @@ function M.apply(opts)
   local n, skipped = 0, {}
   for _, f in ipairs(r and r.files or {}) do
     if f.status == 'M' or f.status == 'A' then
-      if M.apply_one(f.path) then
+      if M.apply_one(f.path, opts.bang) then
         n = n + 1
       end
     elseif f.status == '!A' then
@@ -519,7 +520,7 @@ function M.register(entry)
   cmd('BB7Search', M.search, { nargs = '?', desc = 'Search chats' })
   cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system' }), desc = 'Edit instructions' })
   cmd('BB7Send', function(o) M.send(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
-  cmd('BB7Apply', M.apply, { nargs = '?', complete = files, desc = "Apply the model's output" })
+  cmd('BB7Apply', M.apply, { nargs = '?', bang = true, complete = files, desc = "Apply the model's output (! overwrites conflicting edits)" })
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })

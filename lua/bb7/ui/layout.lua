@@ -229,6 +229,7 @@ local function define_highlights()
   set('BB7Normal', 'Normal')
   set('BB7Title', 'Title')
   set('BB7TitleFill', 'WinBar')
+  set('BB7Step', 'Special')
 end
 
 --- Opens the UI (or goes to it) and draws it.
