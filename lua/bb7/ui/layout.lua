@@ -172,13 +172,13 @@ function M.float_geometry()
 end
 
 local function open_tab()
-  local cfg_preview = M.buf('preview')
+  local preview = M.buf('preview')
   vim.cmd('tabnew')
   P.tab = vim.api.nvim_get_current_tabpage()
   local empty = vim.api.nvim_get_current_buf()
   P.wins.preview = vim.api.nvim_get_current_win()
-  vim.api.nvim_win_set_buf(P.wins.preview, cfg_preview)
-  if vim.api.nvim_buf_is_valid(empty) and empty ~= cfg_preview then
+  vim.api.nvim_win_set_buf(P.wins.preview, preview)
+  if vim.api.nvim_buf_is_valid(empty) and empty ~= preview then
     pcall(vim.api.nvim_buf_delete, empty, { force = true })
   end
   vim.cmd('belowright split')
@@ -271,7 +271,11 @@ function M.close()
         pcall(vim.api.nvim_win_close, M.win(name), true)
       end
     end
-  elseif M.visible() and #vim.api.nvim_list_tabpages() > 1 then
+  elseif M.visible() then
+    if #vim.api.nvim_list_tabpages() == 1 then
+      -- The UI is the last tab: leave an empty one behind instead of the panes.
+      vim.cmd('tabnew')
+    end
     vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(P.tab))
   end
   if P.showtabline then

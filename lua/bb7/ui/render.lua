@@ -17,7 +17,6 @@ local R = {
   file_rows = {}, -- files pane line -> file status row
   line_msg = {}, -- preview line -> index of a user message
   folds = {}, -- preview line -> foldexpr value
-  preview_owner = 'chat', -- 'chat', or 'lines' while show_lines() holds the preview
   streaming = false,
 }
 
@@ -316,7 +315,6 @@ function M.render_preview()
       B.add('New chat. Add files with :BB7Add, then write a message below.')
     end
   end
-  R.preview_owner = 'chat'
   draw_preview(B)
   markdown(layout().buf('preview'))
 end
@@ -374,7 +372,6 @@ function M.show_lines(lines, ft)
     layout().open()
   end
   R.folds = {}
-  R.preview_owner = 'lines'
   local b = set_lines('preview', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
   vim.b[b].bb7_ts = false

@@ -2,8 +2,6 @@
 -- the preview without redrawing the rest; the preview's title spins until the end,
 -- when the chat is drawn again from the binary (reasoning folded, changes as one line).
 
-local state = require('bb7.state')
-
 local M = {}
 
 local current = nil ---@type bb7.Stream?
@@ -116,9 +114,6 @@ function M.finish(st, _)
     vim.wo[w].foldenable = true
   end
   render().refresh()
-  if state.streaming() == false and layout().visible() then
-    render().render_titles()
-  end
 end
 
 return M
