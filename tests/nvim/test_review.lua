@@ -233,3 +233,56 @@ test(':BB7Tools: reads are approved through vim.ui.select and shown in the previ
   vim.cmd('BB7Tools sometimes')
   H.expect_note('Failed to set tools')
 end)
+
+test('float layout: :BB7Review from a pane closes the floats and reviews in the file', function()
+  require('bb7').setup({ binary = H.bin, layout = 'float' })
+  local proj = setup_review({ ['a.txt'] = 'a\n' }, { ['a.txt'] = 'A\n' })
+  vim.cmd('BB7')
+  local layout = require('bb7.ui.layout')
+  layout.focus('preview')
+  vim.cmd('BB7Review')
+  H.truthy(not layout.visible(), 'floats closed')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/a.txt', 'the file')
+  H.eq(vim.api.nvim_win_get_config(0).relative, '', 'in a normal window')
+  H.eq(#require('bb7.review').hunks(0), 1, 'hunk drawn')
+end)
+
+test('errors by code: an apply conflict says how to go on, ! forces; decided hunks are not drawn', function()
+  local proj = setup_review({ ['f.txt'] = BASE }, { ['f.txt'] = OUT })
+  local api = require('bb7.api')
+  local sent = {}
+  local real_apply = api.apply_file
+  api.apply_file = function(fields)
+    table.insert(sent, fields)
+    if not fields.force then
+      return nil, { code = 'conflict', message = 'lines 1-1 changed on disk' }
+    end
+    return real_apply({ path = fields.path })
+  end
+  vim.cmd('BB7Apply f.txt')
+  local note = H.expect_note('f.txt conflicts with your edits: lines 1-1 changed on disk', vim.log.levels.WARN)
+  H.truthy(note.msg:find(':BB7Apply! f.txt', 1, true), 'says how to force: ' .. note.msg)
+  H.eq(vim.fn.readfile(proj .. '/f.txt')[1], 'one', 'nothing written')
+  vim.cmd('BB7Apply! f.txt')
+  H.eq(sent[2].force, true, '! sends force')
+  H.expect_note('BB-7: Applied f.txt')
+  api.apply_file = real_apply
+
+  -- A server that also lists decided hunks (state accepted/rejected): only pending
+  -- ones are drawn.
+  H.output(proj, 'f.txt', 'ONE\ntwo\nTHREE\nfour\nFIVE\nsix\nseven\neight\nnine\nTEN\n')
+  require('bb7.client').request_sync('sync_context', { path = 'f.txt' })
+  local real_get = api.review_get
+  api.review_get = function(fields)
+    local r, err = real_get(fields)
+    for _, f in ipairs(r and r.files or {}) do
+      table.insert(f.hunks, 1, { hunk_id = 'old', header = '@@ -2,1 +2,1 @@', old_start = 2, old_lines = 1, new_start = 2, new_lines = 1, patch = '@@ -2,1 +2,1 @@\n-two\n+TWO\n', state = 'accepted', applies_cleanly = true })
+    end
+    return r, err
+  end
+  vim.cmd('BB7Review f.txt')
+  api.review_get = real_get
+  local rows = vim.tbl_map(function(dh) return dh.first + 1 end, require('bb7.review').hunks(0))
+  H.truthy(not vim.tbl_contains(rows, 2), 'the accepted hunk is not drawn: ' .. vim.inspect(rows))
+  H.eq(rows, { 3 }, 'the pending hunk drawn')
+end)
