@@ -196,29 +196,38 @@ local function common_keys(i)
   }
 end
 
---- Shows the keys of every pane in a float.
+local function section(lines, title, list)
+  table.insert(lines, ' ' .. title)
+  for _, k in ipairs(list) do
+    table.insert(lines, string.format('   %-8s %s', k[1], k[2]))
+  end
+  table.insert(lines, '')
+end
+
+--- Shows the keys of every pane in a float, in two columns.
 function M.help()
-  local lines = {}
-  local titles = { chats = 'Chats', files = 'Files', preview = 'Answer', input = 'Message' }
-  local function section(title, list)
-    table.insert(lines, ' ' .. title)
-    for _, k in ipairs(list) do
-      table.insert(lines, string.format('   %-8s %s', k[1], k[2]))
-    end
-    table.insert(lines, '')
-  end
-  section('Every pane', common_keys(1))
-  for _, name in ipairs({ 'chats', 'files', 'preview', 'input' }) do
-    section(titles[name], keys[name] or {})
-  end
+  local left, right = {}, {}
+  section(left, 'Every pane', common_keys(1))
+  section(left, 'Chats', keys.chats or {})
+  section(left, 'Answer', keys.preview or {})
+  section(right, 'Files', keys.files or {})
+  section(right, 'Message', keys.input or {})
   local rk = config.get().review_keys
-  section('Review (in the file)', {
+  section(right, 'Review (in the file)', {
     { rk.accept, 'accept the hunk under the cursor' },
     { rk.reject, 'reject it (asks for a reason)' },
-    { rk.accept_all .. '/' .. rk.reject_all, 'accept / reject every hunk of the file' },
+    { rk.accept_all .. '/' .. rk.reject_all, 'accept / reject every hunk' },
     { rk.next .. '/' .. rk.prev, 'next / previous hunk, across files' },
   })
-  table.remove(lines)
+  local width = 0
+  for _, l in ipairs(left) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  local lines = {}
+  for i = 1, math.max(#left, #right) - 1 do
+    local l = left[i] or ''
+    table.insert(lines, l .. string.rep(' ', width - vim.fn.strdisplaywidth(l) + 3) .. (right[i] or ''))
+  end
   layout().help('bb7 keys', lines)
 end
 
