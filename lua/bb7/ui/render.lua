@@ -42,7 +42,8 @@ end
 ---@return string
 function M.foldtext()
   local first = vim.fn.getline(vim.v.foldstart)
-  return first .. '  (' .. (vim.v.foldend - vim.v.foldstart) .. ' lines, za)'
+  local n = vim.v.foldend - vim.v.foldstart
+  return first .. '  (' .. n .. (n == 1 and ' line' or ' lines') .. ', za)'
 end
 
 --- Lets the stream module mark the preview as being appended to.
