@@ -46,6 +46,14 @@ end
 function M.start(st, text)
   current = st
   st.block = nil
+  -- The title spins even when the UI opens only later in the turn.
+  stop_spinner()
+  spinner = vim.uv.new_timer()
+  spinner:start(0, 100, vim.schedule_wrap(function()
+    if layout().visible() then
+      layout().set_title('preview', render().preview_title())
+    end
+  end))
   if not layout().visible() then
     return
   end
@@ -63,13 +71,6 @@ function M.start(st, text)
   vim.list_extend(lines, { '', '## Assistant', '' })
   vim.api.nvim_buf_set_lines(b, -1, -1, false, lines)
   vim.bo[b].modifiable = false
-  stop_spinner()
-  spinner = vim.uv.new_timer()
-  spinner:start(0, 100, vim.schedule_wrap(function()
-    if layout().visible() then
-      layout().set_title('preview', render().preview_title())
-    end
-  end))
 end
 
 --- A stream message (reasoning, text or a tool step) arrived.
