@@ -153,3 +153,30 @@ test('setup() reports bad options and keeps the good ones', function()
   H.eq(require('bb7').setup({ binary = H.bin }), {}, 'good options: no problems')
   H.eq(require('bb7').setup('fast')[1], 'setup() takes a table, got string', 'not a table')
 end)
+
+test('a change from an earlier session still shows as one line that expands to its pending diff', function()
+  local proj = H.project({ ['main.lua'] = 'local x = 1\nreturn x\n' })
+  -- The turn runs in another process (the CLI), so this Neovim never saw its `done`.
+  H.script({ text = 'Done.', tool_calls = { { name = 'edit_file', args = { path = 'main.lua', edits = { { old_string = 'local x = 1', new_string = 'local x = 2' } } } } } })
+  for _, args in ipairs({ { 'init' }, { 'new' }, { 'add', 'main.lua' }, { 'ask', 'change x' } }) do
+    local out = vim.fn.system(vim.list_extend({ H.bin }, args))
+    H.eq(vim.v.shell_error, 0, 'bb7 ' .. args[1] .. ': ' .. out)
+  end
+  vim.cmd('BB7')
+  local lines = H.pane('preview')
+  local row
+  for i, l in ipairs(lines) do
+    if l == '▸ Edit main.lua: +1 −1, pending' then
+      row = i
+    end
+  end
+  H.truthy(row, 'the change line: ' .. vim.inspect(lines))
+  H.truthy(vim.tbl_contains(lines, '+local x = 2'), 'its diff')
+  vim.api.nvim_win_call(require('bb7.ui.layout').win('preview'), function()
+    H.eq(vim.fn.foldclosed(row + 1), row, 'folded under the line')
+  end)
+  -- Once applied, nothing is pending: the event is a plain line again.
+  vim.cmd('BB7Apply')
+  H.eq(vim.fn.readfile(proj .. '/main.lua')[1], 'local x = 2', 'applied')
+  H.truthy(vim.tbl_contains(H.pane('preview'), '· Assistant changed main.lua'), 'plain event line: ' .. vim.inspect(H.pane('preview')))
+end)

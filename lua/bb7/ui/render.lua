@@ -17,6 +17,8 @@ local R = {
   file_rows = {}, -- files pane line -> file status row
   line_msg = {}, -- preview line -> index of a user message
   folds = {}, -- preview line -> foldexpr value
+  pending = {}, -- path -> true while the file has output to review
+  diffs = {}, -- path .. version -> change built from the pending output
   streaming = false,
 }
 
@@ -134,6 +136,12 @@ local function render_files()
     end
   end
   R.file_rows = rows
+  R.pending = {}
+  for _, f in pairs(rows) do
+    if f.has_output then
+      R.pending[f.path] = true
+    end
+  end
   local b = set_lines('files', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
   for l, f in pairs(rows) do
@@ -229,6 +237,39 @@ local function change_body(change)
   return body
 end
 
+--- A change for a write this Neovim did not see stream (a chat from an earlier
+--- session): the diff from the snapshot to the output still pending, cached by version.
+local function pending_change(p)
+  if not R.pending[p.path] then
+    return nil
+  end
+  local key = p.path .. '@' .. tostring(p.version)
+  if R.diffs[key] == nil then
+    local old = (api.get_context_file({ path = p.path }) or {}).content or ''
+    local new = (api.get_output_file({ path = p.path }) or {}).content
+    if not new then
+      return nil
+    end
+    local lines = util.unified(p.path, old, new)
+    local added, removed = 0, 0
+    for i = 3, #lines do
+      local c = lines[i]:sub(1, 1)
+      added = added + (c == '+' and 1 or 0)
+      removed = removed + (c == '-' and 1 or 0)
+    end
+    R.diffs[key] = {
+      type = 'edit',
+      path = p.path,
+      description = string.format('Edit %s: +%d −%d, pending', p.path, added, removed),
+      unified_diff = table.concat(lines, '\n'),
+    }
+  end
+  return R.diffs[key]
+end
+
+-- The newest AssistantWriteFile part of each path (set while the preview is drawn).
+local last_write = {}
+
 local function render_message(B, chat, index, m)
   local head = m.role == 'user' and ('## You' .. (m.model and (' (' .. m.model .. ')') or '')) or m.role == 'system' and '## Note' or '## Assistant'
   local headed = false
@@ -236,7 +277,7 @@ local function render_message(B, chat, index, m)
   for _, p in ipairs(m.parts or {}) do
     if p.type == 'context_event' then
       local range = p.start_line and (':' .. p.start_line .. '-' .. p.end_line) or ''
-      local change = p.action == 'AssistantWriteFile' and state.change_for(chat.id, p.path, p.version)
+      local change = p.action == 'AssistantWriteFile' and (state.change_for(chat.id, p.path, p.version) or last_write[p] and pending_change(p))
       if change then
         B.fold('▸ ' .. (change.description or ('Changed ' .. p.path)), 'BB7Step', change_body(change))
       else
@@ -309,6 +350,18 @@ function M.render_preview()
     B.add('')
     B.add('Select one on the left (Enter), or press n there for a new chat.')
   else
+    local newest = {}
+    for _, m in ipairs(chat.messages or {}) do
+      for _, p in ipairs(m.parts or {}) do
+        if p.action == 'AssistantWriteFile' and p.path then
+          newest[p.path] = p
+        end
+      end
+    end
+    last_write = {}
+    for _, p in pairs(newest) do
+      last_write[p] = true
+    end
     for i, m in ipairs(chat.messages or {}) do
       render_message(B, chat, i - 1, m)
     end
