@@ -42,10 +42,11 @@ function M.notify(action, fields, on_reply)
   end)
 end
 
+---@alias bb7.Action fun(fields: table?): table?, bb7.Error? the reply, or nil and the error
+
+---@param name string
+---@return bb7.Action
 local function action(name)
-  ---@param fields table?
-  ---@return table? reply
-  ---@return bb7.Error? err
   return function(fields)
     return M.call(name, fields)
   end
@@ -64,36 +65,63 @@ end
 function M.bb7_init(root)
   return M.call('bb7_init', { project_root = root })
 end
+---@type bb7.Action
 M.version = action('version')
+---@type bb7.Action
 M.prepare_instructions = action('prepare_instructions')
 
 -- Chats (fields as in docs/PROTOCOL.md "Base: chats").
+---@type bb7.Action
 M.chat_new = action('chat_new')
+---@type bb7.Action
 M.chat_list = action('chat_list')
+---@type bb7.Action
 M.chat_select = action('chat_select')
+---@type bb7.Action
 M.chat_get = action('chat_get')
+---@type bb7.Action
 M.chat_active = action('chat_active')
+---@type bb7.Action
 M.chat_rename = action('chat_rename')
+---@type bb7.Action
 M.chat_delete = action('chat_delete')
+---@type bb7.Action
 M.chat_pin = action('chat_pin')
+---@type bb7.Action
 M.chat_edit = action('chat_edit')
+---@type bb7.Action
 M.fork_chat = action('fork_chat')
+---@type bb7.Action
 M.search_chats = action('search_chats')
+---@type bb7.Action
 M.save_chat_settings = action('save_chat_settings')
 
 -- Context and output.
+---@type bb7.Action
 M.context_add = action('context_add')
+---@type bb7.Action
 M.context_add_section = action('context_add_section')
+---@type bb7.Action
 M.context_remove = action('context_remove')
+---@type bb7.Action
 M.context_remove_section = action('context_remove_section')
+---@type bb7.Action
 M.context_set_readonly = action('context_set_readonly')
+---@type bb7.Action
 M.context_list = action('context_list')
+---@type bb7.Action
 M.sync_context = action('sync_context')
+---@type bb7.Action
 M.get_context_file = action('get_context_file')
+---@type bb7.Action
 M.get_output_file = action('get_output_file')
+---@type bb7.Action
 M.output_delete = action('output_delete')
+---@type bb7.Action
 M.get_diff_paths = action('get_diff_paths')
+---@type bb7.Action
 M.diff_local_done = action('diff_local_done')
+---@type bb7.Action
 M.apply_file = action('apply_file')
 
 --- File statuses with hashes instead of texts (cheap to redraw often).
@@ -104,9 +132,13 @@ function M.file_statuses()
 end
 
 -- Review and checkpoints.
+---@type bb7.Action
 M.review_get = action('review_get')
+---@type bb7.Action
 M.review_apply = action('review_apply')
+---@type bb7.Action
 M.checkpoint_list = action('checkpoint_list')
+---@type bb7.Action
 M.checkpoint_rollback = action('checkpoint_rollback')
 
 --- Starts a turn. `on_event(msg)` gets every stream message before the final one,
