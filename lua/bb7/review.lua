@@ -408,10 +408,15 @@ end
 function M.quickfix()
   local items = {}
   for _, f in ipairs(pending_files()) do
+    -- Lines of a loaded buffer may have moved since the snapshot.
+    local buf = state.loaded_buf(f.path)
+    local map = buf and line_map(f.path, buf, f) or function(l)
+      return l
+    end
     for _, h in ipairs(pending(f)) do
       table.insert(items, {
         filename = state.abs(f.path),
-        lnum = math.max(h.old_start, 1),
+        lnum = math.max(map(math.max(h.old_start, 1), h.old_lines), 1),
         text = string.format('%s +%d -%d%s', h.header, h.added or 0, h.removed or 0, h.applies_cleanly == false and ' (conflict)' or ''),
         type = h.applies_cleanly == false and 'W' or 'I',
       })
