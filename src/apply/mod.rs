@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::chat::ids;
 use crate::chat::model::{Chat, ContextFile, Part};
 use crate::context::{ChatFiles, event_for, find_file};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::project::fsutil::{remove_file_if_exists, text_from_bytes, write_atomic};
 use crate::project::paths::locate_in_project;
 use crate::review::checkpoint::{CheckpointStore, file_change};
@@ -220,7 +220,7 @@ pub fn apply_output(
 /// The `conflict` error of an apply, naming the line ranges.
 pub fn conflict_error(rel: &str, c: &Conflict) -> Error {
     Error::new(
-        "conflict",
+        ErrorCode::Conflict,
         format!(
             "Cannot apply {rel}: {c}. Nothing was written; review it hunk by hunk, or apply with force to let the model's change win there"
         ),

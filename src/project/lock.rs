@@ -9,6 +9,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::paths::state_path;
 
@@ -35,7 +36,7 @@ impl ChatLock {
             }
         }
         Err(Error::new(
-            "locked",
+            ErrorCode::Locked,
             "Chat lock keeps changing hands; try again",
         ))
     }
@@ -122,7 +123,7 @@ pub fn holder(chat_dir: &Path) -> Option<u32> {
 fn locked_error(pid: Option<u32>) -> Error {
     let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
     Error::new(
-        "locked",
+        ErrorCode::Locked,
         format!(
             "Chat is locked by another bb7 process{who}; use chat_force_unlock to take it over"
         ),

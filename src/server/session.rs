@@ -13,6 +13,7 @@ use crate::chat::model::{Chat, Message, Part};
 use crate::chat::store::ChatStore;
 use crate::config::{Config, GlobalState};
 use crate::context::ChatFiles;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
 use crate::project::lock::ChatLock;
@@ -160,8 +161,8 @@ impl Session {
             "checkpoint_diff3" => self.checkpoint_diff3(req)?,
             "checkpoint_rollback" => self.checkpoint_rollback(req)?,
             "cancel" => self.cancel(req)?,
-            "tool_approve" => self.answer_client(req, "approval_id", "approved")?,
-            "clarify" => self.answer_client(req, "question_id", "answer")?,
+            "tool_approve" => self.tool_approve(req)?,
+            "clarify" => self.clarify(req)?,
             "send" => return self.send(req, ctx).map(|()| (None, Flow::Continue)),
             "generate_title" => self.generate_title(req, ctx)?,
             "get_models" => match self.get_models(req, ctx)? {
@@ -179,9 +180,12 @@ impl Session {
     // ----- project and session -------------------------------------------------------
 
     fn dirs(&self) -> Result<&UserDirs> {
-        self.dirs
-            .as_ref()
-            .ok_or_else(|| Error::new("io", "Cannot determine the home directory (set HOME)"))
+        self.dirs.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorCode::Io,
+                "Cannot determine the home directory (set HOME)",
+            )
+        })
     }
 
     fn root(&self) -> Result<&Path> {
@@ -262,7 +266,10 @@ impl Session {
 
     fn ensure_not_busy(&self, store: &ChatStore, id: &str) -> Result<()> {
         if self.is_busy(&chat_key(store, id)) {
-            return Err(Error::new("busy", "Another request is already in progress"));
+            return Err(Error::new(
+                ErrorCode::Busy,
+                "Another request is already in progress",
+            ));
         }
         Ok(())
     }

@@ -7,6 +7,7 @@ use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part};
 use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode, FileAccess, Plan, ToolCall};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::{ApiError, Usage};
 use crate::protocol::error_message;
@@ -129,7 +130,7 @@ impl Session {
             Ok(())
         })?;
         if let Some(e) = &failed {
-            let err = Error::new("api", e.user_message());
+            let err = Error::new(ErrorCode::Api, e.user_message());
             ctx.outbox
                 .send(tag_chat(error_message(&err), &key.id), Some(&rid));
             return Ok(Some(Flow::Continue));
@@ -234,13 +235,21 @@ fn guard_plan(plan: &mut Plan, global: bool) {
             continue;
         }
         let refusal = match r.path.as_deref() {
-            _ if global => Some("this is a global chat, which cannot write files".to_owned()),
-            Some(p) => crate::apply::protected_dir(p)
-                .map(|d| format!("{p} is inside {d}/, which the model may not write")),
+            _ if global => Some((
+                "read_only",
+                "this is a global chat, which cannot write files".to_owned(),
+            )),
+            Some(p) => crate::apply::protected_dir(p).map(|d| {
+                (
+                    "path_escape",
+                    format!("{p} is inside {d}/, which the model may not write"),
+                )
+            }),
             None => None,
         };
-        if let Some(e) = refusal {
+        if let Some((code, e)) = refusal {
             r.status = "failed";
+            r.code = Some(code);
             r.error = Some(e);
         }
     }

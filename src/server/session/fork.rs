@@ -9,14 +9,16 @@ use crate::error::{Error, Result};
 use crate::project::fsutil::{read_text, to_lf};
 use crate::project::paths::locate;
 use crate::protocol::Request;
+use crate::protocol::params;
 use serde_json::{Value, json};
 use std::path::Path;
 
 impl Session {
     pub(super) fn chat_edit(&mut self, req: &Request) -> Result<Value> {
-        let id = req.non_empty_str("chat_id")?.to_owned();
-        let index = req.uint("message_index")? as usize;
-        let content = req.str("content")?.to_owned();
+        let args: params::ChatEdit = req.params()?;
+        let id = args.chat_id.as_str().to_owned();
+        let index = args.message_index.0 as usize;
+        let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
         let warnings = self.with_chat(&store, &id, |chat, files, root| {
             let msg = chat
@@ -39,8 +41,9 @@ impl Session {
     }
 
     pub(super) fn fork_chat(&mut self, req: &Request) -> Result<Value> {
-        let id = req.non_empty_str("chat_id")?.to_owned();
-        let index = req.uint("fork_message_index")? as usize;
+        let args: params::ForkChat = req.params()?;
+        let id = args.chat_id.as_str().to_owned();
+        let index = args.fork_message_index.0 as usize;
         let store = self.find_store(&id)?;
         let root = self.root()?.to_path_buf();
         let source = if self.is_active(&store, &id) {
@@ -82,7 +85,8 @@ impl Session {
     }
 
     pub(super) fn chat_new_with_context(&mut self, req: &Request) -> Result<Value> {
-        let id = req.non_empty_str("source_chat_id")?.to_owned();
+        let args: params::ChatNewWithContext = req.params()?;
+        let id = args.source_chat_id.as_str().to_owned();
         let store = self.find_store(&id)?;
         let source = if self.is_active(&store, &id) {
             self.active()?.chat.clone()

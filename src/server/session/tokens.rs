@@ -4,16 +4,18 @@
 use super::Session;
 use crate::chat::ids;
 use crate::context::{ChatFiles, find_file};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::prompt::assemble::{self};
 use crate::protocol::Request;
+use crate::protocol::params;
 use crate::tokens;
 use serde_json::{Value, json};
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request (seed 001, "Token Estimation").
     pub(super) fn estimate_tokens(&self, req: &Request) -> Result<Value> {
-        let input = req.opt_str("input_text")?.unwrap_or("");
+        let args: params::EstimateTokens = req.params()?;
+        let input = args.input_text.as_deref().unwrap_or("");
         let a = self.active()?;
         let system_prompt = tokens::count(&self.system_prompt_base());
         let instructions: usize = self
@@ -78,9 +80,8 @@ impl Session {
 
     /// `estimate_text_tokens`: one count per text.
     pub(super) fn estimate_text_tokens(&self, req: &Request) -> Result<Value> {
-        let texts = req
-            .opt_str_list("texts")?
-            .ok_or_else(|| Error::invalid("Missing required field: texts"))?;
+        let args: params::EstimateTextTokens = req.params()?;
+        let texts = args.texts;
         let counts: Vec<usize> = texts.iter().map(|t| tokens::count(t)).collect();
         Ok(json!({"type": "text_token_estimate", "tokens": counts}))
     }
