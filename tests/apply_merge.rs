@@ -55,7 +55,7 @@ fn an_edit_on_the_same_lines_is_a_conflict_and_changes_nothing() {
     let e = b.err(json!({"action": "apply_file", "path": "f.txt"}));
     assert_eq!(e["code"], "conflict", "{e}");
     let msg = e["message"].as_str().unwrap();
-    assert!(msg.contains("line 9"), "{msg}");
+    assert!(msg.contains("lines 9"), "{msg}");
     assert_eq!(String::from_utf8(disk(&env)).unwrap(), mine);
     assert!(env.chat_dir(&id).join("output/f.txt").exists());
     let cps = b.ok(json!({"action": "checkpoint_list"}));

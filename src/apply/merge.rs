@@ -49,12 +49,7 @@ impl fmt::Display for Conflict {
                     .collect();
                 write!(
                     f,
-                    "your edits on disk overlap the model's changes at line{} {}",
-                    if list.len() == 1 && !list[0].contains('-') {
-                        ""
-                    } else {
-                        "s"
-                    },
+                    "your edits on disk overlap the model's changes at lines {}",
                     list.join(", ")
                 )
             }
@@ -217,7 +212,7 @@ mod tests {
                 end_line: 9
             }])
         );
-        assert!(e.to_string().contains("line 9"), "{e}");
+        assert!(e.to_string().contains("lines 9"), "{e}");
         let m = merge(Some(BASE), &theirs, Some(&ours), true).unwrap();
         assert_eq!(
             m.text,
