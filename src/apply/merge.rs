@@ -85,11 +85,7 @@ pub fn merge(
 ) -> Result<Merged, Conflict> {
     let crlf = ours.is_some_and(uses_crlf);
     let theirs_lf = to_lf(theirs);
-    let final_newline = match (base, ours) {
-        (Some(b), _) if ends_nl(b) != ends_nl(&theirs_lf) => ends_nl(&theirs_lf),
-        (_, Some(o)) if !o.is_empty() => ends_nl(o),
-        _ => ends_nl(&theirs_lf),
-    };
+    let final_newline = final_newline(base, &theirs_lf, ours);
     let merged = match (base, ours) {
         (None, None) => theirs_lf.into_owned(),
         (Some(_), None) if !force => return Err(Conflict::FileDeleted),
@@ -158,11 +154,23 @@ fn ranges_in_ours(base: &str, ours: &str, which: &[usize]) -> Vec<LineRange> {
     out
 }
 
+/// Whether the merged file ends with a newline: as the disk file does, unless the
+/// model changed the end (its output and the snapshot differ there).
+pub fn final_newline(base: Option<&str>, theirs: &str, ours: Option<&str>) -> bool {
+    match (base, ours) {
+        (Some(b), _) if ends_nl(b) != ends_nl(theirs) => ends_nl(theirs),
+        (_, Some(o)) if !o.is_empty() => ends_nl(o),
+        _ => ends_nl(theirs),
+    }
+}
+
 fn ends_nl(t: &str) -> bool {
     t.ends_with('\n')
 }
 
-fn with_nl(t: &str) -> String {
+/// `t` with a final newline (an empty text stays empty), so that a missing final
+/// newline is not seen as a change of the last line.
+pub fn with_nl(t: &str) -> String {
     if t.is_empty() || t.ends_with('\n') {
         t.to_owned()
     } else {
@@ -170,7 +178,8 @@ fn with_nl(t: &str) -> String {
     }
 }
 
-fn set_final_newline(mut t: String, on: bool) -> String {
+/// `t` with its final newline added or removed.
+pub fn set_final_newline(mut t: String, on: bool) -> String {
     if on {
         if !t.is_empty() && !t.ends_with('\n') {
             t.push('\n');

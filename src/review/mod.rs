@@ -15,6 +15,7 @@ pub mod hunks;
 
 use serde::{Deserialize, Serialize};
 
+use crate::apply::merge::{final_newline, set_final_newline, with_nl};
 use crate::error::{Error, Result};
 use hunks::{Edit, Hunk, apply_edits, edits};
 
@@ -74,10 +75,13 @@ pub fn user_edits(base: &str, disk: Option<&str>) -> Vec<Edit> {
     }
 }
 
-/// The hunks of `path` for review.
+/// The hunks of `path` for review. A missing final newline in any of the three texts
+/// is not a change (editors often send snapshots without one).
 pub fn review_hunks(path: &str, base: &str, output: &str, disk: Option<&str>) -> Vec<HunkView> {
-    let user = user_edits(base, disk);
-    hunks::hunks(path, base, output)
+    let (base, output) = (with_nl(base), with_nl(output));
+    let disk = disk.map(with_nl);
+    let user = user_edits(&base, disk.as_deref());
+    hunks::hunks(path, &base, &output)
         .into_iter()
         .map(|h| view(&h, &user))
         .collect()
@@ -173,6 +177,12 @@ pub fn decide(
     accept: &Selection,
     reject: &Selection,
 ) -> Result<Decision> {
+    // Compared with final newlines, like the apply engine; the file on disk keeps its
+    // own final newline unless the model changed the end.
+    let end_newline = final_newline(Some(base), output, disk);
+    let (base, output) = (&with_nl(base)[..], &with_nl(output)[..]);
+    let disk_nl = disk.map(with_nl);
+    let disk = disk_nl.as_deref();
     let all = hunks::hunks(path, base, output);
     let pick = |sel: &Selection| -> Result<Vec<usize>> {
         match sel {
@@ -212,7 +222,7 @@ pub fn decide(
     let disk_new = (!ok.is_empty()).then(|| {
         let mut both = user.clone();
         both.extend(applied_edits.iter().cloned());
-        apply_edits(base, &both)
+        set_final_newline(apply_edits(base, &both), end_newline)
     });
     let keep: Vec<Edit> = (0..all.len())
         .filter(|i| !rejected.contains(i))
@@ -243,6 +253,27 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snapshot_without_final_newline_is_no_user_edit() {
+        // The editor sent the snapshot without its final newline; the disk has one.
+        let (base, output, disk) = ("a\nb", "a\nB", "a\nb\n");
+        let views = review_hunks("f", base, output, Some(disk));
+        assert_eq!(views.len(), 1);
+        assert!(views[0].applies_cleanly);
+        let d = decide(
+            "f",
+            base,
+            output,
+            Some(disk),
+            &Selection::All,
+            &Selection::Ids(vec![]),
+        )
+        .unwrap();
+        assert!(d.conflicts.is_empty());
+        assert_eq!(d.disk.as_deref(), Some("a\nB\n"));
+        assert_eq!(d.applied[0].0, views[0].hunk_id);
+    }
 
     #[test]
     fn accept_some_reject_others_keep_user_edits() {
