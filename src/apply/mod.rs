@@ -26,10 +26,14 @@ pub use merge::{Conflict, LineRange, Merged};
 pub const PROTECTED_DIRS: &[&str] = &[".git", ".bb7", ".hg", ".svn", ".jj"];
 
 /// The protected directory a project-relative path lies in, if any (the first path
-/// component is compared, so `src/.git/x` is an ordinary file).
+/// component is compared, so `src/.git/x` is an ordinary file; case is ignored, as a
+/// case-insensitive file system would).
 pub fn protected_dir(rel: &str) -> Option<&'static str> {
-    let first = rel.split('/').next().unwrap_or("");
-    PROTECTED_DIRS.iter().copied().find(|d| *d == first)
+    let first = rel.split(['/', '\\']).next().unwrap_or("");
+    PROTECTED_DIRS
+        .iter()
+        .copied()
+        .find(|d| d.eq_ignore_ascii_case(first))
 }
 
 /// A file on disk as the engine reads it.
@@ -271,6 +275,7 @@ mod tests {
     fn protected_dirs_are_first_components() {
         assert_eq!(protected_dir(".git/hooks/pre-commit"), Some(".git"));
         assert_eq!(protected_dir(".jj/repo"), Some(".jj"));
+        assert_eq!(protected_dir(".GIT/hooks/pre-commit"), Some(".git"));
         assert_eq!(protected_dir("src/.git/x"), None);
         assert_eq!(protected_dir(".github/workflows/ci.yml"), None);
     }
