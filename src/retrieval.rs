@@ -303,7 +303,13 @@ fn read_file(root: &Path, args: &Value) -> Result<(String, String), String> {
             "{rel} is inside {dir}/, which the tools do not read"
         ));
     }
-    if is_secret(&rel) {
+    // Also by where a symlink inside the project really leads (`keys -> .ssh`).
+    let real = std::fs::canonicalize(&abs).ok().and_then(|r| {
+        r.strip_prefix(root)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    });
+    if is_secret(&rel) || real.as_deref().is_some_and(is_secret) {
         return Err(withheld(&rel));
     }
     let text = read_text(&abs, &rel).map_err(|e| format!("{}: {rel}", e.message))?;
@@ -426,5 +432,12 @@ mod tests {
         ] {
             assert!(!is_secret(s), "{s}");
         }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".ssh")).unwrap();
+        std::fs::write(root.join(".ssh/config"), "Host x\n").unwrap();
+        std::os::unix::fs::symlink(root.join(".ssh"), root.join("keys")).unwrap();
+        let e = execute("read_file", &json!({"path": "keys/config"}), &root).unwrap_err();
+        assert!(e.contains("withheld"), "{e}");
     }
 }
