@@ -49,15 +49,47 @@ impl<'a> ChatFiles<'a> {
         self.store.chat_path(self.id, &rel)
     }
 
-    /// The snapshot text of a context entry.
+    /// Where the reference BB-7 stores the snapshot of a section or an external
+    /// file: 16 hex of sha256 of `path:start:end` (sections) or of the absolute path
+    /// (external files), plus the path's extension. `None` for project files, which
+    /// both keep at `context/{path}`.
+    pub fn reference_snapshot_path(&self, cf: &ContextFile) -> Result<Option<PathBuf>> {
+        let ext = std::path::Path::new(&cf.path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| format!(".{e}"))
+            .unwrap_or_default();
+        let rel = match (cf.start_line, cf.end_line) {
+            (Some(s), Some(e)) => format!(
+                "context/_sections/{}{ext}",
+                ids::section_key(&cf.path, s, e)
+            ),
+            _ if cf.external => format!(
+                "context/_external/{}{ext}",
+                ids::short_sha256(cf.path.as_bytes(), 16)
+            ),
+            _ => return Ok(None),
+        };
+        self.store.chat_path(self.id, &rel).map(Some)
+    }
+
+    /// The snapshot text of a context entry; chats written by the reference BB-7 are
+    /// read from its file names (see [`ChatFiles::reference_snapshot_path`]).
     pub fn read_snapshot(&self, cf: &ContextFile) -> Result<String> {
-        read_text(&self.snapshot_path(cf)?, &cf.path).map_err(|e| {
+        let missing = |e: Error| {
             if e.code == "not_found" {
                 Error::not_found(format!("Context snapshot of {} is missing", cf.path))
             } else {
                 e
             }
-        })
+        };
+        match read_text(&self.snapshot_path(cf)?, &cf.path) {
+            Err(e) if e.code == "not_found" => match self.reference_snapshot_path(cf)? {
+                Some(p) => read_text(&p, &cf.path).map_err(missing),
+                None => Err(missing(e)),
+            },
+            other => other.map_err(missing),
+        }
     }
 
     /// Writes a snapshot.
