@@ -2,7 +2,7 @@
 //! owns stdout so that message lines never interleave (DESIGN.md invariants 1, 2, 8).
 
 pub mod session;
-pub mod turn;
+pub mod stream;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
