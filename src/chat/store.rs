@@ -36,6 +36,10 @@ pub struct Index {
     /// Known chats.
     #[serde(default)]
     pub chats: Vec<IndexEntry>,
+    /// In a project's index: the global chat that was active last, when the last
+    /// active chat was a global one (bb7's addition; the reference ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_global_chat_id: Option<String>,
 }
 
 /// One index entry.
@@ -212,6 +216,11 @@ impl ChatStore {
     /// Records the active chat in the index (restored by `init` in a new process).
     pub fn set_active(&self, id: Option<&str>) -> Result<()> {
         self.update_index(|idx| idx.active_chat_id = id.map(str::to_owned))
+    }
+
+    /// Records (in a project's index) that the global chat `id` is the active one.
+    pub fn set_active_global(&self, id: Option<&str>) -> Result<()> {
+        self.update_index(|idx| idx.active_global_chat_id = id.map(str::to_owned))
     }
 
     /// Renames chat `id` in `chat.json` and the index.

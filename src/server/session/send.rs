@@ -31,7 +31,13 @@ impl Session {
                 text,
             });
         }
-        match self.project_instructions() {
+        // Global chats never get project instructions.
+        let project = if self.active_is_global() {
+            Ok(None)
+        } else {
+            self.project_instructions()
+        };
+        match project {
             Ok(Some(text)) => out.push(Instructions {
                 source: ".bb7/instructions".into(),
                 text,
@@ -83,8 +89,14 @@ impl Session {
             return Err(Error::new("busy", "Another request is already in progress"));
         }
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
-        let tools_mode =
-            ToolsMode::parse(self.active()?.chat.tools.as_deref()).map_err(Error::invalid)?;
+        // A global chat has no project to read or write: no file or retrieval tools.
+        let global_chat = key.global;
+        let tools_mode = match ToolsMode::parse(self.active()?.chat.tools.as_deref())
+            .map_err(Error::invalid)?
+        {
+            _ if global_chat => ToolsMode::Off,
+            mode => mode,
+        };
         let instructions = self.instruction_files()?;
         let provider = self.provider()?;
         let chat_model = self.active()?.chat.model.clone();
@@ -124,6 +136,10 @@ impl Session {
             && let Some(tools) = body["tools"].as_array_mut()
         {
             tools.extend(crate::retrieval::definitions());
+        }
+        if global_chat && let Some(obj) = body.as_object_mut() {
+            obj.remove("tools");
+            obj.remove("tool_choice");
         }
 
         let content_for_msg = content.clone();
