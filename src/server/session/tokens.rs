@@ -81,6 +81,9 @@ impl Session {
         let texts = req
             .opt_str_list("texts")?
             .ok_or_else(|| Error::invalid("Missing required field: texts"))?;
+        if texts.is_empty() {
+            return Err(Error::invalid("Field 'texts' must not be empty"));
+        }
         let counts: Vec<usize> = texts.iter().map(|t| tokens::count(t)).collect();
         Ok(json!({"type": "text_token_estimate", "tokens": counts}))
     }
