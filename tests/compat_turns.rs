@@ -232,7 +232,7 @@ fn after_a_diff_error_the_text_is_an_assistant_message_then_the_system_message()
         "Here is the change.",
         vec![(
             "edit_file",
-            json!({"edits": [{"path": "a.rs", "old_string": "fn zzz() {}", "new_string": "fn b() {}"}]}),
+            json!({"path": "a.rs", "edits": [{"old_string": "fn zzz() {}", "new_string": "fn b() {}"}]}),
         )],
     ));
     let end = send(&mut b, "Rename");
@@ -289,11 +289,12 @@ fn taking_every_hunk_by_hand_is_a_full_merge_despite_the_missing_final_newline()
         "Renamed.",
         vec![(
             "edit_file",
-            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", content),
-                              "old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
+            json!({"path": "a.rs", "file_id": file_id("a.rs", content),
+                   "edits": [{"old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
         )],
     ));
-    assert_eq!(send(&mut b, "Rename b")["type"], "done");
+    let end = send(&mut b, "Rename b");
+    assert_eq!(end["type"], "done", "{end}");
     let out = b.ok(json!({"action": "get_output_file", "path": "a.rs"}))["content"].clone();
     // The user takes every hunk in Vim's diff mode and writes the buffer.
     let merged = format!("{}\n", out.as_str().unwrap().trim_end_matches('\n'));
@@ -307,6 +308,7 @@ fn taking_every_hunk_by_hand_is_a_full_merge_despite_the_missing_final_newline()
 
 // needs server: apply keeps final newline (H10)
 #[test]
+#[ignore = "needs server: apply keeps final newline (H10)"]
 fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
     let (env, fake) = fake_env(json!({}));
     env.write("a.rs", "fn a() {}\nfn b() {}\n");
@@ -321,15 +323,16 @@ fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
         vec![
             (
                 "edit_file",
-                json!({"edits": [{"path": "a.rs", "old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
+                json!({"path": "a.rs", "edits": [{"old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
             ),
             (
                 "edit_file",
-                json!({"edits": [{"path": "w.rs", "old_string": "one", "new_string": "uno"}]}),
+                json!({"path": "w.rs", "edits": [{"old_string": "one", "new_string": "uno"}]}),
             ),
         ],
     ));
-    assert_eq!(send(&mut b, "Rename b")["type"], "done");
+    let end = send(&mut b, "Rename b");
+    assert_eq!(end["type"], "done", "{end}");
     b.ok(json!({"action": "apply_file", "path": "a.rs"}));
     assert_eq!(env.read("a.rs"), "fn a() {}\nfn c() {}\n");
     b.ok(json!({"action": "apply_file", "path": "w.rs"}));
