@@ -152,13 +152,23 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         eprintln!("bb7: initialized in {root}");
         return Ok(());
     }
-    let init = c
+    // A root without .bb7/ is refused by `init`; only `chats` can fall back to the
+    // global chats of global-only mode.
+    match c
         .call(json!({"action": "init", "project_root": root}))
-        .await?;
-    if init["global_only"] == true && !matches!(cmd, Command::Chats) {
-        return Err(Failure(
-            "not initialized: run `bb7 init` in the project root".into(),
-        ));
+        .await
+    {
+        Ok(_) => {}
+        Err(Failure(m)) if m.starts_with("Not initialized") => {
+            if !matches!(cmd, Command::Chats) {
+                return Err(Failure(
+                    "not initialized: run `bb7 init` in the project root".into(),
+                ));
+            }
+            c.call(json!({"action": "init", "project_root": ""}))
+                .await?;
+        }
+        Err(e) => return Err(e),
     }
     if let Some(id) = &opts.chat {
         c.call(json!({"action": "chat_select", "id": id})).await?;

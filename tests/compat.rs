@@ -34,8 +34,12 @@ fn system_prompt(body: &Value) -> String {
 
 fn has_file_tools(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| {
-        t.iter()
-            .any(|d| matches!(d["function"]["name"].as_str(), Some("write_file" | "edit_file")))
+        t.iter().any(|d| {
+            matches!(
+                d["function"]["name"].as_str(),
+                Some("write_file" | "edit_file")
+            )
+        })
     })
 }
 
@@ -124,7 +128,10 @@ fn repeated_adds_say_already_exists_and_absent_things_say_not_found() {
                          "start_line": 1, "end_line": 1});
     b.ok(section.clone());
     let e = b.err(section);
-    assert!(e["message"].as_str().unwrap().contains("already exists"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("already exists"),
+        "{e}"
+    );
 
     let not_found = |e: Value| {
         assert!(e["message"].as_str().unwrap().contains("not found"), "{e}");
@@ -234,7 +241,13 @@ fn fork_takes_only_user_messages_copies_what_is_before_and_warns_in_a_system_mes
     let (_, second) = two_exchanges(&mut b, &env, &fake, &id);
     // An assistant message or a context event cannot be forked.
     let e = b.err(json!({"action": "fork_chat", "chat_id": id, "fork_message_index": second + 1}));
-    assert!(e["message"].as_str().unwrap().contains("not a user message"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a user message"),
+        "{e}"
+    );
     b.err(json!({"action": "fork_chat", "chat_id": id, "fork_message_index": 0}));
 
     // Only b.rs really changed; a.rs merely has its final newline on disk.
@@ -246,7 +259,10 @@ fn fork_takes_only_user_messages_copies_what_is_before_and_warns_in_a_system_mes
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert_eq!(warnings[0]["path"], "b.rs");
     assert_eq!(warnings[0]["issue"], "modified");
-    assert_eq!(warnings[0]["original_version"], common::file_id("b.rs", "one"));
+    assert_eq!(
+        warnings[0]["original_version"],
+        common::file_id("b.rs", "one")
+    );
 
     let source = env.chat_json(&id)["messages"].as_array().unwrap().clone();
     let fork = b.ok(json!({"action": "chat_get"}));
@@ -271,7 +287,9 @@ fn edit_truncates_before_a_user_message_and_warns_about_deleted_files() {
     env.write("b.rs", "one\n");
     let (mut b, id) = env.with_chat();
     let (first, second) = two_exchanges(&mut b, &env, &fake, &id);
-    b.err(json!({"action": "chat_edit", "chat_id": id, "message_index": first + 1, "content": "x"}));
+    b.err(
+        json!({"action": "chat_edit", "chat_id": id, "message_index": first + 1, "content": "x"}),
+    );
     b.err(json!({"action": "chat_edit", "chat_id": id, "message_index": 99, "content": "x"}));
     assert_eq!(
         env.chat_json(&id)["messages"].as_array().unwrap().len(),
@@ -304,8 +322,10 @@ fn new_chat_with_context_rereads_full_files_and_copies_sections() {
     env.write("s.rs", "1\n2\n3\n");
     let (mut b, id) = env.with_chat();
     b.ok(json!({"action": "context_add", "path": "a.rs", "content": "old"}));
-    b.ok(json!({"action": "context_add_section", "path": "s.rs", "content": "2",
-                "start_line": 2, "end_line": 2}));
+    b.ok(
+        json!({"action": "context_add_section", "path": "s.rs", "content": "2",
+                "start_line": 2, "end_line": 2}),
+    );
     env.write("a.rs", "new\n");
     env.write("s.rs", "1\nchanged\n3\n");
     let r = b.ok(json!({"action": "chat_new_with_context", "source_chat_id": id}));
@@ -313,7 +333,8 @@ fn new_chat_with_context_rereads_full_files_and_copies_sections() {
     assert_ne!(r["id"], id.as_str());
     let f = b.ok(json!({"action": "get_context_file", "path": "a.rs"}));
     assert_eq!(f["content"], "new\n");
-    let s = b.ok(json!({"action": "get_context_file", "path": "s.rs", "start_line": 2, "end_line": 2}));
+    let s =
+        b.ok(json!({"action": "get_context_file", "path": "s.rs", "start_line": 2, "end_line": 2}));
     assert_eq!(s["content"], "2");
     let list = b.ok(json!({"action": "context_list"}))["files"].clone();
     assert_eq!(list[0]["version"], common::file_id("a.rs", "new\n"));

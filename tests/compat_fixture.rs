@@ -55,7 +55,16 @@ fn a_reference_written_chat_loads_replays_forks_and_edits() {
     let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(
         roles,
-        ["assistant", "assistant", "user", "assistant", "assistant", "assistant", "user", "assistant"]
+        [
+            "assistant",
+            "assistant",
+            "user",
+            "assistant",
+            "assistant",
+            "assistant",
+            "user",
+            "assistant"
+        ]
     );
     assert_eq!(msgs[3]["usage"]["duration"], 8.5);
     assert_eq!(
@@ -63,7 +72,9 @@ fn a_reference_written_chat_loads_replays_forks_and_edits() {
         "fields bb7 does not use are kept"
     );
     // The section snapshot under the reference's file name is readable.
-    let s = b.ok(json!({"action": "get_context_file", "path": "README.md", "start_line": 1, "end_line": 2}));
+    let s = b.ok(
+        json!({"action": "get_context_file", "path": "README.md", "start_line": 1, "end_line": 2}),
+    );
     assert_eq!(s["content"], "# Demo\nA tiny crate.");
     let statuses = b.ok(json!({"action": "get_file_statuses"}))["files"].clone();
     assert_eq!(statuses.as_array().unwrap().len(), 2);

@@ -63,7 +63,11 @@ fn cancel_ends_the_send_with_the_reference_error_and_keeps_the_partial_answer() 
     assert_eq!(end["message"], "Response aborted by user.");
     assert_eq!(end["code"], "cancelled");
     let msgs = messages(&env, &id);
-    let answer = msgs.iter().rev().find(|m| m["role"] == "assistant").unwrap();
+    let answer = msgs
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
     assert_eq!(answer["parts"][0]["content"], "Partial answer");
     // Nothing else comes for the request.
     assert!(b.recv_timeout(Duration::from_millis(300)).is_none());
@@ -76,7 +80,8 @@ fn generate_title_without_title_model_is_refused_and_calls_no_model() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();
     b.ok(json!({"action": "chat_rename", "id": id, "name": "My name"}));
-    let e = b.err(json!({"action": "generate_title", "chat_id": id, "content": "Explain lifetimes"}));
+    let e =
+        b.err(json!({"action": "generate_title", "chat_id": id, "content": "Explain lifetimes"}));
     assert_eq!(e["message"], "title_model not configured");
     assert!(b.recv_timeout(Duration::from_millis(300)).is_none());
     assert!(fake.requests().is_empty());
@@ -92,7 +97,13 @@ fn every_completed_turn_appends_a_usage_line() {
     fake.push_sse(response("", "One.", vec![]));
     assert_eq!(send(&mut b, "First")["type"], "done");
     // A turn that cost nothing is not logged.
-    fake.push_sse(vec![role(), text("Free."), finish("stop"), usage(5, 1, 0.0), done()]);
+    fake.push_sse(vec![
+        role(),
+        text("Free."),
+        finish("stop"),
+        usage(5, 1, 0.0),
+        done(),
+    ]);
     assert_eq!(send(&mut b, "Second")["type"], "done");
     let csv = std::fs::read_to_string(env.home.join(".bb7/usage.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
@@ -207,7 +218,10 @@ fn assistant_messages_carry_usage_duration_and_version_is_the_crate_version() {
     let usage = &answer["usage"];
     assert_eq!(usage["prompt_tokens"], 100);
     assert_eq!(usage["cost"], 0.0015);
-    assert!(usage["duration"].as_f64().is_some_and(|d| d >= 0.0), "{usage}");
+    assert!(
+        usage["duration"].as_f64().is_some_and(|d| d >= 0.0),
+        "{usage}"
+    );
     assert_eq!(env.chat_json(&id)["messages"], chat["messages"]);
 }
 
@@ -268,8 +282,8 @@ fn chat_move_to_global_is_refused_with_pending_output_and_makes_files_read_only(
     b.ok(json!({"action": "chat_move", "id": id, "to": "global"}));
     let list = b.ok(json!({"action": "context_list"}))["files"].clone();
     assert_eq!(list[0]["readonly"], true);
-    let stored = std::fs::read_to_string(env.home.join(".bb7/chats").join(&id).join("chat.json"))
-        .unwrap();
+    let stored =
+        std::fs::read_to_string(env.home.join(".bb7/chats").join(&id).join("chat.json")).unwrap();
     let stored: Value = serde_json::from_str(&stored).unwrap();
     assert_eq!(stored["context_files"][0]["readonly"], true);
 }

@@ -83,12 +83,7 @@ pub fn edit(
 /// `fork_chat`: a new chat in `store` holding exactly the messages before user
 /// message `index` of `source`, that message's context restored, and its text as the
 /// draft. The chat is saved; making it active is the caller's business.
-pub fn fork(
-    source: &Chat,
-    store: &ChatStore,
-    root: Option<&Path>,
-    index: usize,
-) -> Result<Forked> {
+pub fn fork(source: &Chat, store: &ChatStore, root: Option<&Path>, index: usize) -> Result<Forked> {
     let msg = user_message(source, index)?;
     let content = msg.text();
     let refs = msg.context_snapshot.clone().unwrap_or_default();

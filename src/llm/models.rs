@@ -89,7 +89,10 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
                 .collect();
             let count = |n: Option<f64>| n.filter(|n| *n > 0.0).map(|n| n as u64).unwrap_or(0);
             Some(ModelInfo {
-                name: raw.name.filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
+                name: raw
+                    .name
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| id.clone()),
                 description: raw.description.unwrap_or_default(),
                 created: raw.created.map(|c| c as i64).unwrap_or(0),
                 expiration_date: match raw.expiration_date {
@@ -98,7 +101,9 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
                     _ => None,
                 },
                 context_length: count(raw.context_length),
-                max_completion_tokens: count(raw.top_provider.and_then(|t| t.max_completion_tokens)),
+                max_completion_tokens: count(
+                    raw.top_provider.and_then(|t| t.max_completion_tokens),
+                ),
                 supports_reasoning: params
                     .iter()
                     .any(|p| *p == "reasoning" || *p == "include_reasoning"),

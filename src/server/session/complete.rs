@@ -145,7 +145,14 @@ impl Session {
         self.change_chat(&key, |chat, _| {
             let anything = !text.is_empty() || !thinking.is_empty() || !plan_ref.writes.is_empty();
             if anything {
-                push_assistant(chat, first, &text, &thinking, (&usage, duration), Some(plan_ref));
+                push_assistant(
+                    chat,
+                    first,
+                    &text,
+                    &thinking,
+                    (&usage, duration),
+                    Some(plan_ref),
+                );
             }
             if let Some(note) = &end_note {
                 chat.messages.push(system_message(note.clone()));

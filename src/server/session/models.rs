@@ -4,9 +4,9 @@ use super::*;
 use super::{Ctx, Session, chat_key};
 use crate::chat::model::Message;
 use crate::error::{Error, Result};
+use crate::llm::models::{ModelsCache, parse_models};
 use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
 use crate::llm::{ApiError, Provider};
-use crate::llm::models::{ModelsCache, parse_models};
 use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
@@ -217,4 +217,3 @@ pub(super) fn clean_title(raw: &str) -> String {
     let t = t.trim_end_matches(['.', '!', '?']);
     t.chars().take(80).collect()
 }
-

@@ -91,12 +91,11 @@ impl Session {
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
         // A global chat has no project to read or write: no file or retrieval tools.
         let global_chat = key.global;
-        let tools_mode = match ToolsMode::parse(self.active()?.chat.tools.as_deref())
-            .map_err(Error::invalid)?
-        {
-            _ if global_chat => ToolsMode::Off,
-            mode => mode,
-        };
+        let tools_mode =
+            match ToolsMode::parse(self.active()?.chat.tools.as_deref()).map_err(Error::invalid)? {
+                _ if global_chat => ToolsMode::Off,
+                mode => mode,
+            };
         let instructions = self.instruction_files()?;
         let provider = self.provider()?;
         let chat_model = self.active()?.chat.model.clone();
