@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::chat::ids;
 use crate::chat::model::{Chat, ContextFile, Message, Part};
 use crate::chat::store::ChatStore;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::fsutil::{self, read_text, read_text_opt, to_lf, write_atomic};
 use crate::project::paths::Location;
@@ -77,14 +78,14 @@ impl<'a> ChatFiles<'a> {
     /// read from its file names (see [`ChatFiles::reference_snapshot_path`]).
     pub fn read_snapshot(&self, cf: &ContextFile) -> Result<String> {
         let missing = |e: Error| {
-            if e.code == "not_found" {
+            if e.code == ErrorCode::NotFound {
                 Error::not_found(format!("Context snapshot of {} is missing", cf.path))
             } else {
                 e
             }
         };
         match read_text(&self.snapshot_path(cf)?, &cf.path) {
-            Err(e) if e.code == "not_found" => match self.reference_snapshot_path(cf)? {
+            Err(e) if e.code == ErrorCode::NotFound => match self.reference_snapshot_path(cf)? {
                 Some(p) => read_text(&p, &cf.path).map_err(missing),
                 None => Err(missing(e)),
             },
@@ -301,7 +302,7 @@ pub fn add_file(
 ) -> Result<()> {
     let path = loc.key();
     if find_file(chat, &path).is_some() {
-        return Err(Error::new("conflict", FILE_EXISTS));
+        return Err(Error::new(ErrorCode::Conflict, FILE_EXISTS));
     }
     let content = to_lf(content);
     let cf = ContextFile {
@@ -342,7 +343,7 @@ pub fn add_section(
         .iter()
         .any(|c| c.path == path && c.start_line == Some(start) && c.end_line == Some(end))
     {
-        return Err(Error::new("conflict", SECTION_EXISTS));
+        return Err(Error::new(ErrorCode::Conflict, SECTION_EXISTS));
     }
     let cf = ContextFile {
         version: ids::section_version(&path, start, end, &text),
@@ -455,7 +456,7 @@ pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: boo
         let snap = files.read_snapshot(&cf).unwrap_or_default();
         if out != snap {
             return Err(Error::new(
-                "conflict",
+                ErrorCode::Conflict,
                 "Cannot set read-only: the file has pending output; apply or reject it first",
             ));
         }

@@ -186,7 +186,7 @@ where
                 tracing::debug!(action = %req.action, request_id = ?id, micros = started.elapsed().as_micros() as u64, "handled")
             }
             Err(e) => {
-                tracing::info!(action = %req.action, request_id = ?id, code = e.code, "request failed")
+                tracing::info!(action = %req.action, request_id = ?id, code = e.code.as_str(), "request failed")
             }
         }
         match result {

@@ -13,6 +13,7 @@ use crate::chat::model::{Chat, Message, Part};
 use crate::chat::store::ChatStore;
 use crate::config::{Config, GlobalState};
 use crate::context::ChatFiles;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
 use crate::project::lock::ChatLock;
@@ -166,8 +167,8 @@ impl Session {
             "checkpoint_diff3" => self.checkpoint_diff3(req)?,
             "checkpoint_rollback" => self.checkpoint_rollback(req)?,
             "cancel" => self.cancel(req)?,
-            "tool_approve" => self.answer_client(req, "approval_id", "approved")?,
-            "clarify" => self.answer_client(req, "question_id", "answer")?,
+            "tool_approve" => self.tool_approve(req)?,
+            "clarify" => self.clarify(req)?,
             "send" => return self.send(req, ctx).map(|()| (None, Flow::Continue)),
             "generate_title" => self.generate_title(req, ctx)?,
             "get_models" => match self.get_models(req, ctx)? {
@@ -185,9 +186,12 @@ impl Session {
     // ----- project and session -------------------------------------------------------
 
     fn dirs(&self) -> Result<&UserDirs> {
-        self.dirs
-            .as_ref()
-            .ok_or_else(|| Error::new("io", "Cannot determine the home directory (set HOME)"))
+        self.dirs.as_ref().ok_or_else(|| {
+            Error::new(
+                ErrorCode::Io,
+                "Cannot determine the home directory (set HOME)",
+            )
+        })
     }
 
     fn root(&self) -> Result<&Path> {
@@ -285,7 +289,10 @@ impl Session {
 
     fn ensure_not_busy(&self, store: &ChatStore, id: &str) -> Result<()> {
         if self.is_busy(&chat_key(store, id)) {
-            return Err(Error::new("busy", "Another request is already in progress"));
+            return Err(Error::new(
+                ErrorCode::Busy,
+                "Another request is already in progress",
+            ));
         }
         Ok(())
     }
@@ -376,7 +383,7 @@ impl Session {
 /// A reply struct as a message object.
 fn to_value(reply: impl serde::Serialize) -> Result<Value> {
     serde_json::to_value(reply)
-        .map_err(|e| Error::new("io", format!("Cannot encode the reply: {e}")))
+        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the reply: {e}")))
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {

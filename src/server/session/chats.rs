@@ -3,15 +3,18 @@
 
 use super::*;
 use crate::config::{self, GlobalState};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
+use crate::protocol::params;
 use crate::protocol::{Request, ok};
 use serde_json::{Value, json};
 use std::path::Path;
 
 impl Session {
     pub(super) fn save_draft(&mut self, req: &Request) -> Result<Value> {
-        let draft = req.str("draft")?.to_owned();
+        let args: params::SaveDraft = req.params()?;
+        let draft = args.draft.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.draft = draft;
             Ok(())
@@ -19,7 +22,8 @@ impl Session {
         Ok(ok())
     }
     pub(super) fn add_system_message(&mut self, req: &Request) -> Result<Value> {
-        let text = req.str("message")?.to_owned();
+        let args: params::AddSystemMessage = req.params()?;
+        let text = args.message.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.messages.push(system_message(text));
             Ok(())
@@ -28,26 +32,29 @@ impl Session {
     }
 
     pub(super) fn chat_new(&mut self, req: &Request) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let model = match req.opt_str("model")? {
+        let args: params::ChatNew = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
             _ => config::model_for_new_chat(&self.config, &self.global_state()),
         };
-        let chat = store.create(req.opt_str("name")?, &model)?;
+        let chat = store.create(args.name.as_deref(), &model)?;
         let id = chat.id.clone();
         self.activate(store, &id)?;
         Ok(json!({"type": "ok", "id": id}))
     }
 
     pub(super) fn chat_list(&self, req: &Request) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let chats = store.list(req.bool_or("include_archived", false)?)?;
+        let args: params::ChatList = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let chats = store.list(args.include_archived.unwrap_or(false))?;
         Ok(json!({"type": "chat_list", "chats": chats}))
     }
 
     pub(super) fn chat_select(&mut self, req: &Request) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let id = req.non_empty_str("id")?;
+        let args: params::ChatRef = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
         self.activate(store, id)?;
         Ok(ok())
     }
@@ -83,9 +90,10 @@ impl Session {
     }
 
     pub(super) fn chat_rename(&mut self, req: &Request) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let id = req.non_empty_str("id")?;
-        let name = req.non_empty_str("name")?.trim().to_owned();
+        let args: params::ChatRename = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
+        let name = args.name.as_str().trim().to_owned();
         if self.is_active(&store, id) {
             let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
             let mut chat = active.chat.clone();
@@ -102,8 +110,9 @@ impl Session {
     }
 
     pub(super) fn chat_delete(&mut self, req: &Request) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let id = req.non_empty_str("id")?;
+        let args: params::ChatRef = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
         if !store.exists(id) {
             return Err(Error::chat_not_found());
         }
@@ -119,8 +128,9 @@ impl Session {
     }
 
     pub(super) fn chat_move(&mut self, req: &Request) -> Result<Value> {
-        let id = req.non_empty_str("id")?.to_owned();
-        let to_global = match req.str("to")? {
+        let args: params::ChatMove = req.params()?;
+        let id = args.id.as_str().to_owned();
+        let to_global = match args.to.as_str() {
             "global" => true,
             "project" => false,
             other => {
@@ -131,7 +141,7 @@ impl Session {
         };
         if !to_global && self.project.is_none() {
             return Err(Error::new(
-                "not_initialized",
+                ErrorCode::NotInitialized,
                 "Not initialized. Run :BB7Init",
             ));
         }
@@ -142,7 +152,7 @@ impl Session {
         }
         if to.exists(&id) {
             return Err(Error::new(
-                "conflict",
+                ErrorCode::Conflict,
                 "A chat with this id already exists there",
             ));
         }
@@ -155,7 +165,7 @@ impl Session {
                 .is_empty()
         {
             return Err(Error::new(
-                "conflict",
+                ErrorCode::Conflict,
                 "chat has pending file modifications \u{2014} apply or reject changes before moving",
             ));
         }
@@ -185,8 +195,9 @@ impl Session {
     }
 
     pub(super) fn chat_force_unlock(&mut self, req: &Request) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let id = req.non_empty_str("id")?;
+        let args: params::ChatRef = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
         if !store.exists(id) {
             return Err(Error::chat_not_found());
         }
@@ -197,15 +208,21 @@ impl Session {
     }
 
     pub(super) fn search_chats(&self, req: &Request) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let results = store.search(req.str("query")?)?;
+        let args: params::SearchChats = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let results = store.search(args.query.as_str())?;
         Ok(json!({"type": "search_results", "results": results}))
     }
 
     pub(super) fn chat_flag(&mut self, req: &Request, field: &str) -> Result<Value> {
-        let store = self.store(req.global()?)?;
-        let id = req.non_empty_str("id")?;
-        let on = req.bool(field)?;
+        let args: params::ChatFlag = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
+        let on = match field {
+            "pinned" => args.pinned,
+            _ => args.archived,
+        }
+        .ok_or_else(|| Error::invalid(format!("Missing required field: {field}")))?;
         if field == "pinned" {
             store.set_pinned(id, on)?;
         } else {
@@ -215,26 +232,22 @@ impl Session {
     }
 
     pub(super) fn save_chat_settings(&mut self, req: &Request) -> Result<Value> {
-        let model = req
-            .opt_str("model")?
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned);
-        let effort = match req.fields.get("reasoning_effort") {
+        let args: params::SaveChatSettings = req.params()?;
+        let model = args.model.filter(|m| !m.is_empty());
+        let effort = match args.reasoning_effort {
             None => None,
-            Some(Value::Null) => Some(None),
-            Some(Value::String(s)) if s.is_empty() || s == "none" => Some(None),
-            Some(Value::String(s))
-                if matches!(s.as_str(), "minimal" | "low" | "medium" | "high") =>
-            {
-                Some(Some(s.clone()))
+            Some(None) => Some(None),
+            Some(Some(s)) if s.is_empty() || s == "none" => Some(None),
+            Some(Some(s)) if matches!(s.as_str(), "minimal" | "low" | "medium" | "high") => {
+                Some(Some(s))
             }
-            Some(_) => {
+            Some(Some(_)) => {
                 return Err(Error::invalid(
                     "Field 'reasoning_effort' must be low, medium, high or none",
                 ));
             }
         };
-        let tools = match req.opt_str("tools")? {
+        let tools = match args.tools.as_deref() {
             Some(t) => Some(
                 crate::retrieval::ToolsMode::parse(Some(t))
                     .map_err(Error::invalid)

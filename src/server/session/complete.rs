@@ -7,6 +7,7 @@ use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part};
 use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode, FileAccess, Plan, ToolCall};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::{ApiError, Usage};
 use crate::protocol::error_message;
@@ -161,14 +162,14 @@ impl Session {
         })?;
         self.log_usage(&first.spec.model, &usage);
         if let Some(e) = &failed {
-            let err = Error::new("api", e.user_message());
+            let err = Error::new(ErrorCode::Api, e.user_message());
             ctx.outbox
                 .send(tag_chat(error_message(&err), &key.id), Some(&rid));
             return Ok(Some(Flow::Continue));
         }
         if cancelled {
             // The reference plugin ends a cancelled send on exactly this error.
-            let err = Error::new("cancelled", CANCELLED);
+            let err = Error::new(ErrorCode::Cancelled, CANCELLED);
             ctx.outbox
                 .send(tag_chat(error_message(&err), &key.id), Some(&rid));
             return Ok(Some(Flow::Continue));

@@ -3,35 +3,41 @@
 
 use super::*;
 use crate::context::{self, ChatFiles};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
+use crate::protocol::params;
 use crate::protocol::{Request, ok};
 use serde_json::{Value, json};
 
 impl Session {
     pub(super) fn context_update(&mut self, req: &Request) -> Result<Value> {
-        let path = req.non_empty_str("path")?;
-        let content = req.str("content")?;
+        let args: params::ContextUpdate = req.params()?;
+        let path = args.path.as_str();
+        let content = args.content.as_str();
         let key = self.locate(path)?.key();
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
         Ok(ok())
     }
     pub(super) fn context_remove(&mut self, req: &Request) -> Result<Value> {
-        let key = self.locate(req.non_empty_str("path")?)?.key();
+        let args: params::PathOnly = req.params()?;
+        let key = self.locate(args.path.as_str())?.key();
         self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
         Ok(ok())
     }
     pub(super) fn context_remove_section(&mut self, req: &Request) -> Result<Value> {
-        let key = self.locate(req.non_empty_str("path")?)?.key();
-        let (start, end) = (req.line_number("start_line")?, req.line_number("end_line")?);
+        let args: params::SectionRef = req.params()?;
+        let key = self.locate(args.path.as_str())?.key();
+        let (start, end) = (args.start_line.0, args.end_line.0);
         self.mutate(|chat, files, _| context::remove_section(chat, files, &key, start, end))?;
         Ok(ok())
     }
     pub(super) fn context_set_readonly(&mut self, req: &Request) -> Result<Value> {
-        let key = self.locate(req.non_empty_str("path")?)?.key();
-        let readonly = req.bool("readonly")?;
+        let args: params::ContextSetReadonly = req.params()?;
+        let key = self.locate(args.path.as_str())?.key();
+        let readonly = args.readonly;
         self.mutate(|chat, files, _| context::set_readonly(chat, files, &key, readonly))?;
         Ok(ok())
     }
@@ -40,21 +46,24 @@ impl Session {
         Ok(json!({"type": "context_list", "files": active.chat.context_files}))
     }
     pub(super) fn output_delete(&mut self, req: &Request) -> Result<Value> {
-        let path = req.non_empty_str("path")?.to_owned();
+        let args: params::PathOnly = req.params()?;
+        let path = args.path.as_str().to_owned();
         self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
         Ok(ok())
     }
     pub(super) fn diff_local_done(&mut self, req: &Request) -> Result<Value> {
-        let path = req.non_empty_str("path")?.to_owned();
+        let args: params::PathOnly = req.params()?;
+        let path = args.path.as_str().to_owned();
         let outcome =
             self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
         Ok(json!({"type": "ok", "outcome": outcome}))
     }
     pub(super) fn get_file_statuses(&mut self, req: &Request) -> Result<Value> {
+        let args: params::FileStatuses = req.params()?;
         let root = self.root()?.to_path_buf();
         let active = self.active()?;
         let files = ChatFiles::new(&active.store, &active.chat.id);
-        let contents = req.bool_or("contents", true)?;
+        let contents = args.contents.unwrap_or(true);
         let rows = output::statuses(&active.chat, files, &root, contents)?;
         Ok(json!({"type": "file_statuses", "files": rows}))
     }
@@ -63,7 +72,7 @@ impl Session {
     /// project through a symlink is taken as the external file it really is.
     pub(super) fn locate_for_context(&self, path: &str) -> Result<Location> {
         match self.locate(path) {
-            Err(e) if e.code == "path_escape" && !path.starts_with(".bb7") => {
+            Err(e) if e.code == ErrorCode::PathEscape && !path.starts_with(".bb7") => {
                 let abs = self.root()?.join(path);
                 match std::fs::canonicalize(&abs) {
                     Ok(real) if !real.starts_with(self.root()?) => {
@@ -77,23 +86,26 @@ impl Session {
     }
 
     pub(super) fn context_add(&mut self, req: &Request) -> Result<Value> {
-        let loc = self.locate_for_context(req.non_empty_str("path")?)?;
-        let content = req.str("content")?;
-        let readonly = req.bool_or("readonly", false)?;
+        let args: params::ContextAdd = req.params()?;
+        let loc = self.locate_for_context(args.path.as_str())?;
+        let content = args.content.as_str();
+        let readonly = args.readonly.unwrap_or(false);
         self.mutate(|chat, files, _| context::add_file(chat, files, &loc, content, readonly))?;
         Ok(ok())
     }
 
     pub(super) fn context_add_section(&mut self, req: &Request) -> Result<Value> {
-        let loc = self.locate_for_context(req.non_empty_str("path")?)?;
-        let content = req.str("content")?;
-        let (start, end) = (req.line_number("start_line")?, req.line_number("end_line")?);
+        let args: params::ContextAddSection = req.params()?;
+        let loc = self.locate_for_context(args.path.as_str())?;
+        let content = args.content.as_str();
+        let (start, end) = (args.start_line.0, args.end_line.0);
         self.mutate(|chat, files, _| context::add_section(chat, files, &loc, content, start, end))?;
         Ok(ok())
     }
 
     pub(super) fn sync_context(&mut self, req: &Request) -> Result<Value> {
-        let loc = self.locate_for_context(req.non_empty_str("path")?)?;
+        let args: params::PathOnly = req.params()?;
+        let loc = self.locate_for_context(args.path.as_str())?;
         let key = loc.key();
         let text = read_text(loc.abs(), &key)?;
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, &text))?;
@@ -101,9 +113,10 @@ impl Session {
     }
 
     pub(super) fn get_context_file(&self, req: &Request) -> Result<Value> {
-        let key = self.locate_for_context(req.non_empty_str("path")?)?.key();
-        let start = req.fields.get("start_line").and_then(Value::as_u64);
-        let end = req.fields.get("end_line").and_then(Value::as_u64);
+        let args: params::GetContextFile = req.params()?;
+        let key = self.locate_for_context(args.path.as_str())?.key();
+        let start = args.start_line.map(|n| n.0);
+        let end = args.end_line.map(|n| n.0);
         let a = self.active()?;
         let cf = a
             .chat
@@ -119,7 +132,8 @@ impl Session {
     }
 
     pub(super) fn get_output_file(&self, req: &Request) -> Result<Value> {
-        let (rel, _) = locate_in_project(self.root()?, req.non_empty_str("path")?)?;
+        let args: params::PathOnly = req.params()?;
+        let (rel, _) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let content = ChatFiles::new(&a.store, &a.chat.id)
             .read_output(&rel)?
@@ -128,7 +142,8 @@ impl Session {
     }
 
     pub(super) fn get_diff_paths(&self, req: &Request) -> Result<Value> {
-        let (rel, abs) = locate_in_project(self.root()?, req.non_empty_str("path")?)?;
+        let args: params::PathOnly = req.params()?;
+        let (rel, abs) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
         Ok(
@@ -137,11 +152,14 @@ impl Session {
     }
 
     pub(super) fn apply(&mut self, req: &Request) -> Result<Value> {
-        let path = req.non_empty_str("path")?.to_owned();
-        let destination = if req.action == "apply_file_as" {
-            Some(req.non_empty_str("destination")?.to_owned())
-        } else {
-            None
+        let args: params::ApplyFile = req.params()?;
+        let path = args.path.as_str().to_owned();
+        let destination = match (req.action.as_str(), args.destination) {
+            ("apply_file_as", None) => {
+                return Err(Error::invalid("Missing required field: destination"));
+            }
+            ("apply_file_as", Some(d)) => Some(d.0),
+            _ => None,
         };
         let applied = self.mutate(|chat, files, root| {
             output::apply(chat, files, root, &path, destination.as_deref())

@@ -9,6 +9,7 @@ use crate::context::{self, ChatFiles};
 use crate::error::Result;
 use crate::project::fsutil::{read_text, to_lf};
 use crate::protocol::Request;
+use crate::protocol::params;
 use serde_json::{Value, json};
 
 impl Session {
@@ -18,9 +19,10 @@ impl Session {
     }
 
     pub(super) fn chat_edit(&mut self, req: &Request) -> Result<Value> {
-        let id = req.non_empty_str("chat_id")?.to_owned();
-        let index = req.uint("message_index")? as usize;
-        let content = req.str("content")?.to_owned();
+        let args: params::ChatEdit = req.params()?;
+        let id = args.chat_id.as_str().to_owned();
+        let index = args.message_index.0 as usize;
+        let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
         let root = self.project_root();
         let warnings = self.with_chat(&store, &id, |chat, files, _| {
@@ -30,8 +32,9 @@ impl Session {
     }
 
     pub(super) fn fork_chat(&mut self, req: &Request) -> Result<Value> {
-        let id = req.non_empty_str("chat_id")?.to_owned();
-        let index = req.uint("fork_message_index")? as usize;
+        let args: params::ForkChat = req.params()?;
+        let id = args.chat_id.as_str().to_owned();
+        let index = args.fork_message_index.0 as usize;
         let store = self.find_store(&id)?;
         let source = if self.is_active(&store, &id) {
             self.active()?.chat.clone()
@@ -53,7 +56,8 @@ impl Session {
     /// context. Full files are read fresh from disk (the snapshot is kept for a file
     /// that cannot be read); sections are copied as they are.
     pub(super) fn chat_new_with_context(&mut self, req: &Request) -> Result<Value> {
-        let id = req.non_empty_str("source_chat_id")?.to_owned();
+        let args: params::ChatNewWithContext = req.params()?;
+        let id = args.source_chat_id.as_str().to_owned();
         let store = self.find_store(&id)?;
         let source = if self.is_active(&store, &id) {
             self.active()?.chat.clone()

@@ -3,6 +3,7 @@
 use super::*;
 use super::{Ctx, Session, chat_key};
 use crate::chat::model::Message;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::models::{ModelsCache, parse_models};
 use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
@@ -10,6 +11,7 @@ use crate::llm::{ApiError, Provider};
 use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
+use crate::protocol::params;
 use crate::protocol::{Request, ok};
 use crate::server::stream::ChatKey;
 use serde_json::{Value, json};
@@ -30,13 +32,13 @@ impl Session {
             .unwrap_or_else(|| OPENROUTER_BASE_URL.to_owned());
         if base.starts_with(OPENROUTER_BASE_URL) && !self.config.has_api_key() {
             return Err(Error::new(
-                "api",
+                ErrorCode::Api,
                 "No API key: set OPENROUTER_API_KEY or api_key in ~/.config/bb7/config.json",
             ));
         }
         let p: Arc<dyn Provider> = Arc::new(
             OpenAiCompatible::new(&base, self.config.api_key.clone())
-                .map_err(|e| Error::new("api", e.user_message()))?,
+                .map_err(|e| Error::new(ErrorCode::Api, e.user_message()))?,
         );
         self.provider = Some(p.clone());
         Ok(p)
@@ -66,8 +68,9 @@ impl Session {
 
     /// `generate_title`: replies `ok`, then a `title_updated` event.
     pub(super) fn generate_title(&mut self, req: &Request, ctx: &Ctx) -> Result<Value> {
-        let id = req.non_empty_str("chat_id")?.to_owned();
-        let content = req.str("content")?.to_owned();
+        let args: params::GenerateTitle = req.params()?;
+        let id = args.chat_id.as_str().to_owned();
+        let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
         // Without a configured title model no model is called: titles cost money and
         // would rename a chat the user may just have named.
@@ -105,7 +108,8 @@ impl Session {
     /// `get_models`: from the on-disk cache unless `refresh`, else fetched in the
     /// background (the reply then comes later).
     pub(super) fn get_models(&mut self, req: &Request, ctx: &Ctx) -> Result<Option<Value>> {
-        let refresh = req.bool_or("refresh", false)?;
+        let args: params::GetModels = req.params()?;
+        let refresh = args.refresh.unwrap_or(false);
         let cache_path = self.dirs()?.state.join("models.json");
         let cached = ModelsCache::load(&cache_path);
         if let Some(c) = &cached
@@ -135,7 +139,10 @@ impl Session {
                         rid.as_deref(),
                     );
                 }
-                Err(e) => outbox.send_error(&Error::new("api", e.user_message()), rid.as_deref()),
+                Err(e) => outbox.send_error(
+                    &Error::new(ErrorCode::Api, e.user_message()),
+                    rid.as_deref(),
+                ),
             }
         });
         Ok(None)
@@ -159,10 +166,16 @@ impl Session {
                     );
                 }
                 Err(ApiError::Http { status: 404, .. }) => outbox.send_error(
-                    &Error::new("api", "This model API has no balance endpoint (/credits)"),
+                    &Error::new(
+                        ErrorCode::Api,
+                        "This model API has no balance endpoint (/credits)",
+                    ),
                     rid.as_deref(),
                 ),
-                Err(e) => outbox.send_error(&Error::new("api", e.user_message()), rid.as_deref()),
+                Err(e) => outbox.send_error(
+                    &Error::new(ErrorCode::Api, e.user_message()),
+                    rid.as_deref(),
+                ),
             }
         });
         Ok(())
@@ -199,7 +212,7 @@ pub(super) fn spawn_title(
             }
             Err(e) => ctx.outbox.send_error(
                 &Error::new(
-                    "api",
+                    ErrorCode::Api,
                     format!("Title generation failed: {}", e.user_message()),
                 ),
                 None,

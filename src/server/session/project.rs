@@ -2,10 +2,12 @@
 
 use super::*;
 use crate::config::Config;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
+use crate::protocol::params;
 use crate::protocol::{Request, ok};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -13,7 +15,12 @@ use std::path::PathBuf;
 
 impl Session {
     pub(super) fn bb7_init(&mut self, req: &Request) -> Result<Value> {
-        let root = crate::project::canonical_root(req.str("project_root")?)?;
+        let args: params::Init = req.params()?;
+        let root = crate::project::canonical_root(
+            args.project_root
+                .as_deref()
+                .ok_or_else(|| Error::invalid("Missing required field: project_root"))?,
+        )?;
         Project::create(&root)?;
         self.open_root(root);
         Ok(ok())
@@ -23,13 +30,14 @@ impl Session {
     /// global-only mode; a root without `.bb7/` is the error the reference plugin
     /// answers by retrying with an empty root.
     pub(super) fn init(&mut self, req: &Request) -> Result<Value> {
-        let root = match req.opt_str("project_root")? {
+        let args: params::Init = req.params()?;
+        let root = match args.project_root.as_deref() {
             None | Some("") => None,
             Some(r) => {
                 let root = crate::project::canonical_root(r)?;
                 if !Project::is_initialized(&root) {
                     return Err(Error::new(
-                        "not_initialized",
+                        ErrorCode::NotInitialized,
                         "Not initialized. Run :BB7Init",
                     ));
                 }
@@ -171,12 +179,13 @@ impl Session {
     }
 
     pub(super) fn prepare_instructions(&self, req: &Request) -> Result<Value> {
-        let level = req.str("level")?;
+        let args: params::PrepareInstructions = req.params()?;
+        let level = args.level.as_str();
         let dirs = self.dirs()?;
         let (path, template) = match level {
             "project" => {
                 let project = self.project.as_ref().ok_or_else(|| {
-                    Error::new("not_initialized", "Not initialized. Run :BB7Init")
+                    Error::new(ErrorCode::NotInitialized, "Not initialized. Run :BB7Init")
                 })?;
                 (
                     project.instructions_path(),

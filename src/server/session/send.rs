@@ -8,10 +8,13 @@ use crate::chat::store::ChatStore;
 use crate::config::GlobalState;
 use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
+use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
+use crate::protocol::params;
 use crate::protocol::{Request, error_message, ok};
 use crate::retrieval::ToolsMode;
 use crate::server::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
@@ -21,7 +24,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 impl Session {
-    pub(super) fn instruction_files(&self) -> Result<Vec<Instructions>> {
+    /// The instruction files for a turn in a chat; a global chat (`global`) never
+    /// gets the project's.
+    pub(super) fn instruction_files(&self, global: bool) -> Result<Vec<Instructions>> {
         let mut out = Vec::new();
         if let Some(dirs) = &self.dirs
             && let Ok(text) = std::fs::read_to_string(dirs.global_instructions())
@@ -32,7 +37,7 @@ impl Session {
             });
         }
         // Global chats never get project instructions.
-        let project = if self.active_is_global() {
+        let project = if global {
             Ok(None)
         } else {
             self.project_instructions()
@@ -63,8 +68,8 @@ impl Session {
     /// Starts a turn in the active chat: saves the user message with its context
     /// snapshot, then streams in the background.
     pub(super) fn send(&mut self, req: &Request, ctx: &Ctx) -> Result<()> {
-        let content = req.str("content")?.to_owned();
-        if content.trim().is_empty() {
+        let args: params::Send = req.params()?;
+        if args.content.trim().is_empty() {
             return Err(Error::invalid("Message is empty"));
         }
         let request_id = req
@@ -76,41 +81,84 @@ impl Session {
                 "request_id is already in use by a running request",
             ));
         }
-        let active = self.active()?;
-        if let Some(id) = req.opt_str("chat_id")?
-            && id != active.chat.id
-        {
-            return Err(Error::invalid(
-                "chat_id must name the active chat; select it first",
+        let (store, chat) = self.turn_target(args.chat_id.as_deref())?;
+        let key = chat_key(&store, &chat.id);
+        let started = self.start_send(&args, ctx, request_id, &store, &chat);
+        if started.is_err() {
+            self.release_if_idle(&key);
+        }
+        started
+    }
+
+    /// The chat a `send` streams into: the active chat, or with `chat_id` any chat of
+    /// this project or the global store, which this process then locks for the turn
+    /// (concurrent turns, docs/PROTOCOL.md). Errors: `busy` while that chat streams,
+    /// `Chat not found`, `locked` when another process holds it.
+    fn turn_target(&mut self, chat_id: Option<&str>) -> Result<(ChatStore, Chat)> {
+        let active = self.active.as_ref();
+        let (store, id) = match (chat_id.filter(|id| !id.is_empty()), active) {
+            (None, Some(a)) => (a.store.clone(), a.chat.id.clone()),
+            (None, None) => return Err(Error::no_active_chat()),
+            (Some(id), _) => (self.find_store(id)?, id.to_owned()),
+        };
+        let key = chat_key(&store, &id);
+        if self.is_busy(&key) {
+            return Err(Error::new(
+                ErrorCode::Busy,
+                "Another request is already in progress",
             ));
         }
-        let key = chat_key(&active.store, &active.chat.id);
-        if self.is_busy(&key) {
-            return Err(Error::new("busy", "Another request is already in progress"));
+        if let Some(a) = &self.active
+            && a.chat.id == id
+            && a.store.global == store.global
+        {
+            return Ok((store, a.chat.clone()));
         }
+        if !self.locks.contains_key(&key) {
+            let lock = ChatLock::acquire(&store.chat_dir(&id)?)?;
+            self.locks.insert(key.clone(), lock);
+        }
+        let loaded = ChatFiles::new(&store, &id)
+            .recover_staged()
+            .and_then(|()| store.load(&id));
+        match loaded {
+            Ok(chat) => Ok((store, chat)),
+            Err(e) => {
+                self.release_if_idle(&key);
+                Err(e)
+            }
+        }
+    }
+
+    fn start_send(
+        &mut self,
+        args: &params::Send,
+        ctx: &Ctx,
+        request_id: String,
+        store: &ChatStore,
+        chat: &Chat,
+    ) -> Result<()> {
+        let key = chat_key(store, &chat.id);
+        let content = args.content.as_str();
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
         // A global chat has no project to read or write: no file or retrieval tools.
         let global_chat = key.global;
-        let tools_mode =
-            match ToolsMode::parse(self.active()?.chat.tools.as_deref()).map_err(Error::invalid)? {
-                _ if global_chat => ToolsMode::Off,
-                mode => mode,
-            };
-        let instructions = self.instruction_files()?;
+        let tools_mode = match ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)? {
+            _ if global_chat => ToolsMode::Off,
+            mode => mode,
+        };
+        let instructions = self.instruction_files(key.global)?;
         let provider = self.provider()?;
-        let chat_model = self.active()?.chat.model.clone();
-        let model = match req.opt_str("model")? {
+        let chat_model = chat.model.clone();
+        let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
             _ if chat_model.is_empty() => crate::config::FALLBACK_MODEL.to_owned(),
             _ => chat_model,
         };
-        let effort = match req.opt_str("reasoning_effort")? {
+        let effort = match args.reasoning_effort.as_deref() {
             Some(e) if e.is_empty() || e == "none" => None,
             Some(e) => Some(e.to_owned()),
-            None => self
-                .active
-                .as_ref()
-                .and_then(|a| a.chat.reasoning_effort.clone()),
+            None => chat.reasoning_effort.clone(),
         };
 
         let mut base = self.system_prompt_base();
@@ -118,12 +166,8 @@ impl Session {
             base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
         }
         let system = assemble::system_text(&base, &instructions);
-        let (files, snapshot) = {
-            let a = self.active()?;
-            prompt_files(&a.chat, ChatFiles::new(&a.store, &a.chat.id))?
-        };
-        let history = self.active()?.chat.messages.clone();
-        let user = assemble::user_text(&history, &files, &content);
+        let (files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        let user = assemble::user_text(&chat.messages, &files, content);
         let mut body = self.request_body(
             &model,
             effort.as_deref(),
@@ -141,9 +185,9 @@ impl Session {
             obj.remove("tool_choice");
         }
 
-        let content_for_msg = content.clone();
+        let content_for_msg = content.to_owned();
         let (model_c, effort_c) = (model.clone(), effort.clone());
-        self.mutate(move |chat, _, _| {
+        self.change_chat(&key, move |chat, _| {
             chat.model = model_c.clone();
             chat.reasoning_effort = effort_c;
             chat.draft.clear();
@@ -249,14 +293,8 @@ impl Session {
 
     /// `cancel`: stops the turn started by `target_request_id`.
     pub(super) fn cancel(&mut self, req: &Request) -> Result<Value> {
-        let target = match req.fields.get("target_request_id") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => n.to_string(),
-            None | Some(Value::Null) => {
-                return Err(Error::invalid("Missing required field: target_request_id"));
-            }
-            Some(_) => return Err(Error::invalid("Field 'target_request_id' must be a string")),
-        };
+        let args: params::Cancel = req.params()?;
+        let target = args.target_request_id.0;
         match self.in_flight.get(&target) {
             Some(f) => {
                 f.cancel.cancel();
@@ -266,18 +304,19 @@ impl Session {
         }
     }
 
-    /// `tool_approve` / `clarify`: hands the client's answer to the turn waiting for it.
-    pub(super) fn answer_client(
-        &mut self,
-        req: &Request,
-        id_field: &str,
-        value_field: &str,
-    ) -> Result<Value> {
-        let id = req.non_empty_str(id_field)?;
-        let value = match value_field {
-            "approved" => Value::Bool(req.bool("approved")?),
-            _ => Value::String(req.str(value_field)?.to_owned()),
-        };
+    /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
+    pub(super) fn tool_approve(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ToolApprove = req.params()?;
+        self.answer_client("approval_id", &args.approval_id, Value::Bool(args.approved))
+    }
+
+    /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
+    pub(super) fn clarify(&mut self, req: &Request) -> Result<Value> {
+        let args: params::Clarify = req.params()?;
+        self.answer_client("question_id", &args.question_id, Value::String(args.answer))
+    }
+
+    fn answer_client(&mut self, id_field: &str, id: &str, value: Value) -> Result<Value> {
         let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
         match waiting {
             Some(tx) => {

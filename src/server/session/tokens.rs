@@ -7,17 +7,19 @@ use crate::context::{ChatFiles, find_file};
 use crate::error::{Error, Result};
 use crate::prompt::assemble::{self};
 use crate::protocol::Request;
+use crate::protocol::params;
 use crate::tokens;
 use serde_json::{Value, json};
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request (seed 001, "Token Estimation").
     pub(super) fn estimate_tokens(&self, req: &Request) -> Result<Value> {
-        let input = req.opt_str("input_text")?.unwrap_or("");
+        let args: params::EstimateTokens = req.params()?;
+        let input = args.input_text.as_deref().unwrap_or("");
         let a = self.active()?;
         let system_prompt = tokens::count(&self.system_prompt_base());
         let instructions: usize = self
-            .instruction_files()
+            .instruction_files(a.store.global)
             .unwrap_or_default()
             .iter()
             .map(|i| tokens::count(&i.text))
@@ -78,9 +80,8 @@ impl Session {
 
     /// `estimate_text_tokens`: one count per text.
     pub(super) fn estimate_text_tokens(&self, req: &Request) -> Result<Value> {
-        let texts = req
-            .opt_str_list("texts")?
-            .ok_or_else(|| Error::invalid("Missing required field: texts"))?;
+        let args: params::EstimateTextTokens = req.params()?;
+        let texts = args.texts;
         if texts.is_empty() {
             return Err(Error::invalid("Field 'texts' must not be empty"));
         }
