@@ -1,6 +1,7 @@
 //! A project whose `.bb7/` was written by the reference BB-7 v0.6 (its chat.json
-//! shapes: each context event its own assistant message, an `edit_file` tool call
-//! with per-edit paths, a section snapshot named the reference's way, `usage` with
+//! shapes: each context event its own assistant message, the synthetic
+//! `[Assistant modified: p]` line in the answer, an `edit_file` tool call with per-edit
+//! paths kept beside it, a section snapshot named the reference's way, `usage` with
 //! `duration`): bb7 loads it, replays it into the next request, forks and edits it.
 
 mod common;
@@ -119,7 +120,7 @@ fn a_reference_written_chat_loads_replays_forks_and_edits() {
     let user = body["messages"][1]["content"].as_str().unwrap();
     for needle in [
         "Make the greeting friendlier",
-        "I made the greeting friendlier.",
+        "I made the greeting friendlier.\n[Assistant modified: src/lib.rs]",
         "<context-event action=\"UserApplyFile\" path=\"src/lib.rs\"",
         "<context-event action=\"UserAddSection\" path=\"README.md\" lines=\"1-2\"",
         "# Demo\nA tiny crate.",
