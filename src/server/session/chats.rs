@@ -157,6 +157,18 @@ impl Session {
             ));
         }
         self.ensure_not_busy(&from, &id)?;
+        // A global chat never writes project files, so output waiting for review
+        // would be stranded there.
+        if to_global
+            && !crate::context::ChatFiles::new(&from, &id)
+                .list_outputs()?
+                .is_empty()
+        {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                "chat has pending file modifications \u{2014} apply or reject changes before moving",
+            ));
+        }
         let was_active = self.is_active(&from, &id);
         if was_active {
             self.deactivate();
@@ -167,7 +179,13 @@ impl Session {
         std::fs::create_dir_all(to.chats_dir()?).map_err(|e| Error::io("Cannot move chat", e))?;
         move_dir(&src, &dst)?;
         drop(lock);
-        let chat = to.load(&id)?;
+        let mut chat = to.load(&id)?;
+        if to_global && chat.context_files.iter().any(|cf| !cf.readonly) {
+            for cf in &mut chat.context_files {
+                cf.readonly = true;
+            }
+            to.save(&chat)?;
+        }
         to.adopt(&chat)?;
         from.forget(&id)?;
         if was_active {

@@ -18,6 +18,10 @@ use serde_json::{Value, json};
 /// Lines of a new file shown in a `write` change payload.
 const PREVIEW_LINES: usize = 50;
 
+/// How a cancelled turn ends: the stream's `error` message and the system message
+/// saved after the partial answer (the reference's words).
+const CANCELLED: &str = "Response aborted by user.";
+
 impl Session {
     /// Saves the turn's result and tells the client. Returns `Flow::Exit` after an
     /// attempt to write outside the project (seed 001, "Output Rules": hard guard), and
@@ -90,7 +94,7 @@ impl Session {
                 "The model tried to write outside the project ({path}). Nothing was written and bb7 stopped for safety; restart it."
             );
             self.change_chat(&key, |chat, _| {
-                push_assistant(chat, first, &text, &thinking, &usage, None);
+                push_assistant(chat, first, &text, &thinking, (&usage, duration), None);
                 chat.messages.push(system_message(message.clone()));
                 Ok(())
             })?;
@@ -115,10 +119,11 @@ impl Session {
                     .join("\n")
             );
             self.change_chat(&key, |chat, _| {
-                push_assistant(chat, first, &text, &thinking, &usage, None);
+                push_assistant(chat, first, &text, &thinking, (&usage, duration), None);
                 chat.messages.push(system_message(retry_context.clone()));
                 Ok(())
             })?;
+            self.log_usage(&first.spec.model, &usage);
             ctx.outbox.send(
                 tag_chat(
                     json!({"type": "diff_error", "errors": errors, "tool_calls": plan.reports,
@@ -133,7 +138,7 @@ impl Session {
         let changes = self.commit_plan(&key, &plan, &root)?;
         let output_files: Vec<String> = plan.writes.keys().cloned().collect();
         let end_note = if cancelled {
-            Some("Response aborted by user.".to_owned())
+            Some(CANCELLED.to_owned())
         } else {
             failed.as_ref().map(ApiError::user_message)
         };
@@ -141,35 +146,63 @@ impl Session {
         self.change_chat(&key, |chat, _| {
             let anything = !text.is_empty() || !thinking.is_empty() || !plan_ref.writes.is_empty();
             if anything {
-                push_assistant(chat, first, &text, &thinking, &usage, Some(plan_ref));
+                push_assistant(
+                    chat,
+                    first,
+                    &text,
+                    &thinking,
+                    (&usage, duration),
+                    Some(plan_ref),
+                );
             }
             if let Some(note) = &end_note {
                 chat.messages.push(system_message(note.clone()));
             }
             Ok(())
         })?;
+        self.log_usage(&first.spec.model, &usage);
         if let Some(e) = &failed {
             let err = Error::new(ErrorCode::Api, e.user_message());
             ctx.outbox
                 .send(tag_chat(error_message(&err), &key.id), Some(&rid));
             return Ok(Some(Flow::Continue));
         }
-        let mut done = json!({
+        if cancelled {
+            // The reference plugin ends a cancelled send on exactly this error.
+            let err = Error::new(ErrorCode::Cancelled, CANCELLED);
+            ctx.outbox
+                .send(tag_chat(error_message(&err), &key.id), Some(&rid));
+            return Ok(Some(Flow::Continue));
+        }
+        let done = json!({
             "type": "done",
             "chat_id": key.id,
             "output_files": output_files,
             "usage": usage,
-            "duration": (duration * 1000.0).round() / 1000.0,
+            "duration": round_ms(duration),
             "changes": changes,
         });
-        if cancelled {
-            done["cancelled"] = json!(true);
-        }
         ctx.outbox.send(done, Some(&rid));
-        if !cancelled {
-            self.maybe_auto_title(&key, ctx);
-        }
+        self.maybe_auto_title(&key, ctx);
         Ok(Some(Flow::Continue))
+    }
+
+    /// Appends the turn to `~/.bb7/usage.csv` (the reference plugin's "Today:" cost).
+    /// A failure to log never fails the turn.
+    fn log_usage(&self, model: &str, usage: &Usage) {
+        let Some(dirs) = &self.dirs else { return };
+        let root = self.project_root().unwrap_or_default();
+        let line = crate::project::usage_log::UsageLine {
+            project_root: &root.to_string_lossy(),
+            model,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
+            cost: usage.cost,
+        };
+        if let Err(e) = crate::project::usage_log::append(&dirs.state, &line) {
+            tracing::info!(error = %e, "cannot append to usage.csv");
+        }
     }
 
     pub(super) fn plan_calls(
@@ -265,14 +298,20 @@ pub(super) fn file_access(chat: &Chat, files: ChatFiles, rel: &str) -> FileAcces
     }
 }
 
+/// Seconds rounded to milliseconds.
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
 /// Appends the assistant message of a turn: thinking, text, and an
-/// `AssistantWriteFile` event per written file.
+/// `AssistantWriteFile` event per written file. Its `usage` also carries the turn's
+/// `duration` in seconds, as the reference's messages do.
 pub(super) fn push_assistant(
     chat: &mut Chat,
     turn: &TurnOutcome,
     text: &str,
     thinking: &str,
-    usage: &Usage,
+    (usage, duration): (&Usage, f64),
     plan: Option<&Plan>,
 ) {
     let mut parts = Vec::new();
@@ -313,7 +352,8 @@ pub(super) fn push_assistant(
         output_files: (!outputs.is_empty()).then_some(outputs),
         ..Message::default()
     };
-    if let Ok(u) = serde_json::to_value(usage) {
+    if let Ok(mut u) = serde_json::to_value(usage) {
+        u["duration"] = json!(round_ms(duration));
         msg.extra.insert("usage".into(), u);
     }
     if let Some(e) = turn

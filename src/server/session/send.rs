@@ -24,7 +24,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 impl Session {
-    pub(super) fn instruction_files(&self) -> Result<Vec<Instructions>> {
+    /// The instruction files for a turn in a chat; a global chat (`global`) never
+    /// gets the project's.
+    pub(super) fn instruction_files(&self, global: bool) -> Result<Vec<Instructions>> {
         let mut out = Vec::new();
         if let Some(dirs) = &self.dirs
             && let Ok(text) = std::fs::read_to_string(dirs.global_instructions())
@@ -34,7 +36,13 @@ impl Session {
                 text,
             });
         }
-        match self.project_instructions() {
+        // Global chats never get project instructions.
+        let project = if global {
+            Ok(None)
+        } else {
+            self.project_instructions()
+        };
+        match project {
             Ok(Some(text)) => out.push(Instructions {
                 source: ".bb7/instructions".into(),
                 text,
@@ -133,8 +141,13 @@ impl Session {
         let key = chat_key(store, &chat.id);
         let content = args.content.as_str();
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
-        let tools_mode = ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)?;
-        let instructions = self.instruction_files()?;
+        // A global chat has no project to read or write: no file or retrieval tools.
+        let global_chat = key.global;
+        let tools_mode = match ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)? {
+            _ if global_chat => ToolsMode::Off,
+            mode => mode,
+        };
+        let instructions = self.instruction_files(key.global)?;
         let provider = self.provider()?;
         let chat_model = chat.model.clone();
         let model = match args.model.as_deref() {
@@ -166,6 +179,10 @@ impl Session {
             && let Some(tools) = body["tools"].as_array_mut()
         {
             tools.extend(crate::retrieval::definitions());
+        }
+        if global_chat && let Some(obj) = body.as_object_mut() {
+            obj.remove("tools");
+            obj.remove("tool_choice");
         }
 
         let content_for_msg = content.to_owned();
