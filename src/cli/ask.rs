@@ -119,9 +119,12 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                 status,
                 summary,
             } => {
-                lines.close_all(s);
-                let what = if summary.is_empty() { name } else { summary };
-                eprintln!("bb7: tool {status}: {what}");
+                // A `requested` step is followed by its approval question.
+                if status != "requested" {
+                    lines.close_all(s);
+                    let what = if summary.is_empty() { name } else { summary };
+                    eprintln!("bb7: tool {status}: {what}");
+                }
             }
             StreamMsg::ToolApproval {
                 approval_id,
