@@ -10,6 +10,8 @@ use super::context::out_of_sync;
 use super::prompt;
 use super::wire::{Ack, FileStatuses, Request, StreamMsg};
 use super::{Failure, Res, Session};
+use crate::chat::store::ChatStore;
+use crate::project::Project;
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report an interrupted command.
 pub const INTERRUPTED: u8 = 130;
@@ -68,7 +70,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             "nothing to ask: give a message or pipe one in",
         ));
     }
-    s.ensure_chat().await?;
+    let chat_id = s.ensure_chat().await?;
     if let Some(t) = o.tools {
         s.c.call::<Ack>(Request::SaveChatSettings {
             tools: Some(t.as_str().to_owned()),
@@ -97,7 +99,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             _ = sigint.recv() => None,
         };
         let Some(msg) = next else {
-            interrupt(s, &id, &mut cancelled, &mut lines).await?;
+            interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
             continue;
         };
         match msg {
@@ -136,7 +138,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     _ = sigint.recv() => None,
                 };
                 let Some(approved) = approved else {
-                    interrupt(s, &id, &mut cancelled, &mut lines).await?;
+                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
                     continue;
                 };
                 if !cancelled {
@@ -157,7 +159,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     _ = sigint.recv() => None,
                 };
                 let Some(answer) = answer else {
-                    interrupt(s, &id, &mut cancelled, &mut lines).await?;
+                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
                     continue;
                 };
                 if !cancelled {
@@ -206,10 +208,25 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
 
 /// The first Ctrl-C asks the server to stop and keep the partial answer; the second
 /// ends the process at once.
-async fn interrupt(s: &mut Session, id: &str, cancelled: &mut bool, lines: &mut Lines) -> Res<()> {
+async fn interrupt(
+    s: &mut Session,
+    id: &str,
+    chat_id: &str,
+    cancelled: &mut bool,
+    lines: &mut Lines,
+) -> Res<()> {
     if *cancelled {
         lines.close_all(s);
         eprintln!("bb7: aborted");
+        // The OS drops the chat's lock with the process; clearing the PID in the lock
+        // file too leaves nothing that looks like a holder (as an orderly exit does).
+        if let Ok(dir) = ChatStore::new(s.root.join(Project::STATE_DIR), false).chat_dir(chat_id)
+            && let Ok(f) = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("lock"))
+        {
+            let _ = f.set_len(0);
+        }
         std::process::exit(INTERRUPTED.into());
     }
     *cancelled = true;
