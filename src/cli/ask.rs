@@ -283,9 +283,15 @@ async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
         .collect();
     for path in stale {
         if refresh {
-            s.c.call::<Ack>(Request::SyncContext { path: path.clone() })
-                .await?;
-            eprintln!("bb7: refreshed {path}");
+            // A file that cannot be refreshed is reported, and the question still goes.
+            match s
+                .c
+                .call::<Ack>(Request::SyncContext { path: path.clone() })
+                .await
+            {
+                Ok(_) => eprintln!("bb7: refreshed {path}"),
+                Err(e) => eprintln!("bb7: warning: cannot refresh {path}: {}", e.message),
+            }
         } else {
             eprintln!(
                 "bb7: warning: {path} changed on disk since it was added; the model sees the \
