@@ -70,6 +70,10 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             "nothing to ask: give a message or pipe one in",
         ));
     }
+    // Watched from here on (not while a message is typed on the terminal): a Ctrl-C
+    // before the request goes out ends the command without sending it.
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
     let chat_id = s.ensure_chat().await?;
     if let Some(t) = o.tools {
         s.c.call::<Ack>(Request::SaveChatSettings {
@@ -78,10 +82,14 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
         .await?;
     }
     check_sync(s, o.refresh).await?;
-
-    // Registered only now: before the request is sent, Ctrl-C simply ends the process.
-    let mut sigint = signal(SignalKind::interrupt())
-        .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    let early = tokio::select! {
+        biased;
+        _ = sigint.recv() => true,
+        _ = std::future::ready(()) => false,
+    };
+    if early {
+        return Err(aborted());
+    }
     let id =
         s.c.send(&Request::Send {
             content: message,
