@@ -71,8 +71,9 @@ fn cancel_stops_the_stream_and_keeps_the_partial_answer() {
         started.elapsed() < Duration::from_secs(5),
         "cancel did not stop the stream"
     );
-    assert_eq!(end["type"], "done");
-    assert_eq!(end["cancelled"], true);
+    assert_eq!(end["type"], "error");
+    assert_eq!(end["message"], "Response aborted by user.");
+    assert_eq!(end["code"], "cancelled");
     let msgs = messages(&env, &id);
     let n = msgs.len();
     assert_eq!(msgs[n - 2]["role"], "assistant");
@@ -282,7 +283,9 @@ fn titles_models_and_balance() {
     assert_eq!(m["type"], "models");
     assert_eq!(
         m["models"][0],
-        json!({"id": "a/one", "name": "One", "context_length": 1000, "supports_reasoning": true, "supports_tools": true, "pricing": {"prompt": 0.000001, "completion": 0.000002}})
+        json!({"id": "a/one", "name": "One", "description": "", "created": 0, "expiration_date": null,
+               "context_length": 1000, "max_completion_tokens": 0, "supports_reasoning": true,
+               "supports_tools": true, "pricing": {"prompt": "0.000001", "completion": "0.000002"}})
     );
     assert_eq!(m["models"][1]["supports_tools"], false);
     let fetched = fake

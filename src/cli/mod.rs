@@ -129,8 +129,26 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         eprintln!("bb7: initialized in {root}");
         return Ok(());
     }
-    let init: InitReply = s.c.call(Request::Init { project_root: root }).await?;
-    if init.global_only && !matches!(cmd, Command::Chats | Command::Models { .. }) {
+    // `init` refuses a directory without `.bb7/`; only `chats` and `models` fall back
+    // to global-only mode (an empty root), as the reference plugin does.
+    let global_ok = matches!(cmd, Command::Chats | Command::Models { .. });
+    let init: InitReply = match s.c.call(Request::Init { project_root: root }).await {
+        Ok(reply) => reply,
+        Err(f) if f.message.starts_with("Not initialized") && global_ok => {
+            s.c.call(Request::Init {
+                project_root: String::new(),
+            })
+            .await?
+        }
+        Err(f) if f.message.starts_with("Not initialized") => {
+            return Err(Failure::new(format!(
+                "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
+                opts.cwd.display()
+            )));
+        }
+        Err(f) => return Err(f),
+    };
+    if init.global_only && !global_ok {
         return Err(Failure::new(format!(
             "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
             opts.cwd.display()

@@ -2,6 +2,7 @@
 //! it reads, as serde types (see docs/PROTOCOL.md for every field).
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// A request the command line sends; serialized with its `action` tag.
 #[derive(Debug, Clone, Serialize)]
@@ -48,6 +49,12 @@ pub enum Request {
     SyncContext { path: String },
     /// Drop a file from context.
     ContextRemove { path: String },
+    /// Drop a section from context.
+    ContextRemoveSection {
+        path: String,
+        start_line: u64,
+        end_line: u64,
+    },
     /// The context files.
     ContextList,
     /// Statuses of context and output files.
@@ -171,6 +178,8 @@ pub struct ContextEntry {
     pub path: String,
     /// First line of a section.
     pub start_line: Option<u64>,
+    /// Last line of a section.
+    pub end_line: Option<u64>,
 }
 
 /// Reply to `get_file_statuses`.
@@ -347,14 +356,25 @@ pub struct Model {
     pub pricing: Pricing,
 }
 
-/// Prices in USD per token.
+/// Prices in USD per token, as OpenRouter sends them: decimal strings (`"0.000003"`);
+/// numbers are accepted too.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Pricing {
     /// Per prompt token.
+    #[serde(deserialize_with = "price")]
     pub prompt: Option<f64>,
     /// Per completion token.
+    #[serde(deserialize_with = "price")]
     pub completion: Option<f64>,
+}
+
+fn price<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => s.trim().parse().ok(),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    })
 }
 
 /// Reply to `chat_get`.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::apply::record_content;
 use crate::chat::model::{Chat, Part};
-use crate::context::{ChatFiles, event_for, find_file, push_event};
+use crate::context::{ChatFiles, FILE_NOT_FOUND, event_for, find_file, push_event, same_text};
 use crate::error::{Error, Result};
 use crate::project::fsutil::{read_text_opt, to_lf};
 use crate::project::paths::locate_in_project;
@@ -151,11 +151,11 @@ fn collect_statuses(chat: &Chat, files: ChatFiles, root: &Path) -> Result<Vec<Fi
 }
 
 /// Rejects the output of `path` (`output_delete`, event `UserRejectOutput`).
-/// Errors: `No output for <path>`.
+/// Errors: `File not found` when there is no output.
 pub fn reject(chat: &mut Chat, files: ChatFiles, root: &Path, path: &str) -> Result<()> {
     let (rel, _) = locate_in_project(root, path)?;
     if files.read_output(&rel)?.is_none() {
-        return Err(Error::not_found(format!("No output for {rel}")));
+        return Err(Error::not_found(FILE_NOT_FOUND));
     }
     files.remove_output(&rel)?;
     let mut part = Part::event("UserRejectOutput", &rel);
@@ -179,20 +179,22 @@ pub fn diff_local_done(
     let (rel, abs) = locate_in_project(root, path)?;
     let output = files
         .read_output(&rel)?
-        .ok_or_else(|| Error::not_found(format!("No output for {rel}")))?;
+        .ok_or_else(|| Error::not_found(FILE_NOT_FOUND))?;
     let local = read_text_opt(&abs, &rel)?.map(|t| to_lf(&t).into_owned());
     let snapshot =
         find_file(chat, &rel).and_then(|i| files.read_snapshot(&chat.context_files[i]).ok());
     let Some(local) = local else {
         return Ok("none");
     };
-    if local == to_lf(&output) {
+    // The output may lack the final newline the file on disk has (the reference
+    // plugin sends context without it), so taking every hunk is still `full`.
+    if same_text(&local, &to_lf(&output)) {
         let event = record_content(chat, files, &rel, &local, "UserApplyFile")?;
         files.remove_output(&rel)?;
         push_event(chat, event);
         return Ok("full");
     }
-    if snapshot.as_deref() == Some(local.as_str()) {
+    if snapshot.as_deref().is_some_and(|s| same_text(s, &local)) {
         return Ok("none");
     }
     let event = record_content(chat, files, &rel, &local, "UserWriteFile")?;

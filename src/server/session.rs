@@ -65,8 +65,11 @@ pub struct Session {
     dirs: Option<UserDirs>,
     config: Config,
     config_error: Option<String>,
-    /// Canonical project root from `init`/`bb7_init`.
+    /// Canonical project root from `init`/`bb7_init`; in global-only mode a
+    /// directory that is never created (see [`Session::global_only`]).
     root: Option<PathBuf>,
+    /// `init` without a project root: only global chats, every file external.
+    global_only: bool,
     /// Set when the root has `.bb7/`.
     project: Option<Project>,
     active: Option<Active>,
@@ -101,6 +104,7 @@ impl Session {
             config,
             config_error,
             root: None,
+            global_only: false,
             project: None,
             active: None,
             locks: HashMap::new(),
@@ -119,7 +123,7 @@ impl Session {
             "shutdown" => return Ok((Some(ok()), Flow::Shutdown)),
             "bb7_init" => self.bb7_init(req)?,
             "init" => self.init(req)?,
-            "get_customization_info" => self.customization_info()?,
+            "get_customization_info" => to_value(self.customization_info()?)?,
             "prepare_instructions" => self.prepare_instructions(req)?,
             "chat_new" => self.chat_new(req)?,
             "chat_list" => self.chat_list(req)?,
@@ -237,11 +241,27 @@ impl Session {
                 return Err(e);
             }
         };
-        store.set_active(Some(id))?;
+        self.record_active(&store, id)?;
         self.deactivate();
         self.locks.insert(key, lock);
         self.active = Some(Active { store, chat });
         Ok(())
+    }
+
+    /// Records chat `id` as the active one of its store and, in a project, which
+    /// store it is in, so `init` in a new process restores a global chat too.
+    fn record_active(&self, store: &ChatStore, id: &str) -> Result<()> {
+        match &self.project {
+            Some(p) if store.global => {
+                store.set_active(Some(id))?;
+                ChatStore::new(p.state_dir(), false).set_active_global(Some(id))
+            }
+            Some(_) => store.update_index(|idx| {
+                idx.active_chat_id = Some(id.to_owned());
+                idx.active_global_chat_id = None;
+            }),
+            None => store.set_active(Some(id)),
+        }
     }
 
     /// Leaves the active chat; its lock is released unless a turn still streams in it.
@@ -344,9 +364,23 @@ impl Session {
 
     // ----- context and output --------------------------------------------------------
 
+    /// Resolves a client path. In global-only mode there is no project for a
+    /// relative path to be relative to, so only absolute paths (external files) are
+    /// accepted.
     fn locate(&self, path: &str) -> Result<Location> {
+        if self.global_only && !Path::new(path).is_absolute() {
+            return Err(Error::invalid(format!(
+                "No project is open, so paths must be absolute: {path}"
+            )));
+        }
         locate(self.root()?, path)
     }
+}
+
+/// A reply struct as a message object.
+fn to_value(reply: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(reply)
+        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the reply: {e}")))
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
@@ -364,6 +398,3 @@ fn system_message(text: String) -> Message {
         ..Message::default()
     }
 }
-
-/// A fork/edit warning: `{"path","issue":"modified"|"deleted","original_version"}`.
-type Warning = Value;

@@ -9,6 +9,7 @@ use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode, FileAccess, Plan, ToolCall};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
+use crate::llm::request::{ChatMessage, Role};
 use crate::llm::{ApiError, Usage};
 use crate::protocol::error_message;
 use crate::retrieval::ToolsMode;
@@ -17,6 +18,13 @@ use serde_json::{Value, json};
 
 /// Lines of a new file shown in a `write` change payload.
 const PREVIEW_LINES: usize = 50;
+
+/// How a cancelled turn ends: the stream's `error` message and the system message
+/// saved after the partial answer (the reference's words).
+const CANCELLED: &str = "Response aborted by user.";
+
+/// What the hidden repair round asks of the model after some edits failed.
+const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
 
 impl Session {
     /// Saves the turn's result and tells the client. A call that writes outside the
@@ -96,10 +104,11 @@ impl Session {
                     .join("\n")
             );
             self.change_chat(&key, |chat, _| {
-                push_assistant(chat, first, &text, &thinking, &usage, None);
+                push_assistant(chat, first, &text, &thinking, (&usage, duration), None);
                 chat.messages.push(system_message(retry_context.clone()));
                 Ok(())
             })?;
+            self.log_usage(&first.spec.model, &usage);
             ctx.outbox.send(
                 tag_chat(
                     json!({"type": "diff_error", "errors": errors, "tool_calls": plan.reports,
@@ -114,7 +123,7 @@ impl Session {
         let changes = self.commit_plan(&key, &plan, &root)?;
         let output_files: Vec<String> = plan.writes.keys().cloned().collect();
         let end_note = if cancelled {
-            Some("Response aborted by user.".to_owned())
+            Some(CANCELLED.to_owned())
         } else {
             failed.as_ref().map(ApiError::user_message)
         };
@@ -122,35 +131,63 @@ impl Session {
         self.change_chat(&key, |chat, _| {
             let anything = !text.is_empty() || !thinking.is_empty() || !plan_ref.writes.is_empty();
             if anything {
-                push_assistant(chat, first, &text, &thinking, &usage, Some(plan_ref));
+                push_assistant(
+                    chat,
+                    first,
+                    &text,
+                    &thinking,
+                    (&usage, duration),
+                    Some(plan_ref),
+                );
             }
             if let Some(note) = &end_note {
                 chat.messages.push(system_message(note.clone()));
             }
             Ok(())
         })?;
+        self.log_usage(&first.spec.model, &usage);
         if let Some(e) = &failed {
             let err = Error::new(ErrorCode::Api, e.user_message());
             ctx.outbox
                 .send(tag_chat(error_message(&err), &key.id), Some(&rid));
             return Ok(Some(Flow::Continue));
         }
-        let mut done = json!({
+        if cancelled {
+            // The reference plugin ends a cancelled send on exactly this error.
+            let err = Error::new(ErrorCode::Cancelled, CANCELLED);
+            ctx.outbox
+                .send(tag_chat(error_message(&err), &key.id), Some(&rid));
+            return Ok(Some(Flow::Continue));
+        }
+        let done = json!({
             "type": "done",
             "chat_id": key.id,
             "output_files": output_files,
             "usage": usage,
-            "duration": (duration * 1000.0).round() / 1000.0,
+            "duration": round_ms(duration),
             "changes": changes,
         });
-        if cancelled {
-            done["cancelled"] = json!(true);
-        }
         ctx.outbox.send(done, Some(&rid));
-        if !cancelled {
-            self.maybe_auto_title(&key, ctx);
-        }
+        self.maybe_auto_title(&key, ctx);
         Ok(Some(Flow::Continue))
+    }
+
+    /// Appends the turn to `~/.bb7/usage.csv` (the reference plugin's "Today:" cost).
+    /// A failure to log never fails the turn.
+    fn log_usage(&self, model: &str, usage: &Usage) {
+        let Some(dirs) = &self.dirs else { return };
+        let root = self.project_root().unwrap_or_default();
+        let line = crate::project::usage_log::UsageLine {
+            project_root: &root.to_string_lossy(),
+            model,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
+            cost: usage.cost,
+        };
+        if let Err(e) = crate::project::usage_log::append(&dirs.state, &line) {
+            tracing::info!(error = %e, "cannot append to usage.csv");
+        }
     }
 
     pub(super) fn plan_calls(
@@ -204,17 +241,19 @@ impl Session {
     ) -> Result<()> {
         let provider = self.provider()?;
         let mut body = first.spec.body.clone();
-        if let Some(msgs) = body["messages"].as_array_mut() {
-            msgs.push(edit::assistant_message(&first.text, &first.calls));
-            for (c, r) in first.calls.iter().zip(plan.reports.iter()) {
-                let content = match &r.error {
-                    Some(e) => format!("Failed: {e}"),
-                    None => "Applied.".to_owned(),
-                };
-                msgs.push(json!({"role": "tool", "tool_call_id": c.id, "content": content}));
-            }
-            msgs.push(json!({"role": "user", "content": "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied."}));
+        body.messages.push(crate::server::stream::assistant_message(
+            &first.text,
+            &first.calls,
+        ));
+        for (c, r) in first.calls.iter().zip(plan.reports.iter()) {
+            let content = match &r.error {
+                Some(e) => format!("Failed: {e}"),
+                None => "Applied.".to_owned(),
+            };
+            body.messages.push(ChatMessage::tool_result(&c.id, content));
         }
+        body.messages
+            .push(ChatMessage::text(Role::User, REPAIR_REQUEST));
         let mut spec = first.spec.clone();
         spec.body = body;
         spec.visible = false;
@@ -289,14 +328,20 @@ pub(super) fn file_access(chat: &Chat, files: ChatFiles, rel: &str) -> FileAcces
     }
 }
 
+/// Seconds rounded to milliseconds.
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
 /// Appends the assistant message of a turn: thinking, text, and an
-/// `AssistantWriteFile` event per written file.
+/// `AssistantWriteFile` event per written file. Its `usage` also carries the turn's
+/// `duration` in seconds, as the reference's messages do.
 pub(super) fn push_assistant(
     chat: &mut Chat,
     turn: &TurnOutcome,
     text: &str,
     thinking: &str,
-    usage: &Usage,
+    (usage, duration): (&Usage, f64),
     plan: Option<&Plan>,
 ) {
     let mut parts = Vec::new();
@@ -337,16 +382,12 @@ pub(super) fn push_assistant(
         output_files: (!outputs.is_empty()).then_some(outputs),
         ..Message::default()
     };
-    if let Ok(u) = serde_json::to_value(usage) {
+    if let Ok(mut u) = serde_json::to_value(usage) {
+        u["duration"] = json!(round_ms(duration));
         msg.extra.insert("usage".into(), u);
     }
-    if let Some(e) = turn
-        .spec
-        .body
-        .pointer("/reasoning/effort")
-        .and_then(Value::as_str)
-    {
-        msg.extra.insert("reasoning_effort".into(), json!(e));
+    if let Some(r) = &turn.spec.body.reasoning {
+        msg.extra.insert("reasoning_effort".into(), json!(r.effort));
     }
     chat.messages.push(msg);
 }

@@ -138,7 +138,7 @@ impl Session {
                 c.path == key && c.start_line == start && (start.is_none() || c.end_line == end)
             })
             .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
-            .ok_or_else(|| Error::not_found("File not in context"))?;
+            .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
         let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
         Ok(json!({"type": "file_content", "path": key, "content": content}))
     }
@@ -149,7 +149,7 @@ impl Session {
         let a = self.active()?;
         let content = ChatFiles::new(&a.store, &a.chat.id)
             .read_output(&rel)?
-            .ok_or_else(|| Error::not_found(format!("No output for {rel}")))?;
+            .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
         Ok(json!({"type": "file_content", "path": rel, "content": content}))
     }
 

@@ -11,6 +11,7 @@ use crate::edit::{self, DiffMode};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
+use crate::llm::request::{ChatMessage, ChatRequest, ProviderPrefs, Reasoning};
 use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
@@ -24,7 +25,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 impl Session {
-    pub(super) fn instruction_files(&self) -> Result<Vec<Instructions>> {
+    /// The instruction files for a turn in a chat; a global chat (`global`) never
+    /// gets the project's.
+    pub(super) fn instruction_files(&self, global: bool) -> Result<Vec<Instructions>> {
         let mut out = Vec::new();
         if let Some(dirs) = &self.dirs
             && let Ok(text) = std::fs::read_to_string(dirs.global_instructions())
@@ -34,7 +37,13 @@ impl Session {
                 text,
             });
         }
-        match self.project_instructions() {
+        // Global chats never get project instructions.
+        let project = if global {
+            Ok(None)
+        } else {
+            self.project_instructions()
+        };
+        match project {
             Ok(Some(text)) => out.push(Instructions {
                 source: ".bb7/instructions".into(),
                 text,
@@ -133,8 +142,13 @@ impl Session {
         let key = chat_key(store, &chat.id);
         let content = args.content.as_str();
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
-        let tools_mode = ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)?;
-        let instructions = self.instruction_files()?;
+        // A global chat has no project to read or write: no file or retrieval tools.
+        let global_chat = key.global;
+        let tools_mode = match ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)? {
+            _ if global_chat => ToolsMode::Off,
+            mode => mode,
+        };
+        let instructions = self.instruction_files(key.global)?;
         let provider = self.provider()?;
         let chat_model = chat.model.clone();
         let model = match args.model.as_deref() {
@@ -161,28 +175,22 @@ impl Session {
             }
         }
         let user = assemble::user_text(&chat.messages, &files, content);
-        let mut body = self.request_body(
-            &model,
-            effort.as_deref(),
-            &key.id,
-            diff_mode,
-            assemble::messages(&system, &user),
-        );
-        if key.global {
-            // A global chat belongs to no project: it gets no file tools.
-            body["tools"] = json!([]);
+        // Global chats never write into a project: no file tools at all.
+        let mut tools = Vec::new();
+        if !global_chat {
+            tools = edit::tool_definitions(diff_mode);
+            if tools_mode != ToolsMode::Off {
+                tools.extend(crate::retrieval::definitions());
+            }
         }
-        if tools_mode != ToolsMode::Off
-            && let Some(tools) = body["tools"].as_array_mut()
-        {
-            tools.extend(crate::retrieval::definitions());
-        }
-        if body["tools"].as_array().is_some_and(Vec::is_empty)
-            && let Some(map) = body.as_object_mut()
-        {
-            map.remove("tools");
-            map.remove("tool_choice");
-        }
+        let body = self
+            .request_body(
+                &model,
+                effort.as_deref(),
+                &key.id,
+                assemble::messages(&system, &user),
+            )
+            .with_tools(tools);
 
         let content_for_msg = content.to_owned();
         let (model_c, effort_c) = (model.clone(), effort.clone());
@@ -259,35 +267,31 @@ impl Session {
         });
     }
 
+    /// The request of a turn without its tools: the conversation, usage with cost, the
+    /// data-collection preference, the reasoning effort and the prompt cache key.
     pub(super) fn request_body(
         &self,
         model: &str,
         effort: Option<&str>,
         chat_id: &str,
-        mode: DiffMode,
-        messages: Vec<Value>,
-    ) -> Value {
-        let mut body = json!({
-            "model": model,
-            "messages": messages,
-            "tools": edit::tool_definitions(mode),
-            "tool_choice": "auto",
-            "usage": {"include": true},
-            "stream_options": {"include_usage": true},
+        messages: Vec<ChatMessage>,
+    ) -> ChatRequest {
+        let mut request = ChatRequest::new(model, messages).with_usage();
+        request.provider = Some(ProviderPrefs {
+            data_collection: if self.config.allow_training {
+                "allow"
+            } else {
+                "deny"
+            },
+            zdr: (self.config.allow_data_retention == Some(false)).then_some(true),
         });
-        let mut provider =
-            json!({"data_collection": if self.config.allow_training { "allow" } else { "deny" }});
-        if self.config.allow_data_retention == Some(false) {
-            provider["zdr"] = json!(true);
-        }
-        body["provider"] = provider;
-        if let Some(e) = effort {
-            body["reasoning"] = json!({"effort": e});
-        }
+        request.reasoning = effort.map(|e| Reasoning {
+            effort: e.to_owned(),
+        });
         if self.config.explicit_cache_key {
-            body["prompt_cache_key"] = json!(format!("bb7:{chat_id}:{model}"));
+            request.prompt_cache_key = Some(format!("bb7:{chat_id}:{model}"));
         }
-        body
+        request
     }
 
     /// `cancel`: stops the turn started by `target_request_id`.
