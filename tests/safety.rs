@@ -207,12 +207,17 @@ fn global_chats_never_write_into_a_project() {
     assert_eq!(e["code"], "invalid_request", "{e}");
     assert!(!env.project.join("g.txt").exists());
 
-    // A project chat moved to global keeps no pending output.
+    // A project chat with pending output does not move to global, so no output ever
+    // sits in a global chat.
     let pid = b.ok(json!({"action": "chat_new"}))["id"]
         .as_str()
         .unwrap()
         .to_owned();
     env.plant_output(&pid, "p.txt", "pending\n");
+    let e = b.err(json!({"action": "chat_move", "id": pid, "to": "global"}));
+    assert_eq!(e["code"], "conflict");
+    assert!(!env.home.join(".bb7/chats").join(&pid).exists());
+    b.ok(json!({"action": "output_delete", "path": "p.txt"}));
     b.ok(json!({"action": "chat_move", "id": pid, "to": "global"}));
     assert!(
         !env.home

@@ -162,7 +162,8 @@ pub struct Applied {
 /// output (`Applied::source`), so a crash in between leaves the output to apply again,
 /// which merges to the same file.
 ///
-/// Errors: `No output to apply` (`not_found`), `conflict` with the overlapping line
+/// Errors: `File not found` when there is no output (`not_found`, the reference's
+/// text), `conflict` with the overlapping line
 /// ranges (nothing written), `path_escape`, a non-UTF-8 target, write failures.
 pub fn apply_output(
     chat: &mut Chat,
@@ -174,7 +175,7 @@ pub fn apply_output(
     let (rel, _) = locate_in_project(root, args.path)?;
     let output = files
         .read_output(&rel)?
-        .ok_or_else(|| Error::not_found(format!("No output to apply for {rel}")))?;
+        .ok_or_else(|| Error::not_found(crate::context::FILE_NOT_FOUND))?;
     let (dest_rel, dest_abs) = match args.destination {
         Some(d) => locate_in_project(root, d)?,
         None => locate_in_project(root, &rel)?,
