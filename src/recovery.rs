@@ -35,9 +35,12 @@ pub fn drop_missing_snapshots(chat: &mut Chat, files: ChatFiles) -> bool {
     let (keep, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut chat.context_files)
         .into_iter()
         .partition(|cf| {
-            files
-                .snapshot_path(cf)
-                .is_ok_and(|p| p.symlink_metadata().is_ok_and(|m| m.is_file()))
+            let is_file = |p: std::path::PathBuf| p.symlink_metadata().is_ok_and(|m| m.is_file());
+            // Where bb7 keeps it, or where the reference BB-7 did.
+            files.snapshot_path(cf).is_ok_and(is_file)
+                || files
+                    .reference_snapshot_path(cf)
+                    .is_ok_and(|p| p.is_some_and(is_file))
         });
     chat.context_files = keep;
     for cf in &gone {
