@@ -1,4 +1,4 @@
-//! Approved retrieval tools (PROTOCOL.md "approved retrieval tools"; seed 000 §3, §5):
+//! Approved retrieval tools (docs/PROTOCOL.md, "approved retrieval tools"):
 //! read-only `list_files`, `search_project`, `read_file` and `clarify_user`, offered to
 //! the model only when the chat's `tools` setting is `ask` or `auto`. They never write,
 //! never leave the project, never read `.bb7/` or version-control state, honour
