@@ -1,6 +1,6 @@
 //! Hunks: the changed regions between two versions of a file, with stable ids, split
-//! when oversized (docs/PROTOCOL.md, "Review, apply and rollback"), and the line-range edits that apply, merge and
-//! rollback are built from.
+//! when oversized (docs/PROTOCOL.md, "Review, apply and rollback"), and the
+//! line-range edits that apply, merge and rollback are built from.
 
 use sha2::{Digest, Sha256};
 use similar::{Algorithm, DiffTag, capture_diff_slices};

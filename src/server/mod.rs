@@ -1,5 +1,6 @@
 //! The stdio server: a line reader on stdin, the dispatcher, and one writer task that
-//! owns stdout so that message lines never interleave (docs/ARCHITECTURE.md, invariants 1, 2, 8).
+//! owns stdout so that message lines never interleave (docs/ARCHITECTURE.md,
+//! invariants 1, 2, 8).
 
 pub mod session;
 pub mod stream;
