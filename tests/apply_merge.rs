@@ -116,6 +116,15 @@ fn a_new_file_the_user_created_meanwhile_is_a_conflict_unless_identical() {
     b.ok(json!({"action": "apply_file", "path": "same.rs"}));
     assert_eq!(env.read("same.rs"), "same\n");
 
+    // Save-as onto an existing, different file is a conflict as well.
+    env.plant_output(&id, "src.rs", "fn model() {}\n");
+    env.write("copy.rs", "fn mine() {}\n");
+    let e = b.err(json!({"action": "apply_file_as", "path": "src.rs", "destination": "copy.rs"}));
+    assert_eq!(e["code"], "conflict");
+    assert_eq!(env.read("copy.rs"), "fn mine() {}\n");
+    b.ok(json!({"action": "apply_file_as", "path": "src.rs", "destination": "copy.rs", "force": true}));
+    assert_eq!(env.read("copy.rs"), "fn model() {}\n");
+
     // A file in context that the user deleted meanwhile is a conflict too.
     env.write("gone.rs", "x\n");
     b.ok(json!({"action": "context_add", "path": "gone.rs", "content": "x\n"}));
