@@ -35,7 +35,7 @@ fn main() -> std::process::ExitCode {
         }
         None => Command::Serve,
     };
-    let logging = bb7::debug_log::init_from_env().is_some();
+    bb7::debug_log::init_from_env();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -57,9 +57,6 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         };
-    }
-    if !logging {
-        bb7::cli::retry_notice::install();
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let opts = bb7::cli::Options {
