@@ -54,6 +54,8 @@ impl OpenAiCompatible {
             return Ok(resp);
         }
         let status = resp.status().as_u16();
+        // The URL tried, so a wrong `base_url` shows itself (it never holds the key).
+        let url = resp.url().to_string();
         let retry_after = resp
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -62,7 +64,7 @@ impl OpenAiCompatible {
         let body = resp.text().await.unwrap_or_default();
         Err(ApiError::Http {
             status,
-            message: error_body_message(&body),
+            message: format!("{} (from {url})", error_body_message(&body)),
             retry_after,
         })
     }

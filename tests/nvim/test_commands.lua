@@ -1,4 +1,4 @@
--- Commands and the state machine of seed 001, with its exact messages and levels.
+-- Commands and the state machine of the reference plugin, with its exact messages and levels.
 local test, H = ...
 local L = vim.log.levels
 
@@ -91,8 +91,8 @@ test('send without the UI, cancel, and failures are reported', function()
   H.script({ text = 'slow answer that goes on', chunk_delay_ms = 300 })
   local rid = require('bb7').send('tell me a story')
   H.truthy(require('bb7').statusline() ~= '', 'streaming statusline')
-  local streams = require('bb7')._state.streams
-  H.wait(function() return streams[rid] and streams[rid].text ~= '' end, 5000, 'first chunk')
+  local state = require('bb7.state')
+  H.wait(function() return state.stream(rid) and state.stream(rid).text ~= '' end, 5000, 'first chunk')
   vim.cmd('BB7Cancel')
   H.wait(function() return H.note('Cancelled') ~= nil end, 10000, 'cancel')
   H.eq(require('bb7').statusline(), 'bb7 •', 'unread marker')
