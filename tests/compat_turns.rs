@@ -246,7 +246,7 @@ fn after_a_diff_error_the_text_is_an_assistant_message_then_the_system_message()
         "Here is the change.",
         vec![(
             "edit_file",
-            json!({"path": "a.rs", "edits": [{"old_string": "fn zzz() {}", "new_string": "fn b() {}"}]}),
+            json!({"edits": [{"path": "a.rs", "old_string": "fn zzz() {}", "new_string": "fn b() {}"}]}),
         )],
     ));
     let end = send(&mut b, "Rename");
@@ -303,8 +303,8 @@ fn taking_every_hunk_by_hand_is_a_full_merge_despite_the_missing_final_newline()
         "Renamed.",
         vec![(
             "edit_file",
-            json!({"path": "a.rs", "file_id": file_id("a.rs", content),
-                   "edits": [{"old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
+            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", content),
+                              "old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
         )],
     ));
     let end = send(&mut b, "Rename b");
@@ -337,11 +337,11 @@ fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
         vec![
             (
                 "edit_file",
-                json!({"path": "a.rs", "edits": [{"old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
+                json!({"edits": [{"path": "a.rs", "old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
             ),
             (
                 "edit_file",
-                json!({"path": "w.rs", "edits": [{"old_string": "one", "new_string": "uno"}]}),
+                json!({"edits": [{"path": "w.rs", "old_string": "one", "new_string": "uno"}]}),
             ),
         ],
     ));
