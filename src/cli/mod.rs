@@ -129,28 +129,30 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         eprintln!("bb7: initialized in {root}");
         return Ok(());
     }
-    let not_initialized = || {
-        Failure::new(format!(
-            "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
-            opts.cwd.display()
-        ))
-    };
+    // `init` refuses a directory without `.bb7/`; only `chats` and `models` fall back
+    // to global-only mode (an empty root), as the reference plugin does.
     let global_ok = matches!(cmd, Command::Chats | Command::Models { .. });
-    // `init` refuses a root without .bb7/; the commands that work without a project
-    // go on in global-only mode (an empty root), as the reference plugin does.
     let init: InitReply = match s.c.call(Request::Init { project_root: root }).await {
-        Ok(r) => r,
+        Ok(reply) => reply,
         Err(f) if f.message.starts_with("Not initialized") && global_ok => {
             s.c.call(Request::Init {
                 project_root: String::new(),
             })
             .await?
         }
-        Err(f) if f.message.starts_with("Not initialized") => return Err(not_initialized()),
-        Err(e) => return Err(e),
+        Err(f) if f.message.starts_with("Not initialized") => {
+            return Err(Failure::new(format!(
+                "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
+                opts.cwd.display()
+            )));
+        }
+        Err(f) => return Err(f),
     };
     if init.global_only && !global_ok {
-        return Err(not_initialized());
+        return Err(Failure::new(format!(
+            "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
+            opts.cwd.display()
+        )));
     }
     if let Some(e) = &init.config_error {
         if matches!(cmd, Command::Ask { .. } | Command::Models { .. }) {

@@ -2,6 +2,7 @@
 //! it reads, as serde types (see docs/PROTOCOL.md for every field).
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// A request the command line sends; serialized with its `action` tag.
 #[derive(Debug, Clone, Serialize)]
@@ -345,7 +346,8 @@ pub struct Model {
     pub pricing: Pricing,
 }
 
-/// Prices in USD per token (sent as OpenRouter's decimal strings; numbers are read too).
+/// Prices in USD per token, as OpenRouter sends them: decimal strings (`"0.000003"`);
+/// numbers are accepted too.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Pricing {
@@ -357,12 +359,10 @@ pub struct Pricing {
     pub completion: Option<f64>,
 }
 
-/// A price given as a decimal string (`"0.000003"`) or a number; anything else is
-/// unknown.
 fn price<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    Ok(match serde_json::Value::deserialize(d)? {
-        serde_json::Value::String(s) => s.trim().parse().ok(),
-        serde_json::Value::Number(n) => n.as_f64(),
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => s.trim().parse().ok(),
+        Value::Number(n) => n.as_f64(),
         _ => None,
     })
 }
