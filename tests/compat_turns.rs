@@ -146,6 +146,22 @@ fn the_active_chat_is_restored_after_a_restart_global_ones_too() {
     assert_eq!(a["global"], false);
 }
 
+#[test]
+fn global_only_mode_restores_its_active_chat_too() {
+    let env = Env::new();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": ""}));
+    let g = b.ok(json!({"action": "chat_new"}))["id"].clone();
+    b.ok(json!({"action": "shutdown"}));
+    assert!(b.close().success());
+    let mut b = env.spawn();
+    b.err(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "init", "project_root": ""}));
+    let a = b.ok(json!({"action": "chat_active"}));
+    assert_eq!(a["id"], g);
+    assert_eq!(a["global"], true);
+}
+
 // ----- point 11: get_models ----------------------------------------------------------
 
 #[test]
