@@ -85,11 +85,10 @@ fn broken(path: &Path, e: &serde_json::Error) -> String {
     let what = full
         .rsplit_once(" at line ")
         .map_or(full.as_str(), |(head, _)| head);
+    let (line, column) = (e.line(), e.column());
     format!(
-        "{}:{}:{}: the config file is not valid JSON: {what}",
-        path.display(),
-        e.line(),
-        e.column()
+        "{}:{line}:{column}: the config file is not valid JSON (line {line}, column {column}): {what}",
+        path.display()
     )
 }
 

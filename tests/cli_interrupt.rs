@@ -105,7 +105,7 @@ fn ctrl_c_cancels_keeps_the_partial_answer_and_exits_130() {
 fn a_second_ctrl_c_exits_at_once() {
     let (env, fake) = fake_env(json!({}));
     ok(&env, &["init"]);
-    ok(&env, &["new"]);
+    let id = stdout(&ok(&env, &["new"])).trim().to_owned();
     fake.push_sse(slow_answer());
     let mut child = spawn(&env, &env.project, &["ask", "go"]);
     wait_for_stdout(&mut child, "Partial answer.");
@@ -115,6 +115,12 @@ fn a_second_ctrl_c_exits_at_once() {
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("aborted"), "{err}");
     assert!(took < Duration::from_secs(10), "{took:?}");
-    // The chat is usable afterwards.
+    // No lock is left behind and the chat is usable afterwards.
+    let lock = env.chat_dir(&id).join("lock");
+    assert!(
+        std::fs::read_to_string(&lock)
+            .unwrap_or_default()
+            .is_empty()
+    );
     ok(&env, &["status"]);
 }

@@ -76,7 +76,8 @@ fn review_accepts_and_rejects_hunks_by_id() {
     let fields: Vec<&str> = line.split_whitespace().collect();
     assert!(fields[0].starts_with("cp_"), "{line}");
     assert!(fields[1].contains('T'), "{line}");
-    assert_eq!(fields.last(), Some(&"f.txt"), "{line}");
+    assert_eq!(fields[2], "f.txt", "{line}");
+    assert_eq!(fields[3], "(review_apply)", "{line}");
     assert_eq!(line.lines().count(), 1, "{line}");
 }
 

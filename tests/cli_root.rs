@@ -120,6 +120,7 @@ fn a_broken_config_names_file_line_and_column() {
     let want = format!("{}:3:1:", config.display());
     assert!(err.contains(&want), "{err}");
     assert!(err.contains("trailing comma"), "{err}");
+    assert!(err.contains("line 3, column 1"), "{err}");
     assert!(!err.contains("API key"), "{err}");
     // Other commands still work and warn.
     let o = ok(&env, &["chats"]);

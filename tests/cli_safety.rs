@@ -134,3 +134,22 @@ fn empty_results_say_so() {
     let err = fails(&env, &["apply"]);
     assert!(err.contains("no output to apply"), "{err}");
 }
+
+#[test]
+fn adding_the_same_section_again_refreshes_it() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("n.txt", "one\ntwo\nthree\n");
+    ok(&env, &["init"]);
+    ok(&env, &["add", "n.txt:2:3"]);
+    env.write("n.txt", "one\nTWO-NEW\nthree\n");
+    let o = ok(&env, &["add", "n.txt:2:3"]);
+    assert!(stderr(&o).contains("refreshed n.txt:2-3"), "{}", stderr(&o));
+    assert_eq!(stdout(&ok(&env, &["status"])), "S   n.txt:2-3\n");
+    fake.push_sse(response("", "ok", vec![]));
+    ok(&env, &["ask", "read it"]);
+    let body = fake.chat_bodies()[0].to_string();
+    assert!(
+        body.contains("TWO-NEW") && !body.contains("\\ntwo\\n"),
+        "{body}"
+    );
+}

@@ -106,7 +106,7 @@ pub enum Command {
         #[arg(long, conflicts_with_all = ["accept", "reject"])]
         all: bool,
     },
-    /// List checkpoints (one per line: id, time, action, files), oldest first.
+    /// List checkpoints (one per line: id, time, files, then the action), oldest first.
     Checkpoints,
     /// Undo a checkpoint: restore its files, or reverse only some hunks.
     Rollback {

@@ -10,6 +10,8 @@ use super::context::out_of_sync;
 use super::prompt;
 use super::wire::{Ack, FileStatuses, Request, StreamMsg};
 use super::{Failure, Res, Session};
+use crate::chat::store::ChatStore;
+use crate::project::Project;
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report an interrupted command.
 pub const INTERRUPTED: u8 = 130;
@@ -68,7 +70,11 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             "nothing to ask: give a message or pipe one in",
         ));
     }
-    s.ensure_chat().await?;
+    // Watched from here on (not while a message is typed on the terminal): a Ctrl-C
+    // before the request goes out ends the command without sending it.
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    let chat_id = s.ensure_chat().await?;
     if let Some(t) = o.tools {
         s.c.call::<Ack>(Request::SaveChatSettings {
             tools: Some(t.as_str().to_owned()),
@@ -76,10 +82,14 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
         .await?;
     }
     check_sync(s, o.refresh).await?;
-
-    // Registered only now: before the request is sent, Ctrl-C simply ends the process.
-    let mut sigint = signal(SignalKind::interrupt())
-        .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    let early = tokio::select! {
+        biased;
+        _ = sigint.recv() => true,
+        _ = std::future::ready(()) => false,
+    };
+    if early {
+        return Err(aborted());
+    }
     let id =
         s.c.send(&Request::Send {
             content: message,
@@ -97,7 +107,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             _ = sigint.recv() => None,
         };
         let Some(msg) = next else {
-            interrupt(s, &id, &mut cancelled, &mut lines).await?;
+            interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
             continue;
         };
         match msg {
@@ -119,9 +129,12 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                 status,
                 summary,
             } => {
-                lines.close_all(s);
-                let what = if summary.is_empty() { name } else { summary };
-                eprintln!("bb7: tool {status}: {what}");
+                // A `requested` step is followed by its approval question.
+                if status != "requested" {
+                    lines.close_all(s);
+                    let what = if summary.is_empty() { name } else { summary };
+                    eprintln!("bb7: tool {status}: {what}");
+                }
             }
             StreamMsg::ToolApproval {
                 approval_id,
@@ -133,7 +146,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     _ = sigint.recv() => None,
                 };
                 let Some(approved) = approved else {
-                    interrupt(s, &id, &mut cancelled, &mut lines).await?;
+                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
                     continue;
                 };
                 if !cancelled {
@@ -154,7 +167,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     _ = sigint.recv() => None,
                 };
                 let Some(answer) = answer else {
-                    interrupt(s, &id, &mut cancelled, &mut lines).await?;
+                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
                     continue;
                 };
                 if !cancelled {
@@ -203,10 +216,25 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
 
 /// The first Ctrl-C asks the server to stop and keep the partial answer; the second
 /// ends the process at once.
-async fn interrupt(s: &mut Session, id: &str, cancelled: &mut bool, lines: &mut Lines) -> Res<()> {
+async fn interrupt(
+    s: &mut Session,
+    id: &str,
+    chat_id: &str,
+    cancelled: &mut bool,
+    lines: &mut Lines,
+) -> Res<()> {
     if *cancelled {
         lines.close_all(s);
         eprintln!("bb7: aborted");
+        // The OS drops the chat's lock with the process; clearing the PID in the lock
+        // file too leaves nothing that looks like a holder (as an orderly exit does).
+        if let Ok(dir) = ChatStore::new(s.root.join(Project::STATE_DIR), false).chat_dir(chat_id)
+            && let Ok(f) = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("lock"))
+        {
+            let _ = f.set_len(0);
+        }
         std::process::exit(INTERRUPTED.into());
     }
     *cancelled = true;
@@ -263,9 +291,15 @@ async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
         .collect();
     for path in stale {
         if refresh {
-            s.c.call::<Ack>(Request::SyncContext { path: path.clone() })
-                .await?;
-            eprintln!("bb7: refreshed {path}");
+            // A file that cannot be refreshed is reported, and the question still goes.
+            match s
+                .c
+                .call::<Ack>(Request::SyncContext { path: path.clone() })
+                .await
+            {
+                Ok(_) => eprintln!("bb7: refreshed {path}"),
+                Err(e) => eprintln!("bb7: warning: cannot refresh {path}: {}", e.message),
+            }
         } else {
             eprintln!(
                 "bb7: warning: {path} changed on disk since it was added; the model sees the \

@@ -21,6 +21,20 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
             .any(|f| f.path == path && f.start_line.is_none());
         match range {
             Some((start_line, end_line)) => {
+                let same = listed.files.iter().any(|f| {
+                    f.path == path
+                        && f.start_line == Some(start_line)
+                        && f.end_line == Some(end_line)
+                });
+                // A section has no update action: the same section is replaced.
+                if same {
+                    s.c.call::<Ack>(Request::ContextRemoveSection {
+                        path: path.clone(),
+                        start_line,
+                        end_line,
+                    })
+                    .await?;
+                }
                 s.c.call::<Ack>(Request::ContextAddSection {
                     path: path.clone(),
                     content,
@@ -28,7 +42,8 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
                     end_line,
                 })
                 .await?;
-                eprintln!("bb7: added {path}:{start_line}-{end_line}");
+                let verb = if same { "refreshed" } else { "added" };
+                eprintln!("bb7: {verb} {path}:{start_line}-{end_line}");
             }
             None if known => {
                 s.c.call::<Ack>(Request::ContextUpdate {

@@ -45,8 +45,8 @@ impl Visit for Fields {
     }
 }
 
-/// `HTTP 429` from a message like `Model API error (HTTP 429, rate limited): …`; the
-/// whole message for other failures (it names the URL for connection errors).
+/// `HTTP 429` from a message like `Model API error (HTTP 429, rate limited): …`;
+/// `cannot reach URL: cause` for a failed connection; else the whole message.
 fn reason(error: &str) -> String {
     if let Some(i) = error.find("HTTP ") {
         let digits: String = error[i + 5..]
@@ -56,6 +56,14 @@ fn reason(error: &str) -> String {
         if !digits.is_empty() {
             return format!("HTTP {digits}");
         }
+    }
+    // reqwest names the URL as "… for url (URL): cause"; the last cause is the useful one.
+    if let Some(i) = error.find("for url (")
+        && let Some(end) = error[i + 9..].find(')')
+    {
+        let url = &error[i + 9..i + 9 + end];
+        let cause = error.rsplit(": ").next().unwrap_or("");
+        return format!("cannot reach {url}: {cause}");
     }
     error.to_owned()
 }

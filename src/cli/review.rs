@@ -115,7 +115,7 @@ pub(super) async fn review(
     }
 }
 
-/// `bb7 checkpoints`: `ID  TIME  ACTION  FILES…`, oldest first.
+/// `bb7 checkpoints`: `ID  TIME  FILES…  (ACTION)`, oldest first.
 pub(super) async fn checkpoints(s: &mut Session) -> Res<()> {
     let r: Checkpoints = s.c.call(Request::CheckpointList).await?;
     if r.checkpoints.is_empty() {
@@ -126,11 +126,11 @@ pub(super) async fn checkpoints(s: &mut Session) -> Res<()> {
     for cp in &r.checkpoints {
         let files: Vec<&str> = cp.files.iter().map(|f| f.path.as_str()).collect();
         text.push_str(&format!(
-            "{}  {}  {}  {}\n",
+            "{}  {}  {}  ({})\n",
             cp.checkpoint_id,
             cp.created_at,
-            cp.action,
-            files.join(" ")
+            files.join(" "),
+            cp.action
         ));
     }
     s.out(&text);

@@ -49,6 +49,12 @@ pub enum Request {
     SyncContext { path: String },
     /// Drop a file from context.
     ContextRemove { path: String },
+    /// Drop a section from context.
+    ContextRemoveSection {
+        path: String,
+        start_line: u64,
+        end_line: u64,
+    },
     /// The context files.
     ContextList,
     /// Statuses of context and output files.
@@ -172,6 +178,8 @@ pub struct ContextEntry {
     pub path: String,
     /// First line of a section.
     pub start_line: Option<u64>,
+    /// Last line of a section.
+    pub end_line: Option<u64>,
 }
 
 /// Reply to `get_file_statuses`.

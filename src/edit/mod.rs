@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::chat::ids;
 use crate::error::{Error, Result};
@@ -64,20 +64,6 @@ pub struct ToolCall {
     pub name: String,
     /// The JSON arguments, as streamed (may be invalid).
     pub arguments: String,
-}
-
-impl ToolCall {
-    /// The OpenAI `tool_calls` entry of this call.
-    pub fn to_request(&self) -> Value {
-        json!({"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}})
-    }
-}
-
-/// The assistant message that carries `text` and `calls`, to send back to the model
-/// before the `tool` messages that answer the calls.
-pub fn assistant_message(text: &str, calls: &[ToolCall]) -> Value {
-    let tool_calls: Vec<Value> = calls.iter().map(ToolCall::to_request).collect();
-    json!({"role": "assistant", "content": text, "tool_calls": tool_calls})
 }
 
 /// What the model may do with a path, as the prompt showed it.

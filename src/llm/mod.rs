@@ -4,6 +4,9 @@
 
 pub mod models;
 pub mod openai;
+pub mod request;
+
+pub use request::{ChatMessage, ChatRequest, Role};
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
@@ -140,13 +143,15 @@ pub type EventStream = BoxStream<'static, Result<Vec<StreamEvent>, ApiError>>;
 
 /// A model API. Implementations must never log or return the API key.
 pub trait Provider: Send + Sync {
-    /// Starts a streaming chat completion with `body` (the OpenAI request shape;
-    /// `stream` is set by the provider). Errors before the stream starts are returned
-    /// here; later ones arrive in the stream.
-    fn stream_chat(&self, body: Value) -> BoxFuture<'_, Result<EventStream, ApiError>>;
+    /// Starts a streaming chat completion. Errors before the stream starts are
+    /// returned here; later ones arrive in the stream.
+    fn stream_chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<EventStream, ApiError>>;
 
     /// A non-streaming chat completion (titles); returns the response JSON.
-    fn complete(&self, body: Value) -> BoxFuture<'_, Result<Value, ApiError>>;
+    fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>>;
 
     /// `GET {base_url}/{path}` returning JSON (`models`, `credits`).
     fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>>;

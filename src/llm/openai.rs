@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{ApiError, EventStream, Provider, StreamEvent, Usage};
+use super::{ApiError, ChatRequest, EventStream, Provider, StreamEvent, Usage};
 
 /// OpenRouter's base URL, the default.
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
@@ -115,9 +115,12 @@ fn describe(e: &reqwest::Error) -> String {
 }
 
 impl Provider for OpenAiCompatible {
-    fn stream_chat(&self, mut body: Value) -> BoxFuture<'_, Result<EventStream, ApiError>> {
+    fn stream_chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<EventStream, ApiError>> {
         Box::pin(async move {
-            body["stream"] = Value::Bool(true);
+            let body = request.body(true);
             let resp = self.send(self.post("chat/completions").json(&body)).await?;
             let events = resp.bytes_stream().eventsource();
             let stream = events.map(|item| match item {
@@ -128,9 +131,9 @@ impl Provider for OpenAiCompatible {
         })
     }
 
-    fn complete(&self, mut body: Value) -> BoxFuture<'_, Result<Value, ApiError>> {
+    fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>> {
         Box::pin(async move {
-            body["stream"] = Value::Bool(false);
+            let body = request.body(false);
             let resp = self.send(self.post("chat/completions").json(&body)).await?;
             resp.json::<Value>()
                 .await

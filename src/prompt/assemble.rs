@@ -4,9 +4,10 @@
 //! files sorted by path, the structured history, the latest message with a file
 //! summary, and writable files sorted by path.
 
+use crate::llm::request::{ChatMessage, Role};
 use std::fmt::Write as _;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::chat::model::{Chat, ContextFile, Message};
 
@@ -231,10 +232,10 @@ fn attr(v: &str) -> String {
 }
 
 /// The `messages` array: system, then the one user message.
-pub fn messages(system: &str, user: &str) -> Vec<Value> {
+pub fn messages(system: &str, user: &str) -> Vec<ChatMessage> {
     vec![
-        json!({"role": "system", "content": system}),
-        json!({"role": "user", "content": user}),
+        ChatMessage::text(Role::System, system),
+        ChatMessage::text(Role::User, user),
     ]
 }
 

@@ -13,7 +13,8 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::Outbox;
-use crate::edit::{ToolCall, assistant_message};
+use crate::edit::ToolCall;
+use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
 
@@ -33,8 +34,8 @@ pub struct TurnSpec {
     pub request_id: String,
     /// The chat.
     pub chat: ChatKey,
-    /// The chat-completions request body.
-    pub body: Value,
+    /// The chat-completions request.
+    pub body: ChatRequest,
     /// Model id (for the assistant message).
     pub model: String,
     /// Fail when no stream data arrives for this long.
@@ -103,7 +104,7 @@ struct Round {
 /// noticed at once, also while waiting for data or a retry).
 async fn stream_round(
     provider: &Arc<dyn Provider>,
-    body: &Value,
+    body: &ChatRequest,
     spec: &TurnSpec,
     outbox: &Outbox,
     cancel: &CancellationToken,
@@ -127,7 +128,7 @@ async fn stream_round(
     'attempts: loop {
         let start = tokio::select! {
             _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
-            r = provider.stream_chat(body.clone()) => r,
+            r = provider.stream_chat(body) => r,
         };
         let mut stream = match start {
             Ok(s) => s,
@@ -297,15 +298,14 @@ pub async fn run(
             } else {
                 "Recorded; your file changes are applied when your response is complete.".to_owned()
             };
-            results.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
+            results.push(ChatMessage::tool_result(&call.id, result));
         }
         if cancelled {
             break;
         }
-        if let Some(msgs) = body["messages"].as_array_mut() {
-            msgs.push(assistant_message(&round.text, &round.calls));
-            msgs.extend(results);
-        }
+        body.messages
+            .push(assistant_message(&round.text, &round.calls));
+        body.messages.extend(results);
     }
     tracing::info!(
         request_id = %spec.request_id,
@@ -429,5 +429,24 @@ async fn retrieval_step(
             record("completed", &format!("Failed: {e}"));
             Some(format!("Error: {e}"))
         }
+    }
+}
+
+/// The assistant message that carries `text` and the tool `calls` of a response, sent
+/// back to the model before the `tool` messages that answer the calls.
+pub fn assistant_message(text: &str, calls: &[ToolCall]) -> ChatMessage {
+    ChatMessage {
+        tool_calls: calls
+            .iter()
+            .map(|c| ToolCallRequest {
+                id: c.id.clone(),
+                kind: "function",
+                function: FunctionCall {
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                },
+            })
+            .collect(),
+        ..ChatMessage::text(Role::Assistant, text)
     }
 }

@@ -114,6 +114,8 @@ local function style(name, w)
   wo.wrap = name == 'preview' or name == 'input'
   wo.linebreak = true
   wo.cursorline = name == 'chats' or name == 'files'
+  -- Markdown markup the highlighting already shows (code fences, link targets) is hidden.
+  wo.conceallevel = name == 'preview' and 2 or 0
   wo.fillchars = 'eob: ,fold: ,foldopen: ,foldclose: ,foldsep: '
   wo.winfixwidth = name == 'chats' or name == 'files'
   wo.winfixheight = name == 'input'

@@ -9,6 +9,7 @@ use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode, FileAccess, Plan, ToolCall};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
+use crate::llm::request::{ChatMessage, Role};
 use crate::llm::{ApiError, Usage};
 use crate::protocol::error_message;
 use crate::retrieval::ToolsMode;
@@ -21,6 +22,9 @@ const PREVIEW_LINES: usize = 50;
 /// How a cancelled turn ends: the stream's `error` message and the system message
 /// saved after the partial answer (the reference's words).
 const CANCELLED: &str = "Response aborted by user.";
+
+/// What the hidden repair round asks of the model after some edits failed.
+const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
 
 impl Session {
     /// Saves the turn's result and tells the client. Returns `Flow::Exit` after an
@@ -249,17 +253,19 @@ impl Session {
     ) -> Result<()> {
         let provider = self.provider()?;
         let mut body = first.spec.body.clone();
-        if let Some(msgs) = body["messages"].as_array_mut() {
-            msgs.push(edit::assistant_message(&first.text, &first.calls));
-            for (c, r) in first.calls.iter().zip(plan.reports.iter()) {
-                let content = match &r.error {
-                    Some(e) => format!("Failed: {e}"),
-                    None => "Applied.".to_owned(),
-                };
-                msgs.push(json!({"role": "tool", "tool_call_id": c.id, "content": content}));
-            }
-            msgs.push(json!({"role": "user", "content": "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied."}));
+        body.messages.push(crate::server::stream::assistant_message(
+            &first.text,
+            &first.calls,
+        ));
+        for (c, r) in first.calls.iter().zip(plan.reports.iter()) {
+            let content = match &r.error {
+                Some(e) => format!("Failed: {e}"),
+                None => "Applied.".to_owned(),
+            };
+            body.messages.push(ChatMessage::tool_result(&c.id, content));
         }
+        body.messages
+            .push(ChatMessage::text(Role::User, REPAIR_REQUEST));
         let mut spec = first.spec.clone();
         spec.body = body;
         spec.visible = false;
@@ -356,13 +362,8 @@ pub(super) fn push_assistant(
         u["duration"] = json!(round_ms(duration));
         msg.extra.insert("usage".into(), u);
     }
-    if let Some(e) = turn
-        .spec
-        .body
-        .pointer("/reasoning/effort")
-        .and_then(Value::as_str)
-    {
-        msg.extra.insert("reasoning_effort".into(), json!(e));
+    if let Some(r) = &turn.spec.body.reasoning {
+        msg.extra.insert("reasoning_effort".into(), json!(r.effort));
     }
     chat.messages.push(msg);
 }

@@ -7,6 +7,7 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::models::{ModelsCache, parse_models};
 use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
+use crate::llm::request::{ChatMessage, ChatRequest, Role};
 use crate::llm::{ApiError, Provider};
 use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
@@ -191,15 +192,15 @@ pub(super) fn spawn_title(
 ) {
     tokio::spawn(async move {
         let excerpt: String = content.chars().take(2000).collect();
-        let body = json!({
-            "model": model,
-            "messages": [
-                {"role": "system", "content": TITLE_PROMPT},
-                {"role": "user", "content": excerpt},
+        let mut request = ChatRequest::new(
+            model,
+            vec![
+                ChatMessage::text(Role::System, TITLE_PROMPT),
+                ChatMessage::text(Role::User, excerpt),
             ],
-            "max_tokens": 30,
-        });
-        match provider.complete(body).await {
+        );
+        request.max_tokens = Some(30);
+        match provider.complete(&request).await {
             Ok(v) => {
                 let raw = v
                     .pointer("/choices/0/message/content")

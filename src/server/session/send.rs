@@ -11,6 +11,7 @@ use crate::edit::{self, DiffMode};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
+use crate::llm::request::{ChatMessage, ChatRequest, ProviderPrefs, Reasoning};
 use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
@@ -168,22 +169,22 @@ impl Session {
         let system = assemble::system_text(&base, &instructions);
         let (files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
         let user = assemble::user_text(&chat.messages, &files, content);
-        let mut body = self.request_body(
-            &model,
-            effort.as_deref(),
-            &key.id,
-            diff_mode,
-            assemble::messages(&system, &user),
-        );
-        if tools_mode != ToolsMode::Off
-            && let Some(tools) = body["tools"].as_array_mut()
-        {
-            tools.extend(crate::retrieval::definitions());
+        // Global chats never write into a project: no file tools at all.
+        let mut tools = Vec::new();
+        if !global_chat {
+            tools = edit::tool_definitions(diff_mode);
+            if tools_mode != ToolsMode::Off {
+                tools.extend(crate::retrieval::definitions());
+            }
         }
-        if global_chat && let Some(obj) = body.as_object_mut() {
-            obj.remove("tools");
-            obj.remove("tool_choice");
-        }
+        let body = self
+            .request_body(
+                &model,
+                effort.as_deref(),
+                &key.id,
+                assemble::messages(&system, &user),
+            )
+            .with_tools(tools);
 
         let content_for_msg = content.to_owned();
         let (model_c, effort_c) = (model.clone(), effort.clone());
@@ -260,35 +261,31 @@ impl Session {
         });
     }
 
+    /// The request of a turn without its tools: the conversation, usage with cost, the
+    /// data-collection preference, the reasoning effort and the prompt cache key.
     pub(super) fn request_body(
         &self,
         model: &str,
         effort: Option<&str>,
         chat_id: &str,
-        mode: DiffMode,
-        messages: Vec<Value>,
-    ) -> Value {
-        let mut body = json!({
-            "model": model,
-            "messages": messages,
-            "tools": edit::tool_definitions(mode),
-            "tool_choice": "auto",
-            "usage": {"include": true},
-            "stream_options": {"include_usage": true},
+        messages: Vec<ChatMessage>,
+    ) -> ChatRequest {
+        let mut request = ChatRequest::new(model, messages).with_usage();
+        request.provider = Some(ProviderPrefs {
+            data_collection: if self.config.allow_training {
+                "allow"
+            } else {
+                "deny"
+            },
+            zdr: (self.config.allow_data_retention == Some(false)).then_some(true),
         });
-        let mut provider =
-            json!({"data_collection": if self.config.allow_training { "allow" } else { "deny" }});
-        if self.config.allow_data_retention == Some(false) {
-            provider["zdr"] = json!(true);
-        }
-        body["provider"] = provider;
-        if let Some(e) = effort {
-            body["reasoning"] = json!({"effort": e});
-        }
+        request.reasoning = effort.map(|e| Reasoning {
+            effort: e.to_owned(),
+        });
         if self.config.explicit_cache_key {
-            body["prompt_cache_key"] = json!(format!("bb7:{chat_id}:{model}"));
+            request.prompt_cache_key = Some(format!("bb7:{chat_id}:{model}"));
         }
-        body
+        request
     }
 
     /// `cancel`: stops the turn started by `target_request_id`.
