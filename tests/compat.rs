@@ -340,3 +340,20 @@ fn new_chat_with_context_rereads_full_files_and_copies_sections() {
     assert_eq!(list[0]["version"], common::file_id("a.rs", "new\n"));
     assert_eq!(list[1]["readonly"], true);
 }
+
+#[test]
+fn pins_the_reference_plugin_wrote_are_read() {
+    let env = Env::new();
+    let (mut b, id) = env.with_chat();
+    let other = b.ok(json!({"action": "chat_new"}))["id"].clone();
+    std::fs::write(
+        env.project.join(".bb7/pinned_chats.json"),
+        json!({"chats": [id]}).to_string(),
+    )
+    .unwrap();
+    let list = b.ok(json!({"action": "chat_list"}))["chats"].clone();
+    assert_eq!(list[0]["id"], id.as_str());
+    assert_eq!(list[0]["pinned"], true);
+    assert_eq!(list[1]["id"], other);
+    assert_eq!(list[1]["pinned"], false);
+}

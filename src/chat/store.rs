@@ -430,14 +430,19 @@ impl ChatStore {
         let Ok(bytes) = std::fs::read(path) else {
             return HashSet::new();
         };
+        // bb7 writes a plain array; the reference plugin writes its own pins as
+        // `{"chats":[…]}` into the same file.
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Flags {
             List(Vec<String>),
             Object { pinned: Vec<String> },
+            Reference { chats: Vec<String> },
         }
         match serde_json::from_slice::<Flags>(&bytes) {
-            Ok(Flags::List(v)) | Ok(Flags::Object { pinned: v }) => v.into_iter().collect(),
+            Ok(Flags::List(v) | Flags::Object { pinned: v } | Flags::Reference { chats: v }) => {
+                v.into_iter().collect()
+            }
             Err(_) => HashSet::new(),
         }
     }
