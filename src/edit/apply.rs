@@ -34,7 +34,7 @@ impl Norm {
             Norm::TrimEnd => line.trim_end().to_owned(),
             Norm::Trim => line.trim().to_owned(),
             Norm::Loose => {
-                let folded = fold_punctuation(line);
+                let folded = fold_punctuation(line.trim_start_matches('\u{feff}'));
                 folded.split_whitespace().collect::<Vec<_>>().join(" ")
             }
         }
@@ -288,13 +288,14 @@ impl Frame {
 }
 
 /// Whether a model indentation in `model` style can be written as it is where the file
-/// uses `target`.
+/// uses `target`: tabs where the file has tabs, its own number of spaces where it has
+/// spaces.
 fn style_matches(model: Style, target: Style, indent: &str) -> bool {
     if indent.is_empty() {
         return true;
     }
     match (model, target) {
-        (Style::Tabs, Style::Tabs) => true,
+        (Style::Tabs, Style::Tabs) => indent.starts_with('\t'),
         (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
         _ => false,
     }
@@ -339,10 +340,26 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
         return Style::Spaces(w as usize);
     }
     let own = super::text::space_unit_of(all.map(String::as_str));
-    match doc.style {
-        Style::Spaces(n) => Style::Spaces(own.unwrap_or(n)),
-        Style::Tabs => Style::Spaces(own.unwrap_or(4)),
+    let Style::Spaces(n) = doc.style else {
+        return Style::Spaces(own.unwrap_or(4));
+    };
+    // A unit other than the file's only when every copied line agrees with it level
+    // for level; otherwise the model is taken to indent as the file does.
+    let Some(m) = own.filter(|&m| m != n) else {
+        return Style::Spaces(n);
+    };
+    let mut seen = false;
+    for (o, f) in region.old.iter().zip(file) {
+        let (wo, wf) = (indent_of(o), indent_of(f));
+        if o.trim().is_empty() || wf.contains('\t') || wo.contains('\t') {
+            continue;
+        }
+        if wo.len() * n != wf.len() * m {
+            return Style::Spaces(n);
+        }
+        seen |= !wf.is_empty();
     }
+    Style::Spaces(if seen { m } else { n })
 }
 
 /// The most frequent value (the earliest on ties).

@@ -97,6 +97,12 @@ pub fn search_replace(
     let doc = Doc::parse(content);
     let old = old.replace("\r\n", "\n");
     let new = new.replace("\r\n", "\n");
+    if let Some(line) = placeholder(&old, &new, content) {
+        return Err(EditError::Invalid(format!(
+            "new_string holds the placeholder line {:?}; write out every line of the replacement",
+            line.trim()
+        )));
+    }
     if let Some(out) = try_passes(&doc, &old, &new, replace_all)? {
         return Ok(out);
     }
@@ -156,6 +162,32 @@ fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
         }
     }
     Ok(None)
+}
+
+/// A line of `new` that stands for code the model left out ("// ... existing code ...")
+/// and that is neither in `old` nor in the file: applying it would delete that code.
+fn placeholder<'n>(old: &str, new: &'n str, content: &str) -> Option<&'n str> {
+    new.lines().find(|line| {
+        let t = line.trim();
+        let body = ["//", "#", "--", "/*", "<!--", ";", "%"]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
+            .map(str::trim_start);
+        let Some(body) = body else { return false };
+        let lower = body.to_lowercase();
+        let elided = body.starts_with("...")
+            || body.starts_with('\u{2026}')
+            || [
+                "existing code",
+                "rest of the",
+                "remaining code",
+                "unchanged code",
+                "rest of code",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+        elided && !old.lines().any(|l| l.trim() == t) && !content.lines().any(|l| l.trim() == t)
+    })
 }
 
 /// `Some(wanted)` when the edit's only change is adding or removing the final newline.
@@ -535,24 +567,13 @@ pub fn anchored(
     let mut old: Vec<String> = start.to_vec();
     if let Some(end) = end.filter(|e| !e.is_empty()) {
         let from = s + start.len();
-        let want: Vec<String> = end.iter().map(|l| Norm::Trim.apply(l)).collect();
-        let e = (from..=doc.lines.len().saturating_sub(end.len()))
-            .find(|&i| {
-                (0..end.len()).all(|j| {
-                    doc.lines
-                        .get(i + j)
-                        .map(|l| Norm::Trim.apply(l.text))
-                        .as_ref()
-                        == Some(&want[j])
-                })
-            })
-            .ok_or_else(|| {
-                EditError::Invalid(format!(
-                    "end not found after the start at line {}: {}",
-                    s + 1,
-                    end.join(" / ")
-                ))
-            })?;
+        let e = find_end(&doc, from, end)?.ok_or_else(|| {
+            EditError::Invalid(format!(
+                "end not found after the start at line {}: {}",
+                s + 1,
+                end.join(" / ")
+            ))
+        })?;
         // End lines matched up to whitespace; the file's own text carries their depth.
         old.extend((from..e + end.len()).map(|i| doc.lines[i].text.to_owned()));
     }
@@ -578,4 +599,30 @@ pub fn anchored(
     let len = region.old.len();
     let out = render(&doc, &region)?;
     Ok(splice(&doc, vec![(s, len, out)], None))
+}
+
+/// The first occurrence of `end` at or after line `from`, compared exactly, then up to
+/// trailing whitespace, then up to indentation. Up to indentation, several candidates
+/// are ambiguous (an inner `}` or the block's own?) and refused.
+fn find_end(doc: &Doc, from: usize, end: &[String]) -> Result<Option<usize>, EditError> {
+    for norm in [Norm::Exact, Norm::TrimEnd, Norm::Trim] {
+        let want: Vec<String> = end.iter().map(|l| norm.apply(l)).collect();
+        let hits: Vec<usize> = (from..=doc.lines.len().saturating_sub(end.len()))
+            .filter(|&i| {
+                (0..end.len()).all(|j| {
+                    doc.lines.get(i + j).map(|l| norm.apply(l.text)).as_ref() == Some(&want[j])
+                })
+            })
+            .collect();
+        match hits[..] {
+            [] => continue,
+            [first, ..] if norm != Norm::Trim || hits.len() == 1 => return Ok(Some(first)),
+            _ => {
+                return Err(EditError::NotUnique {
+                    match_lines: hits.iter().map(|h| h + 1).collect(),
+                });
+            }
+        }
+    }
+    Ok(None)
 }
