@@ -7,6 +7,7 @@
 //! validation), [`matching`] (finding the region an edit means), [`apply`] (rewriting
 //! that region), [`text`] (lines, line endings, indentation).
 
+pub mod anchored;
 pub mod apply;
 pub mod matching;
 pub mod paths;
@@ -420,5 +421,5 @@ fn apply_sr(
 }
 
 fn apply_change(content: &str, c: &Change) -> std::result::Result<String, EditError> {
-    matching::anchored(content, &c.start, c.end.as_deref(), &c.content)
+    anchored::anchored(content, &c.start, c.end.as_deref(), &c.content)
 }

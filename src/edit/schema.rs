@@ -120,10 +120,15 @@ impl Lines {
 struct RawEdit {
     path: Option<String>,
     file_path: Option<String>,
+    #[serde(alias = "filePath")]
     filepath: Option<String>,
+    #[serde(alias = "fileId")]
     file_id: Option<Value>,
+    #[serde(alias = "old_str", alias = "oldString")]
     old_string: Option<String>,
+    #[serde(alias = "new_str", alias = "newString")]
     new_string: Option<String>,
+    #[serde(alias = "replaceAll")]
     replace_all: Option<Flag>,
     edits: Option<Value>,
     changes: Option<Value>,
