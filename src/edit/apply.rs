@@ -343,23 +343,33 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
     let Style::Spaces(n) = doc.style else {
         return Style::Spaces(own.unwrap_or(4));
     };
-    // A unit other than the file's only when every copied line agrees with it level
-    // for level; otherwise the model is taken to indent as the file does.
     let Some(m) = own.filter(|&m| m != n) else {
         return Style::Spaces(n);
     };
-    let mut seen = false;
-    for (o, f) in region.old.iter().zip(file) {
-        let (wo, wf) = (indent_of(o), indent_of(f));
-        if o.trim().is_empty() || wf.contains('\t') || wo.contains('\t') {
-            continue;
-        }
-        if wo.len() * n != wf.len() * m {
-            return Style::Spaces(n);
-        }
-        seen |= !wf.is_empty();
+    // A unit other than the file's only when the copied lines step like it: each change
+    // of depth in old_string is that many levels in the file too. Without such steps,
+    // only when the model's depths do not fit the file's unit at all.
+    let pairs: Vec<(usize, usize)> = region
+        .old
+        .iter()
+        .zip(file)
+        .filter(|(o, f)| {
+            !o.trim().is_empty() && !indent_of(o).contains('\t') && !indent_of(f).contains('\t')
+        })
+        .map(|(o, f)| (indent_of(o).len(), indent_of(f).len()))
+        .collect();
+    let Some(&(o0, f0)) = pairs.first() else {
+        return Style::Spaces(n);
+    };
+    let stepped = pairs.iter().any(|&(o, _)| o != o0);
+    let scales = pairs.iter().all(|&(o, f)| {
+        (o as isize - o0 as isize) * n as isize == (f as isize - f0 as isize) * m as isize
+    });
+    if stepped {
+        return Style::Spaces(if scales { m } else { n });
     }
-    Style::Spaces(if seen { m } else { n })
+    let fits = |u: usize| pairs.iter().all(|&(o, _)| o % u == 0);
+    Style::Spaces(if !fits(n) && fits(m) { m } else { n })
 }
 
 /// The most frequent value (the earliest on ties).

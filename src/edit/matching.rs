@@ -119,9 +119,16 @@ pub fn search_replace(
 }
 
 fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
-    if let Some(out) = exact(doc, old, new, replace_all)? {
+    if let Some(out) = exact(doc, old, new, replace_all, false)? {
         return Ok(Some(out));
     }
+    if let Some(out) = line_passes(doc, old, new, replace_all)? {
+        return Ok(Some(out));
+    }
+    exact(doc, old, new, replace_all, true)
+}
+
+fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
     let old_lines = model_lines(old);
     let new_lines = model_lines(new);
     if old_lines.iter().all(|l| l.trim().is_empty()) {
@@ -195,8 +202,11 @@ fn final_newline_toggle(old: &str, new: &str, ol: &[String], nl: &[String]) -> O
     (ol == nl && old.ends_with('\n') != new.ends_with('\n')).then(|| new.ends_with('\n'))
 }
 
-/// Pass 1: the exact text, found in the file with every line ending as `\n`.
-fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
+/// Pass 1: the exact text, found in the file with every line ending as `\n`. A match
+/// that starts inside a line's indentation with indentation of its own is a line copied
+/// at the wrong depth: it is left to the line passes (which re-indent) unless
+/// `inside_indent` allows it as a last resort.
+fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool) -> Found {
     let text = doc.normalized();
     let hits: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
     if hits.is_empty() {
@@ -226,6 +236,13 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
     };
     let line_end = |i: usize| starts[i] + doc.lines[i].text.len();
     let prefix = &text[starts[first]..a];
+    if !inside_indent
+        && !prefix.is_empty()
+        && prefix.trim().is_empty()
+        && old.starts_with([' ', '\t'])
+    {
+        return Ok(None);
+    }
     let suffix = if ends_line || b > line_end(last) {
         ""
     } else {
