@@ -10,6 +10,7 @@
 pub mod anchored;
 pub mod apply;
 pub mod matching;
+pub mod merge;
 pub mod paths;
 pub mod schema;
 pub mod text;
@@ -413,9 +414,22 @@ fn apply_sr(
             f.message = format!("{prefix}{}", f.message);
             f
         })?;
-    let content =
-        matching::search_replace(&base.content, &e.old_string, &e.new_string, e.replace_all)
-            .map_err(|err| Failure::edit(err, &rel, prefix))?;
+    let apply =
+        |text: &str| matching::search_replace(text, &e.old_string, &e.new_string, e.replace_all);
+    let content = match apply(&base.content) {
+        Ok(c) => c,
+        Err(err @ EditError::NotFound { .. }) => {
+            // Written against the version the model was shown, before earlier edits of
+            // this response: merge it when the changes do not touch.
+            let shown = bases.get(&rel).cloned().flatten();
+            let merged = shown
+                .filter(|s| *s != base.content)
+                .and_then(|s| Some((apply(&s).ok()?, s)))
+                .and_then(|(theirs, s)| merge::merge3(&s, &base.content, &theirs));
+            merged.ok_or_else(|| Failure::edit(err, &rel, prefix))?
+        }
+        Err(err) => return Err(Failure::edit(err, &rel, prefix)),
+    };
     pending.insert(rel, Pending { content, ..base });
     Ok(())
 }
