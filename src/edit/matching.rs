@@ -168,7 +168,10 @@ fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
             }
         }
     }
-    Ok(None)
+    if replace_all {
+        return Ok(None);
+    }
+    super::blanks::blank_insensitive(doc, old, new)
 }
 
 /// A line of `new` that stands for code the model left out ("// ... existing code ...")

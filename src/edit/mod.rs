@@ -9,6 +9,7 @@
 
 pub mod anchored;
 pub mod apply;
+pub mod blanks;
 pub mod matching;
 pub mod merge;
 pub mod paths;
