@@ -106,7 +106,7 @@ pub fn search_replace(
     if let Some(out) = try_passes(&doc, &old, &new, replace_all)? {
         return Ok(out);
     }
-    if !old.contains('\n') && (old.contains("\\n") || old.contains("\\t")) {
+    if !old.contains('\n') && ["\\n", "\\t", "\\\""].iter().any(|e| old.contains(e)) {
         let (o, n) = (unescape(&old), unescape(&new));
         if let Some(out) = try_passes(&doc, &o, &n, replace_all)? {
             return Ok(out);

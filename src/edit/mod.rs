@@ -323,6 +323,19 @@ fn check_id(rel: &str, given: Option<&str>, base: &Pending) -> std::result::Resu
     if given == current || base.seen_id.as_deref() == Some(given) {
         return Ok(());
     }
+    // The same version as a client may have hashed it: without (or with) the final
+    // newline, or with CRLF line endings.
+    let lf = base.content.replace("\r\n", "\n");
+    let trimmed = lf.strip_suffix('\n').unwrap_or(&lf);
+    let variants = [
+        trimmed.to_owned(),
+        format!("{trimmed}\n"),
+        lf.replace('\n', "\r\n"),
+        trimmed.replace('\n', "\r\n"),
+    ];
+    if variants.iter().any(|v| ids::file_version(rel, v) == given) {
+        return Ok(());
+    }
     let shown = base.seen_id.as_deref().unwrap_or(&current);
     let mut f = Failure::new(
         "file_id_mismatch",
