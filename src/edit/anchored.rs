@@ -22,7 +22,7 @@ pub fn anchored(
     }
     let doc = Doc::parse(text);
     let mut found = None;
-    for norm in [Norm::Exact, Norm::TrimEnd, Norm::Trim] {
+    for norm in [Norm::Exact, Norm::TrimEnd, Norm::Trim, Norm::Loose] {
         let hits = windows(&doc, start, norm);
         match hits[..] {
             [] => continue,

@@ -407,7 +407,7 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
     let mut old_l = model_lines(old);
     let mut new_l = model_lines(new);
     let k = old_l.len();
-    if k < 3 || k > doc.lines.len() {
+    if k < 2 || k > doc.lines.len() {
         return Ok(None);
     }
     let loose = |s: &str| Norm::Loose.apply(s);
@@ -423,6 +423,8 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
             (f0.starts_with(&first) || f0.ends_with(&first))
                 && fl.starts_with(&last)
                 && (1..k - 1).all(|j| loose(doc.lines[i + j].text) == middle[j - 1])
+                // Two lines: one of them must be whole.
+                && (k > 2 || f0 == first || fl == last)
         })
         .collect();
     let [start] = hits[..] else {

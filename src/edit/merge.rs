@@ -58,7 +58,11 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     let o: Vec<&str> = ours.split_inclusive('\n').collect();
     let t: Vec<&str> = theirs.split_inclusive('\n').collect();
     let mine = hunks(&b, &o);
-    let other = hunks(&b, &t);
+    // The same change on both sides (an edit sent twice) is made once.
+    let other: Vec<Hunk> = hunks(&b, &t)
+        .into_iter()
+        .filter(|h| !mine.contains(h))
+        .collect();
     for x in &mine {
         for y in &other {
             // Touching counts: an insertion next to a change has no clear order.
