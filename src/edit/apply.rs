@@ -106,7 +106,8 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     // pass ignores (say, removed trailing spaces) was changed on purpose;
                     // so was one it moved to another depth.
                     let deliberate = region.norm != Norm::Exact
-                        && ((old == file[o] && new != old) || frame.moved(doc, &file, o, new));
+                        && new != old
+                        && (old == file[o] || frame.moved(doc, &file, o, new));
                     if deliberate {
                         out.push(frame.place(doc, region, &file, new, o, false)?);
                     } else {
