@@ -84,6 +84,21 @@ pub fn search_replace(
     new: &str,
     replace_all: bool,
 ) -> Result<String, EditError> {
+    let out = replace_once(content, old, new, replace_all)?;
+    if out == content {
+        return Err(EditError::Invalid(
+            "this edit changes nothing: the matched text already reads like new_string".into(),
+        ));
+    }
+    Ok(out)
+}
+
+fn replace_once(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, EditError> {
     if old.is_empty() {
         return Err(EditError::Invalid(
             "old_string must not be empty; use write_file to create or rewrite a file".into(),

@@ -159,6 +159,8 @@ impl RawEdit {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
+            // An id of digits only, sent unquoted.
+            Some(Value::Number(n)) => Ok(Some(format!("{n:0>8}"))),
             Some(other) => Err(format!("file_id must be a string, not {other}")),
         }
     }
