@@ -219,6 +219,7 @@ pub fn plan(
 ) -> Plan {
     let mut plan = Plan::default();
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
+    let mut applied: Vec<SrEdit> = Vec::new();
     for call in calls {
         let mut report = CallReport {
             tool: call.name.clone(),
@@ -240,9 +241,11 @@ pub fn plan(
                         report.path = first_path(&parsed);
                         let mut staged = pending.clone();
                         let mut bases = plan.bases.clone();
-                        apply_call(parsed, root, access, &mut staged, &mut bases)?;
+                        let mut done = applied.clone();
+                        apply_call(parsed, root, access, &mut staged, &mut bases, &mut done)?;
                         pending = staged;
                         plan.bases = bases;
+                        applied = done;
                         Ok(())
                     })
             }
@@ -353,6 +356,7 @@ fn apply_call(
     access: &dyn Fn(&str) -> FileAccess,
     pending: &mut BTreeMap<String, Pending>,
     bases: &mut BTreeMap<String, Option<String>>,
+    applied: &mut Vec<SrEdit>,
 ) -> std::result::Result<(), Failure> {
     match parsed {
         Parsed::Write { path, content } => {
@@ -368,7 +372,18 @@ fn apply_call(
                 } else {
                     String::new()
                 };
+                // The same edit sent again in this response is made once.
+                let same = |a: &SrEdit| {
+                    a.path.trim_start_matches("./") == e.path.trim_start_matches("./")
+                        && a.old_string == e.old_string
+                        && a.new_string == e.new_string
+                        && a.replace_all == e.replace_all
+                };
+                if applied.iter().any(same) {
+                    continue;
+                }
                 apply_sr(&e, &prefix, root, access, pending, bases)?;
+                applied.push(e);
             }
         }
         Parsed::Anchored {
