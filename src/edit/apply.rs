@@ -137,13 +137,34 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                 for t in 0..new_len {
                     let paired = t < old_len;
                     let anchor = old_index + t.min(old_len - 1);
-                    let line = &region.new[new_index + t];
-                    out.push(frame.place(doc, region, &file, line, anchor, paired)?);
+                    let mut line = region.new[new_index + t].clone();
+                    if paired {
+                        line = keep_file_characters(&region.old[anchor], file[anchor], &line);
+                    }
+                    out.push(frame.place(doc, region, &file, &line, anchor, paired)?);
                 }
             }
         }
     }
     Ok(out)
+}
+
+/// A changed line whose copy in old_string differs from the file's line beyond
+/// whitespace (typographic characters folded to ASCII): the model's change is replayed
+/// on the file's line, so the characters it did not touch stay as the file has them.
+/// Unrelated pairs and changes that touch those characters keep the model's line.
+fn keep_file_characters(old: &str, file: &str, new: &str) -> String {
+    let (o, f, n) = (old.trim(), file.trim(), new.trim());
+    if o == f || Norm::Loose.apply(o) != Norm::Loose.apply(f) {
+        return new.to_owned();
+    }
+    if similar::TextDiff::from_chars(o, n).ratio() < 0.5 {
+        return new.to_owned();
+    }
+    match super::merge::merge3_chars(o, f, n) {
+        Some(body) => format!("{}{body}", indent_of(new)),
+        None => new.to_owned(),
+    }
 }
 
 fn kept(doc: &Doc, i: usize) -> OutLine {

@@ -1,65 +1,60 @@
-//! Combining an edit written against the version the model was shown with the edits of
-//! the same response that already changed that version (a line-level three-way merge).
+//! Three-way merges: of lines, for an edit written against the version the model was
+//! shown after edits of the same response already changed that version; of characters,
+//! for a changed line whose copy in `old_string` differed from the file (typographic
+//! characters the model folded to ASCII stay as the file has them).
 //!
-//! Models often write every edit of a response against the file as they saw it, so a
-//! later edit may quote context lines an earlier edit changed. When the lines the later
-//! edit changes are untouched by the earlier ones, both apply; when they touch or
-//! overlap, the merge is refused.
+//! Both sides' changes apply when they neither touch nor overlap; otherwise the merge
+//! is refused.
+
+use std::hash::Hash;
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-/// One change of `base`: lines `start..end` replaced by `lines`.
+/// One change of `base`: items `start..end` replaced by `items`.
 #[derive(Debug, Clone, PartialEq)]
-struct Hunk<'a> {
+struct Hunk<T> {
     start: usize,
     end: usize,
-    lines: Vec<&'a str>,
+    items: Vec<T>,
 }
 
-fn hunks<'a>(base: &[&'a str], other: &[&'a str]) -> Vec<Hunk<'a>> {
+fn hunks<T: Hash + Eq + Clone>(base: &[T], other: &[T]) -> Vec<Hunk<T>> {
     capture_diff_slices(Algorithm::Myers, base, other)
         .into_iter()
-        .filter_map(|op| match op {
-            DiffOp::Equal { .. } => None,
-            DiffOp::Delete {
-                old_index, old_len, ..
-            } => Some(Hunk {
-                start: old_index,
-                end: old_index + old_len,
-                lines: Vec::new(),
-            }),
-            DiffOp::Insert {
-                old_index,
-                new_index,
-                new_len,
-            } => Some(Hunk {
-                start: old_index,
-                end: old_index,
-                lines: other[new_index..new_index + new_len].to_vec(),
-            }),
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => Some(Hunk {
-                start: old_index,
-                end: old_index + old_len,
-                lines: other[new_index..new_index + new_len].to_vec(),
-            }),
+        .filter_map(|op| {
+            let (start, end, from, len) = match op {
+                DiffOp::Equal { .. } => return None,
+                DiffOp::Delete {
+                    old_index,
+                    old_len,
+                    new_index,
+                } => (old_index, old_index + old_len, new_index, 0),
+                DiffOp::Insert {
+                    old_index,
+                    new_index,
+                    new_len,
+                } => (old_index, old_index, new_index, new_len),
+                DiffOp::Replace {
+                    old_index,
+                    old_len,
+                    new_index,
+                    new_len,
+                } => (old_index, old_index + old_len, new_index, new_len),
+            };
+            Some(Hunk {
+                start,
+                end,
+                items: other[from..from + len].to_vec(),
+            })
         })
         .collect()
 }
 
-/// Merges the changes `base → ours` and `base → theirs`, line by line with their
-/// endings. `None` when a change of one side touches or overlaps a change of the other.
-pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
-    let b: Vec<&str> = base.split_inclusive('\n').collect();
-    let o: Vec<&str> = ours.split_inclusive('\n').collect();
-    let t: Vec<&str> = theirs.split_inclusive('\n').collect();
-    let mine = hunks(&b, &o);
-    // The same change on both sides (an edit sent twice) is made once.
-    let other: Vec<Hunk> = hunks(&b, &t)
+/// Merges `base → ours` and `base → theirs`; `None` when a change of one side touches
+/// or overlaps a change of the other. The same change on both sides is made once.
+fn merge_slices<T: Hash + Eq + Clone>(base: &[T], ours: &[T], theirs: &[T]) -> Option<Vec<T>> {
+    let mine = hunks(base, ours);
+    let other: Vec<Hunk<T>> = hunks(base, theirs)
         .into_iter()
         .filter(|h| !mine.contains(h))
         .collect();
@@ -71,16 +66,23 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
             }
         }
     }
-    let mut all: Vec<Hunk> = mine.into_iter().chain(other).collect();
+    let mut all: Vec<Hunk<T>> = mine.into_iter().chain(other).collect();
     all.sort_by_key(|h| (h.start, h.end));
-    let mut pieces: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
     let mut i = 0;
     for h in all {
-        pieces.extend(b[i..h.start].iter().copied());
-        pieces.extend(h.lines.iter().copied());
+        out.extend_from_slice(&base[i..h.start]);
+        out.extend(h.items);
         i = h.end;
     }
-    pieces.extend(b[i..].iter().copied());
+    out.extend_from_slice(&base[i..]);
+    Some(out)
+}
+
+/// Merges two edited versions of `base` line by line, endings included.
+pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    let split = |s: &str| -> Vec<String> { s.split_inclusive('\n').map(str::to_owned).collect() };
+    let pieces = merge_slices(&split(base), &split(ours), &split(theirs))?;
     // A line without an ending can only be the last one.
     let n = pieces.len();
     if pieces
@@ -90,8 +92,13 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Option<String> {
     {
         return None;
     }
-    let out: String = pieces.concat();
-    Some(out)
+    Some(pieces.concat())
+}
+
+/// Merges two edited versions of one line character by character.
+pub fn merge3_chars(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    let chars = |s: &str| -> Vec<char> { s.chars().collect() };
+    merge_slices(&chars(base), &chars(ours), &chars(theirs)).map(|v| v.into_iter().collect())
 }
 
 #[cfg(test)]
@@ -107,5 +114,9 @@ mod tests {
         );
         assert_eq!(merge3(base, "A\nb\nc\nd\ne\n", "a\nB\nc\nd\ne\n"), None);
         assert_eq!(merge3(base, "a\nb\nX\nd\ne\n", "a\nb\nY\nd\ne\n"), None);
+        assert_eq!(
+            merge3_chars("x = 1 - 2", "x = 1 \u{2014} 2", "x = 10 - 2").as_deref(),
+            Some("x = 10 \u{2014} 2")
+        );
     }
 }
