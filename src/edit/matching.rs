@@ -274,10 +274,12 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
         && prefix.trim().is_empty()
         && !old.starts_with([' ', '\t'])
         && new.starts_with([' ', '\t']);
-    let new_lines = if new.is_empty() && whole_lines {
+    if new.is_empty() && whole_lines {
         // Deleting whole lines removes them, never leaving an empty line behind.
-        Vec::new()
-    } else if absolute && suffix.is_empty() {
+        let (s, len) = deletion_span(doc, first, last + 1 - first);
+        return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
+    }
+    let new_lines = if absolute && suffix.is_empty() {
         // old_string began after the indentation but new_string carries its own: the
         // model wrote it at the file's depth, or it is unclear where it belongs.
         let width = |s: &str| -> usize {
@@ -318,6 +320,26 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
         vec![(region.start, region.old.len(), rendered)],
         toggle,
     )))
+}
+
+/// The lines a deletion of `len` lines at `start` removes: with them, blank lines that
+/// would otherwise pile up. Where the blank runs above and below meet, the longer one
+/// stays; at the start or end of the file, none does.
+fn deletion_span(doc: &Doc, start: usize, len: usize) -> (usize, usize) {
+    let blank = |i: usize| doc.lines[i].text.trim().is_empty();
+    let end = start + len;
+    let above = (0..start).rev().take_while(|&i| blank(i)).count();
+    let below = (end..doc.lines.len()).take_while(|&i| blank(i)).count();
+    if (start..end).all(blank) {
+        return (start, len);
+    }
+    if end == doc.lines.len() {
+        (start - above, len + above)
+    } else if start == 0 {
+        (start, len + below)
+    } else {
+        (start, len + above.min(below))
+    }
 }
 
 /// When the exact text starts after a line's indentation, the model wrote the later
@@ -399,6 +421,10 @@ fn by_lines(
         return Err(EditError::NotUnique {
             match_lines: hits.iter().map(|h| h + 1).collect(),
         });
+    }
+    if new.is_empty() && hits.len() == 1 {
+        let (s, len) = deletion_span(doc, hits[0], old.len());
+        return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
     }
     let mut parts = Vec::new();
     for &start in &hits {
