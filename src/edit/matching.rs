@@ -254,6 +254,11 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
     };
     let line_end = |i: usize| starts[i] + doc.lines[i].text.len();
     let prefix = &text[starts[first]..a];
+    // A multi-line old_string whose first line starts inside a word of the file's line
+    // is a misremembered line, not a cut-short one.
+    if old.contains('\n') && word(prefix.chars().last()) && word(old.chars().next()) {
+        return Ok(None);
+    }
     if !inside_indent
         && !prefix.is_empty()
         && prefix.trim().is_empty()
@@ -461,8 +466,10 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
         .filter(|&i| {
             let f0 = loose(doc.lines[i].text);
             let fl = loose(doc.lines[i + k - 1].text);
-            (f0.starts_with(&first) || f0.ends_with(&first))
-                && fl.starts_with(&last)
+            // With two lines the evidence is thin: a cut must fall between words.
+            let strict = k == 2;
+            (cut_prefix(&f0, &first, strict) || cut_suffix(&f0, &first, strict))
+                && cut_prefix(&fl, &last, strict)
                 && (1..k - 1).all(|j| loose(doc.lines[i + j].text) == middle[j - 1])
                 // Two lines: one of them must be whole.
                 && (k > 2 || f0 == first || fl == last)
@@ -509,6 +516,22 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
     };
     let out = render(doc, &region)?;
     Ok(Some(splice(doc, vec![(start, k, out)], None)))
+}
+
+fn word(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// `part` is `line` cut short at the end (with `strict`, not inside a word).
+fn cut_prefix(line: &str, part: &str, strict: bool) -> bool {
+    line.strip_prefix(part)
+        .is_some_and(|rest| !strict || !(word(part.chars().last()) && word(rest.chars().next())))
+}
+
+/// `part` is `line` with its start cut off (with `strict`, not inside a word).
+fn cut_suffix(line: &str, part: &str, strict: bool) -> bool {
+    line.strip_suffix(part)
+        .is_some_and(|head| !strict || !(word(head.chars().last()) && word(part.chars().next())))
 }
 
 /// `\n`, `\t`, `\"` and `\\` written as escapes, read back.
