@@ -525,13 +525,13 @@ fn word(c: Option<char>) -> bool {
 /// `part` is `line` cut short at the end (with `strict`, not inside a word).
 fn cut_prefix(line: &str, part: &str, strict: bool) -> bool {
     line.strip_prefix(part)
-        .is_some_and(|rest| !strict || !(word(part.chars().last()) && word(rest.chars().next())))
+        .is_some_and(|rest| !(strict && word(part.chars().last()) && word(rest.chars().next())))
 }
 
 /// `part` is `line` with its start cut off (with `strict`, not inside a word).
 fn cut_suffix(line: &str, part: &str, strict: bool) -> bool {
     line.strip_suffix(part)
-        .is_some_and(|head| !strict || !(word(head.chars().last()) && word(part.chars().next())))
+        .is_some_and(|head| !(strict && word(head.chars().last()) && word(part.chars().next())))
 }
 
 /// `\n`, `\t`, `\"` and `\\` written as escapes, read back.
