@@ -459,7 +459,13 @@ impl ChatStore {
         }
         let mut list: Vec<String> = set.into_iter().collect();
         list.sort();
-        write_json_atomic(&state_path(&self.base, file)?, &list)
+        let path = state_path(&self.base, file)?;
+        if file == PINS_FILE {
+            // The reference plugin reads and writes pins as `{"chats":[…]}`.
+            write_json_atomic(&path, &serde_json::json!({ "chats": list }))
+        } else {
+            write_json_atomic(&path, &list)
+        }
     }
 
     /// The state directory of this store.

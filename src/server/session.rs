@@ -394,10 +394,14 @@ fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
 }
 
 fn system_message(text: String) -> Message {
-    Message {
+    let mut msg = Message {
         role: "system".into(),
-        parts: vec![Part::text(text)],
+        parts: vec![Part::text(text.clone())],
         timestamp: Some(ids::now_rfc3339()),
         ..Message::default()
-    }
+    };
+    // The reference stores a system message's text as `content` and its plugin draws
+    // only that; bb7's own clients read the part.
+    msg.extra.insert("content".into(), Value::String(text));
+    msg
 }
