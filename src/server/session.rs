@@ -372,9 +372,12 @@ impl Session {
     /// accepted.
     fn locate(&self, path: &str) -> Result<Location> {
         if self.global_only && !Path::new(path).is_absolute() {
-            return Err(Error::invalid(format!(
-                "No project is open, so paths must be absolute: {path}"
-            )));
+            // No project: a relative path names a file under bb7's working directory
+            // (the editor's), kept as an external, read-only file.
+            let cwd = std::env::current_dir()
+                .map_err(|e| Error::io("Cannot read the working directory", e))?;
+            let abs = cwd.join(path);
+            return locate(self.root()?, &abs.to_string_lossy());
         }
         locate(self.root()?, path)
     }
