@@ -262,6 +262,8 @@ fn a_write_outside_the_project_is_a_failed_call_and_bb7_keeps_serving() {
     assert_eq!(m["tool_calls"][0]["status"], "ok");
     assert_eq!(m["tool_calls"][1]["status"], "failed");
     assert_eq!(m["tool_calls"][1]["code"], "path_escape");
+    // No input ends bb7: it still answers.
+    assert_eq!(b.request(json!({"action": "ping"}))["type"], "ok");
     assert!(!env.project.parent().unwrap().join("escaped.txt").exists());
     assert!(output(&env, &id, "fine.txt").is_none());
     // The chat records what happened, and the process keeps serving.

@@ -421,8 +421,12 @@ function M.apply(opts)
   end
   local r = api.file_statuses()
   local n, skipped = 0, {}
+  -- Version-control and tool state is applied only when named explicitly.
+  local protected = { ['.git'] = true, ['.bb7'] = true, ['.hg'] = true, ['.svn'] = true, ['.jj'] = true }
   for _, f in ipairs(r and r.files or {}) do
-    if f.status == 'M' or f.status == 'A' then
+    if protected[f.path:match('^[^/]+')] and f.has_output then
+      table.insert(skipped, f.path)
+    elseif f.status == 'M' or f.status == 'A' then
       if M.apply_one(f.path, opts.bang) then
         n = n + 1
       end

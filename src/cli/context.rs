@@ -185,6 +185,12 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
         if f.status == "!A" && want.is_none() {
             eprintln!("bb7: skipped {p}: it exists locally (apply it by name to overwrite)");
         }
+        // Version-control and tool state is written only when named explicitly.
+        let protected = want.is_none() && f.has_output && crate::apply::protected_dir(p).is_some();
+        if protected {
+            eprintln!("bb7: skipped {p}: a protected directory (apply it by name)");
+        }
+        let wanted = wanted && !protected;
         if !wanted {
             continue;
         }

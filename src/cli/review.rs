@@ -15,9 +15,15 @@ pub(super) async fn review(
     s.active().await?;
     let path = path.map(|p| s.path(&p));
     let r: Review = s.c.call(Request::ReviewGet { path: path.clone() }).await?;
+    // Decided hunks stay in the review with their state; only pending ones are listed.
     let files: Vec<_> = r
         .files
         .into_iter()
+        .map(|mut f| {
+            f.hunks
+                .retain(|h| h.state.is_empty() || h.state == "pending");
+            f
+        })
         .filter(|f| !f.hunks.is_empty())
         .collect();
     if files.is_empty() {

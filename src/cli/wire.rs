@@ -254,6 +254,8 @@ pub struct Hunk {
     pub removed: u64,
     /// False when it touches lines the user changed on disk.
     pub applies_cleanly: bool,
+    /// `pending`, or `accepted` / `rejected` for a hunk already decided.
+    pub state: String,
 }
 
 /// Reply to `review_apply`.

@@ -90,8 +90,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Serves requests from `input` until `shutdown` or end of input, writing messages to
-/// `output`. Returns the process exit status once every queued message is written:
-/// 0 normally, non-zero after the hard guard of seed 001 stopped the process.
+/// `output`. Returns the process exit status (always 0: no input ends bb7 any other
+/// way, docs/ARCHITECTURE.md "Durability" 5) once every queued message is written.
 pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<i32>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -136,16 +136,13 @@ where
         internal: internal_tx,
     };
     let mut session = Session::new();
-    let mut exit = 0;
     let mut read_error = None;
     loop {
         let line = tokio::select! {
             biased;
             Some(msg) = internal.recv() => {
-                match session.on_internal(msg, &ctx) {
-                    Flow::Exit(code) => { exit = code; break; }
-                    _ => continue,
-                }
+                session.on_internal(msg, &ctx);
+                continue;
             }
             line = lines.recv() => line,
         };
@@ -194,29 +191,22 @@ where
                 if let Some(reply) = reply {
                     outbox.send(reply, id);
                 }
-                match flow {
-                    Flow::Continue => {}
-                    Flow::Shutdown => break,
-                    Flow::Exit(code) => {
-                        exit = code;
-                        break;
-                    }
+                if flow == Flow::Shutdown {
+                    break;
                 }
             }
             Err(err) => outbox.send_error(&err, id),
         }
     }
-    if exit == 0 {
-        // Let running turns save what they have.
-        session.cancel_all();
-        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
-        while session.has_in_flight() {
-            match tokio::time::timeout_at(deadline, internal.recv()).await {
-                Ok(Some(msg)) => {
-                    session.on_internal(msg, &ctx);
-                }
-                _ => break,
+    // Let running turns save what they have.
+    session.cancel_all();
+    let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
+    while session.has_in_flight() {
+        match tokio::time::timeout_at(deadline, internal.recv()).await {
+            Ok(Some(msg)) => {
+                session.on_internal(msg, &ctx);
             }
+            _ => break,
         }
     }
     drop(session);
@@ -225,6 +215,6 @@ where
     let _ = writer.await;
     match read_error {
         Some(e) => Err(e),
-        None => Ok(exit),
+        None => Ok(0),
     }
 }

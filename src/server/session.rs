@@ -48,8 +48,6 @@ pub enum Flow {
     Continue,
     /// Exit with status 0 once the reply is written.
     Shutdown,
-    /// Exit at once with this status (seed 001's hard guard on out-of-project writes).
-    Exit(i32),
 }
 
 /// What handlers may use beyond the session: the outbox for messages sent later, and
@@ -234,9 +232,8 @@ impl Session {
             Some(held) => held,
             None => ChatLock::acquire(&dir)?,
         };
-        let loaded = ChatFiles::new(&store, id)
-            .recover_staged()
-            .and_then(|()| store.load(id));
+        // Finishes or discards what a crash left half-done (Durability 4).
+        let loaded = crate::recovery::open_chat(&store, id);
         let chat = match loaded {
             Ok(c) => c,
             Err(e) => {

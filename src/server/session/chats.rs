@@ -175,6 +175,17 @@ impl Session {
         }
         let src = from.chat_dir(&id)?;
         let lock = ChatLock::acquire(&src)?;
+        if to_global {
+            // A global chat keeps no work meant for a project (what a crash left
+            // staged, review decisions); discarded before the move.
+            for dir in ["output", "staging", "review"] {
+                let d = from.chat_path(&id, dir)?;
+                if d.symlink_metadata().is_ok() {
+                    std::fs::remove_dir_all(&d)
+                        .map_err(|e| Error::io("Cannot discard the chat's pending output", e))?;
+                }
+            }
+        }
         let dst = to.chat_dir(&id)?;
         std::fs::create_dir_all(to.chats_dir()?).map_err(|e| Error::io("Cannot move chat", e))?;
         move_dir(&src, &dst)?;

@@ -27,9 +27,9 @@ const CANCELLED: &str = "Response aborted by user.";
 const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
 
 impl Session {
-    /// Saves the turn's result and tells the client. Returns `Flow::Exit` after an
-    /// attempt to write outside the project (seed 001, "Output Rules": hard guard), and
-    /// `None` when it started a hidden repair round instead of finishing.
+    /// Saves the turn's result and tells the client. A call that writes outside the
+    /// project fails like any other failed call (Durability 5: no input ends bb7).
+    /// Returns `None` when it started a hidden repair round instead of finishing.
     pub(super) fn complete_turn(
         &mut self,
         first: &TurnOutcome,
@@ -91,25 +91,6 @@ impl Session {
                 text.push_str("\n\n");
                 text.push_str(&r.text);
             }
-        }
-
-        if let Some(path) = plan.escape.clone() {
-            let message = format!(
-                "The model tried to write outside the project ({path}). Nothing was written and bb7 stopped for safety; restart it."
-            );
-            self.change_chat(&key, |chat, _| {
-                push_assistant(chat, first, &text, &thinking, (&usage, duration), None);
-                chat.messages.push(system_message(message.clone()));
-                Ok(())
-            })?;
-            ctx.outbox.send(
-                tag_chat(
-                    json!({"type": "error", "code": "path_escape", "message": message}),
-                    &key.id,
-                ),
-                Some(&rid),
-            );
-            return Ok(Some(Flow::Exit(3)));
         }
 
         if !plan.ok() {
@@ -223,7 +204,9 @@ impl Session {
         };
         let files = ChatFiles::new(&store, &key.id);
         let access = |rel: &str| file_access(&chat, files, rel);
-        Ok(edit::plan(calls, mode, root, &access))
+        let mut plan = edit::plan(calls, mode, root, &access);
+        guard_plan(&mut plan, key.global);
+        Ok(plan)
     }
 
     /// Writes every planned output together (see `ChatFiles::commit_outputs`) and
@@ -235,7 +218,12 @@ impl Session {
         root: &std::path::Path,
     ) -> Result<Vec<Value>> {
         let store = self.store_for(key)?;
-        ChatFiles::new(&store, &key.id).commit_outputs(&plan.writes)?;
+        let files = ChatFiles::new(&store, &key.id);
+        files.commit_outputs(&plan.writes)?;
+        // A new output starts a new review of that file.
+        for path in plan.writes.keys() {
+            crate::review::decided::clear(files, path)?;
+        }
         Ok(plan
             .writes
             .iter()
@@ -274,6 +262,42 @@ impl Session {
         self.spawn_turn(spec, provider, ctx, Some(Box::new(first.clone())));
         Ok(())
     }
+}
+
+/// The server's own check of a plan, whatever the planner decided: a global chat
+/// writes no file, and no call writes into version-control or bb7 state
+/// (Durability 7). Such calls become failed calls, so nothing of the response is
+/// written.
+fn guard_plan(plan: &mut Plan, global: bool) {
+    for r in &mut plan.reports {
+        if r.status != "ok" || crate::retrieval::is_retrieval(&r.tool) {
+            continue;
+        }
+        let refusal = match r.path.as_deref() {
+            _ if global => Some((
+                "read_only",
+                "this is a global chat, which cannot write files".to_owned(),
+            )),
+            Some(p) => crate::apply::protected_dir(p).map(|d| {
+                (
+                    "path_escape",
+                    format!("{p} is inside {d}/, which the model may not write"),
+                )
+            }),
+            None => None,
+        };
+        if let Some((code, e)) = refusal {
+            r.status = "failed";
+            r.code = Some(code);
+            r.error = Some(e);
+        }
+    }
+    if global {
+        plan.writes.clear();
+        plan.bases.clear();
+    }
+    plan.writes
+        .retain(|p, _| crate::apply::protected_dir(p).is_none());
 }
 
 /// What the model may do with `rel`, matching what [`prompt_files`] showed it.

@@ -167,7 +167,13 @@ impl Session {
             base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
         }
         let system = assemble::system_text(&base, &instructions);
-        let (files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        if store.global {
+            // A global chat belongs to no project: the model sees no writable file.
+            for f in &mut files {
+                f.writable = false;
+            }
+        }
         let user = assemble::user_text(&chat.messages, &files, content);
         // Global chats never write into a project: no file tools at all.
         let mut tools = Vec::new();
