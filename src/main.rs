@@ -35,7 +35,7 @@ fn main() -> std::process::ExitCode {
         }
         None => Command::Serve,
     };
-    let logging = bb7::debug_log::init_from_env().is_some();
+    bb7::debug_log::init_from_env();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -47,7 +47,9 @@ fn main() -> std::process::ExitCode {
         }
     };
     if let Command::Serve = command {
-        let result = runtime.block_on(bb7::server::serve(tokio::io::stdin(), tokio::io::stdout()));
+        let result = runtime.block_on(async {
+            bb7::server::serve(stdin_until_sigterm(), tokio::io::stdout()).await
+        });
         // Background work (streams) must not keep the process alive after shutdown.
         runtime.shutdown_timeout(std::time::Duration::from_millis(100));
         return match result {
@@ -57,9 +59,6 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         };
-    }
-    if !logging {
-        bb7::cli::retry_notice::install();
     }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let opts = bb7::cli::Options {
@@ -76,4 +75,27 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::from(f.status)
         }
     }
+}
+
+/// Standard input that ends at SIGTERM, so a terminated bb7 shuts down as at end of
+/// input: running turns save what they have and the process exits 0. Editors stop
+/// their job with SIGTERM right after `shutdown`, and the reference plugin warns about
+/// any other exit status.
+fn stdin_until_sigterm() -> tokio::io::DuplexStream {
+    let (reader, mut writer) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::io::copy(&mut stdin, &mut writer) => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::io::copy(&mut stdin, &mut writer).await;
+            }
+        }
+    });
+    reader
 }

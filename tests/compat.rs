@@ -73,9 +73,20 @@ fn init_without_state_directory_is_an_error_and_empty_root_is_global_only() {
     assert_eq!(files[0]["path"], notes.to_str().unwrap());
     assert_eq!(files[0]["external"], true);
     assert_eq!(files[0]["readonly"], true);
-    // A relative path has nothing to be relative to.
-    let e = b.err(json!({"action": "context_add", "path": "notes.md", "content": "x"}));
-    assert!(e["message"].as_str().unwrap().contains("absolute"), "{e}");
+    // A relative path (the reference plugin keeps them when it has no root) names a
+    // file under the editor's working directory, also external and read-only.
+    let todo = env.project.join("todo.md");
+    std::fs::write(&todo, "- [ ] x\n").unwrap();
+    b.ok(json!({"action": "context_add", "path": "todo.md", "content": "- [ ] x"}));
+    let files = b.ok(json!({"action": "context_list"}))["files"].clone();
+    assert_eq!(files[1]["path"], todo.to_str().unwrap());
+    assert_eq!(files[1]["external"], true);
+    assert_eq!(files[1]["readonly"], true);
+    let e = b.err(json!({"action": "context_add", "path": "todo.md", "content": "x"}));
+    assert!(
+        e["message"].as_str().unwrap().contains("already exists"),
+        "{e}"
+    );
 
     // The model gets no file tools and no project instructions.
     fake.push_sse(response("", "Noted.", vec![]));
@@ -339,4 +350,21 @@ fn new_chat_with_context_rereads_full_files_and_copies_sections() {
     let list = b.ok(json!({"action": "context_list"}))["files"].clone();
     assert_eq!(list[0]["version"], common::file_id("a.rs", "new\n"));
     assert_eq!(list[1]["readonly"], true);
+}
+
+#[test]
+fn pins_the_reference_plugin_wrote_are_read() {
+    let env = Env::new();
+    let (mut b, id) = env.with_chat();
+    let other = b.ok(json!({"action": "chat_new"}))["id"].clone();
+    std::fs::write(
+        env.project.join(".bb7/pinned_chats.json"),
+        json!({"chats": [id]}).to_string(),
+    )
+    .unwrap();
+    let list = b.ok(json!({"action": "chat_list"}))["chats"].clone();
+    assert_eq!(list[0]["id"], id.as_str());
+    assert_eq!(list[0]["pinned"], true);
+    assert_eq!(list[1]["id"], other);
+    assert_eq!(list[1]["pinned"], false);
 }

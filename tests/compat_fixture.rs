@@ -102,14 +102,14 @@ fn a_reference_written_chat_loads_replays_forks_and_edits() {
     assert_eq!(edited["messages"].as_array().unwrap().len(), 6);
     assert_eq!(edited["draft"], "Check the README again");
 
-    // The next request replays the history, and an edit applies.
+    // The next request replays the history, and a reference-shaped edit applies.
     fake.push_sse(response(
         "",
         "Shortened it.",
         vec![(
             "edit_file",
-            json!({"path": "src/lib.rs", "file_id": file_id("src/lib.rs", V1),
-                   "edits": [{"old_string": "\"hello, friend\"", "new_string": "\"hello\""}]}),
+            json!({"edits": [{"path": "src/lib.rs", "file_id": file_id("src/lib.rs", V1),
+                              "old_string": "\"hello, friend\"", "new_string": "\"hello\""}]}),
         )],
     ));
     let rid = b.send(json!({"action": "send", "content": "Shorter greeting, please"}));

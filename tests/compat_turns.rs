@@ -146,6 +146,22 @@ fn the_active_chat_is_restored_after_a_restart_global_ones_too() {
     assert_eq!(a["global"], false);
 }
 
+#[test]
+fn global_only_mode_restores_its_active_chat_too() {
+    let env = Env::new();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": ""}));
+    let g = b.ok(json!({"action": "chat_new"}))["id"].clone();
+    b.ok(json!({"action": "shutdown"}));
+    assert!(b.close().success());
+    let mut b = env.spawn();
+    b.err(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "init", "project_root": ""}));
+    let a = b.ok(json!({"action": "chat_active"}));
+    assert_eq!(a["id"], g);
+    assert_eq!(a["global"], true);
+}
+
 // ----- point 11: get_models ----------------------------------------------------------
 
 #[test]
@@ -246,7 +262,7 @@ fn after_a_diff_error_the_text_is_an_assistant_message_then_the_system_message()
         "Here is the change.",
         vec![(
             "edit_file",
-            json!({"path": "a.rs", "edits": [{"old_string": "fn zzz() {}", "new_string": "fn b() {}"}]}),
+            json!({"edits": [{"path": "a.rs", "old_string": "fn zzz() {}", "new_string": "fn b() {}"}]}),
         )],
     ));
     let end = send(&mut b, "Rename");
@@ -303,8 +319,8 @@ fn taking_every_hunk_by_hand_is_a_full_merge_despite_the_missing_final_newline()
         "Renamed.",
         vec![(
             "edit_file",
-            json!({"path": "a.rs", "file_id": file_id("a.rs", content),
-                   "edits": [{"old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
+            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", content),
+                              "old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
         )],
     ));
     let end = send(&mut b, "Rename b");
@@ -337,11 +353,11 @@ fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
         vec![
             (
                 "edit_file",
-                json!({"path": "a.rs", "edits": [{"old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
+                json!({"edits": [{"path": "a.rs", "old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
             ),
             (
                 "edit_file",
-                json!({"path": "w.rs", "edits": [{"old_string": "one", "new_string": "uno"}]}),
+                json!({"edits": [{"path": "w.rs", "old_string": "one", "new_string": "uno"}]}),
             ),
         ],
     ));

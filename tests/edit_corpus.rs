@@ -11,7 +11,8 @@
 //! mode: search_replace_multi        optional diff_mode
 //! transform: crlf no_final_newline pad_before=2500 pad_after=10    optional
 //! === file main.go                  original content, up to the next === line
-//! === call edit_file                tool arguments as JSON; "file_id": "$ID" is the right id
+//! === call edit_file                tool arguments as JSON; "file_id": "$ID" is the right
+//!                                   id ("$ID_NO_FINAL_NEWLINE": hashed without the final newline)
 //! === expect main.go                expected content
 //! === refuse                        instead of expect: the response must be refused
 //! ```
@@ -133,15 +134,23 @@ fn fill_ids(v: &mut Value, files: &[(String, String)], top: Option<&str>) {
         .map(|p| p.trim_start_matches("./").to_owned())
         .or_else(|| top.map(str::to_owned));
     if let Value::Object(map) = v {
-        if map.get("file_id").and_then(Value::as_str) == Some("$ID")
+        let wanted = map
+            .get("file_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(w @ ("$ID" | "$ID_NO_FINAL_NEWLINE")) = wanted.as_deref()
             && let Some(p) = &path
             && let Some((_, c)) = files.iter().find(|(f, _)| f == p)
         {
-            // Snapshots hold LF text; the id the model is shown is the snapshot's.
-            map.insert(
-                "file_id".into(),
-                json!(file_id(p, &c.replace("\r\n", "\n"))),
-            );
+            // Snapshots hold LF text; the id the model is shown is the snapshot's. A
+            // client may have hashed the text without its final newline.
+            let lf = c.replace("\r\n", "\n");
+            let text = if w == "$ID" {
+                &lf[..]
+            } else {
+                lf.trim_end_matches('\n')
+            };
+            map.insert("file_id".into(), json!(file_id(p, text)));
         }
         for (_, child) in map.iter_mut() {
             fill_ids(child, files, path.as_deref());

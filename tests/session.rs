@@ -283,11 +283,12 @@ fn pins_archive_search_and_move() {
     let list = b.ok(json!({"action": "chat_list"}));
     assert_eq!(list["chats"][0]["id"], a.as_str());
     assert_eq!(list["chats"][0]["pinned"], true);
-    let pins: Vec<String> = serde_json::from_str(
+    // The reference plugin's own form, so its Chats pane shows bb7's pins.
+    let pins: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(env.project.join(".bb7/pinned_chats.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(pins, vec![a.clone()]);
+    assert_eq!(pins, json!({"chats": [a.clone()]}));
 
     let r = b.ok(json!({"action": "search_chats", "query": "parser"}));
     assert_eq!(r["results"][0]["id"], a.as_str());

@@ -78,7 +78,11 @@ fn cancel_stops_the_stream_and_keeps_the_partial_answer() {
     let n = msgs.len();
     assert_eq!(msgs[n - 2]["role"], "assistant");
     assert_eq!(msgs[n - 2]["parts"][1]["content"], "Partial answer");
+    // No usage arrived, so none is recorded (zeros would read as "0 in / 0 out").
+    assert!(msgs[n - 2].get("usage").is_none(), "{}", msgs[n - 2]);
     assert_eq!(msgs[n - 1]["role"], "system");
+    // The reference's form of a system message, which its plugin draws.
+    assert_eq!(msgs[n - 1]["content"], "Response aborted by user.");
     assert_eq!(
         msgs[n - 1]["parts"][0]["content"],
         "Response aborted by user."

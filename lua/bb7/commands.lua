@@ -30,6 +30,10 @@ function M.ensure(quiet)
   if state.initialized() == nil or not require('bb7.client').running() then
     state.set_root(vim.fn.getcwd())
     local r, err = api.init(state.root())
+    if not r and err and err.code == 'not_initialized' then
+      -- No .bb7/ here: global-only mode (global chats only), as the reference does.
+      r, err = api.init('')
+    end
     if not r then
       say('Failed to start: ' .. err.message, levels.ERROR)
       return false

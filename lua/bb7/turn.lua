@@ -27,6 +27,8 @@ local function finished(rid, final)
     if final.chat_id or (st and st.chat_id) then
       state.add_changes(final.chat_id or st.chat_id, final.changes or {})
     end
+  elseif final.code == 'cancelled' then
+    say('Cancelled')
   elseif final.type == 'diff_error' then
     say("The model's edits could not be applied: " .. table.concat(final.errors or {}, '; '), levels.ERROR)
   elseif final.code == 'busy' then

@@ -430,14 +430,19 @@ impl ChatStore {
         let Ok(bytes) = std::fs::read(path) else {
             return HashSet::new();
         };
+        // bb7 writes a plain array; the reference plugin writes its own pins as
+        // `{"chats":[…]}` into the same file.
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Flags {
             List(Vec<String>),
             Object { pinned: Vec<String> },
+            Reference { chats: Vec<String> },
         }
         match serde_json::from_slice::<Flags>(&bytes) {
-            Ok(Flags::List(v)) | Ok(Flags::Object { pinned: v }) => v.into_iter().collect(),
+            Ok(Flags::List(v) | Flags::Object { pinned: v } | Flags::Reference { chats: v }) => {
+                v.into_iter().collect()
+            }
             Err(_) => HashSet::new(),
         }
     }
@@ -454,7 +459,13 @@ impl ChatStore {
         }
         let mut list: Vec<String> = set.into_iter().collect();
         list.sort();
-        write_json_atomic(&state_path(&self.base, file)?, &list)
+        let path = state_path(&self.base, file)?;
+        if file == PINS_FILE {
+            // The reference plugin reads and writes pins as `{"chats":[…]}`.
+            write_json_atomic(&path, &serde_json::json!({ "chats": list }))
+        } else {
+            write_json_atomic(&path, &list)
+        }
     }
 
     /// The state directory of this store.

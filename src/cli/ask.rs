@@ -118,6 +118,12 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     lines.out_ended = content.ends_with('\n');
                 }
             }
+            StreamMsg::Retry { delay_ms, reason } => {
+                lines.close_all(s);
+                // f64's Display prints 1000 ms as "1" and 10 ms as "0.01".
+                let secs = delay_ms as f64 / 1000.0;
+                eprintln!("bb7: retrying in {secs} s ({reason})");
+            }
             StreamMsg::Thinking { content } => {
                 if o.thinking {
                     eprint!("{content}");

@@ -8,7 +8,6 @@ mod client;
 mod context;
 mod info;
 pub mod prompt;
-pub mod retry_notice;
 mod review;
 pub mod root;
 mod wire;

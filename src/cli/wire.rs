@@ -441,6 +441,13 @@ pub enum StreamMsg {
         #[serde(default)]
         errors: Vec<String>,
     },
+    /// The model request is retried after a failure (HTTP 429, 5xx, no connection).
+    Retry {
+        #[serde(default)]
+        delay_ms: u64,
+        #[serde(default)]
+        reason: String,
+    },
     /// Anything else (`title_updated`, newer messages).
     #[serde(other)]
     Other,

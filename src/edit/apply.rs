@@ -34,7 +34,7 @@ impl Norm {
             Norm::TrimEnd => line.trim_end().to_owned(),
             Norm::Trim => line.trim().to_owned(),
             Norm::Loose => {
-                let folded = fold_punctuation(line);
+                let folded = fold_punctuation(line.trim_start_matches('\u{feff}'));
                 folded.split_whitespace().collect::<Vec<_>>().join(" ")
             }
         }
@@ -106,7 +106,8 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     // pass ignores (say, removed trailing spaces) was changed on purpose;
                     // so was one it moved to another depth.
                     let deliberate = region.norm != Norm::Exact
-                        && ((old == file[o] && new != old) || frame.moved(doc, &file, o, new));
+                        && new != old
+                        && (old == file[o] || frame.moved(doc, &file, o, new));
                     if deliberate {
                         out.push(frame.place(doc, region, &file, new, o, false)?);
                     } else {
@@ -136,13 +137,34 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                 for t in 0..new_len {
                     let paired = t < old_len;
                     let anchor = old_index + t.min(old_len - 1);
-                    let line = &region.new[new_index + t];
-                    out.push(frame.place(doc, region, &file, line, anchor, paired)?);
+                    let mut line = region.new[new_index + t].clone();
+                    if paired {
+                        line = keep_file_characters(&region.old[anchor], file[anchor], &line);
+                    }
+                    out.push(frame.place(doc, region, &file, &line, anchor, paired)?);
                 }
             }
         }
     }
     Ok(out)
+}
+
+/// A changed line whose copy in old_string differs from the file's line beyond
+/// whitespace (typographic characters folded to ASCII): the model's change is replayed
+/// on the file's line, so the characters it did not touch stay as the file has them.
+/// Unrelated pairs and changes that touch those characters keep the model's line.
+fn keep_file_characters(old: &str, file: &str, new: &str) -> String {
+    let (o, f, n) = (old.trim(), file.trim(), new.trim());
+    if o == f || Norm::Loose.apply(o) != Norm::Loose.apply(f) {
+        return new.to_owned();
+    }
+    if similar::TextDiff::from_chars(o, n).ratio() < 0.5 {
+        return new.to_owned();
+    }
+    match super::merge::merge3_chars(o, f, n) {
+        Some(body) => format!("{}{body}", indent_of(new)),
+        None => new.to_owned(),
+    }
 }
 
 fn kept(doc: &Doc, i: usize) -> OutLine {
@@ -288,13 +310,14 @@ impl Frame {
 }
 
 /// Whether a model indentation in `model` style can be written as it is where the file
-/// uses `target`.
+/// uses `target`: tabs where the file has tabs, its own number of spaces where it has
+/// spaces.
 fn style_matches(model: Style, target: Style, indent: &str) -> bool {
     if indent.is_empty() {
         return true;
     }
     match (model, target) {
-        (Style::Tabs, Style::Tabs) => true,
+        (Style::Tabs, Style::Tabs) => indent.starts_with('\t'),
         (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
         _ => false,
     }
@@ -339,10 +362,36 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
         return Style::Spaces(w as usize);
     }
     let own = super::text::space_unit_of(all.map(String::as_str));
-    match doc.style {
-        Style::Spaces(n) => Style::Spaces(own.unwrap_or(n)),
-        Style::Tabs => Style::Spaces(own.unwrap_or(4)),
+    let Style::Spaces(n) = doc.style else {
+        return Style::Spaces(own.unwrap_or(4));
+    };
+    let Some(m) = own.filter(|&m| m != n) else {
+        return Style::Spaces(n);
+    };
+    // A unit other than the file's only when the copied lines step like it: each change
+    // of depth in old_string is that many levels in the file too. Without such steps,
+    // only when the model's depths do not fit the file's unit at all.
+    let pairs: Vec<(usize, usize)> = region
+        .old
+        .iter()
+        .zip(file)
+        .filter(|(o, f)| {
+            !o.trim().is_empty() && !indent_of(o).contains('\t') && !indent_of(f).contains('\t')
+        })
+        .map(|(o, f)| (indent_of(o).len(), indent_of(f).len()))
+        .collect();
+    let Some(&(o0, f0)) = pairs.first() else {
+        return Style::Spaces(n);
+    };
+    let stepped = pairs.iter().any(|&(o, _)| o != o0);
+    let scales = pairs.iter().all(|&(o, f)| {
+        (o as isize - o0 as isize) * n as isize == (f as isize - f0 as isize) * m as isize
+    });
+    if stepped {
+        return Style::Spaces(if scales { m } else { n });
     }
+    let fits = |u: usize| pairs.iter().all(|&(o, _)| o % u == 0);
+    Style::Spaces(if !fits(n) && fits(m) { m } else { n })
 }
 
 /// The most frequent value (the earliest on ties).

@@ -84,6 +84,21 @@ pub fn search_replace(
     new: &str,
     replace_all: bool,
 ) -> Result<String, EditError> {
+    let out = replace_once(content, old, new, replace_all)?;
+    if out == content {
+        return Err(EditError::Invalid(
+            "this edit changes nothing: the matched text already reads like new_string".into(),
+        ));
+    }
+    Ok(out)
+}
+
+fn replace_once(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, EditError> {
     if old.is_empty() {
         return Err(EditError::Invalid(
             "old_string must not be empty; use write_file to create or rewrite a file".into(),
@@ -97,10 +112,16 @@ pub fn search_replace(
     let doc = Doc::parse(content);
     let old = old.replace("\r\n", "\n");
     let new = new.replace("\r\n", "\n");
+    if let Some(line) = placeholder(&old, &new, content) {
+        return Err(EditError::Invalid(format!(
+            "new_string holds the placeholder line {:?}; write out every line of the replacement",
+            line.trim()
+        )));
+    }
     if let Some(out) = try_passes(&doc, &old, &new, replace_all)? {
         return Ok(out);
     }
-    if !old.contains('\n') && (old.contains("\\n") || old.contains("\\t")) {
+    if !old.contains('\n') && ["\\n", "\\t", "\\\""].iter().any(|e| old.contains(e)) {
         let (o, n) = (unescape(&old), unescape(&new));
         if let Some(out) = try_passes(&doc, &o, &n, replace_all)? {
             return Ok(out);
@@ -113,9 +134,16 @@ pub fn search_replace(
 }
 
 fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
-    if let Some(out) = exact(doc, old, new, replace_all)? {
+    if let Some(out) = exact(doc, old, new, replace_all, false)? {
         return Ok(Some(out));
     }
+    if let Some(out) = line_passes(doc, old, new, replace_all)? {
+        return Ok(Some(out));
+    }
+    exact(doc, old, new, replace_all, true)
+}
+
+fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
     let old_lines = model_lines(old);
     let new_lines = model_lines(new);
     if old_lines.iter().all(|l| l.trim().is_empty()) {
@@ -155,7 +183,36 @@ fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
             }
         }
     }
-    Ok(None)
+    if replace_all {
+        return Ok(None);
+    }
+    super::blanks::blank_insensitive(doc, old, new)
+}
+
+/// A line of `new` that stands for code the model left out ("// ... existing code ...")
+/// and that is neither in `old` nor in the file: applying it would delete that code.
+fn placeholder<'n>(old: &str, new: &'n str, content: &str) -> Option<&'n str> {
+    new.lines().find(|line| {
+        let t = line.trim();
+        let body = ["//", "#", "--", "/*", "<!--", ";", "%"]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
+            .map(str::trim_start);
+        let Some(body) = body else { return false };
+        let lower = body.to_lowercase();
+        let elided = body.starts_with("...")
+            || body.starts_with('\u{2026}')
+            || [
+                "existing code",
+                "rest of the",
+                "remaining code",
+                "unchanged code",
+                "rest of code",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+        elided && !old.lines().any(|l| l.trim() == t) && !content.lines().any(|l| l.trim() == t)
+    })
 }
 
 /// `Some(wanted)` when the edit's only change is adding or removing the final newline.
@@ -163,8 +220,11 @@ fn final_newline_toggle(old: &str, new: &str, ol: &[String], nl: &[String]) -> O
     (ol == nl && old.ends_with('\n') != new.ends_with('\n')).then(|| new.ends_with('\n'))
 }
 
-/// Pass 1: the exact text, found in the file with every line ending as `\n`.
-fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
+/// Pass 1: the exact text, found in the file with every line ending as `\n`. A match
+/// that starts inside a line's indentation with indentation of its own is a line copied
+/// at the wrong depth: it is left to the line passes (which re-indent) unless
+/// `inside_indent` allows it as a last resort.
+fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool) -> Found {
     let text = doc.normalized();
     let hits: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
     if hits.is_empty() {
@@ -194,6 +254,18 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
     };
     let line_end = |i: usize| starts[i] + doc.lines[i].text.len();
     let prefix = &text[starts[first]..a];
+    // A multi-line old_string whose first line starts inside a word of the file's line
+    // is a misremembered line, not a cut-short one.
+    if old.contains('\n') && word(prefix.chars().last()) && word(old.chars().next()) {
+        return Ok(None);
+    }
+    if !inside_indent
+        && !prefix.is_empty()
+        && prefix.trim().is_empty()
+        && old.starts_with([' ', '\t'])
+    {
+        return Ok(None);
+    }
     let suffix = if ends_line || b > line_end(last) {
         ""
     } else {
@@ -203,9 +275,31 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
         .map(|i| doc.lines[i].text.to_owned())
         .collect();
     let whole_lines = prefix.trim().is_empty() && suffix.trim().is_empty();
-    let new_lines = if new.is_empty() && whole_lines {
+    let absolute = !prefix.is_empty()
+        && prefix.trim().is_empty()
+        && !old.starts_with([' ', '\t'])
+        && new.starts_with([' ', '\t']);
+    if new.is_empty() && whole_lines {
         // Deleting whole lines removes them, never leaving an empty line behind.
-        Vec::new()
+        let (s, len) = deletion_span(doc, first, last + 1 - first);
+        return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
+    }
+    let new_lines = if absolute && suffix.is_empty() {
+        // old_string began after the indentation but new_string carries its own: the
+        // model wrote it at the file's depth, or it is unclear where it belongs.
+        let width = |s: &str| -> usize {
+            s.chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .map(|c| if c == '\t' { 4 } else { 1 })
+                .sum()
+        };
+        if width(new) != width(prefix) {
+            return Err(EditError::Invalid(format!(
+                "old_string starts inside line {} but new_string is indented differently; copy whole lines with their indentation",
+                first + 1
+            )));
+        }
+        model_lines(new)
     } else {
         let mut body = indent_continuation(prefix, old, new);
         if (ends_line || suffix.is_empty()) && body.ends_with('\n') && !body.is_empty() {
@@ -231,6 +325,26 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
         vec![(region.start, region.old.len(), rendered)],
         toggle,
     )))
+}
+
+/// The lines a deletion of `len` lines at `start` removes: with them, blank lines that
+/// would otherwise pile up. Where the blank runs above and below meet, the longer one
+/// stays; at the start or end of the file, none does.
+fn deletion_span(doc: &Doc, start: usize, len: usize) -> (usize, usize) {
+    let blank = |i: usize| doc.lines[i].text.trim().is_empty();
+    let end = start + len;
+    let above = (0..start).rev().take_while(|&i| blank(i)).count();
+    let below = (end..doc.lines.len()).take_while(|&i| blank(i)).count();
+    if (start..end).all(blank) {
+        return (start, len);
+    }
+    if end == doc.lines.len() {
+        (start - above, len + above)
+    } else if start == 0 {
+        (start, len + below)
+    } else {
+        (start, len + above.min(below))
+    }
 }
 
 /// When the exact text starts after a line's indentation, the model wrote the later
@@ -276,7 +390,7 @@ fn line_starts(text: &str) -> Vec<usize> {
 }
 
 /// Start indexes of the non-overlapping windows of `doc` equal to `old` under `norm`.
-fn windows(doc: &Doc, old: &[String], norm: Norm) -> Vec<usize> {
+pub(crate) fn windows(doc: &Doc, old: &[String], norm: Norm) -> Vec<usize> {
     let k = old.len();
     if k == 0 || k > doc.lines.len() {
         return Vec::new();
@@ -313,6 +427,10 @@ fn by_lines(
             match_lines: hits.iter().map(|h| h + 1).collect(),
         });
     }
+    if new.is_empty() && hits.len() == 1 {
+        let (s, len) = deletion_span(doc, hits[0], old.len());
+        return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
+    }
     let mut parts = Vec::new();
     for &start in &hits {
         let region = Region {
@@ -335,7 +453,7 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
     let mut old_l = model_lines(old);
     let mut new_l = model_lines(new);
     let k = old_l.len();
-    if k < 3 || k > doc.lines.len() {
+    if k < 2 || k > doc.lines.len() {
         return Ok(None);
     }
     let loose = |s: &str| Norm::Loose.apply(s);
@@ -348,9 +466,13 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
         .filter(|&i| {
             let f0 = loose(doc.lines[i].text);
             let fl = loose(doc.lines[i + k - 1].text);
-            (f0.starts_with(&first) || f0.ends_with(&first))
-                && fl.starts_with(&last)
+            // With two lines the evidence is thin: a cut must fall between words.
+            let strict = k == 2;
+            (cut_prefix(&f0, &first, strict) || cut_suffix(&f0, &first, strict))
+                && cut_prefix(&fl, &last, strict)
                 && (1..k - 1).all(|j| loose(doc.lines[i + j].text) == middle[j - 1])
+                // Two lines: one of them must be whole.
+                && (k > 2 || f0 == first || fl == last)
         })
         .collect();
     let [start] = hits[..] else {
@@ -394,6 +516,22 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
     };
     let out = render(doc, &region)?;
     Ok(Some(splice(doc, vec![(start, k, out)], None)))
+}
+
+fn word(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// `part` is `line` cut short at the end (with `strict`, not inside a word).
+fn cut_prefix(line: &str, part: &str, strict: bool) -> bool {
+    line.strip_prefix(part)
+        .is_some_and(|rest| !(strict && word(part.chars().last()) && word(rest.chars().next())))
+}
+
+/// `part` is `line` with its start cut off (with `strict`, not inside a word).
+fn cut_suffix(line: &str, part: &str, strict: bool) -> bool {
+    line.strip_suffix(part)
+        .is_some_and(|head| !(strict && word(head.chars().last()) && word(part.chars().next())))
 }
 
 /// `\n`, `\t`, `\"` and `\\` written as escapes, read back.
@@ -495,87 +633,4 @@ pub fn closest_lines(content: &str, probe: &str, n: usize) -> Vec<String> {
         .take(n)
         .map(|(_, line, text)| format!("{line}: {}", text.trim()))
         .collect()
-}
-
-/// Replaces the region from the lines `start` through the first following lines equal
-/// to `end` (the region is `start` alone without `end`) with `content` (the `anchored`
-/// schema). Lines compare exactly, then up to trailing whitespace, then up to
-/// surrounding whitespace; `start` must match exactly once.
-pub fn anchored(
-    text: &str,
-    start: &[String],
-    end: Option<&[String]>,
-    content: &[String],
-) -> Result<String, EditError> {
-    if start.iter().all(|l| l.trim().is_empty()) {
-        return Err(EditError::Invalid(
-            "start must hold at least one non-blank line".into(),
-        ));
-    }
-    let doc = Doc::parse(text);
-    let mut found = None;
-    for norm in [Norm::Exact, Norm::TrimEnd, Norm::Trim] {
-        let hits = windows(&doc, start, norm);
-        match hits[..] {
-            [] => continue,
-            [one] => {
-                found = Some((one, norm));
-                break;
-            }
-            _ => {
-                return Err(EditError::NotUnique {
-                    match_lines: hits.iter().map(|h| h + 1).collect(),
-                });
-            }
-        }
-    }
-    let Some((s, norm)) = found else {
-        return Err(not_found(text, &start.join("\n")));
-    };
-    let mut old: Vec<String> = start.to_vec();
-    if let Some(end) = end.filter(|e| !e.is_empty()) {
-        let from = s + start.len();
-        let want: Vec<String> = end.iter().map(|l| Norm::Trim.apply(l)).collect();
-        let e = (from..=doc.lines.len().saturating_sub(end.len()))
-            .find(|&i| {
-                (0..end.len()).all(|j| {
-                    doc.lines
-                        .get(i + j)
-                        .map(|l| Norm::Trim.apply(l.text))
-                        .as_ref()
-                        == Some(&want[j])
-                })
-            })
-            .ok_or_else(|| {
-                EditError::Invalid(format!(
-                    "end not found after the start at line {}: {}",
-                    s + 1,
-                    end.join(" / ")
-                ))
-            })?;
-        // End lines matched up to whitespace; the file's own text carries their depth.
-        old.extend((from..e + end.len()).map(|i| doc.lines[i].text.to_owned()));
-    }
-    let new: Vec<String> = content
-        .iter()
-        .flat_map(|l| {
-            l.replace("\r\n", "\n")
-                .split('\n')
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let region = Region {
-        start: s,
-        old,
-        new,
-        norm: if norm == Norm::Exact {
-            Norm::Trim
-        } else {
-            norm
-        },
-    };
-    let len = region.old.len();
-    let out = render(&doc, &region)?;
-    Ok(splice(&doc, vec![(s, len, out)], None))
 }

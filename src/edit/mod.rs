@@ -7,8 +7,11 @@
 //! validation), [`matching`] (finding the region an edit means), [`apply`] (rewriting
 //! that region), [`text`] (lines, line endings, indentation).
 
+pub mod anchored;
 pub mod apply;
+pub mod blanks;
 pub mod matching;
+pub mod merge;
 pub mod paths;
 pub mod schema;
 pub mod text;
@@ -202,6 +205,7 @@ pub fn plan(
 ) -> Plan {
     let mut plan = Plan::default();
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
+    let mut applied: Vec<SrEdit> = Vec::new();
     for call in calls {
         let mut report = CallReport {
             tool: call.name.clone(),
@@ -223,9 +227,11 @@ pub fn plan(
                         report.path = first_path(&parsed);
                         let mut staged = pending.clone();
                         let mut bases = plan.bases.clone();
-                        apply_call(parsed, root, access, &mut staged, &mut bases)?;
+                        let mut done = applied.clone();
+                        apply_call(parsed, root, access, &mut staged, &mut bases, &mut done)?;
                         pending = staged;
                         plan.bases = bases;
+                        applied = done;
                         Ok(())
                     })
             }
@@ -306,6 +312,19 @@ fn check_id(rel: &str, given: Option<&str>, base: &Pending) -> std::result::Resu
     if given == current || base.seen_id.as_deref() == Some(given) {
         return Ok(());
     }
+    // The same version as a client may have hashed it: without (or with) the final
+    // newline, or with CRLF line endings.
+    let lf = base.content.replace("\r\n", "\n");
+    let trimmed = lf.strip_suffix('\n').unwrap_or(&lf);
+    let variants = [
+        trimmed.to_owned(),
+        format!("{trimmed}\n"),
+        lf.replace('\n', "\r\n"),
+        trimmed.replace('\n', "\r\n"),
+    ];
+    if variants.iter().any(|v| ids::file_version(rel, v) == given) {
+        return Ok(());
+    }
     let shown = base.seen_id.as_deref().unwrap_or(&current);
     let mut f = Failure::new(
         "file_id_mismatch",
@@ -323,6 +342,7 @@ fn apply_call(
     access: &dyn Fn(&str) -> FileAccess,
     pending: &mut BTreeMap<String, Pending>,
     bases: &mut BTreeMap<String, Option<String>>,
+    applied: &mut Vec<SrEdit>,
 ) -> std::result::Result<(), Failure> {
     match parsed {
         Parsed::Write { path, content } => {
@@ -338,7 +358,18 @@ fn apply_call(
                 } else {
                     String::new()
                 };
+                // The same edit sent again in this response is made once.
+                let same = |a: &SrEdit| {
+                    a.path.trim_start_matches("./") == e.path.trim_start_matches("./")
+                        && a.old_string == e.old_string
+                        && a.new_string == e.new_string
+                        && a.replace_all == e.replace_all
+                };
+                if applied.iter().any(same) {
+                    continue;
+                }
                 apply_sr(&e, &prefix, root, access, pending, bases)?;
+                applied.push(e);
             }
         }
         Parsed::Anchored {
@@ -398,13 +429,26 @@ fn apply_sr(
             f.message = format!("{prefix}{}", f.message);
             f
         })?;
-    let content =
-        matching::search_replace(&base.content, &e.old_string, &e.new_string, e.replace_all)
-            .map_err(|err| Failure::edit(err, &rel, prefix))?;
+    let apply =
+        |text: &str| matching::search_replace(text, &e.old_string, &e.new_string, e.replace_all);
+    let content = match apply(&base.content) {
+        Ok(c) => c,
+        Err(err @ EditError::NotFound { .. }) => {
+            // Written against the version the model was shown, before earlier edits of
+            // this response: merge it when the changes do not touch.
+            let shown = bases.get(&rel).cloned().flatten();
+            let merged = shown
+                .filter(|s| *s != base.content)
+                .and_then(|s| Some((apply(&s).ok()?, s)))
+                .and_then(|(theirs, s)| merge::merge3(&s, &base.content, &theirs));
+            merged.ok_or_else(|| Failure::edit(err, &rel, prefix))?
+        }
+        Err(err) => return Err(Failure::edit(err, &rel, prefix)),
+    };
     pending.insert(rel, Pending { content, ..base });
     Ok(())
 }
 
 fn apply_change(content: &str, c: &Change) -> std::result::Result<String, EditError> {
-    matching::anchored(content, &c.start, c.end.as_deref(), &c.content)
+    anchored::anchored(content, &c.start, c.end.as_deref(), &c.content)
 }

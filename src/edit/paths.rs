@@ -32,19 +32,21 @@ fn escape(raw: &str, why: &str) -> PathError {
 /// Errors: absolute paths, `..`, `~`, a protected directory, a symlink that leads
 /// outside the project (`path_escape`); empty or otherwise unusable paths.
 pub fn resolve(root: &Path, raw: &str) -> Result<String, PathError> {
-    let trimmed = raw.trim();
-    if trimmed.is_empty() || trimmed.contains('\0') {
+    // Backslashes are separators as a model writes them (a Windows habit).
+    let normalized = raw.trim().replace('\\', "/");
+    let trimmed = normalized.as_str();
+    if trimmed.is_empty() || trimmed.contains('\0') || trimmed.ends_with('/') {
         return Err(PathError {
             code: "invalid_path",
-            message: "path must be a non-empty project-relative path".into(),
+            message: "path must be a project-relative path of a file".into(),
         });
     }
     let bytes = trimmed.as_bytes();
     let drive = bytes.len() >= 2 && bytes[1] == b':' && bytes[0].is_ascii_alphabetic();
-    if trimmed.starts_with(['/', '\\', '~']) || drive {
+    if trimmed.starts_with(['/', '~']) || drive {
         return Err(escape(raw, "an absolute path"));
     }
-    for part in trimmed.split(['/', '\\']) {
+    for part in trimmed.split('/') {
         if part == ".." {
             return Err(escape(raw, "it climbs with .."));
         }
@@ -84,6 +86,9 @@ mod tests {
             assert_eq!(resolve(&root, p).unwrap_err().code, "path_escape", "{p}");
         }
         assert_eq!(resolve(&root, "./src/a.rs").unwrap(), "src/a.rs");
+        assert_eq!(resolve(&root, "src\\a.rs").unwrap(), "src/a.rs");
+        assert_eq!(resolve(&root, "..\\x").unwrap_err().code, "path_escape");
+        assert_eq!(resolve(&root, "src/").unwrap_err().code, "invalid_path");
         assert_eq!(resolve(&root, "").unwrap_err().code, "invalid_path");
     }
 }

@@ -120,10 +120,15 @@ impl Lines {
 struct RawEdit {
     path: Option<String>,
     file_path: Option<String>,
+    #[serde(alias = "filePath")]
     filepath: Option<String>,
+    #[serde(alias = "fileId")]
     file_id: Option<Value>,
+    #[serde(alias = "old_str", alias = "oldString")]
     old_string: Option<String>,
+    #[serde(alias = "new_str", alias = "newString")]
     new_string: Option<String>,
+    #[serde(alias = "replaceAll")]
     replace_all: Option<Flag>,
     edits: Option<Value>,
     changes: Option<Value>,
@@ -154,6 +159,8 @@ impl RawEdit {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
+            // An id of digits only, sent unquoted.
+            Some(Value::Number(n)) => Ok(Some(format!("{n:0>8}"))),
             Some(other) => Err(format!("file_id must be a string, not {other}")),
         }
     }

@@ -106,6 +106,16 @@ impl ApiError {
         }
     }
 
+    /// A few words on why a request is retried: `HTTP 429`, `HTTP 503`, or
+    /// `connection failed` (the full story is in [`ApiError::user_message`]).
+    pub fn short_reason(&self) -> String {
+        match self {
+            ApiError::Http { status, .. } => format!("HTTP {status}"),
+            ApiError::Network(_) => "connection failed".to_owned(),
+            other => other.user_message(),
+        }
+    }
+
     /// A message for the user that says what happened.
     pub fn user_message(&self) -> String {
         match self {

@@ -369,9 +369,12 @@ impl Session {
     /// accepted.
     fn locate(&self, path: &str) -> Result<Location> {
         if self.global_only && !Path::new(path).is_absolute() {
-            return Err(Error::invalid(format!(
-                "No project is open, so paths must be absolute: {path}"
-            )));
+            // No project: a relative path names a file under bb7's working directory
+            // (the editor's), kept as an external, read-only file.
+            let cwd = std::env::current_dir()
+                .map_err(|e| Error::io("Cannot read the working directory", e))?;
+            let abs = cwd.join(path);
+            return locate(self.root()?, &abs.to_string_lossy());
         }
         locate(self.root()?, path)
     }
@@ -391,10 +394,14 @@ fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
 }
 
 fn system_message(text: String) -> Message {
-    Message {
+    let mut msg = Message {
         role: "system".into(),
-        parts: vec![Part::text(text)],
+        parts: vec![Part::text(text.clone())],
         timestamp: Some(ids::now_rfc3339()),
         ..Message::default()
-    }
+    };
+    // The reference stores a system message's text as `content` and its plugin draws
+    // only that; bb7's own clients read the part.
+    msg.extra.insert("content".into(), Value::String(text));
+    msg
 }

@@ -143,6 +143,19 @@ async fn stream_round(
                     };
                     attempt += 1;
                     tracing::info!(request_id = %spec.request_id, attempt, wait_ms = wait.as_millis() as u64, error = %e.user_message(), "retrying");
+                    if spec.visible {
+                        let notice = RetryNotice {
+                            kind: "retry",
+                            attempt,
+                            delay_ms: wait.as_millis() as u64,
+                            reason: e.short_reason(),
+                            message: e.user_message(),
+                            chat_id: &chat_id,
+                        };
+                        if let Ok(msg) = serde_json::to_value(&notice) {
+                            outbox.send(msg, Some(&rid));
+                        }
+                    }
                     tokio::select! {
                         _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
                         _ = tokio::time::sleep(wait) => continue 'attempts,
@@ -449,4 +462,22 @@ pub fn assistant_message(text: &str, calls: &[ToolCall]) -> ChatMessage {
             .collect(),
         ..ChatMessage::text(Role::Assistant, text)
     }
+}
+
+/// `{"type":"retry",…}`: the model request failed before any content and is sent again
+/// after `delay_ms` (docs/PROTOCOL.md, "the model turn"). Clients may show it; it does
+/// not end the stream.
+#[derive(serde::Serialize)]
+struct RetryNotice<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// 1 for the first retry.
+    attempt: u32,
+    /// Milliseconds until the request is sent again.
+    delay_ms: u64,
+    /// A few words: `HTTP 429`, `connection failed`.
+    reason: String,
+    /// The whole error, for the user.
+    message: String,
+    chat_id: &'a str,
 }

@@ -382,7 +382,11 @@ pub(super) fn push_assistant(
         output_files: (!outputs.is_empty()).then_some(outputs),
         ..Message::default()
     };
-    if let Ok(mut u) = serde_json::to_value(usage) {
+    // A turn the provider reported no usage for (cancelled early, failed) gets none:
+    // zeros would show as "0 in / 0 out" in place of the last real figures.
+    if turn.usage.is_some()
+        && let Ok(mut u) = serde_json::to_value(usage)
+    {
         u["duration"] = json!(round_ms(duration));
         msg.extra.insert("usage".into(), u);
     }
