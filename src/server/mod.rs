@@ -29,6 +29,14 @@ impl Outbox {
         }
     }
 
+    /// Queues a typed message (a [`crate::protocol::events::TurnMessage`] or a reply
+    /// struct) with `request_id` set.
+    pub fn emit(&self, msg: &impl serde::Serialize, request_id: Option<&str>) {
+        if let Ok(value) = serde_json::to_value(msg) {
+            self.send(value, request_id);
+        }
+    }
+
     /// Queues an `error` message for `err`.
     pub fn send_error(&self, err: &Error, request_id: Option<&str>) {
         self.send(error_message(err), request_id);

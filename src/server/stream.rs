@@ -16,6 +16,7 @@ use super::Outbox;
 use crate::edit::ToolCall;
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
+use crate::protocol::events::TurnMessage;
 use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
 
 /// Which chat a turn belongs to.
@@ -118,10 +119,12 @@ async fn stream_round(
     let chat_id = spec.chat.id.clone();
     let rid = spec.request_id.clone();
     let send = |kind: &str, content: &str| {
-        outbox.send(
-            json!({"type": kind, "content": content, "chat_id": chat_id}),
-            Some(&rid),
-        );
+        let (content, chat_id) = (content.to_owned(), chat_id.clone());
+        let msg = match kind {
+            "thinking" => TurnMessage::Thinking { content, chat_id },
+            _ => TurnMessage::Chunk { content, chat_id },
+        };
+        outbox.emit(&msg, Some(&rid));
     };
 
     let mut attempt = 0;
@@ -144,17 +147,14 @@ async fn stream_round(
                     attempt += 1;
                     tracing::info!(request_id = %spec.request_id, attempt, wait_ms = wait.as_millis() as u64, error = %e.user_message(), "retrying");
                     if spec.visible {
-                        let notice = RetryNotice {
-                            kind: "retry",
+                        let notice = TurnMessage::Retry {
                             attempt,
                             delay_ms: wait.as_millis() as u64,
                             reason: e.short_reason(),
                             message: e.user_message(),
-                            chat_id: &chat_id,
+                            chat_id: chat_id.clone(),
                         };
-                        if let Ok(msg) = serde_json::to_value(&notice) {
-                            outbox.send(msg, Some(&rid));
-                        }
+                        outbox.emit(&notice, Some(&rid));
                     }
                     tokio::select! {
                         _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
@@ -350,13 +350,13 @@ async fn ask_client(
     outbox: &Outbox,
     cancel: &CancellationToken,
     id: &str,
-    msg: Value,
+    msg: TurnMessage,
 ) -> Option<Value> {
     let (tx, rx) = oneshot::channel();
     if let Ok(mut map) = spec.interactions.lock() {
         map.insert(id.to_owned(), tx);
     }
-    outbox.send(msg, Some(&spec.request_id));
+    outbox.emit(&msg, Some(&spec.request_id));
     let answer = tokio::select! {
         _ = cancel.cancelled() => None,
         a = rx => a.ok(),
@@ -380,9 +380,15 @@ async fn retrieval_step(
 ) -> Option<String> {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let chat_id = &spec.chat.id;
-    let step = |status: &str, summary: &str| json!({"type": "tool_call", "name": call.name, "arguments": args, "status": status, "summary": summary, "chat_id": chat_id});
+    let step = |status: &str, summary: &str| TurnMessage::ToolCall {
+        name: call.name.clone(),
+        arguments: args.clone(),
+        status: status.to_owned(),
+        summary: summary.to_owned(),
+        chat_id: chat_id.clone(),
+    };
     let mut record = |status: &str, summary: &str| {
-        outbox.send(step(status, summary), Some(&spec.request_id));
+        outbox.emit(&step(status, summary), Some(&spec.request_id));
         steps.push(
             json!({"name": call.name, "arguments": args, "status": status, "summary": summary}),
         );
@@ -401,9 +407,13 @@ async fn retrieval_step(
     let n = MAX_TOOL_CALLS - *budget;
     if call.name == "clarify_user" {
         let question = args["question"].as_str().unwrap_or("").to_owned();
-        outbox.send(step("requested", &question), Some(&spec.request_id));
+        outbox.emit(&step("requested", &question), Some(&spec.request_id));
         let id = format!("{}-q{n}", spec.request_id);
-        let msg = json!({"type": "clarification", "question_id": id, "question": question, "chat_id": chat_id});
+        let msg = TurnMessage::Clarification {
+            question_id: id.clone(),
+            question: question.clone(),
+            chat_id: chat_id.clone(),
+        };
         let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
         let answer = answer
             .as_str()
@@ -415,10 +425,14 @@ async fn retrieval_step(
     }
     let payload = approval_payload(&call.name, &args);
     let description = payload["description"].as_str().unwrap_or("").to_owned();
-    outbox.send(step("requested", &description), Some(&spec.request_id));
+    outbox.emit(&step("requested", &description), Some(&spec.request_id));
     if spec.tools == ToolsMode::Ask {
         let id = format!("{}-a{n}", spec.request_id);
-        let msg = json!({"type": "tool_approval", "approval_id": id, "payload": payload, "chat_id": chat_id});
+        let msg = TurnMessage::ToolApproval {
+            approval_id: id.clone(),
+            payload: payload.clone(),
+            chat_id: chat_id.clone(),
+        };
         let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
         if approved != Value::Bool(true) {
             record("denied", &description);
@@ -462,22 +476,4 @@ pub fn assistant_message(text: &str, calls: &[ToolCall]) -> ChatMessage {
             .collect(),
         ..ChatMessage::text(Role::Assistant, text)
     }
-}
-
-/// `{"type":"retry",…}`: the model request failed before any content and is sent again
-/// after `delay_ms` (docs/PROTOCOL.md, "the model turn"). Clients may show it; it does
-/// not end the stream.
-#[derive(serde::Serialize)]
-struct RetryNotice<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    /// 1 for the first retry.
-    attempt: u32,
-    /// Milliseconds until the request is sent again.
-    delay_ms: u64,
-    /// A few words: `HTTP 429`, `connection failed`.
-    reason: String,
-    /// The whole error, for the user.
-    message: String,
-    chat_id: &'a str,
 }

@@ -1,17 +1,16 @@
 //! Completing a model turn: planning and committing its file tool calls, the hidden repair
 //! round, the assistant message and the change payloads of `done`.
 
-use super::send::tag_chat;
 use super::{Ctx, Flow, Session, system_message};
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part};
 use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode, FileAccess, Plan, ToolCall};
 use crate::error::ErrorCode;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::llm::request::{ChatMessage, Role};
 use crate::llm::{ApiError, Usage};
-use crate::protocol::error_message;
+use crate::protocol::events::{Change, TurnMessage};
 use crate::retrieval::ToolsMode;
 use crate::server::stream::{ChatKey, TurnOutcome};
 use serde_json::{Value, json};
@@ -109,14 +108,14 @@ impl Session {
                 Ok(())
             })?;
             self.log_usage(&first.spec.model, &usage);
-            ctx.outbox.send(
-                tag_chat(
-                    json!({"type": "diff_error", "errors": errors, "tool_calls": plan.reports,
-                           "usage": usage, "duration": duration}),
-                    &key.id,
-                ),
-                Some(&rid),
-            );
+            let msg = TurnMessage::DiffError {
+                errors,
+                tool_calls: plan.reports.clone(),
+                usage,
+                duration,
+                chat_id: key.id.clone(),
+            };
+            ctx.outbox.emit(&msg, Some(&rid));
             return Ok(Some(Flow::Continue));
         }
 
@@ -147,27 +146,32 @@ impl Session {
         })?;
         self.log_usage(&first.spec.model, &usage);
         if let Some(e) = &failed {
-            let err = Error::new(ErrorCode::Api, e.user_message());
-            ctx.outbox
-                .send(tag_chat(error_message(&err), &key.id), Some(&rid));
+            let msg = TurnMessage::Error {
+                message: e.user_message(),
+                code: ErrorCode::Api,
+                chat_id: key.id.clone(),
+            };
+            ctx.outbox.emit(&msg, Some(&rid));
             return Ok(Some(Flow::Continue));
         }
         if cancelled {
             // The reference plugin ends a cancelled send on exactly this error.
-            let err = Error::new(ErrorCode::Cancelled, CANCELLED);
-            ctx.outbox
-                .send(tag_chat(error_message(&err), &key.id), Some(&rid));
+            let msg = TurnMessage::Error {
+                message: CANCELLED.to_owned(),
+                code: ErrorCode::Cancelled,
+                chat_id: key.id.clone(),
+            };
+            ctx.outbox.emit(&msg, Some(&rid));
             return Ok(Some(Flow::Continue));
         }
-        let done = json!({
-            "type": "done",
-            "chat_id": key.id,
-            "output_files": output_files,
-            "usage": usage,
-            "duration": round_ms(duration),
-            "changes": changes,
-        });
-        ctx.outbox.send(done, Some(&rid));
+        let done = TurnMessage::Done {
+            chat_id: key.id.clone(),
+            output_files,
+            usage,
+            duration: round_ms(duration),
+            changes,
+        };
+        ctx.outbox.emit(&done, Some(&rid));
         self.maybe_auto_title(&key, ctx);
         Ok(Some(Flow::Continue))
     }
@@ -216,7 +220,7 @@ impl Session {
         key: &ChatKey,
         plan: &Plan,
         root: &std::path::Path,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<Change>> {
         let store = self.store_for(key)?;
         let files = ChatFiles::new(&store, &key.id);
         files.commit_outputs(&plan.writes)?;
@@ -396,7 +400,7 @@ pub(super) fn push_assistant(
     chat.messages.push(msg);
 }
 
-/// The typed change payload of one written file (seed 004; PROTOCOL.md "typed change
+/// The change payload of one written file (docs/PROTOCOL.md, "typed change
 /// payloads"): `edit` with a unified diff from the version the model saw, or `write`
 /// with a preview for a file the model had not seen.
 pub fn change_payload(
@@ -404,7 +408,7 @@ pub fn change_payload(
     base: Option<String>,
     content: &str,
     root: &std::path::Path,
-) -> Value {
+) -> Change {
     let file_id = ids::file_version(path, content);
     let content_lines = content.lines().count();
     match base {
@@ -420,32 +424,40 @@ pub fn change_payload(
                     similar::ChangeTag::Equal => {}
                 }
             }
-            json!({
-                "type": "edit",
-                "path": path,
-                "description": format!("Edit {path}: {hunks} hunk{}, +{added} \u{2212}{removed}", if hunks == 1 { "" } else { "s" }),
-                "file_id": file_id,
-                "file_exists": root.join(path).exists(),
-                "existing_lines": old.lines().count(),
-                "content_lines": content_lines,
-                "unified_diff": unified,
-                "diff_lines": unified.lines().count(),
-            })
+            Change::Edit {
+                path: path.to_owned(),
+                description: format!(
+                    "Edit {path}: {hunks} hunk{}, +{added} \u{2212}{removed}",
+                    if hunks == 1 { "" } else { "s" }
+                ),
+                file_id,
+                file_exists: root.join(path).exists(),
+                existing_lines: old.lines().count(),
+                content_lines,
+                diff_lines: unified.lines().count(),
+                unified_diff: unified,
+            }
         }
         None => {
             let exists = root.join(path).exists();
             let preview: String = content.split_inclusive('\n').take(PREVIEW_LINES).collect();
-            json!({
-                "type": "write",
-                "path": path,
-                "description": format!("Write {content_lines} lines to {path}{}", if exists { " (replaces the local file)" } else { " (new file)" }),
-                "file_id": file_id,
-                "file_exists": exists,
-                "content_lines": content_lines,
-                "content_bytes": content.len(),
-                "preview_truncated": preview.len() < content.len(),
-                "preview": preview,
-            })
+            Change::Write {
+                path: path.to_owned(),
+                description: format!(
+                    "Write {content_lines} lines to {path}{}",
+                    if exists {
+                        " (replaces the local file)"
+                    } else {
+                        " (new file)"
+                    }
+                ),
+                file_id,
+                file_exists: exists,
+                content_lines,
+                content_bytes: content.len(),
+                preview_truncated: preview.len() < content.len(),
+                preview,
+            }
         }
     }
 }

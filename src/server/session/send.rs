@@ -15,11 +15,12 @@ use crate::llm::request::{ChatMessage, ChatRequest, ProviderPrefs, Reasoning};
 use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
+use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
-use crate::protocol::{Request, error_message, ok};
+use crate::protocol::{Request, ok};
 use crate::retrieval::ToolsMode;
 use crate::server::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -354,10 +355,11 @@ impl Session {
                 if let Err(e) = self.apply_title(&chat, &title) {
                     ctx.outbox.send_error(&e, None);
                 } else {
-                    ctx.outbox.send(
-                        json!({"type": "title_updated", "chat_id": chat.id, "title": title}),
-                        None,
-                    );
+                    let event = TurnMessage::TitleUpdated {
+                        chat_id: chat.id,
+                        title,
+                    };
+                    ctx.outbox.emit(&event, None);
                 }
                 Flow::Continue
             }
@@ -405,8 +407,12 @@ impl Session {
             Ok(None) => return Flow::Continue,
             Ok(Some(flow)) => flow,
             Err(e) => {
-                ctx.outbox
-                    .send(tag_chat(error_message(&e), &key.id), Some(&rid));
+                let msg = TurnMessage::Error {
+                    message: e.message,
+                    code: e.code,
+                    chat_id: key.id.clone(),
+                };
+                ctx.outbox.emit(&msg, Some(&rid));
                 Flow::Continue
             }
         };
@@ -456,11 +462,6 @@ pub enum Internal {
 pub(super) const DEFAULT_STALL_SECS: u64 = 120;
 /// Retries of 429/5xx before any content arrived.
 pub(super) const MAX_RETRIES: u32 = 3;
-
-pub(super) fn tag_chat(mut msg: Value, chat_id: &str) -> Value {
-    msg["chat_id"] = json!(chat_id);
-    msg
-}
 
 /// Files for the prompt, and the context snapshot recorded on the user message.
 pub(super) fn prompt_files(
