@@ -21,3 +21,4 @@ pub mod retrieval;
 pub mod review;
 pub mod server;
 pub mod tokens;
+pub mod turn;

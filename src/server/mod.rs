@@ -3,7 +3,6 @@
 //! invariants 1, 2, 8).
 
 pub mod session;
-pub mod stream;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};

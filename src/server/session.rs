@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::chat::ids;
-use crate::chat::model::{Chat, Message, Part};
+use crate::chat::model::Chat;
 use crate::chat::store::ChatStore;
 use crate::config::{Config, GlobalState};
 use crate::context::ChatFiles;
@@ -21,7 +20,8 @@ use crate::project::paths::{Location, locate};
 use crate::project::{Project, UserDirs};
 use crate::protocol::{Request, ok};
 use crate::server::Outbox;
-use crate::server::stream::ChatKey;
+use crate::turn::complete::system_message;
+use crate::turn::stream::ChatKey;
 
 mod chats;
 mod complete;
@@ -80,7 +80,7 @@ pub struct Session {
     /// The model API client, built on first use from the config.
     provider: Option<Arc<dyn Provider>>,
     /// Approvals and clarifications that running turns wait for.
-    interactions: crate::server::stream::Interactions,
+    interactions: crate::turn::stream::Interactions,
 }
 
 impl Default for Session {
@@ -391,17 +391,4 @@ fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
         global: store.global,
         id: id.to_owned(),
     }
-}
-
-fn system_message(text: String) -> Message {
-    let mut msg = Message {
-        role: "system".into(),
-        parts: vec![Part::text(text.clone())],
-        timestamp: Some(ids::now_rfc3339()),
-        ..Message::default()
-    };
-    // The reference stores a system message's text as `content` and its plugin draws
-    // only that; bb7's own clients read the part.
-    msg.extra.insert("content".into(), Value::String(text));
-    msg
 }

@@ -1,178 +1,63 @@
 //! Completing a model turn: planning and committing its file tool calls, the hidden repair
 //! round, the assistant message and the change payloads of `done`.
 
-use super::{Ctx, Flow, Session, system_message};
+use super::{Ctx, Flow, Session};
 use crate::chat::ids;
-use crate::chat::model::{Chat, Message, Part};
+use crate::chat::model::Chat;
 use crate::context::{ChatFiles, find_file};
 use crate::edit::{self, DiffMode, FileAccess, Plan, ToolCall};
-use crate::error::ErrorCode;
 use crate::error::Result;
+use crate::llm::Usage;
 use crate::llm::request::{ChatMessage, Role};
-use crate::llm::{ApiError, Usage};
-use crate::protocol::events::{Change, TurnMessage};
+use crate::protocol::events::Change;
 use crate::retrieval::ToolsMode;
-use crate::server::stream::{ChatKey, TurnOutcome};
-use serde_json::{Value, json};
+use crate::turn::complete::{Ended, REPAIR_REQUEST, complete};
+use crate::turn::stream::{ChatKey, TurnOutcome};
 
 /// Lines of a new file shown in a `write` change payload.
 const PREVIEW_LINES: usize = 50;
 
-/// How a cancelled turn ends: the stream's `error` message and the system message
-/// saved after the partial answer (the reference's words).
-const CANCELLED: &str = "Response aborted by user.";
-
-/// What the hidden repair round asks of the model after some edits failed.
-const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
-
 impl Session {
-    /// Saves the turn's result and tells the client. A call that writes outside the
-    /// project fails like any other failed call (Durability 5: no input ends bb7).
-    /// Returns `None` when it started a hidden repair round instead of finishing.
+    /// Saves the turn's result and tells the client (what to save is decided by
+    /// `turn::complete`). A call that writes outside the project fails like any other
+    /// failed call: no input ends bb7. Returns `None` when it started a hidden repair
+    /// round instead of finishing.
     pub(super) fn complete_turn(
         &mut self,
         first: &TurnOutcome,
         repair: Option<&TurnOutcome>,
         ctx: &Ctx,
     ) -> Result<Option<Flow>> {
+        let ended = Ended { first, repair };
         let key = first.spec.chat.clone();
-        let rid = first.spec.request_id.clone();
         let root = self.root()?.to_path_buf();
         let mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
-        let mut usage = first.usage.clone().unwrap_or_default();
-        if let Some(r) = repair {
-            usage.add(&r.usage.clone().unwrap_or_default());
-        }
-        let duration = first.duration + repair.map(|r| r.duration).unwrap_or(0.0);
-
-        // Which calls to apply: all of a finished response; on cancel, the complete
-        // ones (seed 001: writes finished before cancellation remain); none on error.
-        let failed = first
-            .error
-            .clone()
-            .or_else(|| repair.and_then(|r| r.error.clone()));
-        let cancelled = first.cancelled || repair.is_some_and(|r| r.cancelled);
-        let mut calls: Vec<ToolCall> = first.calls.clone();
-        if cancelled {
-            calls.retain(|c| serde_json::from_str::<Value>(&c.arguments).is_ok());
-        }
-        if failed.is_some() {
-            calls.clear();
-        }
+        let calls = ended.calls_to_plan();
         let mut plan = self.plan_calls(&key, &calls, mode, &root)?;
-        if let Some(r) = repair {
-            // Keep what applied the first time, then the repair's calls.
-            let kept: Vec<ToolCall> = calls
-                .iter()
-                .zip(plan.reports.iter())
-                .filter(|(_, rep)| rep.status == "ok")
-                .map(|(c, _)| c.clone())
-                .chain(r.calls.iter().cloned())
-                .collect();
-            calls = kept;
+        if repair.is_some() {
+            let calls = ended.calls_after_repair(&calls, &plan);
             plan = self.plan_calls(&key, &calls, mode, &root)?;
-        } else if !plan.ok()
-            && plan.escape.is_none()
-            && !cancelled
-            && failed.is_none()
-            && first.rounds == 1
-            && self.config.auto_retry_partial_edits
-        {
+        } else if ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
             self.start_repair(first, &plan, ctx)?;
             return Ok(None);
         }
-
-        let mut text = first.text.clone();
-        let mut thinking = first.thinking.clone();
-        if let Some(r) = repair {
-            thinking.push_str(&r.thinking);
-            if !r.text.trim().is_empty() {
-                text.push_str("\n\n");
-                text.push_str(&r.text);
-            }
-        }
-
-        if !plan.ok() {
-            let errors = plan.errors();
-            let retry_context = format!(
-                "Your file changes in the previous response could not be applied, so none of them were written:\n{}\nRepeat all changes of that response, with corrected edits.",
-                errors
-                    .iter()
-                    .map(|e| format!("- {e}"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-            self.change_chat(&key, |chat, _| {
-                push_assistant(chat, first, &text, &thinking, (&usage, duration), None);
-                chat.messages.push(system_message(retry_context.clone()));
-                Ok(())
-            })?;
-            self.log_usage(&first.spec.model, &usage);
-            let msg = TurnMessage::DiffError {
-                errors,
-                tool_calls: plan.reports.clone(),
-                usage,
-                duration,
-                chat_id: key.id.clone(),
-            };
-            ctx.outbox.emit(&msg, Some(&rid));
-            return Ok(Some(Flow::Continue));
-        }
-
-        let changes = self.commit_plan(&key, &plan, &root)?;
-        let output_files: Vec<String> = plan.writes.keys().cloned().collect();
-        let end_note = if cancelled {
-            Some(CANCELLED.to_owned())
+        let changes = if plan.ok() {
+            self.commit_plan(&key, &plan, &root)?
         } else {
-            failed.as_ref().map(ApiError::user_message)
+            Vec::new()
         };
-        let plan_ref = &plan;
+        let completion = complete(ended, &plan, changes);
+        let messages = completion.messages;
         self.change_chat(&key, |chat, _| {
-            let anything = !text.is_empty() || !thinking.is_empty() || !plan_ref.writes.is_empty();
-            if anything {
-                push_assistant(
-                    chat,
-                    first,
-                    &text,
-                    &thinking,
-                    (&usage, duration),
-                    Some(plan_ref),
-                );
-            }
-            if let Some(note) = &end_note {
-                chat.messages.push(system_message(note.clone()));
-            }
+            chat.messages.extend(messages);
             Ok(())
         })?;
-        self.log_usage(&first.spec.model, &usage);
-        if let Some(e) = &failed {
-            let msg = TurnMessage::Error {
-                message: e.user_message(),
-                code: ErrorCode::Api,
-                chat_id: key.id.clone(),
-            };
-            ctx.outbox.emit(&msg, Some(&rid));
-            return Ok(Some(Flow::Continue));
+        self.log_usage(&first.spec.model, &completion.usage);
+        ctx.outbox
+            .emit(&completion.event, Some(&first.spec.request_id));
+        if completion.title {
+            self.maybe_auto_title(&key, ctx);
         }
-        if cancelled {
-            // The reference plugin ends a cancelled send on exactly this error.
-            let msg = TurnMessage::Error {
-                message: CANCELLED.to_owned(),
-                code: ErrorCode::Cancelled,
-                chat_id: key.id.clone(),
-            };
-            ctx.outbox.emit(&msg, Some(&rid));
-            return Ok(Some(Flow::Continue));
-        }
-        let done = TurnMessage::Done {
-            chat_id: key.id.clone(),
-            output_files,
-            usage,
-            duration: round_ms(duration),
-            changes,
-        };
-        ctx.outbox.emit(&done, Some(&rid));
-        self.maybe_auto_title(&key, ctx);
         Ok(Some(Flow::Continue))
     }
 
@@ -245,7 +130,7 @@ impl Session {
     ) -> Result<()> {
         let provider = self.provider()?;
         let mut body = first.spec.body.clone();
-        body.messages.push(crate::server::stream::assistant_message(
+        body.messages.push(crate::turn::stream::assistant_message(
             &first.text,
             &first.calls,
         ));
@@ -330,74 +215,6 @@ pub(super) fn file_access(chat: &Chat, files: ChatFiles, rel: &str) -> FileAcces
         },
         None => FileAccess::Absent,
     }
-}
-
-/// Seconds rounded to milliseconds.
-fn round_ms(seconds: f64) -> f64 {
-    (seconds * 1000.0).round() / 1000.0
-}
-
-/// Appends the assistant message of a turn: thinking, text, and an
-/// `AssistantWriteFile` event per written file. Its `usage` also carries the turn's
-/// `duration` in seconds, as the reference's messages do.
-pub(super) fn push_assistant(
-    chat: &mut Chat,
-    turn: &TurnOutcome,
-    text: &str,
-    thinking: &str,
-    (usage, duration): (&Usage, f64),
-    plan: Option<&Plan>,
-) {
-    let mut parts = Vec::new();
-    if !thinking.is_empty() {
-        parts.push(Part::thinking(thinking));
-    }
-    for step in &turn.steps {
-        let mut p = Part {
-            kind: "tool_call".into(),
-            content: step["summary"].as_str().map(str::to_owned),
-            ..Part::default()
-        };
-        for k in ["name", "arguments", "status"] {
-            p.extra.insert(k.into(), step[k].clone());
-        }
-        parts.push(p);
-    }
-    if !text.is_empty() {
-        parts.push(Part::text(text));
-    }
-    let mut outputs = Vec::new();
-    if let Some(plan) = plan {
-        for (path, content) in &plan.writes {
-            let mut e = Part::event("AssistantWriteFile", path);
-            e.version = Some(ids::file_version(path, content));
-            if plan.bases.get(path).is_some_and(Option::is_none) {
-                e.added = Some(true);
-            }
-            parts.push(e);
-            outputs.push(path.clone());
-        }
-    }
-    let mut msg = Message {
-        role: "assistant".into(),
-        model: Some(turn.spec.model.clone()),
-        parts,
-        timestamp: Some(ids::now_rfc3339()),
-        output_files: (!outputs.is_empty()).then_some(outputs),
-        ..Message::default()
-    };
-    // A turn the provider reported no usage for (cancelled early, failed) gets none:
-    // zeros would show as "0 in / 0 out" in place of the last real figures.
-    if turn.usage.is_some()
-        && let Ok(mut u) = serde_json::to_value(usage)
-    {
-        u["duration"] = json!(round_ms(duration));
-        msg.extra.insert("usage".into(), u);
-    }
-    if let Some(r) = &turn.spec.body.reasoning {
-        msg.extra.insert("reasoning_effort".into(), json!(r.effort));
-    }
-    chat.messages.push(msg);
 }
 
 /// The change payload of one written file (docs/PROTOCOL.md, "typed change

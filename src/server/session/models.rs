@@ -14,7 +14,7 @@ use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
 use crate::protocol::params;
 use crate::protocol::{Request, ok};
-use crate::server::stream::ChatKey;
+use crate::turn::stream::ChatKey;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

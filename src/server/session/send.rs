@@ -19,7 +19,7 @@ use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
 use crate::protocol::{Request, ok};
 use crate::retrieval::ToolsMode;
-use crate::server::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
+use crate::turn::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,16 +8,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::Outbox;
 use crate::edit::ToolCall;
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
+use crate::server::Outbox;
 
 /// Which chat a turn belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -70,8 +70,8 @@ pub struct TurnOutcome {
     pub thinking: String,
     /// File tool calls (`write_file`, `edit_file`, unknown names) of every round, in order.
     pub calls: Vec<ToolCall>,
-    /// Retrieval steps, as `{name, arguments, status, summary}`.
-    pub steps: Vec<Value>,
+    /// Retrieval steps, in order.
+    pub steps: Vec<ToolStep>,
     /// Model calls made (1 without retrieval tools).
     pub rounds: usize,
     /// Usage, when the stream reported it.
@@ -82,6 +82,19 @@ pub struct TurnOutcome {
     pub cancelled: bool,
     /// Seconds from start to end.
     pub duration: f64,
+}
+
+/// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolStep {
+    /// The tool.
+    pub name: String,
+    /// The model's arguments (`null` when they were not JSON).
+    pub arguments: Value,
+    /// `completed` or `denied`.
+    pub status: String,
+    /// One line for the user.
+    pub summary: String,
 }
 
 #[derive(Default)]
@@ -376,7 +389,7 @@ async fn retrieval_step(
     outbox: &Outbox,
     cancel: &CancellationToken,
     budget: &mut usize,
-    steps: &mut Vec<Value>,
+    steps: &mut Vec<ToolStep>,
 ) -> Option<String> {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let chat_id = &spec.chat.id;
@@ -389,9 +402,12 @@ async fn retrieval_step(
     };
     let mut record = |status: &str, summary: &str| {
         outbox.emit(&step(status, summary), Some(&spec.request_id));
-        steps.push(
-            json!({"name": call.name, "arguments": args, "status": status, "summary": summary}),
-        );
+        steps.push(ToolStep {
+            name: call.name.clone(),
+            arguments: args.clone(),
+            status: status.to_owned(),
+            summary: summary.to_owned(),
+        });
     };
     if !args.is_object() {
         record("denied", "invalid arguments");
