@@ -310,15 +310,39 @@ impl Session {
         id: &str,
         change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>,
     ) -> Result<R> {
-        let root = self.root()?.to_path_buf();
         self.ensure_not_busy(store, id)?;
-        if self.is_active(store, id) {
-            return self.mutate(change);
+        self.update_chat(store, id, change)
+    }
+
+    /// The one way a chat changes (invariant 12): `change` runs on a copy, the copy is
+    /// saved, and only then replaces the active chat in memory. A chat that is not
+    /// active is loaded under its lock: the one this process holds while the chat
+    /// streams, else taken for the change. Errors: `Chat not found`, `locked`, and
+    /// whatever `change` or the save returns (memory and disk then stay as they were).
+    fn update_chat<R>(
+        &mut self,
+        store: &ChatStore,
+        id: &str,
+        change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>,
+    ) -> Result<R> {
+        let root = self.root()?.to_path_buf();
+        if let Some(active) = self.active.as_mut()
+            && active.chat.id == id
+            && active.store.global == store.global
+        {
+            let mut chat = active.chat.clone();
+            let r = change(&mut chat, ChatFiles::new(&active.store, id), &root)?;
+            active.store.save(&chat)?;
+            active.chat = chat;
+            return Ok(r);
         }
         if !store.exists(id) {
             return Err(Error::chat_not_found());
         }
-        let _lock = ChatLock::acquire(&store.chat_dir(id)?)?;
+        let _lock = match self.locks.contains_key(&chat_key(store, id)) {
+            true => None,
+            false => Some(ChatLock::acquire(&store.chat_dir(id)?)?),
+        };
         let mut chat = store.load(id)?;
         let r = change(&mut chat, ChatFiles::new(store, id), &root)?;
         store.save(&chat)?;
@@ -331,17 +355,9 @@ impl Session {
         &mut self,
         change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>,
     ) -> Result<R> {
-        let root = self.root()?.to_path_buf();
-        let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
-        let mut chat = active.chat.clone();
-        let r = change(
-            &mut chat,
-            ChatFiles::new(&active.store, &active.chat.id),
-            &root,
-        )?;
-        active.store.save(&chat)?;
-        active.chat = chat;
-        Ok(r)
+        let active = self.active.as_ref().ok_or_else(Error::no_active_chat)?;
+        let (store, id) = (active.store.clone(), active.chat.id.clone());
+        self.update_chat(&store, &id, change)
     }
 
     /// The store holding chat `id`: the active chat's, else the project's, else global.

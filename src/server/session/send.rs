@@ -377,21 +377,11 @@ impl Session {
         key: &ChatKey,
         change: impl FnOnce(&mut Chat, ChatFiles) -> Result<R>,
     ) -> Result<R> {
-        if let Some(a) = self.active.as_mut()
-            && a.chat.id == key.id
-            && a.store.global == key.global
-        {
-            let mut chat = a.chat.clone();
-            let r = change(&mut chat, ChatFiles::new(&a.store, &key.id))?;
-            a.store.save(&chat)?;
-            a.chat = chat;
-            return Ok(r);
-        }
-        let store = self.store_for(key)?;
-        let mut chat = store.load(&key.id)?;
-        let r = change(&mut chat, ChatFiles::new(&store, &key.id))?;
-        store.save(&chat)?;
-        Ok(r)
+        let store = match &self.active {
+            Some(a) if a.chat.id == key.id && a.store.global == key.global => a.store.clone(),
+            _ => self.store_for(key)?,
+        };
+        self.update_chat(&store, &key.id, |chat, files, _| change(chat, files))
     }
 
     pub(super) fn finish_turn(
