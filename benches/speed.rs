@@ -89,8 +89,8 @@ impl Proc {
 
     /// Peak resident set size of the process so far, in MB (`VmHWM`).
     fn peak_rss_mb(&self) -> f64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -227,8 +227,10 @@ fn context_workload(n: usize, url: &str, first_bytes: &mpsc::Receiver<Instant>) 
     let ping = p.ping();
     let mut adds = Vec::new();
     for i in 0..n {
-        let (d, _) = p.ok(json!({"action": "context_add", "path": format!("src/f{i}.rs"),
-            "content": file_content(i)}));
+        let (d, _) = p.ok(
+            json!({"action": "context_add", "path": format!("src/f{i}.rs"),
+            "content": file_content(i)}),
+        );
         adds.push(d);
     }
     adds.sort();
@@ -236,9 +238,15 @@ fn context_workload(n: usize, url: &str, first_bytes: &mpsc::Receiver<Instant>) 
     let statuses = json!({"action": "get_file_statuses"});
     let (statuses_cold, _) = p.ok(statuses.clone());
     let statuses_warm = p.median(statuses, 11);
-    let statuses_lean = p.median(json!({"action": "get_file_statuses", "contents": false}), 11);
+    let statuses_lean = p.median(
+        json!({"action": "get_file_statuses", "contents": false}),
+        11,
+    );
     p.ok(json!({"action": "estimate_tokens", "input_text": "draft"}));
-    let estimate_warm = p.median(json!({"action": "estimate_tokens", "input_text": "draft"}), 11);
+    let estimate_warm = p.median(
+        json!({"action": "estimate_tokens", "input_text": "draft"}),
+        11,
+    );
     while first_bytes.try_recv().is_ok() {}
     let mut fb = Vec::new();
     for round in 0..3 {
@@ -289,13 +297,21 @@ fn make_chats(project: &Path, n: usize, messages: usize) {
                     "timestamp": "2026-01-01T00:00:00Z"})
             })
             .collect();
-        let created = format!("2026-01-{:02}T{:02}:{:02}:{:02}Z", 1 + c / 86400 % 28,
-            (c / 3600) % 24, (c / 60) % 60, c % 60);
+        let created = format!(
+            "2026-01-{:02}T{:02}:{:02}:{:02}Z",
+            1 + c / 86400 % 28,
+            (c / 3600) % 24,
+            (c / 60) % 60,
+            c % 60
+        );
         let chat = json!({"version": 2, "id": id, "name": format!("Chat number {c}"),
             "created": created, "model": "m", "draft": "", "context_files": [], "messages": msgs});
         std::fs::create_dir_all(chats.join(&id)).unwrap();
-        std::fs::write(chats.join(&id).join("chat.json"), serde_json::to_vec(&chat).unwrap())
-            .unwrap();
+        std::fs::write(
+            chats.join(&id).join("chat.json"),
+            serde_json::to_vec(&chat).unwrap(),
+        )
+        .unwrap();
         index.push(json!({"id": id, "name": format!("Chat number {c}"), "created": created}));
     }
     std::fs::write(
@@ -360,25 +376,60 @@ fn main() {
     let chats = chat_workload(2000, 50, &url);
     println!(
         "\nThe table: 200 context files / 8 MB; 2,000 chats x 50 messages; state in {}",
-        std::env::var("BB7_BENCH_DIR").unwrap_or_else(|_| std::env::temp_dir().display().to_string())
+        std::env::var("BB7_BENCH_DIR")
+            .unwrap_or_else(|_| std::env::temp_dir().display().to_string())
     );
-    println!("  ping round trip (baseline, context process)  {:>10.3} ms", main.ping.as_secs_f64() * 1e3);
-    row("get_file_statuses, warm (with contents)", main.statuses_warm, main.ping);
-    row("get_file_statuses, warm (contents: false)", main.statuses_lean, main.ping);
-    row("get_file_statuses, cold (first call)", main.statuses_cold, main.ping);
-    row("get_file_statuses, first in a new process", main.new_process_statuses, main.ping);
+    println!(
+        "  ping round trip (baseline, context process)  {:>10.3} ms",
+        main.ping.as_secs_f64() * 1e3
+    );
+    row(
+        "get_file_statuses, warm (with contents)",
+        main.statuses_warm,
+        main.ping,
+    );
+    row(
+        "get_file_statuses, warm (contents: false)",
+        main.statuses_lean,
+        main.ping,
+    );
+    row(
+        "get_file_statuses, cold (first call)",
+        main.statuses_cold,
+        main.ping,
+    );
+    row(
+        "get_file_statuses, first in a new process",
+        main.new_process_statuses,
+        main.ping,
+    );
     row("context_add, per call (median of 200)", main.add, main.ping);
     row("spawn -> init -> chat_new", chats.startup, chats.ping);
     row("estimate_tokens, warm", main.estimate_warm, main.ping);
-    row("search_chats, 2,000 chats x 50 messages", chats.search_hit, chats.ping);
-    row("send -> first request byte, 8 MB context", main.first_byte, main.ping);
-    println!("  {:<44} {:>10.1} MB", "peak RSS after the workload (VmHWM)", main.peak_mb);
+    row(
+        "search_chats, 2,000 chats x 50 messages",
+        chats.search_hit,
+        chats.ping,
+    );
+    row(
+        "send -> first request byte, 8 MB context",
+        main.first_byte,
+        main.ping,
+    );
+    println!(
+        "  {:<44} {:>10.1} MB",
+        "peak RSS after the workload (VmHWM)", main.peak_mb
+    );
 
     println!("\nGrowth with context size (per-file figures should stay flat)");
     let sizes: &[usize] = if quick { &[20, 200] } else { &[20, 200, 2000] };
     let mut figures = Vec::new();
     for &n in sizes {
-        figures.push(if n == 200 { None } else { Some(context_workload(n, &url, &first_bytes)) });
+        figures.push(if n == 200 {
+            None
+        } else {
+            Some(context_workload(n, &url, &first_bytes))
+        });
     }
     println!(
         "  {:>6} {:>24} {:>24} {:>24} {:>22} {:>9}",
@@ -404,13 +455,21 @@ fn main() {
     }
 
     println!("\nGrowth with chat count (10 messages per chat beyond the table's 2,000 x 50)");
-    let counts: &[usize] = if quick { &[200, 2000] } else { &[200, 2000, 20000] };
+    let counts: &[usize] = if quick {
+        &[200, 2000]
+    } else {
+        &[200, 2000, 20000]
+    };
     println!(
         "  {:>6} {:>9} {:>22} {:>22} {:>22} {:>22}",
         "chats", "messages", "chat_list", "search (hit)", "search (miss)", "init -> chat_new"
     );
     for &n in counts {
-        let f = if n == 2000 { None } else { Some(chat_workload(n, 10, &url)) };
+        let f = if n == 2000 {
+            None
+        } else {
+            Some(chat_workload(n, 10, &url))
+        };
         let f = f.as_ref().unwrap_or(&chats);
         let cell = |d: Duration| {
             format!(
