@@ -3,16 +3,67 @@
 
 use std::fmt;
 
-/// A failure that is reported to the client as an `error` line.
-///
-/// `code` is one of the codes of PROTOCOL.md ("Conventions"): `not_initialized`,
-/// `no_active_chat`, `not_found`, `invalid_request`, `conflict`, `locked`,
-/// `path_escape`, `busy`, `api`, `cancelled`, or `io` for an unexpected file-system
-/// failure. `message` is shown to the user as it is, so it never contains secrets.
+/// The machine-readable category of an [`Error`], sent as the `code` field of an
+/// `error` line (docs/PROTOCOL.md, "Conventions"). Clients branch on it, never on the
+/// message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// No `init` yet, or the directory has no `.bb7/`.
+    NotInitialized,
+    /// The action needs an active chat and none is selected.
+    NoActiveChat,
+    /// What the request names does not exist.
+    NotFound,
+    /// A malformed request: missing or mistyped field, impossible value.
+    InvalidRequest,
+    /// The disk changed under an apply, or a merge found overlapping edits.
+    Conflict,
+    /// Another process holds the chat's lock.
+    Locked,
+    /// A path leaves the project (or names a protected directory).
+    PathEscape,
+    /// The chat is streaming a turn already.
+    Busy,
+    /// The model API failed.
+    Api,
+    /// The user cancelled the turn.
+    Cancelled,
+    /// An unexpected file-system failure.
+    Io,
+}
+
+impl ErrorCode {
+    /// The wire spelling, e.g. `path_escape`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotInitialized => "not_initialized",
+            ErrorCode::NoActiveChat => "no_active_chat",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Locked => "locked",
+            ErrorCode::PathEscape => "path_escape",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Api => "api",
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::Io => "io",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure that is reported to the client as an `error` line: a [`ErrorCode`] and a
+/// message written for the user, shown as it is, so it never contains secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
-    /// Machine-readable category (see above).
-    pub code: &'static str,
+    /// Machine-readable category.
+    pub code: ErrorCode,
     /// Human-readable text, e.g. `Chat not found`.
     pub message: String,
 }
@@ -22,7 +73,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// An error with an explicit code.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Error {
             code,
             message: message.into(),
@@ -31,18 +82,18 @@ impl Error {
 
     /// A malformed request: bad field, bad value, impossible operation.
     pub fn invalid(message: impl Into<String>) -> Self {
-        Self::new("invalid_request", message)
+        Self::new(ErrorCode::InvalidRequest, message)
     }
 
     /// Something the request names does not exist.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self::new("not_found", message)
+        Self::new(ErrorCode::NotFound, message)
     }
 
     /// A path resolves outside the place it is allowed to be.
     pub fn path_escape(path: &str) -> Self {
         Self::new(
-            "path_escape",
+            ErrorCode::PathEscape,
             format!("Path is outside the project: {path}"),
         )
     }
@@ -50,14 +101,14 @@ impl Error {
     /// No project or global session has been set up with `init` yet.
     pub fn not_initialized() -> Self {
         Self::new(
-            "not_initialized",
+            ErrorCode::NotInitialized,
             "Not initialized: send init with project_root first",
         )
     }
 
     /// The action needs an active chat and none is selected (reference text).
     pub fn no_active_chat() -> Self {
-        Self::new("no_active_chat", "No active chat")
+        Self::new(ErrorCode::NoActiveChat, "No active chat")
     }
 
     /// The named chat does not exist (reference text).
@@ -67,7 +118,7 @@ impl Error {
 
     /// A file-system failure, with what bb7 was doing when it happened.
     pub fn io(doing: impl fmt::Display, err: std::io::Error) -> Self {
-        Self::new("io", format!("{doing}: {err}"))
+        Self::new(ErrorCode::Io, format!("{doing}: {err}"))
     }
 }
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::ids;
 use crate::chat::model::{CHAT_VERSION, Chat};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::fsutil::{self, write_json_atomic};
 use crate::project::lock;
@@ -136,7 +137,7 @@ impl ChatStore {
         };
         let mut chat: Chat = serde_json::from_slice(&bytes).map_err(|e| {
             Error::new(
-                "io",
+                ErrorCode::Io,
                 format!("Chat {id} is damaged ({}): {e}", path.display()),
             )
         })?;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::chat::ids;
 use crate::chat::model::{Chat, ContextFile, Message, Part};
 use crate::chat::store::ChatStore;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::fsutil::{self, read_text, read_text_opt, to_lf, write_atomic};
 use crate::project::paths::Location;
@@ -41,7 +42,7 @@ impl<'a> ChatFiles<'a> {
     /// The snapshot text of a context entry.
     pub fn read_snapshot(&self, cf: &ContextFile) -> Result<String> {
         read_text(&self.snapshot_path(cf)?, &cf.path).map_err(|e| {
-            if e.code == "not_found" {
+            if e.code == ErrorCode::NotFound {
                 Error::not_found(format!("Context snapshot of {} is missing", cf.path))
             } else {
                 e
@@ -257,7 +258,7 @@ pub fn add_file(
 ) -> Result<()> {
     let path = loc.key();
     if find_file(chat, &path).is_some() {
-        return Err(Error::new("conflict", "File already in context"));
+        return Err(Error::new(ErrorCode::Conflict, "File already in context"));
     }
     let content = to_lf(content);
     let cf = ContextFile {
@@ -298,7 +299,10 @@ pub fn add_section(
         .iter()
         .any(|c| c.path == path && c.start_line == Some(start) && c.end_line == Some(end))
     {
-        return Err(Error::new("conflict", "Section already in context"));
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            "Section already in context",
+        ));
     }
     let cf = ContextFile {
         version: ids::section_version(&path, start, end, &text),
@@ -411,7 +415,7 @@ pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: boo
         let snap = files.read_snapshot(&cf).unwrap_or_default();
         if out != snap {
             return Err(Error::new(
-                "conflict",
+                ErrorCode::Conflict,
                 "Cannot set read-only: the file has pending output; apply or reject it first",
             ));
         }

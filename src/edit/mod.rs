@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::chat::ids;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::paths::locate_in_project;
 use matching::{EditError, anchored, search_replace};
@@ -321,7 +322,7 @@ fn apply_call(
     report.path = Some(raw_path.to_owned());
     let rel = match locate_in_project(root, raw_path) {
         Ok((rel, _)) => rel,
-        Err(e) if e.code == "path_escape" => {
+        Err(e) if e.code == ErrorCode::PathEscape => {
             plan.escape.get_or_insert_with(|| raw_path.to_owned());
             return Err(CallError::Other(format!(
                 "{raw_path} is outside the project"

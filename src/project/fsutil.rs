@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 
 /// Replaces `path` with `bytes` so that a crash at any instant leaves either the old or
@@ -33,8 +34,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Serialises `value` as pretty JSON and writes it atomically.
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)
-        .map_err(|e| Error::new("io", format!("Cannot encode {}: {e}", path.display())))?;
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| {
+        Error::new(
+            ErrorCode::Io,
+            format!("Cannot encode {}: {e}", path.display()),
+        )
+    })?;
     bytes.push(b'\n');
     write_atomic(path, &bytes)
 }
@@ -56,7 +61,7 @@ pub fn read_text(path: &Path, shown_as: &str) -> Result<String> {
 pub fn read_text_opt(path: &Path, shown_as: &str) -> Result<Option<String>> {
     match read_text(path, shown_as) {
         Ok(s) => Ok(Some(s)),
-        Err(e) if e.code == "not_found" => Ok(None),
+        Err(e) if e.code == ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }
 }

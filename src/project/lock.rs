@@ -9,6 +9,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::paths::state_path;
 
@@ -80,7 +81,7 @@ pub fn holder(chat_dir: &Path) -> Option<u32> {
 fn locked_error(pid: Option<u32>) -> Error {
     let who = pid.map(|p| format!(" (PID {p})")).unwrap_or_default();
     Error::new(
-        "locked",
+        ErrorCode::Locked,
         format!(
             "Chat is locked by another bb7 process{who}; use chat_force_unlock to take it over"
         ),

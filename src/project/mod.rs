@@ -8,6 +8,7 @@ pub mod paths;
 
 use std::path::{Path, PathBuf};
 
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 
 /// bb7's per-user directories.
@@ -25,7 +26,7 @@ impl UserDirs {
     /// the `directories` crate. Errors when no home directory can be determined.
     pub fn from_env() -> Result<UserDirs> {
         let base = directories::BaseDirs::new()
-            .ok_or_else(|| Error::new("io", "Cannot determine the home directory"))?;
+            .ok_or_else(|| Error::new(ErrorCode::Io, "Cannot determine the home directory"))?;
         Ok(UserDirs {
             state: base.home_dir().join(".bb7"),
             config: base.config_dir().join("bb7"),
@@ -88,7 +89,7 @@ impl Project {
     pub fn create(root: &Path) -> Result<()> {
         let dir = root.join(Self::STATE_DIR);
         if dir.symlink_metadata().is_ok() {
-            return Err(Error::new("conflict", "Already initialized"));
+            return Err(Error::new(ErrorCode::Conflict, "Already initialized"));
         }
         std::fs::create_dir_all(dir.join("chats")).map_err(|e| Error::io("Cannot create .bb7", e))
     }

@@ -5,6 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 
 /// Where a user-supplied path points after resolution.
@@ -79,7 +80,7 @@ pub fn locate(root: &Path, path: &str) -> Result<Location> {
     }
     if rel_parts[0] == ".bb7" {
         return Err(Error::new(
-            "path_escape",
+            ErrorCode::PathEscape,
             format!("Path is inside bb7's state directory: {path}"),
         ));
     }
@@ -177,7 +178,7 @@ fn ensure_no_symlink_escape(root: &Path, abs: &Path, original: &str) -> Result<(
 pub fn state_path(base: &Path, rel: &str) -> Result<PathBuf> {
     let escape = || {
         Error::new(
-            "path_escape",
+            ErrorCode::PathEscape,
             format!("Refusing to follow a path that leaves bb7's state directory: {rel}"),
         )
     };
@@ -232,10 +233,13 @@ mod tests {
             "src/main.rs"
         );
         assert!(locate(&root, "/etc/passwd").unwrap().is_external());
-        assert_eq!(locate(&root, "../x").unwrap_err().code, "path_escape");
+        assert_eq!(
+            locate(&root, "../x").unwrap_err().code,
+            crate::error::ErrorCode::PathEscape
+        );
         assert_eq!(
             locate(&root, ".bb7/chats/index.json").unwrap_err().code,
-            "path_escape"
+            crate::error::ErrorCode::PathEscape
         );
     }
 
@@ -247,7 +251,7 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
         assert_eq!(
             locate(&root, "out/new.txt").unwrap_err().code,
-            "path_escape"
+            crate::error::ErrorCode::PathEscape
         );
         std::fs::create_dir(root.join(".bb7")).unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join(".bb7/x")).unwrap();

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::hunks::{self, Edit, apply_edits};
 use crate::chat::ids;
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings, write_json_atomic};
 use crate::project::paths::state_path;
@@ -134,7 +135,7 @@ impl CheckpointStore {
         let path = state_path(&self.base, &format!("checkpoints/{id}.json"))?;
         let bytes = std::fs::read(&path).map_err(|_| Error::not_found("Checkpoint not found"))?;
         serde_json::from_slice(&bytes)
-            .map_err(|e| Error::new("io", format!("Checkpoint {id} is damaged: {e}")))
+            .map_err(|e| Error::new(ErrorCode::Io, format!("Checkpoint {id} is damaged: {e}")))
     }
 
     /// All checkpoints, oldest first, optionally of one chat.

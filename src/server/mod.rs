@@ -2,7 +2,7 @@
 //! owns stdout so that message lines never interleave (DESIGN.md invariants 1, 2, 8).
 
 pub mod session;
-pub mod turn;
+pub mod stream;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -186,7 +186,7 @@ where
                 tracing::debug!(action = %req.action, request_id = ?id, micros = started.elapsed().as_micros() as u64, "handled")
             }
             Err(e) => {
-                tracing::info!(action = %req.action, request_id = ?id, code = e.code, "request failed")
+                tracing::info!(action = %req.action, request_id = ?id, code = e.code.as_str(), "request failed")
             }
         }
         match result {

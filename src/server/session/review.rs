@@ -7,6 +7,7 @@ use super::Session;
 use crate::chat::ids;
 use crate::chat::model::{ContextFile, Part};
 use crate::context::{ChatFiles, event_for, find_file, push_event};
+use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output::Applied;
 use crate::project::fsutil::{
@@ -14,6 +15,7 @@ use crate::project::fsutil::{
 };
 use crate::project::paths::locate_in_project;
 use crate::protocol::Request;
+use crate::protocol::params;
 use crate::review::checkpoint::{CheckpointStore, RollbackMode, file_change, rollback_file};
 use crate::review::{self, Selection};
 
@@ -41,11 +43,11 @@ fn read_disk(abs: &std::path::Path, rel: &str) -> Result<Disk> {
     }
 }
 
-fn selection(req: &Request, field: &str) -> Result<Selection> {
-    match req.fields.get(field) {
-        None | Some(Value::Null) => Ok(Selection::Ids(Vec::new())),
-        Some(Value::String(s)) if s == "all" => Ok(Selection::All),
-        Some(_) => Ok(Selection::Ids(req.opt_str_list(field)?.unwrap_or_default())),
+fn selection(hunks: params::HunkSelection) -> Selection {
+    match hunks {
+        params::HunkSelection::All => Selection::All,
+        params::HunkSelection::Ids(ids) => Selection::Ids(ids),
+        params::HunkSelection::None => Selection::Ids(Vec::new()),
     }
 }
 
@@ -95,17 +97,18 @@ impl Session {
 
     /// `review_get`: the pending hunks of every file with output, or of `path`.
     pub(super) fn review_get(&self, req: &Request) -> Result<Value> {
+        let args: params::ReviewGet = req.params()?;
         let root = self.root()?.to_path_buf();
         let a = self.active()?;
         let files = ChatFiles::new(&a.store, &a.chat.id);
-        let paths = match req.opt_str("path")? {
+        let paths = match args.path.as_deref() {
             Some(p) => vec![locate_in_project(&root, p)?.0],
             None => files.list_outputs()?,
         };
         let mut out = Vec::new();
         for rel in paths {
             let Some(output) = files.read_output(&rel)? else {
-                if req.opt_str("path")?.is_some() {
+                if args.path.as_deref().is_some() {
                     return Err(Error::not_found(format!("No pending changes for {rel}")));
                 }
                 continue;
@@ -135,21 +138,13 @@ impl Session {
     /// edits), removes rejected ones from the output, records the decisions, and makes
     /// a checkpoint when the file changed.
     pub(super) fn review_apply(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ReviewApply = req.params()?;
         let root = self.root()?.to_path_buf();
-        let (rel, abs) = locate_in_project(&root, req.non_empty_str("path")?)?;
-        let accept = selection(req, "accept")?;
-        let reject = selection(req, "reject")?;
-        let expected = match req.fields.get("expected_disk_hash") {
-            None => return Err(Error::invalid("Missing required field: expected_disk_hash")),
-            Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                return Err(Error::invalid(
-                    "Field 'expected_disk_hash' must be a string or null",
-                ));
-            }
-        };
-        let reasons = req.fields.get("reasons").cloned().unwrap_or(Value::Null);
+        let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
+        let accept = selection(args.accept);
+        let reject = selection(args.reject);
+        let expected = args.expected_disk_hash.flatten();
+        let reasons = args.reasons.map(Value::Object).unwrap_or(Value::Null);
         let output = {
             let a = self.active()?;
             ChatFiles::new(&a.store, &a.chat.id)
@@ -163,7 +158,7 @@ impl Session {
         let disk = read_disk(&abs, &rel)?;
         if disk.hash != expected {
             return Err(Error::new(
-                "conflict",
+                ErrorCode::Conflict,
                 format!(
                     "{rel} changed on disk since the review was computed; fetch the review again"
                 ),
@@ -247,19 +242,20 @@ impl Session {
 
     /// `checkpoint_list`: all checkpoints (oldest first), or one chat's.
     pub(super) fn checkpoint_list(&self, req: &Request) -> Result<Value> {
+        let args: params::CheckpointList = req.params()?;
         self.root()?;
-        let list = self.checkpoints()?.list(req.opt_str("chat_id")?)?;
+        let list = self.checkpoints()?.list(args.chat_id.as_deref())?;
         let rows: Vec<Value> = list.iter().map(|c| c.summary()).collect();
         Ok(json!({"type": "checkpoints", "checkpoints": rows}))
     }
 
     /// `checkpoint_get`: one checkpoint with contents.
     pub(super) fn checkpoint_get(&self, req: &Request) -> Result<Value> {
+        let args: params::CheckpointRef = req.params()?;
         self.root()?;
-        let cp = self
-            .checkpoints()?
-            .get(req.non_empty_str("checkpoint_id")?)?;
-        let mut v = serde_json::to_value(&cp).map_err(|e| Error::new("io", e.to_string()))?;
+        let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
+        let mut v =
+            serde_json::to_value(&cp).map_err(|e| Error::new(ErrorCode::Io, e.to_string()))?;
         v["type"] = json!("checkpoint");
         Ok(v)
     }
@@ -267,11 +263,10 @@ impl Session {
     /// `checkpoint_diff3`: the checkpoint's base, the file now, and what the model
     /// proposed.
     pub(super) fn checkpoint_diff3(&self, req: &Request) -> Result<Value> {
+        let args: params::CheckpointDiff3 = req.params()?;
         let root = self.root()?.to_path_buf();
-        let cp = self
-            .checkpoints()?
-            .get(req.non_empty_str("checkpoint_id")?)?;
-        let (rel, abs) = locate_in_project(&root, req.non_empty_str("path")?)?;
+        let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
+        let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
         let f = cp.files.iter().find(|f| f.path == rel).ok_or_else(|| {
             Error::not_found(format!(
                 "{rel} is not part of checkpoint {}",
@@ -292,15 +287,16 @@ impl Session {
     /// checkpoint (a file changed since only with `force`); `scoped_selected` reverses
     /// only `hunk_ids`, keeping newer unrelated edits. The rollback is a checkpoint.
     pub(super) fn checkpoint_rollback(&mut self, req: &Request) -> Result<Value> {
+        let args: params::CheckpointRollback = req.params()?;
         let root = self.root()?.to_path_buf();
         let store = self.checkpoints()?;
-        let cp = store.get(req.non_empty_str("checkpoint_id")?)?;
-        let mode = match req.str("mode")? {
+        let cp = store.get(args.checkpoint_id.as_str())?;
+        let mode = match args.mode.as_str() {
             "hard_all" => RollbackMode::Hard {
-                force: req.bool_or("force", false)?,
+                force: args.force.unwrap_or(false),
             },
             "scoped_selected" => RollbackMode::Scoped(
-                req.opt_str_list("hunk_ids")?
+                args.hunk_ids
                     .filter(|l| !l.is_empty())
                     .ok_or_else(|| Error::invalid("scoped_selected needs hunk_ids"))?,
             ),

@@ -1,7 +1,13 @@
-//! Wire types of the stdio protocol (PROTOCOL.md): requests are JSON objects tagged by
-//! `action`, messages are JSON objects tagged by `type`, one per line.
+//! Wire types of the stdio protocol (docs/PROTOCOL.md): requests are JSON objects
+//! tagged by `action` whose parameters are the types in [`params`]; messages are JSON
+//! objects tagged by `type`, classified by [`MessageKind`]. One object per line.
 
-use serde_json::{Map, Value, json};
+mod fields;
+pub mod params;
+
+use serde::Deserialize as _;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 
@@ -16,8 +22,8 @@ pub struct Request {
     pub action: String,
     /// The `request_id`, normalised to a string (`42` becomes `"42"`).
     pub request_id: Option<String>,
-    /// Every field of the request object, `action` and `request_id` included.
-    pub fields: Map<String, Value>,
+    /// The request object, `action` and `request_id` included.
+    pub fields: Value,
 }
 
 /// Why a line could not become a [`Request`]; carries the request id when one was
@@ -67,7 +73,18 @@ impl Request {
         Ok(Request {
             action,
             request_id,
-            fields,
+            fields: Value::Object(fields),
+        })
+    }
+
+    /// The request's parameters as the type of its action (see [`params`]). Errors
+    /// (`invalid_request`): `Missing required field: <f>` for an absent or `null`
+    /// required field, `Field '<f>' must be <what>` for a mistyped one.
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
+        serde_path_to_error::deserialize(&self.fields).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            param_error(&self.fields, &field, &inner)
         })
     }
 
@@ -170,12 +187,82 @@ fn as_uint(v: &Value) -> Option<u64> {
     (f >= 0.0 && f.fract() == 0.0 && f <= u32::MAX as f64).then_some(f as u64)
 }
 
+/// Words a serde error in the reference's style; `field` is the path serde reports
+/// (`.` when the error is about the object itself, as for a missing field).
+fn param_error(fields: &Value, field: &str, inner: &str) -> Error {
+    if let Some(rest) = inner.strip_prefix("missing field `") {
+        return missing(rest.split('`').next().unwrap_or(rest));
+    }
+    let top = field.split(['.', '[']).next().unwrap_or(field);
+    if matches!(fields.get(top), Some(Value::Null)) {
+        return missing(top);
+    }
+    // serde: "invalid type: integer `3`, expected a string at line …"; ours: "must …".
+    let inner = inner.split(" at line ").next().unwrap_or(inner);
+    if let Some((_, expected)) = inner.split_once(", expected ") {
+        return wrong_type(field, expected);
+    }
+    if inner.starts_with("must ") {
+        return Error::invalid(format!("Field '{field}' {inner}"));
+    }
+    Error::invalid(format!("Field '{field}': {inner}"))
+}
+
 fn missing(field: &str) -> Error {
     Error::invalid(format!("Missing required field: {field}"))
 }
 
 fn wrong_type(field: &str, expected: &str) -> Error {
     Error::invalid(format!("Field '{field}' must be {expected}"))
+}
+
+/// The `type` of a message bb7 writes, as a client reads it: which ones end the stream
+/// of a `send` ([`MessageKind::is_final`]) and which ones come while it runs. Unknown
+/// types are [`MessageKind::Other`], which a client skips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    /// A text delta of the answer.
+    Chunk,
+    /// A reasoning delta.
+    Thinking,
+    /// A retrieval tool step.
+    ToolCall,
+    /// A read waiting for `tool_approve`.
+    ToolApproval,
+    /// A question waiting for `clarify`.
+    Clarification,
+    /// A retry of the model request is scheduled.
+    Retry,
+    /// A chat got a generated title (unsolicited).
+    TitleUpdated,
+    /// The turn ended with an answer.
+    Done,
+    /// The request failed (or the turn was cancelled: code `cancelled`).
+    Error,
+    /// The turn ended and its file edits could not be applied; nothing was written.
+    DiffError,
+    /// Any other reply (`ok`, `chat_list`, …) or a type this build does not know.
+    #[serde(other)]
+    Other,
+}
+
+impl MessageKind {
+    /// The kind of a message object (`Other` when it has no known `type`).
+    pub fn of(msg: &Value) -> MessageKind {
+        msg.get("type")
+            .and_then(|t| MessageKind::deserialize(t).ok())
+            .unwrap_or(MessageKind::Other)
+    }
+
+    /// Whether this message ends the stream of a `send`: `done`, `error` or
+    /// `diff_error`. Everything else is an event within it.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            MessageKind::Done | MessageKind::Error | MessageKind::DiffError
+        )
+    }
 }
 
 /// `{"type":"ok"}`: success without data.

@@ -1,0 +1,451 @@
+//! The parameters of each request, one serde type per action (docs/PROTOCOL.md lists
+//! them). Unknown fields are ignored; a missing or mistyped field becomes an
+//! `invalid_request` error in the reference's words (`Missing required field: path`,
+//! `Field 'path' must be a string`) through [`super::Request::params`].
+//!
+//! `Option` fields are optional; `null` counts as absent.
+
+use serde::{Deserialize, Deserializer};
+
+pub use super::fields::{HunkSelection, LineNumber, NonEmpty, RequestId, Uint};
+
+/// `bb7_init` and `init`: the project directory, absolute or relative to bb7's working
+/// directory. `init` without it (or with `""`) starts global-only mode.
+#[derive(Debug, Deserialize)]
+pub struct Init {
+    /// The project root.
+    pub project_root: Option<String>,
+}
+
+/// `prepare_instructions`.
+#[derive(Debug, Deserialize)]
+pub struct PrepareInstructions {
+    /// `project`, `global` or `system`.
+    pub level: String,
+}
+
+/// Selects the chat store: `global: true` addresses `~/.bb7/chats/`.
+#[derive(Debug, Deserialize, Default)]
+pub struct Scope {
+    /// Global chats instead of the project's.
+    pub global: Option<bool>,
+}
+
+impl Scope {
+    /// Whether the request addresses global chats.
+    pub fn is_global(&self) -> bool {
+        self.global.unwrap_or(false)
+    }
+}
+
+/// `chat_new`.
+#[derive(Debug, Deserialize)]
+pub struct ChatNew {
+    /// The chat's name; absent gives a dated default.
+    pub name: Option<String>,
+    /// The model; absent gives the last used one.
+    pub model: Option<String>,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+}
+
+/// `chat_list`.
+#[derive(Debug, Deserialize)]
+pub struct ChatList {
+    /// List archived chats too.
+    pub include_archived: Option<bool>,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+}
+
+/// `chat_select`, `chat_delete`, `chat_force_unlock`: one chat by id.
+#[derive(Debug, Deserialize)]
+pub struct ChatRef {
+    /// The chat id (10 hex characters).
+    pub id: NonEmpty,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+}
+
+/// `chat_rename`.
+#[derive(Debug, Deserialize)]
+pub struct ChatRename {
+    /// The chat id.
+    pub id: NonEmpty,
+    /// The new name (trimmed).
+    pub name: NonEmpty,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+}
+
+/// `chat_move`.
+#[derive(Debug, Deserialize)]
+pub struct ChatMove {
+    /// The chat id.
+    pub id: NonEmpty,
+    /// `global` or `project`.
+    pub to: String,
+}
+
+/// `chat_pin` (`pinned`) and `chat_archive` (`archived`).
+#[derive(Debug, Deserialize)]
+pub struct ChatFlag {
+    /// The chat id.
+    pub id: NonEmpty,
+    /// The value of `chat_pin`.
+    pub pinned: Option<bool>,
+    /// The value of `chat_archive`.
+    pub archived: Option<bool>,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+}
+
+/// `search_chats`.
+#[derive(Debug, Deserialize)]
+pub struct SearchChats {
+    /// Text to find; empty lists every chat.
+    pub query: String,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+}
+
+/// `chat_edit`.
+#[derive(Debug, Deserialize)]
+pub struct ChatEdit {
+    /// The chat.
+    pub chat_id: NonEmpty,
+    /// 0-based index of the user message to edit.
+    pub message_index: Uint,
+    /// The new draft.
+    pub content: String,
+}
+
+/// `fork_chat`.
+#[derive(Debug, Deserialize)]
+pub struct ForkChat {
+    /// The chat to fork.
+    pub chat_id: NonEmpty,
+    /// 0-based index of the user message the fork starts before.
+    pub fork_message_index: Uint,
+}
+
+/// `chat_new_with_context`.
+#[derive(Debug, Deserialize)]
+pub struct ChatNewWithContext {
+    /// The chat whose context is copied.
+    pub source_chat_id: NonEmpty,
+}
+
+/// `save_draft`.
+#[derive(Debug, Deserialize)]
+pub struct SaveDraft {
+    /// The unsent input text.
+    pub draft: String,
+}
+
+/// `add_system_message`.
+#[derive(Debug, Deserialize)]
+pub struct AddSystemMessage {
+    /// The text, stored as a system message.
+    pub message: String,
+}
+
+/// `save_chat_settings`. Each field is changed only when present.
+#[derive(Debug, Deserialize)]
+pub struct SaveChatSettings {
+    /// The model id; empty means no change.
+    pub model: Option<String>,
+    /// `Some(None)` (null, `""` or `none`) clears the effort.
+    #[serde(default, deserialize_with = "present")]
+    pub reasoning_effort: Option<Option<String>>,
+    /// Retrieval tools: `off`, `ask` or `auto`.
+    pub tools: Option<String>,
+}
+
+/// Tells an absent field (`None`, via `default`) from a `null` one (`Some(None)`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// Actions that name one file: `context_remove`, `sync_context`, `get_output_file`,
+/// `output_delete`, `get_diff_paths`, `diff_local_done`.
+#[derive(Debug, Deserialize)]
+pub struct PathOnly {
+    /// Project-relative (or, for external context files, absolute) path.
+    pub path: NonEmpty,
+}
+
+/// `context_add`.
+#[derive(Debug, Deserialize)]
+pub struct ContextAdd {
+    /// The file's path.
+    pub path: NonEmpty,
+    /// Its content as the editor has it.
+    pub content: String,
+    /// Keep the model from writing it.
+    pub readonly: Option<bool>,
+}
+
+/// `context_update`.
+#[derive(Debug, Deserialize)]
+pub struct ContextUpdate {
+    /// The file's path.
+    pub path: NonEmpty,
+    /// The new content.
+    pub content: String,
+}
+
+/// `context_add_section`.
+#[derive(Debug, Deserialize)]
+pub struct ContextAddSection {
+    /// The file's path.
+    pub path: NonEmpty,
+    /// The lines of the section.
+    pub content: String,
+    /// First line, 1-based.
+    pub start_line: LineNumber,
+    /// Last line, inclusive.
+    pub end_line: LineNumber,
+}
+
+/// `context_remove_section`.
+#[derive(Debug, Deserialize)]
+pub struct SectionRef {
+    /// The file's path.
+    pub path: NonEmpty,
+    /// First line, 1-based.
+    pub start_line: LineNumber,
+    /// Last line, inclusive.
+    pub end_line: LineNumber,
+}
+
+/// `context_set_readonly`.
+#[derive(Debug, Deserialize)]
+pub struct ContextSetReadonly {
+    /// The file's path.
+    pub path: NonEmpty,
+    /// The new flag.
+    pub readonly: bool,
+}
+
+/// `get_context_file`: a whole file, or one section of it.
+#[derive(Debug, Deserialize)]
+pub struct GetContextFile {
+    /// The file's path.
+    pub path: NonEmpty,
+    /// The section's first line.
+    pub start_line: Option<Uint>,
+    /// The section's last line.
+    pub end_line: Option<Uint>,
+}
+
+/// `get_file_statuses`.
+#[derive(Debug, Deserialize)]
+pub struct FileStatuses {
+    /// Send file texts (default `true`); `false` sends hashes only.
+    pub contents: Option<bool>,
+}
+
+/// `apply_file` and `apply_file_as`.
+#[derive(Debug, Deserialize)]
+pub struct ApplyFile {
+    /// The output file to apply.
+    pub path: NonEmpty,
+    /// `apply_file_as`: where to write it instead.
+    pub destination: Option<NonEmpty>,
+    /// Write even over conflicting edits on disk.
+    pub force: Option<bool>,
+}
+
+/// `review_get`.
+#[derive(Debug, Deserialize)]
+pub struct ReviewGet {
+    /// One file; absent reviews every file with pending output.
+    pub path: Option<String>,
+}
+
+/// `review_apply`.
+#[derive(Debug, Deserialize)]
+pub struct ReviewApply {
+    /// The file.
+    pub path: NonEmpty,
+    /// Hunks to write to the file.
+    #[serde(default)]
+    pub accept: HunkSelection,
+    /// Hunks to drop from the output.
+    #[serde(default)]
+    pub reject: HunkSelection,
+    /// The disk hash the review was computed against (`null`: the file did not exist).
+    /// Required, even when `null`.
+    #[serde(deserialize_with = "present")]
+    pub expected_disk_hash: Option<Option<String>>,
+    /// Why, per hunk id; kept with the decision for the model.
+    pub reasons: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// `checkpoint_list`.
+#[derive(Debug, Deserialize)]
+pub struct CheckpointList {
+    /// Only this chat's checkpoints.
+    pub chat_id: Option<String>,
+}
+
+/// `checkpoint_get`.
+#[derive(Debug, Deserialize)]
+pub struct CheckpointRef {
+    /// The checkpoint.
+    pub checkpoint_id: NonEmpty,
+}
+
+/// `checkpoint_diff3`.
+#[derive(Debug, Deserialize)]
+pub struct CheckpointDiff3 {
+    /// The checkpoint.
+    pub checkpoint_id: NonEmpty,
+    /// One of its files.
+    pub path: NonEmpty,
+}
+
+/// `checkpoint_rollback`.
+#[derive(Debug, Deserialize)]
+pub struct CheckpointRollback {
+    /// The checkpoint to undo.
+    pub checkpoint_id: NonEmpty,
+    /// `hard_all` or `scoped_selected`.
+    pub mode: String,
+    /// `hard_all`: restore over later edits.
+    pub force: Option<bool>,
+    /// `scoped_selected`: the hunks to undo.
+    pub hunk_ids: Option<Vec<String>>,
+}
+
+/// `send`.
+#[derive(Debug, Deserialize)]
+pub struct Send {
+    /// The user's message.
+    pub content: String,
+    /// The chat (default: the active chat).
+    pub chat_id: Option<String>,
+    /// The model for this turn (default: the chat's).
+    pub model: Option<String>,
+    /// The reasoning effort (`""`/`none` for none; default: the chat's).
+    pub reasoning_effort: Option<String>,
+}
+
+/// `cancel`.
+#[derive(Debug, Deserialize)]
+pub struct Cancel {
+    /// The `request_id` of the `send` to stop.
+    pub target_request_id: RequestId,
+}
+
+/// `tool_approve`.
+#[derive(Debug, Deserialize)]
+pub struct ToolApprove {
+    /// From the `tool_approval` message.
+    pub approval_id: NonEmpty,
+    /// Whether the read may happen.
+    pub approved: bool,
+}
+
+/// `clarify`.
+#[derive(Debug, Deserialize)]
+pub struct Clarify {
+    /// From the `clarification` message.
+    pub question_id: NonEmpty,
+    /// The user's answer (`no_user_answer` skips).
+    pub answer: String,
+}
+
+/// `generate_title`.
+#[derive(Debug, Deserialize)]
+pub struct GenerateTitle {
+    /// The chat to name.
+    pub chat_id: NonEmpty,
+    /// The text to name it after.
+    pub content: String,
+}
+
+/// `get_models`.
+#[derive(Debug, Deserialize)]
+pub struct GetModels {
+    /// Fetch the list again even when the cache is fresh.
+    pub refresh: Option<bool>,
+}
+
+/// `estimate_tokens`.
+#[derive(Debug, Deserialize)]
+pub struct EstimateTokens {
+    /// The unsent draft.
+    pub input_text: Option<String>,
+}
+
+/// `estimate_text_tokens`.
+#[derive(Debug, Deserialize)]
+pub struct EstimateTextTokens {
+    /// The texts to count, one estimate each.
+    pub texts: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Request;
+
+    fn parse<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, String> {
+        let line = line
+            .replacen('{', r#"{"action":"t","#, 1)
+            .replace(",}", "}");
+        Request::parse(line.as_bytes())
+            .map_err(|e| e.error.message)?
+            .params::<T>()
+            .map_err(|e| e.message)
+    }
+
+    #[test]
+    fn errors_use_the_reference_words() {
+        let e = parse::<ContextAdd>(r#"{"action":"context_add","content":"x"}"#).unwrap_err();
+        assert_eq!(e, "Missing required field: path");
+        let e = parse::<ContextAdd>(r#"{"action":"context_add","path":null,"content":"x"}"#)
+            .unwrap_err();
+        assert_eq!(e, "Missing required field: path");
+        let e =
+            parse::<ContextAdd>(r#"{"action":"context_add","path":3,"content":"x"}"#).unwrap_err();
+        assert_eq!(e, "Field 'path' must be a string");
+        let e =
+            parse::<ContextAdd>(r#"{"action":"context_add","path":"","content":"x"}"#).unwrap_err();
+        assert_eq!(e, "Field 'path' must not be empty");
+        let e = parse::<SectionRef>(r#"{"path":"a","start_line":0,"end_line":2}"#).unwrap_err();
+        assert_eq!(e, "Field 'start_line' must be a line number of at least 1");
+        let e = parse::<ReviewApply>(r#"{"path":"a","accept":"all"}"#).unwrap_err();
+        assert_eq!(e, "Missing required field: expected_disk_hash");
+    }
+
+    #[test]
+    fn optional_fields_numbers_and_selections() {
+        let p: SectionRef = parse(r#"{"path":"a","start_line":3.0,"end_line":4,"x":1}"#).unwrap();
+        assert_eq!((p.start_line.0, p.end_line.0), (3, 4));
+        let p: ReviewApply =
+            parse(r#"{"path":"a","accept":"all","reject":["h1"],"expected_disk_hash":null}"#)
+                .unwrap();
+        assert_eq!(p.accept, HunkSelection::All);
+        assert_eq!(p.reject, HunkSelection::Ids(vec!["h1".into()]));
+        assert_eq!(p.expected_disk_hash, Some(None));
+        let p: Cancel = parse(r#"{"target_request_id":42}"#).unwrap();
+        assert_eq!(p.target_request_id.0, "42");
+        let p: SaveChatSettings = parse(r#"{"reasoning_effort":null}"#).unwrap();
+        assert_eq!(p.reasoning_effort, Some(None));
+        let p: SaveChatSettings = parse(r#"{}"#).unwrap();
+        assert_eq!(p.reasoning_effort, None);
+        let p: ChatList = parse(r#"{"global":true}"#).unwrap();
+        assert!(p.scope.is_global());
+    }
+}

@@ -1,0 +1,285 @@
+//! Chat handlers: create, list, select, get, rename, delete, move, unlock, search, pins,
+//! archive and chat settings.
+
+use super::*;
+use crate::config::{self, GlobalState};
+use crate::error::ErrorCode;
+use crate::error::{Error, Result};
+use crate::project::lock::ChatLock;
+use crate::protocol::params;
+use crate::protocol::{Request, ok};
+use serde_json::{Value, json};
+use std::path::Path;
+
+impl Session {
+    pub(super) fn save_draft(&mut self, req: &Request) -> Result<Value> {
+        let args: params::SaveDraft = req.params()?;
+        let draft = args.draft.as_str().to_owned();
+        self.mutate(|chat, _, _| {
+            chat.draft = draft;
+            Ok(())
+        })?;
+        Ok(ok())
+    }
+    pub(super) fn add_system_message(&mut self, req: &Request) -> Result<Value> {
+        let args: params::AddSystemMessage = req.params()?;
+        let text = args.message.as_str().to_owned();
+        self.mutate(|chat, _, _| {
+            chat.messages.push(system_message(text));
+            Ok(())
+        })?;
+        Ok(ok())
+    }
+
+    pub(super) fn chat_new(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ChatNew = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let model = match args.model.as_deref() {
+            Some(m) if !m.is_empty() => m.to_owned(),
+            _ => config::model_for_new_chat(&self.config, &self.global_state()),
+        };
+        let chat = store.create(args.name.as_deref(), &model)?;
+        let id = chat.id.clone();
+        self.activate(store, &id)?;
+        Ok(json!({"type": "ok", "id": id}))
+    }
+
+    pub(super) fn chat_list(&self, req: &Request) -> Result<Value> {
+        let args: params::ChatList = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let chats = store.list(args.include_archived.unwrap_or(false))?;
+        Ok(json!({"type": "chat_list", "chats": chats}))
+    }
+
+    pub(super) fn chat_select(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ChatRef = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
+        self.activate(store, id)?;
+        Ok(ok())
+    }
+
+    pub(super) fn chat_get(&self) -> Result<Value> {
+        let a = self.active()?;
+        let c = &a.chat;
+        let mut v = json!({
+            "type": "chat",
+            "id": c.id,
+            "name": c.name,
+            "created": c.created,
+            "model": c.model,
+            "draft": c.draft,
+            "global": a.store.global,
+            "messages": c.messages,
+            "context_files": c.context_files,
+            "instructions_info": self.instructions_info(),
+        });
+        if let Some(e) = &c.reasoning_effort {
+            v["reasoning_effort"] = json!(e);
+        }
+        v["tools"] = json!(c.tools.as_deref().unwrap_or("off"));
+        Ok(v)
+    }
+
+    pub(super) fn chat_active(&self) -> Result<Value> {
+        self.root()?;
+        Ok(match &self.active {
+            Some(a) => json!({"type": "chat_active", "id": a.chat.id, "global": a.store.global}),
+            None => json!({"type": "chat_active"}),
+        })
+    }
+
+    pub(super) fn chat_rename(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ChatRename = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
+        let name = args.name.as_str().trim().to_owned();
+        if self.is_active(&store, id) {
+            let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
+            let mut chat = active.chat.clone();
+            store.rename(&mut chat, &name)?;
+            active.chat = chat;
+        } else {
+            let chat = self.with_chat(&store, id, |chat, _, _| {
+                chat.name = name.clone();
+                Ok(chat.clone())
+            })?;
+            store.adopt(&chat)?;
+        }
+        Ok(ok())
+    }
+
+    pub(super) fn chat_delete(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ChatRef = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
+        if !store.exists(id) {
+            return Err(Error::chat_not_found());
+        }
+        self.ensure_not_busy(&store, id)?;
+        if self.is_active(&store, id) {
+            self.deactivate();
+        } else {
+            // Taking the lock proves no other process drives the chat.
+            let _lock = ChatLock::acquire(&store.chat_dir(id)?)?;
+        }
+        store.delete(id)?;
+        Ok(ok())
+    }
+
+    pub(super) fn chat_move(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ChatMove = req.params()?;
+        let id = args.id.as_str().to_owned();
+        let to_global = match args.to.as_str() {
+            "global" => true,
+            "project" => false,
+            other => {
+                return Err(Error::invalid(format!(
+                    "Field 'to' must be global or project, not {other}"
+                )));
+            }
+        };
+        if !to_global && self.project.is_none() {
+            return Err(Error::new(
+                ErrorCode::NotInitialized,
+                "Not initialized. Run :BB7Init",
+            ));
+        }
+        let from = self.store(!to_global)?;
+        let to = self.store(to_global)?;
+        if !from.exists(&id) {
+            return Err(Error::chat_not_found());
+        }
+        if to.exists(&id) {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                "A chat with this id already exists there",
+            ));
+        }
+        self.ensure_not_busy(&from, &id)?;
+        let was_active = self.is_active(&from, &id);
+        if was_active {
+            self.deactivate();
+        }
+        let src = from.chat_dir(&id)?;
+        let lock = ChatLock::acquire(&src)?;
+        let dst = to.chat_dir(&id)?;
+        std::fs::create_dir_all(to.chats_dir()?).map_err(|e| Error::io("Cannot move chat", e))?;
+        move_dir(&src, &dst)?;
+        drop(lock);
+        let chat = to.load(&id)?;
+        to.adopt(&chat)?;
+        from.forget(&id)?;
+        if was_active {
+            self.activate(to, &id)?;
+        }
+        Ok(ok())
+    }
+
+    pub(super) fn chat_force_unlock(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ChatRef = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
+        if !store.exists(id) {
+            return Err(Error::chat_not_found());
+        }
+        if !self.is_active(&store, id) {
+            store.remove_chat_file(id, "lock")?;
+        }
+        Ok(ok())
+    }
+
+    pub(super) fn search_chats(&self, req: &Request) -> Result<Value> {
+        let args: params::SearchChats = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let results = store.search(args.query.as_str())?;
+        Ok(json!({"type": "search_results", "results": results}))
+    }
+
+    pub(super) fn chat_flag(&mut self, req: &Request, field: &str) -> Result<Value> {
+        let args: params::ChatFlag = req.params()?;
+        let store = self.store(args.scope.is_global())?;
+        let id = args.id.as_str();
+        let on = match field {
+            "pinned" => args.pinned,
+            _ => args.archived,
+        }
+        .ok_or_else(|| Error::invalid(format!("Missing required field: {field}")))?;
+        if field == "pinned" {
+            store.set_pinned(id, on)?;
+        } else {
+            store.set_archived(id, on)?;
+        }
+        Ok(ok())
+    }
+
+    pub(super) fn save_chat_settings(&mut self, req: &Request) -> Result<Value> {
+        let args: params::SaveChatSettings = req.params()?;
+        let model = args.model.filter(|m| !m.is_empty());
+        let effort = match args.reasoning_effort {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(s)) if s.is_empty() || s == "none" => Some(None),
+            Some(Some(s)) if matches!(s.as_str(), "minimal" | "low" | "medium" | "high") => {
+                Some(Some(s))
+            }
+            Some(Some(_)) => {
+                return Err(Error::invalid(
+                    "Field 'reasoning_effort' must be low, medium, high or none",
+                ));
+            }
+        };
+        let tools = match args.tools.as_deref() {
+            Some(t) => Some(
+                crate::retrieval::ToolsMode::parse(Some(t))
+                    .map_err(Error::invalid)
+                    .map(|_| t.to_owned())?,
+            ),
+            None => None,
+        };
+        self.mutate(|chat, _, _| {
+            if let Some(t) = tools {
+                chat.tools = (t != "off").then_some(t);
+            }
+            if let Some(m) = &model {
+                chat.model = m.clone();
+            }
+            if let Some(e) = effort {
+                chat.reasoning_effort = e;
+            }
+            Ok(())
+        })?;
+        if let (Some(m), Some(dirs)) = (model, &self.dirs) {
+            let mut state = GlobalState::load(&dirs.state);
+            state.last_model = Some(m);
+            state.save(&dirs.state)?;
+        }
+        Ok(ok())
+    }
+}
+
+/// Moves a chat directory; across file systems it is copied, then removed.
+pub(super) fn move_dir(src: &Path, dst: &Path) -> Result<()> {
+    if std::fs::rename(src, dst).is_ok() {
+        return Ok(());
+    }
+    copy_dir(src, dst)?;
+    std::fs::remove_dir_all(src).map_err(|e| Error::io("Cannot remove the moved chat", e))
+}
+
+pub(super) fn copy_dir(src: &Path, dst: &Path) -> Result<()> {
+    std::fs::create_dir_all(dst).map_err(|e| Error::io("Cannot copy chat", e))?;
+    for entry in std::fs::read_dir(src)
+        .map_err(|e| Error::io("Cannot copy chat", e))?
+        .flatten()
+    {
+        let Ok(ft) = entry.file_type() else { continue };
+        let to = dst.join(entry.file_name());
+        if ft.is_dir() {
+            copy_dir(&entry.path(), &to)?;
+        } else if ft.is_file() {
+            std::fs::copy(entry.path(), &to).map_err(|e| Error::io("Cannot copy chat", e))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! Context and output handlers: adding, syncing and reading context files, reading output
+//! files, diff paths and applying output to the project.
+
+use super::*;
+use crate::context::{self, ChatFiles};
+use crate::error::ErrorCode;
+use crate::error::{Error, Result};
+use crate::output;
+use crate::project::fsutil::read_text;
+use crate::project::paths::{Location, locate_in_project};
+use crate::protocol::params;
+use crate::protocol::{Request, ok};
+use serde_json::{Value, json};
+
+impl Session {
+    pub(super) fn context_update(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ContextUpdate = req.params()?;
+        let path = args.path.as_str();
+        let content = args.content.as_str();
+        let key = self.locate(path)?.key();
+        self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
+        Ok(ok())
+    }
+    pub(super) fn context_remove(&mut self, req: &Request) -> Result<Value> {
+        let args: params::PathOnly = req.params()?;
+        let key = self.locate(args.path.as_str())?.key();
+        self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
+        Ok(ok())
+    }
+    pub(super) fn context_remove_section(&mut self, req: &Request) -> Result<Value> {
+        let args: params::SectionRef = req.params()?;
+        let key = self.locate(args.path.as_str())?.key();
+        let (start, end) = (args.start_line.0, args.end_line.0);
+        self.mutate(|chat, files, _| context::remove_section(chat, files, &key, start, end))?;
+        Ok(ok())
+    }
+    pub(super) fn context_set_readonly(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ContextSetReadonly = req.params()?;
+        let key = self.locate(args.path.as_str())?.key();
+        let readonly = args.readonly;
+        self.mutate(|chat, files, _| context::set_readonly(chat, files, &key, readonly))?;
+        Ok(ok())
+    }
+    pub(super) fn context_list(&mut self, _req: &Request) -> Result<Value> {
+        let active = self.active()?;
+        Ok(json!({"type": "context_list", "files": active.chat.context_files}))
+    }
+    pub(super) fn output_delete(&mut self, req: &Request) -> Result<Value> {
+        let args: params::PathOnly = req.params()?;
+        let path = args.path.as_str().to_owned();
+        self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
+        Ok(ok())
+    }
+    pub(super) fn diff_local_done(&mut self, req: &Request) -> Result<Value> {
+        let args: params::PathOnly = req.params()?;
+        let path = args.path.as_str().to_owned();
+        let outcome =
+            self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
+        Ok(json!({"type": "ok", "outcome": outcome}))
+    }
+    pub(super) fn get_file_statuses(&mut self, req: &Request) -> Result<Value> {
+        let args: params::FileStatuses = req.params()?;
+        let root = self.root()?.to_path_buf();
+        let active = self.active()?;
+        let files = ChatFiles::new(&active.store, &active.chat.id);
+        let contents = args.contents.unwrap_or(true);
+        let rows = output::statuses(&active.chat, files, &root, contents)?;
+        Ok(json!({"type": "file_statuses", "files": rows}))
+    }
+
+    /// Resolves a path for adding to context: a project path that leads outside the
+    /// project through a symlink is taken as the external file it really is.
+    pub(super) fn locate_for_context(&self, path: &str) -> Result<Location> {
+        match self.locate(path) {
+            Err(e) if e.code == ErrorCode::PathEscape && !path.starts_with(".bb7") => {
+                let abs = self.root()?.join(path);
+                match std::fs::canonicalize(&abs) {
+                    Ok(real) if !real.starts_with(self.root()?) => {
+                        Ok(Location::External { abs: real })
+                    }
+                    _ => Err(e),
+                }
+            }
+            other => other,
+        }
+    }
+
+    pub(super) fn context_add(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ContextAdd = req.params()?;
+        let loc = self.locate_for_context(args.path.as_str())?;
+        let content = args.content.as_str();
+        let readonly = args.readonly.unwrap_or(false);
+        self.mutate(|chat, files, _| context::add_file(chat, files, &loc, content, readonly))?;
+        Ok(ok())
+    }
+
+    pub(super) fn context_add_section(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ContextAddSection = req.params()?;
+        let loc = self.locate_for_context(args.path.as_str())?;
+        let content = args.content.as_str();
+        let (start, end) = (args.start_line.0, args.end_line.0);
+        self.mutate(|chat, files, _| context::add_section(chat, files, &loc, content, start, end))?;
+        Ok(ok())
+    }
+
+    pub(super) fn sync_context(&mut self, req: &Request) -> Result<Value> {
+        let args: params::PathOnly = req.params()?;
+        let loc = self.locate_for_context(args.path.as_str())?;
+        let key = loc.key();
+        let text = read_text(loc.abs(), &key)?;
+        self.mutate(|chat, files, _| context::update_file(chat, files, &key, &text))?;
+        Ok(ok())
+    }
+
+    pub(super) fn get_context_file(&self, req: &Request) -> Result<Value> {
+        let args: params::GetContextFile = req.params()?;
+        let key = self.locate_for_context(args.path.as_str())?.key();
+        let start = args.start_line.map(|n| n.0);
+        let end = args.end_line.map(|n| n.0);
+        let a = self.active()?;
+        let cf = a
+            .chat
+            .context_files
+            .iter()
+            .find(|c| {
+                c.path == key && c.start_line == start && (start.is_none() || c.end_line == end)
+            })
+            .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
+            .ok_or_else(|| Error::not_found("File not in context"))?;
+        let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
+        Ok(json!({"type": "file_content", "path": key, "content": content}))
+    }
+
+    pub(super) fn get_output_file(&self, req: &Request) -> Result<Value> {
+        let args: params::PathOnly = req.params()?;
+        let (rel, _) = locate_in_project(self.root()?, args.path.as_str())?;
+        let a = self.active()?;
+        let content = ChatFiles::new(&a.store, &a.chat.id)
+            .read_output(&rel)?
+            .ok_or_else(|| Error::not_found(format!("No output for {rel}")))?;
+        Ok(json!({"type": "file_content", "path": rel, "content": content}))
+    }
+
+    pub(super) fn get_diff_paths(&self, req: &Request) -> Result<Value> {
+        let args: params::PathOnly = req.params()?;
+        let (rel, abs) = locate_in_project(self.root()?, args.path.as_str())?;
+        let a = self.active()?;
+        let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
+        Ok(
+            json!({"type": "diff_paths", "path": rel, "output_path": output_path, "local_path": abs}),
+        )
+    }
+
+    pub(super) fn apply(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ApplyFile = req.params()?;
+        let path = args.path.as_str().to_owned();
+        let destination = match (req.action.as_str(), args.destination) {
+            ("apply_file_as", None) => {
+                return Err(Error::invalid("Missing required field: destination"));
+            }
+            ("apply_file_as", Some(d)) => Some(d.0),
+            _ => None,
+        };
+        let applied = self.mutate(|chat, files, root| {
+            output::apply(chat, files, root, &path, destination.as_deref())
+        })?;
+        let checkpoint_id = self.checkpoint_apply(&req.action, &applied)?;
+        Ok(
+            json!({"type": "ok", "path": applied.path, "content": applied.content, "checkpoint_id": checkpoint_id}),
+        )
+    }
+}

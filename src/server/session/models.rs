@@ -1,0 +1,273 @@
+//! The model API outside a turn: the provider, titles, the model list and the balance.
+
+use super::*;
+use super::{Ctx, Session, chat_key};
+use crate::chat::ids;
+use crate::chat::model::Message;
+use crate::error::ErrorCode;
+use crate::error::{Error, Result};
+use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
+use crate::llm::{ApiError, Provider};
+use crate::project::fsutil::write_atomic;
+use crate::prompt::TITLE_PROMPT;
+use crate::prompt::assemble::{self};
+use crate::protocol::params;
+use crate::protocol::{Request, ok};
+use crate::server::stream::ChatKey;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Hours the model list in `~/.bb7/models.json` is used before it is fetched again.
+const MODELS_TTL_HOURS: i64 = 24;
+
+impl Session {
+    pub(super) fn provider(&mut self) -> Result<Arc<dyn Provider>> {
+        if let Some(p) = &self.provider {
+            return Ok(p.clone());
+        }
+        let base = self
+            .config
+            .base_url
+            .clone()
+            .unwrap_or_else(|| OPENROUTER_BASE_URL.to_owned());
+        if base.starts_with(OPENROUTER_BASE_URL) && !self.config.has_api_key() {
+            return Err(Error::new(
+                ErrorCode::Api,
+                "No API key: set OPENROUTER_API_KEY or api_key in ~/.config/bb7/config.json",
+            ));
+        }
+        let p: Arc<dyn Provider> = Arc::new(
+            OpenAiCompatible::new(&base, self.config.api_key.clone())
+                .map_err(|e| Error::new(ErrorCode::Api, e.user_message()))?,
+        );
+        self.provider = Some(p.clone());
+        Ok(p)
+    }
+
+    pub(super) fn maybe_auto_title(&mut self, key: &ChatKey, ctx: &Ctx) {
+        let Some(title_model) = self.config.title_model.clone().filter(|m| !m.is_empty()) else {
+            return;
+        };
+        let chat = match &self.active {
+            Some(a) if a.chat.id == key.id => a.chat.clone(),
+            _ => return,
+        };
+        if !assemble::is_first_exchange(&chat) || !chat.name.starts_with("Chat ") {
+            return;
+        }
+        let first = chat
+            .messages
+            .iter()
+            .find(|m| m.role == "user")
+            .map(Message::text)
+            .unwrap_or_default();
+        if let Ok(provider) = self.provider() {
+            spawn_title(provider, title_model, key.clone(), first, ctx.clone());
+        }
+    }
+
+    /// `generate_title`: replies `ok`, then a `title_updated` event.
+    pub(super) fn generate_title(&mut self, req: &Request, ctx: &Ctx) -> Result<Value> {
+        let args: params::GenerateTitle = req.params()?;
+        let id = args.chat_id.as_str().to_owned();
+        let content = args.content.as_str().to_owned();
+        let store = self.find_store(&id)?;
+        let model = self
+            .config
+            .title_model
+            .clone()
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| "anthropic/claude-3-haiku".to_owned());
+        let provider = self.provider()?;
+        spawn_title(provider, model, chat_key(&store, &id), content, ctx.clone());
+        Ok(ok())
+    }
+
+    pub(super) fn apply_title(&mut self, key: &ChatKey, title: &str) -> Result<()> {
+        let store = self.store_for(key)?;
+        if let Some(a) = self.active.as_mut()
+            && a.chat.id == key.id
+            && a.store.global == key.global
+        {
+            let mut chat = a.chat.clone();
+            store.rename(&mut chat, title)?;
+            a.chat = chat;
+            return Ok(());
+        }
+        if self.is_busy(key) {
+            let mut chat = store.load(&key.id)?;
+            return store.rename(&mut chat, title);
+        }
+        let _lock = crate::project::lock::ChatLock::acquire(&store.chat_dir(&key.id)?)?;
+        let mut chat = store.load(&key.id)?;
+        store.rename(&mut chat, title)
+    }
+
+    /// `get_models`: from the on-disk cache unless `refresh`, else fetched in the
+    /// background (the reply then comes later).
+    pub(super) fn get_models(&mut self, req: &Request, ctx: &Ctx) -> Result<Option<Value>> {
+        let args: params::GetModels = req.params()?;
+        let refresh = args.refresh.unwrap_or(false);
+        let cache = self.dirs()?.state.join("models.json");
+        let cached = std::fs::read(&cache)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        if let Some(c) = &cached
+            && !refresh
+            && c["fetched_at"]
+                .as_str()
+                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                .is_some_and(|t| {
+                    chrono::Utc::now().signed_duration_since(t)
+                        < chrono::Duration::hours(MODELS_TTL_HOURS)
+                })
+        {
+            return Ok(Some(
+                json!({"type": "models", "models": c["models"].clone()}),
+            ));
+        }
+        let stale = cached.map(|c| c["models"].clone());
+        let provider = self.provider()?;
+        let outbox = ctx.outbox.clone();
+        let rid = req.request_id.clone();
+        tokio::spawn(async move {
+            match provider.get_json("models".into()).await {
+                Ok(v) => {
+                    let models = map_models(&v);
+                    let _ = write_atomic(
+                        &cache,
+                        json!({"fetched_at": ids::now_rfc3339(), "models": models})
+                            .to_string()
+                            .as_bytes(),
+                    );
+                    outbox.send(json!({"type": "models", "models": models}), rid.as_deref());
+                }
+                // An old list beats none when the API cannot be reached.
+                Err(_) if stale.is_some() => {
+                    outbox.send(
+                        json!({"type": "models", "models": stale, "stale": true}),
+                        rid.as_deref(),
+                    );
+                }
+                Err(e) => outbox.send_error(
+                    &Error::new(ErrorCode::Api, e.user_message()),
+                    rid.as_deref(),
+                ),
+            }
+        });
+        Ok(None)
+    }
+
+    /// `get_balance`: `{"type":"balance","total_credits","total_usage"}` from
+    /// `/credits`; servers without it get a clear error.
+    pub(super) fn get_balance(&mut self, req: &Request, ctx: &Ctx) -> Result<()> {
+        let provider = self.provider()?;
+        let outbox = ctx.outbox.clone();
+        let rid = req.request_id.clone();
+        tokio::spawn(async move {
+            match provider.get_json("credits".into()).await {
+                Ok(v) => {
+                    let d = &v["data"];
+                    outbox.send(
+                        json!({"type": "balance",
+                               "total_credits": d["total_credits"].as_f64().unwrap_or(0.0),
+                               "total_usage": d["total_usage"].as_f64().unwrap_or(0.0)}),
+                        rid.as_deref(),
+                    );
+                }
+                Err(ApiError::Http { status: 404, .. }) => outbox.send_error(
+                    &Error::new(
+                        ErrorCode::Api,
+                        "This model API has no balance endpoint (/credits)",
+                    ),
+                    rid.as_deref(),
+                ),
+                Err(e) => outbox.send_error(
+                    &Error::new(ErrorCode::Api, e.user_message()),
+                    rid.as_deref(),
+                ),
+            }
+        });
+        Ok(())
+    }
+}
+
+pub(super) fn spawn_title(
+    provider: Arc<dyn Provider>,
+    model: String,
+    chat: ChatKey,
+    content: String,
+    ctx: Ctx,
+) {
+    tokio::spawn(async move {
+        let excerpt: String = content.chars().take(2000).collect();
+        let body = json!({
+            "model": model,
+            "messages": [
+                {"role": "system", "content": TITLE_PROMPT},
+                {"role": "user", "content": excerpt},
+            ],
+            "max_tokens": 30,
+        });
+        match provider.complete(body).await {
+            Ok(v) => {
+                let raw = v
+                    .pointer("/choices/0/message/content")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let title = clean_title(raw);
+                if !title.is_empty() {
+                    let _ = ctx.internal.send(Internal::Title { chat, title });
+                }
+            }
+            Err(e) => ctx.outbox.send_error(
+                &Error::new(
+                    ErrorCode::Api,
+                    format!("Title generation failed: {}", e.user_message()),
+                ),
+                None,
+            ),
+        }
+    });
+}
+
+pub(super) fn clean_title(raw: &str) -> String {
+    let line = raw.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let t = line
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'' || c == '*' || c == '#')
+        .trim();
+    let t = t.trim_end_matches(['.', '!', '?']);
+    t.chars().take(80).collect()
+}
+
+/// The `get_models` rows from an OpenRouter-style `/models` answer.
+pub(super) fn map_models(v: &Value) -> Vec<Value> {
+    let num = |x: &Value| -> f64 {
+        match x {
+            Value::String(s) => s.parse().unwrap_or(0.0),
+            other => other.as_f64().unwrap_or(0.0),
+        }
+    };
+    v["data"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|m| {
+                    let params: Vec<&str> = m["supported_parameters"]
+                        .as_array()
+                        .map(|p| p.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    json!({
+                        "id": m["id"],
+                        "name": m.get("name").cloned().unwrap_or_else(|| m["id"].clone()),
+                        "context_length": m["context_length"].as_u64().unwrap_or(0),
+                        "supports_reasoning": params.iter().any(|p| *p == "reasoning" || *p == "include_reasoning"),
+                        "supports_tools": params.contains(&"tools"),
+                        "pricing": {"prompt": num(&m["pricing"]["prompt"]), "completion": num(&m["pricing"]["completion"])},
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

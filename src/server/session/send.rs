@@ -1,0 +1,502 @@
+//! Starting a model turn (`send`), cancelling it, answering its approvals and
+//! clarifications, and routing background results back into the session.
+
+use super::{Ctx, Flow, Session, chat_key};
+use crate::chat::ids;
+use crate::chat::model::{Chat, Message, Part, SnapshotRef};
+use crate::chat::store::ChatStore;
+use crate::config::GlobalState;
+use crate::context::{ChatFiles, find_file};
+use crate::edit::{self, DiffMode};
+use crate::error::ErrorCode;
+use crate::error::{Error, Result};
+use crate::llm::Provider;
+use crate::project::lock::ChatLock;
+use crate::prompt::assemble::{self, Instructions, PromptFile};
+use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
+use crate::protocol::params;
+use crate::protocol::{Request, error_message, ok};
+use crate::retrieval::ToolsMode;
+use crate::server::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+impl Session {
+    pub(super) fn instruction_files(&self) -> Result<Vec<Instructions>> {
+        let mut out = Vec::new();
+        if let Some(dirs) = &self.dirs
+            && let Ok(text) = std::fs::read_to_string(dirs.global_instructions())
+        {
+            out.push(Instructions {
+                source: "~/.config/bb7/instructions.md".into(),
+                text,
+            });
+        }
+        match self.project_instructions() {
+            Ok(Some(text)) => out.push(Instructions {
+                source: ".bb7/instructions".into(),
+                text,
+            }),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Error::invalid(format!(
+                    "Project instructions have an error; fix .bb7/instructions before sending: {e}"
+                )));
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn system_prompt_base(&self) -> String {
+        self.dirs
+            .as_ref()
+            .and_then(|d| std::fs::read_to_string(d.system_override()).ok())
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| SYSTEM_PROMPT.to_owned())
+    }
+
+    /// Starts a turn in the active chat: saves the user message with its context
+    /// snapshot, then streams in the background.
+    pub(super) fn send(&mut self, req: &Request, ctx: &Ctx) -> Result<()> {
+        let args: params::Send = req.params()?;
+        if args.content.trim().is_empty() {
+            return Err(Error::invalid("Message is empty"));
+        }
+        let request_id = req
+            .request_id
+            .clone()
+            .ok_or_else(|| Error::invalid("Missing required field: request_id"))?;
+        if self.in_flight.contains_key(&request_id) {
+            return Err(Error::invalid(
+                "request_id is already in use by a running request",
+            ));
+        }
+        let (store, chat) = self.turn_target(args.chat_id.as_deref())?;
+        let key = chat_key(&store, &chat.id);
+        let started = self.start_send(&args, ctx, request_id, &store, &chat);
+        if started.is_err() {
+            self.release_if_idle(&key);
+        }
+        started
+    }
+
+    /// The chat a `send` streams into: the active chat, or with `chat_id` any chat of
+    /// this project or the global store, which this process then locks for the turn
+    /// (concurrent turns, docs/PROTOCOL.md). Errors: `busy` while that chat streams,
+    /// `Chat not found`, `locked` when another process holds it.
+    fn turn_target(&mut self, chat_id: Option<&str>) -> Result<(ChatStore, Chat)> {
+        let active = self.active.as_ref();
+        let (store, id) = match (chat_id.filter(|id| !id.is_empty()), active) {
+            (None, Some(a)) => (a.store.clone(), a.chat.id.clone()),
+            (None, None) => return Err(Error::no_active_chat()),
+            (Some(id), _) => (self.find_store(id)?, id.to_owned()),
+        };
+        let key = chat_key(&store, &id);
+        if self.is_busy(&key) {
+            return Err(Error::new(
+                ErrorCode::Busy,
+                "Another request is already in progress",
+            ));
+        }
+        if let Some(a) = &self.active
+            && a.chat.id == id
+            && a.store.global == store.global
+        {
+            return Ok((store, a.chat.clone()));
+        }
+        if !self.locks.contains_key(&key) {
+            let lock = ChatLock::acquire(&store.chat_dir(&id)?)?;
+            self.locks.insert(key.clone(), lock);
+        }
+        let loaded = ChatFiles::new(&store, &id)
+            .recover_staged()
+            .and_then(|()| store.load(&id));
+        match loaded {
+            Ok(chat) => Ok((store, chat)),
+            Err(e) => {
+                self.release_if_idle(&key);
+                Err(e)
+            }
+        }
+    }
+
+    fn start_send(
+        &mut self,
+        args: &params::Send,
+        ctx: &Ctx,
+        request_id: String,
+        store: &ChatStore,
+        chat: &Chat,
+    ) -> Result<()> {
+        let key = chat_key(store, &chat.id);
+        let content = args.content.as_str();
+        let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
+        let tools_mode = ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)?;
+        let instructions = self.instruction_files()?;
+        let provider = self.provider()?;
+        let chat_model = chat.model.clone();
+        let model = match args.model.as_deref() {
+            Some(m) if !m.is_empty() => m.to_owned(),
+            _ if chat_model.is_empty() => crate::config::FALLBACK_MODEL.to_owned(),
+            _ => chat_model,
+        };
+        let effort = match args.reasoning_effort.as_deref() {
+            Some(e) if e.is_empty() || e == "none" => None,
+            Some(e) => Some(e.to_owned()),
+            None => chat.reasoning_effort.clone(),
+        };
+
+        let mut base = self.system_prompt_base();
+        if tools_mode != ToolsMode::Off {
+            base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
+        }
+        let system = assemble::system_text(&base, &instructions);
+        let (files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        let user = assemble::user_text(&chat.messages, &files, content);
+        let mut body = self.request_body(
+            &model,
+            effort.as_deref(),
+            &key.id,
+            diff_mode,
+            assemble::messages(&system, &user),
+        );
+        if tools_mode != ToolsMode::Off
+            && let Some(tools) = body["tools"].as_array_mut()
+        {
+            tools.extend(crate::retrieval::definitions());
+        }
+
+        let content_for_msg = content.to_owned();
+        let (model_c, effort_c) = (model.clone(), effort.clone());
+        self.change_chat(&key, move |chat, _| {
+            chat.model = model_c.clone();
+            chat.reasoning_effort = effort_c;
+            chat.draft.clear();
+            chat.messages.push(Message {
+                role: "user".into(),
+                model: Some(model_c),
+                parts: vec![Part::text(content_for_msg)],
+                timestamp: Some(ids::now_rfc3339()),
+                context_snapshot: Some(snapshot),
+                ..Message::default()
+            });
+            Ok(())
+        })?;
+        if let Some(dirs) = &self.dirs {
+            let mut state = GlobalState::load(&dirs.state);
+            if state.last_model.as_deref() != Some(&model) {
+                state.last_model = Some(model.clone());
+                let _ = state.save(&dirs.state);
+            }
+        }
+        let spec = TurnSpec {
+            request_id: request_id.clone(),
+            chat: key.clone(),
+            body,
+            model,
+            stall_timeout: Duration::from_secs(
+                self.config
+                    .stream_timeout_secs
+                    .unwrap_or(DEFAULT_STALL_SECS)
+                    .max(1),
+            ),
+            max_retries: MAX_RETRIES,
+            backoff: Duration::from_millis(self.config.retry_backoff_ms.unwrap_or(1000)),
+            visible: true,
+            tools: tools_mode,
+            root: self.root()?.to_path_buf(),
+            interactions: self.interactions.clone(),
+        };
+        self.spawn_turn(spec, provider, ctx, None);
+        Ok(())
+    }
+
+    pub(super) fn spawn_turn(
+        &mut self,
+        spec: TurnSpec,
+        provider: Arc<dyn Provider>,
+        ctx: &Ctx,
+        first: Option<Box<TurnOutcome>>,
+    ) {
+        let cancel = CancellationToken::new();
+        self.in_flight.insert(
+            spec.request_id.clone(),
+            InFlight {
+                chat: spec.chat.clone(),
+                cancel: cancel.clone(),
+            },
+        );
+        let outbox = ctx.outbox.clone();
+        let internal = ctx.internal.clone();
+        tokio::spawn(async move {
+            let outcome = Box::new(turn::run(provider, spec, outbox, cancel).await);
+            let msg = match first {
+                Some(first) => Internal::Repair {
+                    first,
+                    repair: outcome,
+                },
+                None => Internal::Turn(outcome),
+            };
+            let _ = internal.send(msg);
+        });
+    }
+
+    pub(super) fn request_body(
+        &self,
+        model: &str,
+        effort: Option<&str>,
+        chat_id: &str,
+        mode: DiffMode,
+        messages: Vec<Value>,
+    ) -> Value {
+        let mut body = json!({
+            "model": model,
+            "messages": messages,
+            "tools": edit::tool_definitions(mode),
+            "tool_choice": "auto",
+            "usage": {"include": true},
+            "stream_options": {"include_usage": true},
+        });
+        let mut provider =
+            json!({"data_collection": if self.config.allow_training { "allow" } else { "deny" }});
+        if self.config.allow_data_retention == Some(false) {
+            provider["zdr"] = json!(true);
+        }
+        body["provider"] = provider;
+        if let Some(e) = effort {
+            body["reasoning"] = json!({"effort": e});
+        }
+        if self.config.explicit_cache_key {
+            body["prompt_cache_key"] = json!(format!("bb7:{chat_id}:{model}"));
+        }
+        body
+    }
+
+    /// `cancel`: stops the turn started by `target_request_id`.
+    pub(super) fn cancel(&mut self, req: &Request) -> Result<Value> {
+        let args: params::Cancel = req.params()?;
+        let target = args.target_request_id.0;
+        match self.in_flight.get(&target) {
+            Some(f) => {
+                f.cancel.cancel();
+                Ok(ok())
+            }
+            None => Err(Error::not_found("No active request to cancel")),
+        }
+    }
+
+    /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
+    pub(super) fn tool_approve(&mut self, req: &Request) -> Result<Value> {
+        let args: params::ToolApprove = req.params()?;
+        self.answer_client("approval_id", &args.approval_id, Value::Bool(args.approved))
+    }
+
+    /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
+    pub(super) fn clarify(&mut self, req: &Request) -> Result<Value> {
+        let args: params::Clarify = req.params()?;
+        self.answer_client("question_id", &args.question_id, Value::String(args.answer))
+    }
+
+    fn answer_client(&mut self, id_field: &str, id: &str, value: Value) -> Result<Value> {
+        let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(value);
+                Ok(ok())
+            }
+            None => Err(Error::not_found(format!(
+                "Nothing is waiting for {id_field} {id}"
+            ))),
+        }
+    }
+
+    /// Cancels every running turn (shutdown or end of input); their partial results
+    /// are still saved as they come back.
+    pub fn cancel_all(&mut self) {
+        for f in self.in_flight.values() {
+            f.cancel.cancel();
+        }
+    }
+
+    /// Whether any turn is still running.
+    pub fn has_in_flight(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
+
+    /// Handles a background result.
+    pub fn on_internal(&mut self, msg: Internal, ctx: &Ctx) -> Flow {
+        match msg {
+            Internal::Turn(outcome) => self.finish_turn(outcome, None, ctx),
+            Internal::Repair { first, repair } => self.finish_turn(first, Some(repair), ctx),
+            Internal::Title { chat, title } => {
+                if let Err(e) = self.apply_title(&chat, &title) {
+                    ctx.outbox.send_error(&e, None);
+                } else {
+                    ctx.outbox.send(
+                        json!({"type": "title_updated", "chat_id": chat.id, "title": title}),
+                        None,
+                    );
+                }
+                Flow::Continue
+            }
+        }
+    }
+
+    pub(super) fn store_for(&self, key: &ChatKey) -> Result<ChatStore> {
+        self.store(key.global)
+    }
+
+    /// Runs `change` on the chat of `key`: the active chat in memory, else the saved
+    /// chat (whose lock this process still holds while its turn runs).
+    pub(super) fn change_chat<R>(
+        &mut self,
+        key: &ChatKey,
+        change: impl FnOnce(&mut Chat, ChatFiles) -> Result<R>,
+    ) -> Result<R> {
+        if let Some(a) = self.active.as_mut()
+            && a.chat.id == key.id
+            && a.store.global == key.global
+        {
+            let mut chat = a.chat.clone();
+            let r = change(&mut chat, ChatFiles::new(&a.store, &key.id))?;
+            a.store.save(&chat)?;
+            a.chat = chat;
+            return Ok(r);
+        }
+        let store = self.store_for(key)?;
+        let mut chat = store.load(&key.id)?;
+        let r = change(&mut chat, ChatFiles::new(&store, &key.id))?;
+        store.save(&chat)?;
+        Ok(r)
+    }
+
+    pub(super) fn finish_turn(
+        &mut self,
+        first: Box<TurnOutcome>,
+        repair: Option<Box<TurnOutcome>>,
+        ctx: &Ctx,
+    ) -> Flow {
+        let rid = first.spec.request_id.clone();
+        let key = first.spec.chat.clone();
+        let flow = match self.complete_turn(&first, repair.as_deref(), ctx) {
+            // A hidden repair round now runs under the same request id.
+            Ok(None) => return Flow::Continue,
+            Ok(Some(flow)) => flow,
+            Err(e) => {
+                ctx.outbox
+                    .send(tag_chat(error_message(&e), &key.id), Some(&rid));
+                Flow::Continue
+            }
+        };
+        self.in_flight.remove(&rid);
+        self.release_if_idle(&key);
+        flow
+    }
+
+    pub(super) fn release_if_idle(&mut self, key: &ChatKey) {
+        let active = self
+            .active
+            .as_ref()
+            .is_some_and(|a| a.chat.id == key.id && a.store.global == key.global);
+        if !active && !self.is_busy(key) {
+            self.locks.remove(key);
+        }
+    }
+}
+
+/// A turn that is still streaming.
+pub(super) struct InFlight {
+    pub(super) chat: ChatKey,
+    pub(super) cancel: CancellationToken,
+}
+
+/// Results of background work, handled by the server loop in arrival order.
+pub enum Internal {
+    /// A model turn ended (completed, failed or cancelled).
+    Turn(Box<TurnOutcome>),
+    /// A hidden repair round ended; `first` is the turn it repairs.
+    Repair {
+        /// The original turn.
+        first: Box<TurnOutcome>,
+        /// The repair turn.
+        repair: Box<TurnOutcome>,
+    },
+    /// A title was generated for a chat.
+    Title {
+        /// The chat.
+        chat: ChatKey,
+        /// The new name.
+        title: String,
+    },
+}
+
+/// Default seconds without stream data before a turn fails.
+pub(super) const DEFAULT_STALL_SECS: u64 = 120;
+/// Retries of 429/5xx before any content arrived.
+pub(super) const MAX_RETRIES: u32 = 3;
+
+pub(super) fn tag_chat(mut msg: Value, chat_id: &str) -> Value {
+    msg["chat_id"] = json!(chat_id);
+    msg
+}
+
+/// Files for the prompt, and the context snapshot recorded on the user message.
+pub(super) fn prompt_files(
+    chat: &Chat,
+    files: ChatFiles,
+) -> Result<(Vec<PromptFile>, Vec<SnapshotRef>)> {
+    let mut out = Vec::new();
+    let mut snapshot = Vec::new();
+    for cf in &chat.context_files {
+        snapshot.push(SnapshotRef {
+            path: cf.path.clone(),
+            file_id: cf.version.clone(),
+            start_line: cf.start_line,
+            end_line: cf.end_line,
+        });
+        let snap = files.read_snapshot(cf)?;
+        let writable = !cf.readonly && !cf.external && !cf.is_section();
+        let output = if writable {
+            files.read_output(&cf.path)?
+        } else {
+            None
+        };
+        let (content, file_id, pending) = match output {
+            Some(o) if o != snap => {
+                let id = ids::file_version(&cf.path, &o);
+                (o, id, true)
+            }
+            _ => (snap, cf.version.clone(), false),
+        };
+        out.push(PromptFile {
+            entry: cf.clone(),
+            content,
+            file_id,
+            pending_output: pending,
+            writable,
+        });
+    }
+    for rel in files.list_outputs()? {
+        if find_file(chat, &rel).is_some() {
+            continue;
+        }
+        let content = files.read_output(&rel)?.unwrap_or_default();
+        out.push(PromptFile {
+            entry: crate::chat::model::ContextFile {
+                path: rel.clone(),
+                readonly: false,
+                external: false,
+                version: ids::file_version(&rel, &content),
+                start_line: None,
+                end_line: None,
+            },
+            file_id: ids::file_version(&rel, &content),
+            content,
+            pending_output: true,
+            writable: true,
+        });
+    }
+    Ok((out, snapshot))
+}
