@@ -259,7 +259,7 @@ pub fn file_facts(base: &Path, path: &Path, tokens: bool) -> crate::error::Resul
     }
     let text = match crate::project::fsutil::read_text(path, &key) {
         Ok(t) => t,
-        Err(e) if e.code == "not_found" => return Ok(None),
+        Err(e) if e.code == crate::error::ErrorCode::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
     let racy = stamp.is_racy();
