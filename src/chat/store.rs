@@ -26,7 +26,7 @@ pub struct ChatStore {
 
 /// `chats/index.json`: `{"version":1,"active_chat_id","chats":[{"id","name","created"}]}`.
 /// A cache: chats missing from it are still found by scanning `chats/`.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, Eq)]
 pub struct Index {
     /// Always 1.
     #[serde(default)]
@@ -156,7 +156,7 @@ impl ChatStore {
         write_json_atomic(&path, chat)
     }
 
-    /// Creates a new chat with a fresh id and adds it to the index.
+    /// Creates a new chat with a fresh id and adds it to the index as the active chat.
     pub fn create(&self, name: Option<&str>, model: &str) -> Result<Chat> {
         let chats = self.chats_dir()?;
         std::fs::create_dir_all(&chats)
@@ -179,6 +179,8 @@ impl ChatStore {
         let dir = self.chat_dir(&id)?;
         std::fs::create_dir_all(&dir).map_err(|e| Error::io("Cannot create chat", e))?;
         self.save(&chat)?;
+        // Every caller activates the new chat next; recording that here lets the
+        // activation find the index unchanged, so the index is written once.
         self.update_index(|idx| {
             idx.chats.retain(|e| e.id != chat.id);
             idx.chats.push(IndexEntry {
@@ -186,6 +188,7 @@ impl ChatStore {
                 name: chat.name.clone(),
                 created: chat.created.clone(),
             });
+            idx.active_chat_id = Some(chat.id.clone());
         })?;
         Ok(chat)
     }
@@ -201,11 +204,15 @@ impl ChatStore {
             .unwrap_or_default()
     }
 
-    /// Changes the index and writes it atomically.
+    /// Changes the index and writes it atomically (not at all when nothing changed).
     pub fn update_index(&self, change: impl FnOnce(&mut Index)) -> Result<()> {
-        let mut index = self.read_index();
+        let before = self.read_index();
+        let mut index = before.clone();
         change(&mut index);
         index.version = 1;
+        if index == before {
+            return Ok(());
+        }
         let path = state_path(&self.base, "chats/index.json")?;
         write_json_atomic(&path, &index)
     }
