@@ -231,10 +231,14 @@ fn attr(v: &str) -> String {
 }
 
 /// The `messages` array: system, then the one user message.
-pub fn messages(system: &str, user: &str) -> Vec<Value> {
+pub fn messages(system: &str, user: String) -> Vec<Value> {
+    // The user text holds every context file: it is moved, not copied.
+    let mut user_msg = serde_json::Map::new();
+    user_msg.insert("role".into(), Value::from("user"));
+    user_msg.insert("content".into(), Value::String(user));
     vec![
         json!({"role": "system", "content": system}),
-        json!({"role": "user", "content": user}),
+        Value::Object(user_msg),
     ]
 }
 

@@ -155,12 +155,15 @@ impl Session {
         let system = assemble::system_text(&base, &instructions);
         let (files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
         let user = assemble::user_text(&chat.messages, &files, content);
+        // Only one copy of the context is held at a time: the files go once the text
+        // is built, and the text moves into the body.
+        drop(files);
         let mut body = self.request_body(
             &model,
             effort.as_deref(),
             &key.id,
             diff_mode,
-            assemble::messages(&system, &user),
+            assemble::messages(&system, user),
         );
         if tools_mode != ToolsMode::Off
             && let Some(tools) = body["tools"].as_array_mut()
