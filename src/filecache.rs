@@ -81,14 +81,14 @@ impl Facts {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 struct Stamp {
     size: u64,
-    mtime_ns: i128,
+    mtime_ns: i64,
     ino: u64,
 }
 
 /// How close to "now" a modification time must be for a file to count as racy.
-const RACY_NS: i128 = 50_000_000;
+const RACY_NS: i64 = 50_000_000;
 /// The same for timestamps with whole seconds only (coarse file systems).
-const RACY_COARSE_NS: i128 = 2_000_000_000;
+const RACY_COARSE_NS: i64 = 2_000_000_000;
 
 impl Stamp {
     /// Whether a file with this stamp, seen now, could still change without its
@@ -97,7 +97,7 @@ impl Stamp {
     fn is_racy(&self) -> bool {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as i128)
+            .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
             .unwrap_or(0);
         let margin = if self.mtime_ns % 1_000_000_000 == 0 {
             RACY_COARSE_NS
@@ -111,7 +111,10 @@ impl Stamp {
         use std::os::unix::fs::MetadataExt;
         Stamp {
             size: meta.len(),
-            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            mtime_ns: meta
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.mtime_nsec()),
             ino: meta.ino(),
         }
     }
@@ -119,7 +122,6 @@ impl Stamp {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct StatEntry {
-    #[serde(flatten)]
     stamp: Stamp,
     sha256: String,
     /// Recorded while the file could still change within its timestamp granularity;

@@ -88,6 +88,9 @@ fn a_damaged_cache_changes_no_answer() {
     b.ok(json!({"action": "context_add", "path": "big.rs", "content": text}));
     b.ok(json!({"action": "context_add", "path": "small.rs", "content": "fn main() {}\n"}));
     env.plant_output(&id, "small.rs", "fn main() { run(); }\n");
+    // Files changed within the file system's timestamp granularity are hashed again on
+    // the next call; let that window pass so the first call leaves a settled cache.
+    std::thread::sleep(std::time::Duration::from_millis(150));
     let lean = json!({"action": "get_file_statuses", "contents": false});
     let first = b.ok(lean.clone());
     assert!(row(&first, "big.rs", None)["tokens"].as_u64().unwrap() > 1000);
@@ -96,10 +99,20 @@ fn a_damaged_cache_changes_no_answer() {
     // The facts persist: a new process answers the same without recounting.
     let cache = env.project.join(".bb7/cache/files.json");
     assert!(cache.is_file(), "the cache is written under .bb7/cache/");
+    let written = std::fs::read(&cache).unwrap();
+    let stamp = |p: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(p).unwrap();
+        (m.ino(), m.mtime(), m.mtime_nsec())
+    };
+    let before = stamp(&cache);
     let mut b = env.spawn();
     b.ok(json!({"action": "init", "project_root": env.project}));
     assert_eq!(b.ok(lean.clone())["files"], first["files"]);
     b.close();
+    // Nothing had to be recomputed, so the cache was not rewritten.
+    assert_eq!(stamp(&cache), before, "the new process rebuilt the cache");
+    assert_eq!(std::fs::read(&cache).unwrap(), written);
 
     for damage in [
         &b"{\"version\": 1, \"content\": {\"x\": 3}"[..],
