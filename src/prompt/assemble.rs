@@ -62,7 +62,14 @@ pub fn user_text(history: &[Message], files: &[PromptFile], current: &str) -> St
     readonly.sort_by_key(key);
     writable.sort_by_key(key);
 
-    let mut s = String::new();
+    let hist = history_text(history);
+    // Sized up front: the text holds every context file, and growing it by doubling
+    // would hold two copies at once.
+    let files_len: usize = files
+        .iter()
+        .map(|f| f.content.len() + f.entry.path.len() + 160)
+        .sum();
+    let mut s = String::with_capacity(files_len + hist.len() + current.len() + 1024);
     if !readonly.is_empty() {
         s.push_str("<read-only-files>\n");
         for f in &readonly {
@@ -70,7 +77,6 @@ pub fn user_text(history: &[Message], files: &[PromptFile], current: &str) -> St
         }
         s.push_str("</read-only-files>\n\n");
     }
-    let hist = history_text(history);
     if !hist.is_empty() {
         s.push_str("<history>\n");
         s.push_str(&hist);

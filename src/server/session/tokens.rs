@@ -3,8 +3,8 @@
 
 use super::Session;
 use crate::context::ChatFiles;
-use crate::output;
 use crate::error::Result;
+use crate::output;
 use crate::prompt::assemble::{self};
 use crate::protocol::Request;
 use crate::protocol::params;
@@ -33,7 +33,8 @@ impl Session {
         let rows: Vec<Value> = statuses
             .into_iter()
             .map(|r| {
-                let mut row = json!({"path": r.path, "tokens": r.tokens, "has_output": r.has_output});
+                let mut row =
+                    json!({"path": r.path, "tokens": r.tokens, "has_output": r.has_output});
                 if let Some(o) = r.original_tokens {
                     row["original_tokens"] = json!(o);
                 }
