@@ -286,6 +286,7 @@ impl ChatStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
             Err(e) => return Err(Error::io("Cannot list chats", e)),
         };
+        let dir_handle = std::fs::File::open(&dir).ok();
         for entry in entries.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             if !ft.is_dir() {
@@ -309,7 +310,10 @@ impl ChatStore {
                 },
             };
             out.push(ChatSummary {
-                locked: lock::holder(&entry.path()).is_some(),
+                locked: match &dir_handle {
+                    Some(d) => lock::holder_in(d, &id).is_some(),
+                    None => lock::holder(&entry.path()).is_some(),
+                },
                 pinned: pins.contains(&id),
                 archived: is_archived,
                 id,
