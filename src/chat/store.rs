@@ -153,7 +153,16 @@ impl ChatStore {
     /// Writes `chat.json` atomically.
     pub fn save(&self, chat: &Chat) -> Result<()> {
         let path = self.chat_path(&chat.id, "chat.json")?;
-        write_json_atomic(&path, chat)
+        // Compact: the file is rewritten on every change of the chat, and indenting a
+        // chat with thousands of context events costs more than the write itself.
+        let mut bytes = serde_json::to_vec(chat).map_err(|e| {
+            Error::new(
+                ErrorCode::Io,
+                format!("Cannot encode chat {}: {e}", chat.id),
+            )
+        })?;
+        bytes.push(b'\n');
+        fsutil::write_atomic(&path, &bytes)
     }
 
     /// Creates a new chat with a fresh id and adds it to the index as the active chat.

@@ -452,6 +452,10 @@ pub(super) fn prompt_files(
 ) -> Result<(Vec<PromptFile>, Vec<SnapshotRef>)> {
     let mut out = Vec::new();
     let mut snapshot = Vec::new();
+    // One directory walk tells which files have output, instead of a failed open per
+    // context file.
+    let outputs = files.list_outputs()?;
+    let has_output: std::collections::HashSet<&str> = outputs.iter().map(String::as_str).collect();
     for cf in &chat.context_files {
         snapshot.push(SnapshotRef {
             path: cf.path.clone(),
@@ -461,7 +465,7 @@ pub(super) fn prompt_files(
         });
         let snap = files.read_snapshot(cf)?;
         let writable = !cf.readonly && !cf.external && !cf.is_section();
-        let output = if writable {
+        let output = if writable && has_output.contains(cf.path.as_str()) {
             files.read_output(&cf.path)?
         } else {
             None
@@ -481,7 +485,7 @@ pub(super) fn prompt_files(
             writable,
         });
     }
-    for rel in files.list_outputs()? {
+    for rel in outputs {
         if find_file(chat, &rel).is_some() {
             continue;
         }
