@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -204,26 +205,52 @@ impl ChatStore {
 
     /// Reads the index; a missing or damaged index is an empty one (it is a cache).
     pub fn read_index(&self) -> Index {
+        self.shared_index().as_ref().clone()
+    }
+
+    /// The parsed index, shared with earlier reads while the file's size, mtime and
+    /// inode are unchanged (every write replaces it by rename, so a change of content
+    /// is a change of inode): with 20,000 chats, parsing it costs more than the rest of
+    /// `chat_new`.
+    fn shared_index(&self) -> Arc<Index> {
         let Ok(path) = state_path(&self.base, "chats/index.json") else {
-            return Index::default();
+            return Arc::default();
         };
-        std::fs::read(path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+        let Some(stamp) = file_stamp(&path) else {
+            return Arc::default();
+        };
+        let mut cache = index_cache().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((s, idx)) = cache.get(&path)
+            && *s == stamp
+        {
+            return idx.clone();
+        }
+        let index: Arc<Index> = Arc::new(
+            std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default(),
+        );
+        cache.insert(path, (stamp, index.clone()));
+        index
     }
 
     /// Changes the index and writes it atomically (not at all when nothing changed).
     pub fn update_index(&self, change: impl FnOnce(&mut Index)) -> Result<()> {
-        let before = self.read_index();
-        let mut index = before.clone();
+        let before = self.shared_index();
+        let mut index = before.as_ref().clone();
         change(&mut index);
         index.version = 1;
-        if index == before {
+        if index == *before {
             return Ok(());
         }
         let path = state_path(&self.base, "chats/index.json")?;
-        write_json_atomic(&path, &index)
+        write_json_atomic(&path, &index)?;
+        if let Some(stamp) = file_stamp(&path) {
+            let mut cache = index_cache().lock().unwrap_or_else(|p| p.into_inner());
+            cache.insert(path, (stamp, Arc::new(index)));
+        }
+        Ok(())
     }
 
     /// Records the active chat in the index (restored by `init` in a new process).
@@ -284,7 +311,7 @@ impl ChatStore {
     /// by scanning and still listed (the index is a cache).
     pub fn list(&self, include_archived: bool) -> Result<Vec<ChatSummary>> {
         let dir = self.chats_dir()?;
-        let index = self.read_index();
+        let index = self.shared_index();
         let known: HashMap<&str, &IndexEntry> =
             index.chats.iter().map(|e| (e.id.as_str(), e)).collect();
         let pins = self.flags(PINS_FILE);
@@ -462,6 +489,22 @@ impl ChatStore {
     pub fn remove_chat_file(&self, id: &str, rel: &str) -> Result<()> {
         fsutil::remove_file_if_exists(&self.chat_path(id, rel)?)
     }
+}
+
+/// Size, mtime and inode of a file: what tells a cached parse is still current.
+type Stamp = (u64, i64, i64, u64);
+
+fn file_stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.mtime(), m.mtime_nsec(), m.ino()))
+}
+
+type IndexCache = HashMap<PathBuf, (Stamp, Arc<Index>)>;
+
+fn index_cache() -> &'static Mutex<IndexCache> {
+    static CACHE: OnceLock<Mutex<IndexCache>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 /// About 60 characters either side of the first case-insensitive match, on one line.
