@@ -53,13 +53,14 @@ impl std::fmt::Debug for Config {
 
 impl Config {
     /// Loads `dir/config.json` (missing file: defaults) and applies
-    /// `OPENROUTER_API_KEY`. Errors: the file exists but is not valid JSON.
+    /// `OPENROUTER_API_KEY`. Errors: the file exists but is not valid JSON; the message
+    /// starts with `path:line:column:`.
     pub fn load(dir: &Path) -> Result<Config> {
         let path = dir.join("config.json");
         let mut cfg: Config = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                Error::invalid(format!("Config file {} is not valid: {e}", path.display()))
-            })?,
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| Error::invalid(broken(&path, &e)))?
+            }
             Err(_) => Config::default(),
         };
         if let Ok(key) = std::env::var("OPENROUTER_API_KEY")
@@ -74,6 +75,21 @@ impl Config {
     pub fn has_api_key(&self) -> bool {
         self.api_key.as_deref().is_some_and(|k| !k.is_empty())
     }
+}
+
+/// The message for a config file that does not parse: the file, line and column
+/// first (as compilers print them, so editors can jump there), then what is wrong.
+fn broken(path: &Path, e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    // serde_json ends its message with " at line L column C"; the position leads here.
+    let what = full
+        .rsplit_once(" at line ")
+        .map_or(full.as_str(), |(head, _)| head);
+    let (line, column) = (e.line(), e.column());
+    format!(
+        "{}:{line}:{column}: the config file is not valid JSON (line {line}, column {column}): {what}",
+        path.display()
+    )
 }
 
 /// `~/.bb7/state.json`: `{"favorites":[model ids],"last_model":"…"}`.
@@ -113,4 +129,24 @@ pub fn model_for_new_chat(cfg: &Config, state: &GlobalState) -> String {
         .filter(|m| !m.is_empty())
         .or_else(|| state.last_model.clone())
         .unwrap_or_else(|| FALLBACK_MODEL.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_config_names_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            "{\n  \"api_key\": \"k\",\n}\n",
+        )
+        .unwrap();
+        let err = Config::load(dir.path()).unwrap_err().message;
+        let want = format!("{}:3:1: ", dir.path().join("config.json").display());
+        assert!(err.starts_with(&want), "{err}");
+        assert!(err.contains("trailing comma"), "{err}");
+        assert!(!err.contains(" at line "), "{err}");
+    }
 }

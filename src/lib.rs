@@ -3,6 +3,7 @@
 //! context and reviewed edits. The binary speaks line-delimited JSON on stdio
 //! (PROTOCOL.md); this library holds everything behind it.
 
+pub mod apply;
 pub mod chat;
 pub mod cli;
 pub mod config;
@@ -16,7 +17,9 @@ pub mod output;
 pub mod project;
 pub mod prompt;
 pub mod protocol;
+pub mod recovery;
 pub mod retrieval;
 pub mod review;
 pub mod server;
 pub mod tokens;
+pub mod turn;

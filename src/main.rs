@@ -1,19 +1,23 @@
-//! The `bb7` binary: with no arguments it serves the stdio protocol (PROTOCOL.md);
-//! subcommands run one action from a shell (see `bb7 --help`).
+//! The `bb7` binary: it serves the stdio protocol (docs/PROTOCOL.md) when stdin is not
+//! a terminal or with `bb7 serve`; subcommands run one action from a shell (see
+//! `bb7 --help`). `bb7` alone on a terminal prints the help.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use bb7::cli::Command;
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 /// bb7: a focused LLM chat sidecar for editors.
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Cli {
-    /// Project root (default: the current directory).
+    /// Project root (default: the nearest directory at or above the current one that
+    /// holds .bb7/).
     #[arg(long, global = true)]
     root: Option<PathBuf>,
-    /// Chat to use (an id from `bb7 chats`) instead of the active one.
+    /// Chat to use for this command only (an id from `bb7 chats`); the active chat
+    /// stays as it is.
     #[arg(long, global = true)]
     chat: Option<String>,
     #[command(subcommand)]
@@ -22,6 +26,15 @@ struct Cli {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    let command = match cli.command {
+        Some(c) => c,
+        // On a terminal nobody types JSON: show what bb7 can do instead of waiting.
+        None if std::io::stdin().is_terminal() => {
+            let _ = Cli::command().print_help();
+            return std::process::ExitCode::SUCCESS;
+        }
+        None => Command::Serve,
+    };
     bb7::debug_log::init_from_env();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -33,37 +46,56 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let command = match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => {
-            let result =
-                runtime.block_on(bb7::server::serve(tokio::io::stdin(), tokio::io::stdout()));
-            // Background work (streams) must not keep the process alive after shutdown.
-            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-            return match result {
-                Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
-                Err(e) => {
-                    eprintln!("bb7: reading stdin failed: {e}");
-                    std::process::ExitCode::FAILURE
-                }
-            };
-        }
-        other => other,
-    };
-    let root = cli
-        .root
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."));
+    if let Command::Serve = command {
+        let result = runtime.block_on(async {
+            bb7::server::serve(stdin_until_sigterm(), tokio::io::stdout()).await
+        });
+        // Background work (streams) must not keep the process alive after shutdown.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+        return match result {
+            Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("bb7: reading stdin failed: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let opts = bb7::cli::Options {
-        root,
+        root: cli.root,
+        cwd,
         chat: cli.chat,
     };
     let result = runtime.block_on(bb7::cli::run(command, opts));
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(bb7::cli::Failure(msg)) => {
-            eprintln!("bb7: {msg}");
-            std::process::ExitCode::FAILURE
+        Err(f) => {
+            eprintln!("bb7: {}", f.message);
+            std::process::ExitCode::from(f.status)
         }
     }
+}
+
+/// Standard input that ends at SIGTERM, so a terminated bb7 shuts down as at end of
+/// input: running turns save what they have and the process exits 0. Editors stop
+/// their job with SIGTERM right after `shutdown`, and the reference plugin warns about
+/// any other exit status.
+fn stdin_until_sigterm() -> tokio::io::DuplexStream {
+    let (reader, mut writer) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::io::copy(&mut stdin, &mut writer) => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::io::copy(&mut stdin, &mut writer).await;
+            }
+        }
+    });
+    reader
 }

@@ -1,7 +1,10 @@
-//! Approved retrieval tools (PROTOCOL.md "approved retrieval tools"; seed 000 §3, §5):
+//! Approved retrieval tools (docs/PROTOCOL.md, "approved retrieval tools"):
 //! read-only `list_files`, `search_project`, `read_file` and `clarify_user`, offered to
 //! the model only when the chat's `tools` setting is `ask` or `auto`. They never write,
-//! never leave the project, never read `.bb7/` or `.git/`, and honour `.gitignore`.
+//! never leave the project, never read `.bb7/` or version-control state, honour
+//! `.gitignore`, and withhold files that likely hold secrets ([`is_secret`]) in every
+//! mode: the model is told such a file exists but is withheld. A file the user adds to
+//! context explicitly is the user's choice and is not affected.
 
 use std::path::Path;
 
@@ -136,8 +139,40 @@ fn glob_matcher(args: &Value) -> Result<Option<globset::GlobMatcher>, String> {
     }
 }
 
-/// Project files under `prefix`, relative and sorted; `.git/` and `.bb7/` never.
-fn walk(root: &Path, prefix: &str) -> Result<Vec<String>, String> {
+/// Directories whose whole content is withheld from the model as likely secrets.
+const SECRET_DIRS: &[&str] = &[".aws", ".ssh", ".gnupg"];
+
+/// Whether a project-relative path likely holds secrets: `.env`, `.env.*`, `*.pem`,
+/// `*.key`, `id_rsa*`, `id_ed25519*`, `.npmrc`, `.pypirc`, `.netrc`, `*.kdbx`, or
+/// anything under a `.aws/`, `.ssh/` or `.gnupg/` directory (at any depth).
+pub fn is_secret(rel: &str) -> bool {
+    let mut parts: Vec<&str> = rel.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    let Some(name) = parts.pop() else {
+        return false;
+    };
+    if parts.iter().any(|d| SECRET_DIRS.contains(d)) || SECRET_DIRS.contains(&name) {
+        return true;
+    }
+    let lower = name.to_ascii_lowercase();
+    lower == ".env"
+        || lower.starts_with(".env.")
+        || lower.ends_with(".pem")
+        || lower.ends_with(".key")
+        || lower.ends_with(".kdbx")
+        || lower.starts_with("id_rsa")
+        || lower.starts_with("id_ed25519")
+        || matches!(lower.as_str(), ".npmrc" | ".pypirc" | ".netrc")
+}
+
+fn withheld(rel: &str) -> String {
+    format!(
+        "{rel} is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
+    )
+}
+
+/// Project files under `prefix`, relative and sorted, and how many were withheld as
+/// secrets; version-control and bb7 state never.
+fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), String> {
     let start = if prefix.is_empty() || prefix == "." || prefix == "/" {
         root.to_path_buf()
     } else {
@@ -150,10 +185,12 @@ fn walk(root: &Path, prefix: &str) -> Result<Vec<String>, String> {
         .hidden(false)
         .require_git(false)
         .filter_entry(|e| {
-            let n = e.file_name();
-            n != ".git" && n != ".bb7"
+            let n = e.file_name().to_string_lossy();
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && crate::apply::PROTECTED_DIRS.contains(&n.as_ref()))
         })
         .build();
+    let mut secret = 0;
     for entry in walker.flatten() {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
@@ -161,17 +198,30 @@ fn walk(root: &Path, prefix: &str) -> Result<Vec<String>, String> {
         if let Ok(rel) = entry.path().strip_prefix(root)
             && let Some(s) = rel.to_str()
         {
-            out.push(s.to_owned());
+            if is_secret(s) {
+                secret += 1;
+            } else {
+                out.push(s.to_owned());
+            }
         }
     }
     out.sort();
-    Ok(out)
+    Ok((out, secret))
+}
+
+fn withheld_note(n: usize) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!("\n({n} file(s) withheld: they likely hold secrets)")
+    }
 }
 
 fn list_files(root: &Path, args: &Value) -> Result<(String, String), String> {
     let prefix = args.get("prefix").and_then(Value::as_str).unwrap_or("");
     let glob = glob_matcher(args)?;
-    let files: Vec<String> = walk(root, prefix)?
+    let (files, secret) = walk(root, prefix)?;
+    let files: Vec<String> = files
         .into_iter()
         .filter(|f| glob.as_ref().is_none_or(|g| g.is_match(f)))
         .collect();
@@ -180,6 +230,7 @@ fn list_files(root: &Path, args: &Value) -> Result<(String, String), String> {
     if files.len() > shown {
         text.push_str(&format!("\n… and {} more", files.len() - shown));
     }
+    text.push_str(&withheld_note(secret));
     let under = if prefix.is_empty() {
         String::new()
     } else {
@@ -207,7 +258,8 @@ fn search_project(root: &Path, args: &Value) -> Result<(String, String), String>
     let glob = glob_matcher(args)?;
     let mut hits = Vec::new();
     let mut total = 0;
-    for rel in walk(root, "")? {
+    let (all, secret) = walk(root, "")?;
+    for rel in all {
         if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
             continue;
         }
@@ -239,12 +291,27 @@ fn search_project(root: &Path, args: &Value) -> Result<(String, String), String>
     if total > hits.len() {
         text.push_str(&format!("\n… {} more matches", total - hits.len()));
     }
+    text.push_str(&withheld_note(secret));
     Ok((text, format!("Found {total} matches for \"{query}\"")))
 }
 
 fn read_file(root: &Path, args: &Value) -> Result<(String, String), String> {
     let path = args.get("path").and_then(Value::as_str).unwrap_or("");
     let (rel, abs) = locate_in_project(root, path).map_err(|e| e.message)?;
+    if let Some(dir) = crate::apply::protected_dir(&rel) {
+        return Err(format!(
+            "{rel} is inside {dir}/, which the tools do not read"
+        ));
+    }
+    // Also by where a symlink inside the project really leads (`keys -> .ssh`).
+    let real = std::fs::canonicalize(&abs).ok().and_then(|r| {
+        r.strip_prefix(root)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    });
+    if is_secret(&rel) || real.as_deref().is_some_and(is_secret) {
+        return Err(withheld(&rel));
+    }
     let text = read_text(&abs, &rel).map_err(|e| format!("{}: {rel}", e.message))?;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let n = lines.len();
@@ -336,5 +403,41 @@ mod tests {
         )
         .unwrap();
         assert!(read.contains("[truncated at 5 bytes"));
+    }
+
+    #[test]
+    fn secrets_are_recognised() {
+        for s in [
+            ".env",
+            "app/.env.local",
+            "certs/server.pem",
+            "tls.key",
+            "id_rsa",
+            "keys/id_ed25519.pub",
+            ".npmrc",
+            ".pypirc",
+            ".netrc",
+            ".aws/credentials",
+            "home/.ssh/config",
+            ".gnupg/pubring.kbx",
+            "vault.kdbx",
+        ] {
+            assert!(is_secret(s), "{s}");
+        }
+        for s in [
+            "environment.rs",
+            "src/keys.rs",
+            "docs/env.md",
+            "keyboard.key.rs",
+        ] {
+            assert!(!is_secret(s), "{s}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".ssh")).unwrap();
+        std::fs::write(root.join(".ssh/config"), "Host x\n").unwrap();
+        std::os::unix::fs::symlink(root.join(".ssh"), root.join("keys")).unwrap();
+        let e = execute("read_file", &json!({"path": "keys/config"}), &root).unwrap_err();
+        assert!(e.contains("withheld"), "{e}");
     }
 }

@@ -89,3 +89,34 @@ fn a_send_to_an_unknown_chat_is_an_error_and_the_process_keeps_serving() {
     assert_eq!(e["message"], "Chat not found");
     b.ok(json!({"action": "ping"}));
 }
+
+#[test]
+fn sigterm_ends_the_process_like_the_end_of_input() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    fake.push_sse(vec![
+        role(),
+        text("partial "),
+        Step::Sleep(Duration::from_secs(10)),
+        text("never"),
+        done(),
+    ]);
+    let rid = b.send(json!({"action": "send", "content": "long"}));
+    assert_eq!(b.reply_to(&rid)["type"], "chunk");
+    // Editors stop their job with SIGTERM; the reference plugin warns about any exit
+    // status but 0.
+    unsafe { libc::kill(b.child.id() as i32, libc::SIGTERM) };
+    let status = common::wait_with_timeout(&mut b.child);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    // The turn that was running saved what it had.
+    let chat = env.chat_json(&id);
+    let last = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "assistant")
+        .cloned()
+        .unwrap();
+    assert_eq!(last["parts"][0]["content"], "partial ");
+}

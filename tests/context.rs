@@ -13,7 +13,7 @@ fn context_files_sections_and_events() {
     let (mut b, id) = env.with_chat();
     b.ok(json!({"action": "context_add", "path": "src/lib.rs", "content": src}));
     let e = b.err(json!({"action": "context_add", "path": "src/lib.rs", "content": src}));
-    assert_eq!(e["message"], "File already in context");
+    assert_eq!(e["message"], "Context file already exists");
     // A section of the same path does not collide with the whole file.
     b.ok(json!({"action": "context_add_section", "path": "src/lib.rs", "content": src, "start_line": 2, "end_line": 3}));
     b.err(json!({"action": "context_add_section", "path": "src/lib.rs", "content": "x\n", "start_line": 3, "end_line": 2}));
@@ -83,7 +83,7 @@ fn context_files_sections_and_events() {
     b.ok(json!({"action": "context_remove", "path": "src/lib.rs"}));
     assert_eq!(
         b.err(json!({"action": "context_remove", "path": "src/lib.rs"}))["message"],
-        "File not in context"
+        "File not found"
     );
 
     let chat = env.chat_json(&id);
@@ -325,7 +325,9 @@ fn fork_and_edit_restore_context_with_warnings() {
     let fork = b.ok(json!({"action": "chat_get"}));
     assert_eq!(fork["id"], new_id);
     assert_eq!(fork["draft"], "Explain a.txt");
-    assert_eq!(fork["messages"].as_array().unwrap().len(), user_index + 2);
+    // The messages before the fork point, then one system message with the warnings.
+    assert_eq!(fork["messages"].as_array().unwrap().len(), user_index + 1);
+    assert_eq!(fork["messages"][user_index]["role"], "system");
     assert_eq!(fork["context_files"].as_array().unwrap().len(), 2);
     let fork_events: Vec<String> = events(&fork).into_iter().map(|(a, _)| a).collect();
     assert!(fork_events.contains(&"ForkWarningModified".to_owned()));

@@ -281,8 +281,8 @@ fn cancel_while_waiting_for_approval_and_tools_off() {
     }
     b.ok(json!({"action": "cancel", "target_request_id": rid}));
     let end = b.reply_to(&rid);
-    assert_eq!(end["type"], "done");
-    assert_eq!(end["cancelled"], true);
+    assert_eq!(end["type"], "error");
+    assert_eq!(end["code"], "cancelled");
 
     b.ok(json!({"action": "save_chat_settings", "tools": "off"}));
     fake.push_sse(response("", "plain", vec![]));

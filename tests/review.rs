@@ -76,10 +76,29 @@ fn accept_some_and_reject_others_in_one_file() {
     assert!(r["checkpoint_id"].as_str().unwrap().starts_with("cp_"));
     assert_eq!(env.read("f.txt"), BASE.replace("one", "ONE"));
     assert_eq!(r["content"], BASE.replace("one", "ONE"));
-    // The output keeps only the pending hunk; the review shows just it, same id.
+    // The output keeps only the pending hunk; the review still lists the decided
+    // ones (decided first, same ids) with their state, also after a restart.
     let out = std::fs::read_to_string(env.chat_dir(&id).join("output/f.txt")).unwrap();
     assert_eq!(out, BASE.replace("one", "ONE").replace("eight", "EIGHT"));
-    assert_eq!(ids(&review(&mut b, "f.txt")), vec![h[1].clone()]);
+    let states = |f: &Value| -> Vec<String> {
+        f["hunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["state"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let after = review(&mut b, "f.txt");
+    assert_eq!(ids(&after), vec![h[0].clone(), h[2].clone(), h[1].clone()]);
+    assert_eq!(states(&after), ["accepted", "rejected", "pending"]);
+    assert_eq!(after["review_state"], "partial");
+    drop(b);
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    let again = review(&mut b, "f.txt");
+    assert_eq!(ids(&again), ids(&after));
+    assert_eq!(states(&again), states(&after));
     // Decisions are recorded for the model.
     let chat = env.chat_json(&id);
     let ev: Vec<_> = chat["messages"]

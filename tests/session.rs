@@ -28,8 +28,11 @@ fn init_state_machine() {
     // Before init, chat actions explain what to do instead of crashing.
     let e = b.err(json!({"action": "chat_new"}));
     assert_eq!(e["code"], "not_initialized");
-    // A project without .bb7 runs global-only.
-    let r = b.ok(json!({"action": "init", "project_root": env.project}));
+    // A project without .bb7 is refused (the reference plugin then retries with an
+    // empty root); an empty root runs global-only.
+    let e = b.err(json!({"action": "init", "project_root": env.project}));
+    assert_eq!(e["message"], "Not initialized. Run :BB7Init");
+    let r = b.ok(json!({"action": "init", "project_root": ""}));
     assert_eq!(r["global_only"], true);
     b.ok(json!({"action": "bb7_init", "project_root": env.project}));
     assert!(env.project.join(".bb7/chats").is_dir());
@@ -280,11 +283,12 @@ fn pins_archive_search_and_move() {
     let list = b.ok(json!({"action": "chat_list"}));
     assert_eq!(list["chats"][0]["id"], a.as_str());
     assert_eq!(list["chats"][0]["pinned"], true);
-    let pins: Vec<String> = serde_json::from_str(
+    // The reference plugin's own form, so its Chats pane shows bb7's pins.
+    let pins: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(env.project.join(".bb7/pinned_chats.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(pins, vec![a.clone()]);
+    assert_eq!(pins, json!({"chats": [a.clone()]}));
 
     let r = b.ok(json!({"action": "search_chats", "query": "parser"}));
     assert_eq!(r["results"][0]["id"], a.as_str());
@@ -347,7 +351,7 @@ fn instructions_files_and_customization_info() {
     assert_eq!(info["project_instructions"], false);
     assert_eq!(info["global_instructions"], false);
     assert_eq!(info["system_override"], false);
-    assert_eq!(info["project_instructions_error"], "");
+    assert!(info.get("project_instructions_error").is_none());
 
     let p = b.ok(json!({"action": "prepare_instructions", "level": "project"}));
     assert_eq!(p["type"], "instructions_path");
@@ -366,7 +370,8 @@ fn instructions_files_and_customization_info() {
 
     std::fs::write(&path, "Be brief.\n@include /etc/hostname\n").unwrap();
     let info = b.ok(json!({"action": "get_customization_info"}));
-    assert_eq!(info["project_instructions"], true);
+    // An invalid include makes the project instructions unusable.
+    assert_eq!(info["project_instructions"], false);
     assert_eq!(info["global_instructions"], true);
     let err = info["project_instructions_error"].as_str().unwrap();
     assert!(err.contains("line 2") && err.contains("absolute"), "{err}");
@@ -391,10 +396,9 @@ fn instructions_files_and_customization_info() {
     );
     env.write("docs/style.md", "Tabs.\n");
     std::fs::write(&path, "@@ comment\n@include \"docs/style.md\"\n").unwrap();
-    assert_eq!(
-        b.ok(json!({"action": "get_customization_info"}))["project_instructions_error"],
-        ""
-    );
+    let info = b.ok(json!({"action": "get_customization_info"}));
+    assert!(info.get("project_instructions_error").is_none(), "{info}");
+    assert_eq!(info["project_instructions"], true);
 }
 
 #[test]
@@ -402,7 +406,7 @@ fn global_chats_work_without_a_project_state_directory() {
     let env = Env::new();
     let mut b = Bb7::spawn(&env.home, &env.project, &[]);
     assert_eq!(
-        b.ok(json!({"action": "init", "project_root": env.project}))["global_only"],
+        b.ok(json!({"action": "init", "project_root": ""}))["global_only"],
         true
     );
     let id = b.ok(json!({"action": "chat_new"}))["id"]
@@ -424,7 +428,7 @@ fn global_chats_work_without_a_project_state_directory() {
 fn error_paths_of_chat_and_instruction_actions() {
     let env = Env::new();
     let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "init", "project_root": ""}));
     // Global-only: no project instructions, no moving into a project.
     assert_eq!(
         b.err(json!({"action": "prepare_instructions", "level": "project"}))["code"],

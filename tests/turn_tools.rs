@@ -4,7 +4,7 @@
 mod common;
 
 use common::fake_model::*;
-use common::{Bb7, Env, fake_env, file_id, wait_with_timeout};
+use common::{Bb7, Env, fake_env, file_id};
 use serde_json::{Value, json};
 
 fn setup(extra: Value) -> (Env, FakeModel, Bb7, String) {
@@ -48,7 +48,8 @@ fn search_replace_mode_and_the_matching_steps() {
     assert!(tools[1]["function"]["parameters"]["properties"]["old_string"].is_object());
     assert_eq!(
         output(&env, &id, "calc.py").unwrap(),
-        "def total(items):\n    s = 0\n    for i in items:\n        s += i * 2\n    return s\n"
+        "def total(items):\n    s = 0\n    for i in items:   \n        s += i * 2\n    return s\n",
+        "the line the model kept keeps the file's trailing spaces"
     );
     // Indentation differs: the replacement is re-indented to the file.
     fake.push_sse(response(
@@ -72,16 +73,26 @@ fn search_replace_mode_and_the_matching_steps() {
 fn anchored_and_off_modes() {
     let (env, fake, mut b, id) = setup(json!({"diff_mode": "anchored"}));
     add(&env, &mut b, "calc.py", CODE);
+    // The reference's anchored shape, then bb7's earlier one (still accepted).
     fake.push_sse(response("", "ok", vec![("edit_file", json!({"path": "calc.py", "file_id": file_id("calc.py", CODE),
-        "edits": [{"start_anchor": "def total(items):", "end_anchor": "s = 0", "replacement": "def total(items):\n    s = 1\n"}]}))]));
+        "changes": [{"start": ["def total(items):"], "end": ["    s = 0"], "content": ["def total(items):", "    s = 1"]}]}))]));
     assert_eq!(finish_of(&mut b, "x")["type"], "done");
+    let after = output(&env, &id, "calc.py").unwrap();
     assert!(
-        output(&env, &id, "calc.py")
-            .unwrap()
-            .starts_with("def total(items):\n    s = 1\n    for")
+        after.starts_with("def total(items):\n    s = 1\n    for"),
+        "{after}"
     );
     let tools = &fake.chat_bodies()[0]["tools"];
-    assert!(tools[1]["function"]["parameters"]["properties"]["edits"]["items"]["properties"]["start_anchor"].is_object());
+    let change = &tools[1]["function"]["parameters"]["properties"]["changes"]["items"];
+    assert_eq!(change["required"], json!(["start", "content"]));
+    fake.push_sse(response("", "ok", vec![("edit_file", json!({"path": "calc.py",
+        "edits": [{"start_anchor": "def total(items):", "end_anchor": "s = 1", "replacement": "def total(items):\n    s = 2\n"}]}))]));
+    assert_eq!(finish_of(&mut b, "x")["type"], "done");
+    let after = output(&env, &id, "calc.py").unwrap();
+    assert!(
+        after.starts_with("def total(items):\n    s = 2\n    for"),
+        "{after}"
+    );
 
     let (_env, fake, mut b, _id) = setup(json!({"diff_mode": "off"}));
     fake.push_sse(response("", "ok", vec![]));
@@ -233,7 +244,7 @@ fn read_only_files_sections_and_stale_file_ids_are_refused() {
 }
 
 #[test]
-fn a_write_outside_the_project_stops_bb7_and_writes_nothing() {
+fn a_write_outside_the_project_is_a_failed_call_and_bb7_keeps_serving() {
     let (env, fake, mut b, id) = setup(json!({}));
     fake.push_sse(response(
         "",
@@ -247,13 +258,15 @@ fn a_write_outside_the_project_stops_bb7_and_writes_nothing() {
         ],
     ));
     let m = finish_of(&mut b, "x");
-    assert_eq!(m["type"], "error");
-    assert_eq!(m["code"], "path_escape");
-    let status = wait_with_timeout(&mut b.child);
-    assert_eq!(status.code(), Some(3));
+    assert_eq!(m["type"], "diff_error", "{m}");
+    assert_eq!(m["tool_calls"][0]["status"], "ok");
+    assert_eq!(m["tool_calls"][1]["status"], "failed");
+    assert_eq!(m["tool_calls"][1]["code"], "path_escape");
+    // No input ends bb7: it still answers.
+    assert_eq!(b.request(json!({"action": "ping"}))["type"], "ok");
     assert!(!env.project.parent().unwrap().join("escaped.txt").exists());
     assert!(output(&env, &id, "fine.txt").is_none());
-    // The chat records what happened.
+    // The chat records what happened, and the process keeps serving.
     let chat = env.chat_json(&id);
     let last = chat["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["role"], "system");
@@ -261,8 +274,9 @@ fn a_write_outside_the_project_stops_bb7_and_writes_nothing() {
         last["parts"][0]["content"]
             .as_str()
             .unwrap()
-            .contains("outside the project")
+            .contains("escaped.txt")
     );
+    b.ok(json!({"action": "chat_list"}));
 }
 
 #[test]

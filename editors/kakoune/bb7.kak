@@ -4,10 +4,17 @@
 #   set-option global bb7_bin /path/to/bb7/target/release/bb7   # default: bb7 on $PATH
 #
 # Commands: bb7-init, bb7-new, bb7-add, bb7-add-readonly, bb7-add-selection,
-# bb7-remove, bb7-ask <message>, bb7-status, bb7-diff, bb7-apply [file], bb7-reject <file>,
-# bb7-chats. Files are read from disk: write the buffer before adding it.
+# bb7-remove, bb7-ask <message>, bb7-status, bb7-diff, bb7-apply [file],
+# bb7-apply-force [file], bb7-reject <file>, bb7-review [file], bb7-accept <hunk>…,
+# bb7-reject-hunk <hunk>…, bb7-accept-all, bb7-checkpoints, bb7-rollback [id],
+# bb7-show, bb7-chats. Files are read from disk: write the buffer before adding it
+# (adding it again refreshes bb7's snapshot after you edited it).
+#
+#   set-option global bb7_tools auto    # let the model read project files (off|auto)
 
 declare-option -docstring 'path of the bb7 binary' str bb7_bin bb7
+declare-option -docstring 'retrieval tools for bb7-ask: off or auto (ask needs a terminal); empty keeps the chat setting' \
+    str bb7_tools
 
 # Runs bb7 with the given arguments and shows its last line of output.
 define-command -hidden -params 1.. bb7-run %{ evaluate-commands %sh{
@@ -24,6 +31,8 @@ define-command -hidden -params 1.. bb7-run %{ evaluate-commands %sh{
 # Runs bb7 in the background and shows its output in a fifo buffer.
 define-command -hidden -params 3.. bb7-fifo %{ evaluate-commands %sh{
     buffer=$1; filetype=$2; shift 2
+    # An empty option gives an empty --tools=, which means "keep the chat's setting".
+    for a; do shift; [ "$a" = "--tools=" ] || set -- "$@" "$a"; done
     dir=$(mktemp -d "${TMPDIR:-/tmp}/bb7-kak.XXXXXX")
     mkfifo "$dir/fifo"
     ( "$kak_opt_bb7_bin" "$@" > "$dir/fifo" 2>&1; rm -rf "$dir" ) < /dev/null > /dev/null 2>&1 &
@@ -60,7 +69,7 @@ define-command -docstring 'bb7-remove: remove the current file from context' \
     bb7-remove %{ bb7-run remove %val{buffile} }
 
 define-command -params 1.. -docstring 'bb7-ask <message>: ask the model; the answer streams into *bb7*' \
-    bb7-ask %{ bb7-fifo *bb7* markdown ask %arg{@} }
+    bb7-ask %{ bb7-fifo *bb7* markdown ask "--tools=%opt{bb7_tools}" %arg{@} }
 
 define-command -docstring 'bb7-status: statuses of context and output files' \
     bb7-status %{ bb7-fifo *bb7-status* plain status }
@@ -68,14 +77,59 @@ define-command -docstring 'bb7-status: statuses of context and output files' \
 define-command -docstring 'bb7-diff: the pending changes as a diff' \
     bb7-diff %{ bb7-fifo *bb7-diff* diff diff }
 
-define-command -params ..1 -docstring 'bb7-apply [file]: write pending changes to your files, then reload them' \
-    bb7-apply %{
-    bb7-run apply %arg{@}
-    # Reload unmodified buffers of files on disk; modified ones are left alone.
+# Reloads unmodified buffers of files on disk; modified ones are left alone.
+define-command -hidden bb7-reload %{
     evaluate-commands -buffer * %{ evaluate-commands %sh{
         if [ "$kak_modified" = false ] && [ -f "$kak_buffile" ]; then echo 'edit!'; fi
     }}
 }
+
+define-command -params ..1 -docstring 'bb7-apply [file]: merge pending changes into your files, then reload them; stops at a conflict with your edits' \
+    bb7-apply %{
+    try %{ bb7-run apply %arg{@} } catch %{ bb7-reload; fail %val{error} }
+    bb7-reload
+}
+
+define-command -params ..1 -docstring 'bb7-apply-force [file]: apply even over your conflicting edits' \
+    bb7-apply-force %{
+    try %{ bb7-run apply --force %arg{@} } catch %{ bb7-reload; fail %val{error} }
+    bb7-reload
+}
+
+define-command -params ..1 -docstring 'bb7-review [file]: pending hunks with their ids' \
+    bb7-review %{ bb7-fifo *bb7-review* diff review %arg{@} }
+
+define-command -params 1.. -docstring 'bb7-accept <hunk>...: merge these hunks into your files' \
+    bb7-accept %{
+    try %{ bb7-run review --accept %arg{@} } catch %{ bb7-reload; fail %val{error} }
+    bb7-reload
+}
+
+define-command -docstring 'bb7-accept-all: merge every pending hunk' \
+    bb7-accept-all %{
+    try %{ bb7-run review --all } catch %{ bb7-reload; fail %val{error} }
+    bb7-reload
+}
+
+define-command -params 1.. -docstring 'bb7-reject-hunk <hunk>...: discard these hunks' \
+    bb7-reject-hunk %{ bb7-run review --reject %arg{@} }
+
+define-command -docstring 'bb7-checkpoints: every apply and rollback, newest last' \
+    bb7-checkpoints %{ bb7-fifo *bb7-checkpoints* plain checkpoints }
+
+define-command -params ..1 -docstring 'bb7-rollback [id]: undo a checkpoint (default: the last one), then reload' \
+    bb7-rollback %{ evaluate-commands %sh{
+        id=$1
+        if [ -z "$id" ]; then
+            id=$("$kak_opt_bb7_bin" checkpoints 2>/dev/null | tail -n 1 | cut -d ' ' -f 1)
+        fi
+        if [ -z "$id" ]; then echo "fail 'bb7: no checkpoints'"; exit; fi
+        printf "try %%{ bb7-run rollback '%s' } catch %%{ bb7-reload; fail %%val{error} }\n" "$id"
+        echo bb7-reload
+    }}
+
+define-command -docstring 'bb7-show: the chat as Markdown' \
+    bb7-show %{ bb7-fifo *bb7-chat* markdown show }
 
 define-command -params 1 -docstring 'bb7-reject <file>: discard the pending changes to a file' \
     bb7-reject %{ bb7-run reject %arg{1} }

@@ -86,6 +86,8 @@ end
 
 --- Which binary to run: the configured path, else `bb7` on PATH, else the checkout's
 --- release or debug build next to this plugin.
+---@param configured string?
+---@return string
 function M.find_binary(configured)
   if configured and configured ~= '' then
     return configured
@@ -102,28 +104,37 @@ function M.find_binary(configured)
   return 'bb7'
 end
 
+--- Chooses the binary (see find_binary); takes effect at the next start.
+---@param opts {binary: string?}?
 function M.setup(opts)
   state.binary = M.find_binary(opts and opts.binary)
 end
 
+--- The binary that runs (or will run).
+---@return string
 function M.binary()
   return state.binary or M.find_binary(nil)
 end
 
+---@return boolean running the binary's process is alive
 function M.running()
   return state.job ~= nil
 end
 
 --- The process id of the running binary, or nil.
+---@return integer?
 function M.pid()
   return state.job and vim.fn.jobpid(state.job) or nil
 end
 
 --- Called after the binary exits, with its status.
+---@param fn fun(code: integer)
 function M.set_on_exit(fn)
   state.on_exit = fn
 end
 
+--- Starts the binary unless it runs.
+---@return boolean started false when it cannot start (the user is told)
 function M.start()
   if state.job then
     return true
@@ -145,7 +156,7 @@ function M.start()
       state.pending = {}
       for id, h in pairs(pending) do
         if h.reply then
-          pcall(h.reply, { type = 'error', request_id = id, message = 'bb7 exited (status ' .. code .. ')' })
+          pcall(h.reply, { type = 'error', code = 'exited', request_id = id, message = 'bb7 exited (status ' .. code .. ')' })
         end
       end
       if state.on_exit then
@@ -162,6 +173,7 @@ function M.start()
   return true
 end
 
+--- Stops the binary; the next request starts it again.
 function M.stop()
   if state.job then
     vim.fn.jobstop(state.job)
@@ -173,10 +185,15 @@ end
 --- message on failure). For `send`, `on_stream(msg)` gets every chunk/thinking
 --- message before the final `done`/`error`/`diff_error` goes to `on_reply`.
 --- Returns the request id, or nil when the binary cannot be started.
+---@param action string
+---@param fields table?
+---@param on_reply fun(msg: table)?
+---@param on_stream fun(msg: table)?
+---@return string? request_id
 function M.request(action, fields, on_reply, on_stream)
   if not M.start() then
     if on_reply then
-      on_reply({ type = 'error', message = 'bb7 is not running' })
+      on_reply({ type = 'error', code = 'not_running', message = 'bb7 is not running' })
     end
     return nil
   end
@@ -189,32 +206,39 @@ function M.request(action, fields, on_reply, on_stream)
 end
 
 --- Like request(), but waits for the reply (up to `timeout` ms, default 5000).
---- Returns the reply, or an error message table on timeout.
+--- Returns the reply, or an error message table on timeout (code `timeout`).
+---@param action string
+---@param fields table?
+---@param timeout integer? milliseconds
+---@return table reply
 function M.request_sync(action, fields, timeout)
   local reply
   local id = M.request(action, fields, function(msg)
     reply = msg
   end)
   if not id then
-    return { type = 'error', message = 'bb7 is not running' }
+    return { type = 'error', code = 'not_running', message = 'bb7 is not running' }
   end
   vim.wait(timeout or 5000, function()
     return reply ~= nil
   end, 5)
   if reply == nil then
     state.pending[id] = nil
-    return { type = 'error', message = action .. ' timed out' }
+    return { type = 'error', code = 'timeout', message = action .. ' timed out' }
   end
   return reply
 end
 
 --- Subscribes to an unsolicited event type (e.g. `title_updated`).
+---@param event string
+---@param fn fun(msg: table)
 function M.on(event, fn)
   state.listeners[event] = state.listeners[event] or {}
   table.insert(state.listeners[event], fn)
 end
 
 --- Lines the binary wrote to stderr since it started (for :checkhealth).
+---@return string[]
 function M.stderr()
   return state.stderr
 end

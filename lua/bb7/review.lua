@@ -1,116 +1,230 @@
--- The review view: the model's pending hunks for one file, decided one by one.
---   ]h / [h   next / previous hunk
---   ga        accept the hunk under the cursor      gr  reject it (asks for a reason)
---   gA        accept all hunks of the file          gX  reject all
---   q         close
+-- The inline review: the model's pending hunks drawn in the real file buffer with
+-- extmarks, decided one by one where they are (docs/PROTOCOL.md, review_get and
+-- review_apply). The buffer always holds the file as it is on disk: the lines a hunk
+-- removes are highlighted and carry a sign, the lines it adds are shown as virtual
+-- lines right below them; a hunk that touches your own edits is marked as a conflict.
+--   ga accept the hunk under the cursor   gr reject it (asks for a reason)
+--   gA / gX accept / reject every hunk     ]h / [h next / previous hunk, across files
 -- Accepted hunks are merged into the file on disk by the binary (your other edits
--- stay), and the file's buffer is reloaded. Conflicting hunks are marked.
+-- stay) and the buffer is reloaded.
 
-local client = require('bb7.client')
+local api = require('bb7.api')
+local config = require('bb7.config')
+local state = require('bb7.state')
+local util = require('bb7.util')
 
 local M = {}
+local say, levels = util.say, vim.log.levels
 
-local R = { buf = nil, path = nil, file = nil, hunk_at = {} }
-M._state = R
+M.ns = vim.api.nvim_create_namespace('bb7_review')
 
-local function bb7()
-  return require('bb7')
+---@class bb7.DrawnHunk
+---@field hunk table the review_get hunk
+---@field first integer first buffer row (0-based) the hunk covers
+---@field last integer last buffer row (0-based)
+---@field conflict boolean it touches lines changed since the snapshot
+
+---@type table<integer, {path: string, file: table, hunks: bb7.DrawnHunk[]}>
+local drawn = {}
+
+local function define_highlights()
+  local function set(name, link)
+    vim.api.nvim_set_hl(0, name, { link = link, default = true })
+  end
+  -- DiffDelete of the default colour scheme has no background; a removed line needs one.
+  local dark = vim.o.background == 'dark'
+  vim.api.nvim_set_hl(0, 'BB7ReviewDelete', { bg = dark and '#4c2327' or '#ffd8d8', default = true })
+  set('BB7ReviewAdd', 'DiffAdd')
+  set('BB7ReviewSignAdd', 'Added')
+  set('BB7ReviewSignDelete', 'Removed')
+  set('BB7ReviewSignChange', 'Changed')
+  set('BB7ReviewConflict', 'DiagnosticError')
+  set('BB7ReviewHint', 'Comment')
 end
 
-local function render()
-  local r = client.request_sync('review_get', { path = R.path })
-  if r.type ~= 'review' or not r.files[1] then
-    R.file = nil
-    return false, r.message
-  end
-  R.file = r.files[1]
-  local lines = { 'Review ' .. R.path .. '  [' .. R.file.status .. ']  ga accept · gr reject · gA/gX all · ]h [h · q', '' }
-  R.hunk_at = {}
-  for _, h in ipairs(R.file.hunks) do
-    local mark = h.applies_cleanly and '' or '  !! conflicts with your edits'
-    if h.oversized then
-      mark = mark .. '  (oversized)'
+--- Pending hunks of a review_get file (hunks without `state` are pending).
+local function pending(file)
+  return vim.tbl_filter(function(h)
+    return h.state == nil or h.state == 'pending'
+  end, file.hunks or {})
+end
+
+--- Files with pending hunks, in review_get order.
+---@return table[]
+local function pending_files()
+  local r = api.review_get({})
+  return vim.tbl_filter(function(f)
+    return #pending(f) > 0
+  end, r and r.files or {})
+end
+
+--- Maps snapshot lines to buffer lines through the user's edits since the snapshot.
+--- Returns a function from a 1-based snapshot line to (buffer line, inside an edit).
+local function line_map(path, buf, file)
+  if file.status ~= 'M' then
+    return function(l)
+      return l, false
     end
-    table.insert(lines, h.header .. mark)
-    local first = #lines
-    for _, l in ipairs(vim.split(h.patch, '\n', { plain = true })) do
-      if l ~= '' and not l:match('^@@') then
-        table.insert(lines, l)
+  end
+  local snap = api.get_context_file({ path = path })
+  local text = util.buffer_text(buf)
+  if not snap or snap.content == text then
+    return function(l)
+      return l, false
+    end
+  end
+  local edits = vim.diff(snap.content, text, { result_type = 'indices' }) or {}
+  return function(l, count)
+    local shift, touched = 0, false
+    local last = l + math.max(count or 1, 1) - 1
+    for _, e in ipairs(edits) do
+      local a, ac, bc = e[1], e[2], e[4]
+      local a_end = ac == 0 and a or a + ac - 1
+      if (ac == 0 and a < l) or (ac > 0 and a_end < l) then
+        shift = shift + bc - ac
+      elseif ac > 0 and a <= last and a_end >= l then
+        touched = true
       end
     end
-    for i = first, #lines do
-      R.hunk_at[i] = h
-    end
-    table.insert(lines, '')
+    return l + shift, touched
   end
-  vim.bo[R.buf].modifiable = true
-  vim.api.nvim_buf_set_lines(R.buf, 0, -1, false, lines)
-  vim.bo[R.buf].modifiable = false
+end
+
+local function split_patch(patch)
+  local removed, added = {}, {}
+  for _, l in ipairs(vim.split(patch or '', '\n', { plain = true })) do
+    local c = l:sub(1, 1)
+    if c == '-' then
+      table.insert(removed, l:sub(2))
+    elseif c == '+' then
+      table.insert(added, l:sub(2))
+    end
+  end
+  return removed, added
+end
+
+local function virt_added(added)
+  local width = vim.o.columns
+  local out = {}
+  for _, l in ipairs(added) do
+    local pad = math.max(0, width - vim.fn.strdisplaywidth(l))
+    table.insert(out, { { l .. string.rep(' ', pad), 'BB7ReviewAdd' } })
+  end
+  return out
+end
+
+--- Draws the pending hunks of `file` into `buf`.
+local function draw(buf, path, file)
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  local map = line_map(path, buf, file)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local list = {}
+  local keys = config.get().review_keys
+  local hunks = pending(file)
+  for i, h in ipairs(hunks) do
+    local removed, added = split_patch(h.patch)
+    local start, touched = map(math.max(h.old_start, 1), h.old_lines)
+    local conflict = touched or h.applies_cleanly == false
+    local first, last
+    local sign = #removed == 0 and '+' or #added == 0 and '-' or '~'
+    local sign_hl = conflict and 'BB7ReviewConflict' or ({ ['+'] = 'BB7ReviewSignAdd', ['-'] = 'BB7ReviewSignDelete', ['~'] = 'BB7ReviewSignChange' })[sign]
+    if conflict then
+      sign = '!'
+    end
+    if h.old_lines > 0 then
+      first = math.min(start - 1, count - 1)
+      last = math.min(first + h.old_lines - 1, count - 1)
+      for row = first, last do
+        vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, {
+          line_hl_group = 'BB7ReviewDelete',
+          sign_text = sign,
+          sign_hl_group = sign_hl,
+          priority = 150,
+        })
+      end
+    else
+      -- A pure insertion after snapshot line old_start (0: before the first line).
+      first = math.max(math.min((h.old_start == 0 and 1 or map(h.old_start)) - 1, count - 1), 0)
+      last = first
+      vim.api.nvim_buf_set_extmark(buf, M.ns, first, 0, { sign_text = sign, sign_hl_group = sign_hl, priority = 150 })
+    end
+    local hint = string.format('  hunk %d/%d  %s accept · %s reject', i, #hunks, keys.accept, keys.reject)
+    if conflict then
+      hint = '  conflicts with your edits'
+    end
+    local anchor_above = h.old_lines == 0 and h.old_start == 0
+    vim.api.nvim_buf_set_extmark(buf, M.ns, last, 0, {
+      virt_text = { { hint, conflict and 'BB7ReviewConflict' or 'BB7ReviewHint' } },
+      virt_text_pos = 'eol',
+      virt_lines = #added > 0 and virt_added(added) or nil,
+      virt_lines_above = anchor_above or nil,
+      priority = 150,
+    })
+    table.insert(list, { hunk = h, first = first, last = last, conflict = conflict })
+  end
+  drawn[buf] = { path = path, file = file, hunks = list }
+  return list
+end
+
+local function hunk_at_cursor(buf)
+  local d = drawn[buf]
+  if not d then
+    return nil
+  end
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  for _, dh in ipairs(d.hunks) do
+    if row >= dh.first and row <= dh.last then
+      return dh
+    end
+  end
+end
+
+local detach
+
+--- Draws the review of `path` again from the binary; ends it when nothing is pending.
+---@param path string project-relative
+---@return boolean any hunks left
+function M.refresh(path)
+  local buf = state.loaded_buf(path)
+  if not buf or not drawn[buf] then
+    return false
+  end
+  local r = api.review_get({ path = path })
+  local file = r and r.files and r.files[1]
+  if not file or #pending(file) == 0 then
+    detach(buf)
+    return false
+  end
+  draw(buf, path, file)
   return true
 end
 
-local function hunk_lines()
-  local starts = {}
-  for l, h in pairs(R.hunk_at) do
-    if not R.hunk_at[l - 1] or R.hunk_at[l - 1] ~= h then
-      table.insert(starts, l)
-    end
-  end
-  table.sort(starts)
-  return starts
-end
-
-function M.next_hunk(dir)
-  local cur = vim.api.nvim_win_get_cursor(0)[1]
-  local starts = hunk_lines()
-  if dir > 0 then
-    for _, l in ipairs(starts) do
-      if l > cur then
-        return vim.api.nvim_win_set_cursor(0, { l, 0 })
-      end
-    end
-  else
-    for i = #starts, 1, -1 do
-      if starts[i] < cur then
-        return vim.api.nvim_win_set_cursor(0, { starts[i], 0 })
-      end
-    end
-  end
-end
-
-local function reload_file()
-  local root = bb7()._state.root or vim.fn.getcwd()
-  local buf = vim.fn.bufnr(root .. '/' .. R.path)
-  if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
-    vim.api.nvim_buf_call(buf, function()
-      vim.cmd('silent! edit!')
-    end)
-  end
-end
-
---- Sends a decision; `accept`/`reject` are lists of ids or "all".
-function M.decide(accept, reject, reasons)
-  if not R.file then
+local function decide(buf, accept, reject, reasons)
+  local d = drawn[buf]
+  if not d then
     return
   end
-  local root = bb7()._state.root or vim.fn.getcwd()
-  local buf = vim.fn.bufnr(root .. '/' .. R.path)
-  if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
-    return bb7().say('Save or discard your changes to ' .. R.path .. ' first', vim.log.levels.WARN)
+  if vim.bo[buf].modified then
+    return say('Save or discard your changes to ' .. d.path .. ' first', levels.WARN)
   end
-  local r = client.request_sync('review_apply', {
-    path = R.path,
+  local r, err = api.review_apply({
+    path = d.path,
     accept = accept,
     reject = reject,
     reasons = reasons,
-    expected_disk_hash = R.file.disk_hash or vim.NIL,
+    expected_disk_hash = d.file.disk_hash or vim.NIL,
   })
-  if r.type == 'error' then
-    bb7().say('Failed to apply: ' .. (r.message or '?'), vim.log.levels.ERROR)
-    render()
+  if not r then
+    if err.code == 'conflict' then
+      say(d.path .. ' changed on disk; the review is drawn again', levels.WARN)
+    else
+      say('Failed to apply: ' .. err.message, levels.ERROR)
+    end
+    util.reload(buf)
+    M.refresh(d.path)
     return
   end
-  reload_file()
+  util.reload(buf)
   local parts = {}
   if #r.applied > 0 then
     table.insert(parts, 'applied ' .. #r.applied)
@@ -118,128 +232,211 @@ function M.decide(accept, reject, reasons)
   if #r.rejected > 0 then
     table.insert(parts, 'rejected ' .. #r.rejected)
   end
-  if #r.conflicts > 0 then
+  if #(r.conflicts or {}) > 0 then
     table.insert(parts, #r.conflicts .. ' in conflict')
   end
-  bb7().say(R.path .. ': ' .. (#parts > 0 and table.concat(parts, ', ') or 'nothing changed'), #r.conflicts > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
-  local ok = render()
-  if not ok or #R.file.hunks == 0 then
-    bb7().say('Review of ' .. R.path .. ' done')
-    M.close()
+  local path = d.path
+  say(path .. ': ' .. (#parts > 0 and table.concat(parts, ', ') or 'nothing changed'), #(r.conflicts or {}) > 0 and levels.WARN or levels.INFO)
+  if not M.refresh(path) then
+    say('Review of ' .. path .. ' done')
   end
-  require('bb7.ui').refresh()
+  require('bb7.ui.render').refresh()
 end
 
-local function current_hunk()
-  return R.hunk_at[vim.api.nvim_win_get_cursor(0)[1]]
-end
-
-function M.close()
-  if R.buf and vim.api.nvim_buf_is_valid(R.buf) then
-    pcall(vim.api.nvim_buf_delete, R.buf, { force = true })
+--- Opens `path` in the editor (outside the bb7 panes) and returns its buffer.
+local function open_file(path)
+  local win = require('bb7.ui.layout').editor_window()
+  vim.api.nvim_set_current_win(win)
+  local abs = state.abs(path)
+  if vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':p') ~= vim.fn.fnamemodify(abs, ':p') then
+    vim.cmd('edit ' .. vim.fn.fnameescape(abs))
   end
-  R.buf = nil
+  return vim.api.nvim_get_current_buf()
 end
 
---- Opens the review of `path` (project-relative) in the current window.
-function M.open(path)
-  R.path = path
-  if not (R.buf and vim.api.nvim_buf_is_valid(R.buf)) then
-    R.buf = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_name(R.buf, 'bb7://review')
-    vim.bo[R.buf].buftype = 'nofile'
-    vim.bo[R.buf].bufhidden = 'wipe'
-    vim.bo[R.buf].filetype = 'diff'
-    local function map(lhs, fn, desc)
-      vim.keymap.set('n', lhs, fn, { buffer = R.buf, nowait = true, silent = true, desc = 'bb7 review: ' .. desc })
+local function jump(dh)
+  vim.api.nvim_win_set_cursor(0, { dh.first + 1, 0 })
+end
+
+--- Moves to the next (dir 1) or previous (dir -1) hunk, going on into the next file
+--- with pending hunks after the last one of this buffer.
+---@param dir 1|-1
+function M.next_hunk(dir)
+  local buf = vim.api.nvim_get_current_buf()
+  local d = drawn[buf]
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  if d then
+    local from, to, step = 1, #d.hunks, 1
+    if dir < 0 then
+      from, to, step = #d.hunks, 1, -1
     end
-    map(']h', function() M.next_hunk(1) end, 'next hunk')
-    map('[h', function() M.next_hunk(-1) end, 'previous hunk')
-    map('ga', function()
-      local h = current_hunk()
-      if h then
-        M.decide({ h.hunk_id }, {})
+    for i = from, to, step do
+      local dh = d.hunks[i]
+      if (dir > 0 and dh.first > row) or (dir < 0 and dh.first < row) then
+        return jump(dh)
       end
-    end, 'accept hunk')
-    map('gr', function()
-      local h = current_hunk()
-      if not h then
-        return
-      end
-      vim.ui.input({ prompt = 'Reason (optional): ' }, function(reason)
-        if reason == nil then
-          return
-        end
-        M.decide({}, { h.hunk_id }, reason ~= '' and { [h.hunk_id] = reason } or nil)
-      end)
-    end, 'reject hunk')
-    map('gA', function() M.decide('all', {}) end, 'accept all')
-    map('gX', function() M.decide({}, 'all') end, 'reject all')
-    map('q', M.close, 'close')
+    end
   end
-  local ok, err = render()
-  if not ok then
-    M.close()
-    return bb7().say('No pending changes for ' .. path .. (err and (': ' .. err) or ''), vim.log.levels.WARN)
+  local files = pending_files()
+  if #files == 0 then
+    return say('No pending hunks', levels.WARN)
   end
-  vim.api.nvim_win_set_buf(0, R.buf)
-  local starts = hunk_lines()
-  if starts[1] then
-    vim.api.nvim_win_set_cursor(0, { starts[1], 0 })
+  local here = d and d.path or state.relpath(vim.api.nvim_buf_get_name(buf))
+  local idx = 0
+  for i, f in ipairs(files) do
+    if f.path == here then
+      idx = i
+    end
+  end
+  local nxt = files[((idx - 1 + dir) % #files) + 1]
+  if dir < 0 and idx == 0 then
+    nxt = files[#files]
+  end
+  local list = M.show(nxt.path)
+  if list and #list > 0 then
+    jump(dir > 0 and list[1] or list[#list])
   end
 end
 
---- :BB7Checkpoints — pick a checkpoint of the active chat, then roll it back.
-function M.checkpoints()
-  local chat = bb7().active_chat()
-  if not chat then
+local function attach(buf)
+  if vim.b[buf].bb7_review or not config.get().keymaps then
     return
   end
-  local r = client.request_sync('checkpoint_list', { chat_id = chat })
-  if r.type ~= 'checkpoints' or #r.checkpoints == 0 then
-    return bb7().say('No checkpoints', vim.log.levels.WARN)
+  vim.b[buf].bb7_review = true
+  local k = config.get().review_keys
+  local function map(lhs, fn, desc)
+    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true, desc = 'bb7 review: ' .. desc })
   end
-  local list = {}
-  for i = #r.checkpoints, 1, -1 do
-    table.insert(list, r.checkpoints[i])
-  end
-  vim.ui.select(list, {
-    prompt = 'Checkpoints',
-    format_item = function(c)
-      local paths = vim.tbl_map(function(f) return f.path end, c.files)
-      return c.created_at .. '  ' .. c.action .. '  ' .. table.concat(paths, ', ')
-    end,
-  }, function(cp)
-    if not cp then
-      return
+  map(k.accept, function()
+    local dh = hunk_at_cursor(buf)
+    if not dh then
+      return say('No hunk under the cursor', levels.WARN)
     end
-    vim.ui.select({ 'Roll back', 'Roll back, discarding later edits' }, { prompt = 'Checkpoint ' .. cp.checkpoint_id }, function(choice)
-      if not choice then
-        return
+    decide(buf, { dh.hunk.hunk_id }, {})
+  end, 'accept the hunk')
+  map(k.reject, function()
+    local dh = hunk_at_cursor(buf)
+    if not dh then
+      return say('No hunk under the cursor', levels.WARN)
+    end
+    vim.ui.input({ prompt = 'Reason (optional): ' }, function(reason)
+      if reason ~= nil then
+        decide(buf, {}, { dh.hunk.hunk_id }, reason ~= '' and { [dh.hunk.hunk_id] = reason } or nil)
       end
-      local res = client.request_sync('checkpoint_rollback', {
-        checkpoint_id = cp.checkpoint_id,
-        mode = 'hard_all',
-        force = choice ~= 'Roll back' or nil,
-      })
-      if res.type == 'error' then
-        return bb7().say('Failed to roll back: ' .. res.message, vim.log.levels.ERROR)
-      end
-      local root = bb7()._state.root or vim.fn.getcwd()
-      for _, f in ipairs(res.files) do
-        if f.restored then
-          local buf = vim.fn.bufnr(root .. '/' .. f.path)
-          if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
-            vim.api.nvim_buf_call(buf, function() vim.cmd('silent! edit!') end)
-          end
-          bb7().say('Rolled back ' .. f.path)
-        elseif f.conflict then
-          bb7().say(f.path .. ' not rolled back: ' .. (f.reason or 'conflict'), vim.log.levels.WARN)
-        end
-      end
-      require('bb7.ui').refresh()
     end)
-  end)
+  end, 'reject the hunk')
+  map(k.accept_all, function()
+    decide(buf, 'all', {})
+  end, 'accept every hunk')
+  map(k.reject_all, function()
+    decide(buf, {}, 'all')
+  end, 'reject every hunk')
+  map(k.next, function()
+    M.next_hunk(1)
+  end, 'next hunk')
+  map(k.prev, function()
+    M.next_hunk(-1)
+  end, 'previous hunk')
+  vim.api.nvim_create_autocmd('BufWritePost', {
+    group = vim.api.nvim_create_augroup('bb7_review_' .. buf, { clear = true }),
+    buffer = buf,
+    callback = function()
+      if drawn[buf] then
+        M.refresh(drawn[buf].path)
+      end
+    end,
+  })
+end
+
+detach = function(buf)
+  drawn[buf] = nil
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  if vim.b[buf].bb7_review then
+    vim.b[buf].bb7_review = nil
+    local k = config.get().review_keys
+    for _, lhs in ipairs({ k.accept, k.reject, k.accept_all, k.reject_all, k.next, k.prev }) do
+      pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
+    end
+    pcall(vim.api.nvim_del_augroup_by_name, 'bb7_review_' .. buf)
+  end
+end
+
+--- Opens `path` and draws its pending hunks.
+---@param path string project-relative
+---@return bb7.DrawnHunk[]? hunks nil when nothing is pending
+function M.show(path)
+  define_highlights()
+  local r = api.review_get({ path = path })
+  local file = r and r.files and r.files[1]
+  if not file or #pending(file) == 0 then
+    return nil
+  end
+  local buf = open_file(path)
+  local list = draw(buf, path, file)
+  attach(buf)
+  return list
+end
+
+--- :BB7Review. `path` is the file under the cursor or the argument; without one (or
+--- when it has nothing pending and was not named explicitly) the first file with
+--- pending hunks is reviewed.
+---@param path string?
+---@param explicit boolean the user named the file
+function M.start(path, explicit)
+  local list = path and M.show(path)
+  if not list then
+    if explicit then
+      return say('No pending changes for ' .. path, levels.WARN)
+    end
+    local files = pending_files()
+    if #files == 0 then
+      return say('No pending changes', levels.WARN)
+    end
+    path = files[1].path
+    list = M.show(path)
+  end
+  if list and list[1] then
+    jump(list[1])
+    say(string.format('Reviewing %s: %d hunk%s (%s accept, %s reject, ? in the UI for keys)', path, #list, #list == 1 and '' or 's', config.get().review_keys.accept, config.get().review_keys.reject))
+  end
+end
+
+--- :BB7Review! — every pending hunk of every file in the quickfix list.
+function M.quickfix()
+  local items = {}
+  for _, f in ipairs(pending_files()) do
+    -- Lines of a loaded buffer may have moved since the snapshot.
+    local buf = state.loaded_buf(f.path)
+    local map = buf and line_map(f.path, buf, f) or function(l)
+      return l
+    end
+    for _, h in ipairs(pending(f)) do
+      table.insert(items, {
+        filename = state.abs(f.path),
+        lnum = math.max(map(math.max(h.old_start, 1), h.old_lines), 1),
+        text = string.format('%s +%d -%d%s', h.header, h.added or 0, h.removed or 0, h.applies_cleanly == false and ' (conflict)' or ''),
+        type = h.applies_cleanly == false and 'W' or 'I',
+      })
+    end
+  end
+  if #items == 0 then
+    return say('No pending changes', levels.WARN)
+  end
+  vim.fn.setqflist({}, ' ', { title = 'bb7: pending hunks', items = items })
+  require('bb7.ui.layout').editor_window()
+  vim.cmd('copen')
+  say(#items .. ' pending hunk' .. (#items == 1 and '' or 's') .. ' in the quickfix list (:BB7Review in a file to decide)')
+end
+
+--- The drawn hunks of `buf` (for tests and statuslines).
+---@param buf integer
+---@return bb7.DrawnHunk[]
+function M.hunks(buf)
+  buf = buf == 0 and vim.api.nvim_get_current_buf() or buf
+  return drawn[buf] and drawn[buf].hunks or {}
 end
 
 return M

@@ -20,6 +20,11 @@ pub fn section_key(path: &str, start: u64, end: u64) -> String {
     short_hash(&[format!("{path}:{start}:{end}").as_bytes()], 16)
 }
 
+/// The first `len` hex characters of sha256(`bytes`).
+pub fn short_sha256(bytes: &[u8], len: usize) -> String {
+    short_hash(&[bytes], len)
+}
+
 /// `sha256:<64 hex>` of bytes, the form used for disk hashes.
 pub fn sha256_tagged(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(bytes)))

@@ -1,5 +1,6 @@
 //! Chats: the `chat.json` model, ids, and stores of chats (project and global).
 
+pub mod fork;
 pub mod ids;
 pub mod model;
 pub mod store;

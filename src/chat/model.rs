@@ -216,11 +216,21 @@ impl Message {
 
 impl Chat {
     /// Brings an older chat to version 2: a legacy top-level `content` on a message
-    /// becomes a `text` part (seed 001). Returns whether anything changed, so the
-    /// caller re-saves the chat.
+    /// becomes a `text` part. A system message keeps its `content` too: the reference
+    /// writes system messages that way and its plugin draws only that field. Returns
+    /// whether anything changed, so the caller re-saves the chat.
     pub fn migrate(&mut self) -> bool {
         let mut changed = self.version < CHAT_VERSION;
         for m in &mut self.messages {
+            if m.role == "system" {
+                if m.parts.is_empty()
+                    && let Some(Value::String(s)) = m.extra.get("content")
+                    && !s.is_empty()
+                {
+                    m.parts.push(Part::text(s.clone()));
+                }
+                continue;
+            }
             if let Some(content) = m.extra.remove("content") {
                 changed = true;
                 if m.parts.is_empty() {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ids;
-use crate::chat::model::{CHAT_VERSION, Chat};
+use crate::chat::model::{CHAT_VERSION, Chat, Message};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::fsutil::{self, write_json_atomic};
@@ -38,6 +38,10 @@ pub struct Index {
     /// Known chats.
     #[serde(default)]
     pub chats: Vec<IndexEntry>,
+    /// In a project's index: the global chat that was active last, when the last
+    /// active chat was a global one (bb7's addition; the reference ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_global_chat_id: Option<String>,
 }
 
 /// One index entry.
@@ -258,6 +262,11 @@ impl ChatStore {
         self.update_index(|idx| idx.active_chat_id = id.map(str::to_owned))
     }
 
+    /// Records (in a project's index) that the global chat `id` is the active one.
+    pub fn set_active_global(&self, id: Option<&str>) -> Result<()> {
+        self.update_index(|idx| idx.active_global_chat_id = id.map(str::to_owned))
+    }
+
     /// Renames chat `id` in `chat.json` and the index.
     pub fn rename(&self, chat: &mut Chat, name: &str) -> Result<()> {
         chat.name = name.to_owned();
@@ -366,13 +375,27 @@ impl ChatStore {
         Ok(out)
     }
 
-    /// Searches chat names and message text, case-insensitively. A chat whose name
-    /// matches is a `title` hit; otherwise its first matching text gives a `content`
-    /// hit with an excerpt. Archived chats are searched too. Newest first.
+    /// Searches chat names and messages, case-insensitively. A chat whose name
+    /// matches is a `title` hit; otherwise its first matching message (its text, or
+    /// the path of a context event) gives a `content` hit with an excerpt. Archived
+    /// chats are searched too. An empty query lists every chat that `chat_list`
+    /// shows as a `title` hit: the reference plugin's pickers open with it. Newest
+    /// first.
     pub fn search(&self, query: &str) -> Result<Vec<SearchHit>> {
         let needle = query.trim().to_lowercase();
         if needle.is_empty() {
-            return Ok(Vec::new());
+            let mut all = self.list(false)?;
+            all.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.id.cmp(&b.id)));
+            return Ok(all
+                .into_iter()
+                .map(|c| SearchHit {
+                    id: c.id,
+                    name: c.name,
+                    created: c.created,
+                    match_type: "title",
+                    excerpt: None,
+                })
+                .collect());
         }
         // The raw file can be scanned before parsing when the query has no character
         // that JSON writers escape (the reference's also escapes <, > and &).
@@ -382,7 +405,9 @@ impl ChatStore {
                 .any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&'));
         let finder = memchr::memmem::Finder::new(needle.as_bytes());
         let mut hits = Vec::new();
-        for chat in self.list(true)? {
+        let mut chats = self.list(true)?;
+        chats.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.id.cmp(&b.id)));
+        for chat in chats {
             if chat.name.to_lowercase().contains(&needle) {
                 hits.push(SearchHit {
                     id: chat.id,
@@ -411,8 +436,7 @@ impl ChatStore {
             let excerpt = full
                 .messages
                 .iter()
-                .filter(|m| !m.is_context_event())
-                .find_map(|m| excerpt_around(&m.text(), &needle));
+                .find_map(|m| excerpt_around(&searchable_text(m), &needle));
             if let Some(excerpt) = excerpt {
                 hits.push(SearchHit {
                     id: chat.id,
@@ -453,14 +477,19 @@ impl ChatStore {
         let Ok(bytes) = std::fs::read(path) else {
             return HashSet::new();
         };
+        // bb7 writes a plain array; the reference plugin writes its own pins as
+        // `{"chats":[…]}` into the same file.
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Flags {
             List(Vec<String>),
             Object { pinned: Vec<String> },
+            Reference { chats: Vec<String> },
         }
         match serde_json::from_slice::<Flags>(&bytes) {
-            Ok(Flags::List(v)) | Ok(Flags::Object { pinned: v }) => v.into_iter().collect(),
+            Ok(Flags::List(v) | Flags::Object { pinned: v } | Flags::Reference { chats: v }) => {
+                v.into_iter().collect()
+            }
             Err(_) => HashSet::new(),
         }
     }
@@ -477,7 +506,13 @@ impl ChatStore {
         }
         let mut list: Vec<String> = set.into_iter().collect();
         list.sort();
-        write_json_atomic(&state_path(&self.base, file)?, &list)
+        let path = state_path(&self.base, file)?;
+        if file == PINS_FILE {
+            // The reference plugin reads and writes pins as `{"chats":[…]}`.
+            write_json_atomic(&path, &serde_json::json!({ "chats": list }))
+        } else {
+            write_json_atomic(&path, &list)
+        }
     }
 
     /// The state directory of this store.
@@ -505,6 +540,26 @@ type IndexCache = HashMap<PathBuf, (Stamp, Arc<Index>)>;
 fn index_cache() -> &'static Mutex<IndexCache> {
     static CACHE: OnceLock<Mutex<IndexCache>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
+}
+
+/// What a content search looks at in a message: its text parts and the paths its
+/// context events name.
+fn searchable_text(m: &Message) -> String {
+    let mut out = String::new();
+    for p in &m.parts {
+        let piece = match p.kind.as_str() {
+            "text" => p.content.as_deref(),
+            "context_event" => p.path.as_deref(),
+            _ => None,
+        };
+        if let Some(t) = piece {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(t);
+        }
+    }
+    out
 }
 
 /// About 60 characters either side of the first case-insensitive match, on one line.

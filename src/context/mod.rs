@@ -12,6 +12,17 @@ use crate::error::{Error, Result};
 use crate::project::fsutil::{self, read_text, read_text_opt, to_lf, write_atomic};
 use crate::project::paths::Location;
 
+/// Message for adding a file that is already in context, in the reference's words:
+/// its plugin makes a repeated add a no-op when the message contains `already exists`.
+pub const FILE_EXISTS: &str = "Context file already exists";
+/// Message for adding a section that is already in context (see [`FILE_EXISTS`]).
+pub const SECTION_EXISTS: &str = "Context section already exists";
+/// Message for a file that is not in context or has no output, in the reference's
+/// words: its plugin treats a message containing `not found` as "nothing to do".
+pub const FILE_NOT_FOUND: &str = "File not found";
+/// Message for a section that is not in context (see [`FILE_NOT_FOUND`]).
+pub const SECTION_NOT_FOUND: &str = "Section not found";
+
 /// The files of one chat on disk: snapshots and outputs.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatFiles<'a> {
@@ -39,15 +50,47 @@ impl<'a> ChatFiles<'a> {
         self.store.chat_path(self.id, &rel)
     }
 
-    /// The snapshot text of a context entry.
+    /// Where the reference BB-7 stores the snapshot of a section or an external
+    /// file: 16 hex of sha256 of `path:start:end` (sections) or of the absolute path
+    /// (external files), plus the path's extension. `None` for project files, which
+    /// both keep at `context/{path}`.
+    pub fn reference_snapshot_path(&self, cf: &ContextFile) -> Result<Option<PathBuf>> {
+        let ext = std::path::Path::new(&cf.path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| format!(".{e}"))
+            .unwrap_or_default();
+        let rel = match (cf.start_line, cf.end_line) {
+            (Some(s), Some(e)) => format!(
+                "context/_sections/{}{ext}",
+                ids::section_key(&cf.path, s, e)
+            ),
+            _ if cf.external => format!(
+                "context/_external/{}{ext}",
+                ids::short_sha256(cf.path.as_bytes(), 16)
+            ),
+            _ => return Ok(None),
+        };
+        self.store.chat_path(self.id, &rel).map(Some)
+    }
+
+    /// The snapshot text of a context entry; chats written by the reference BB-7 are
+    /// read from its file names (see [`ChatFiles::reference_snapshot_path`]).
     pub fn read_snapshot(&self, cf: &ContextFile) -> Result<String> {
-        read_text(&self.snapshot_path(cf)?, &cf.path).map_err(|e| {
+        let missing = |e: Error| {
             if e.code == ErrorCode::NotFound {
                 Error::not_found(format!("Context snapshot of {} is missing", cf.path))
             } else {
                 e
             }
-        })
+        };
+        match read_text(&self.snapshot_path(cf)?, &cf.path) {
+            Err(e) if e.code == ErrorCode::NotFound => match self.reference_snapshot_path(cf)? {
+                Some(p) => read_text(&p, &cf.path).map_err(missing),
+                None => Err(missing(e)),
+            },
+            other => other.map_err(missing),
+        }
     }
 
     /// Writes a snapshot and records its facts (hashes, line count; tokens follow in
@@ -239,6 +282,13 @@ pub fn event_for(action: &str, cf: &ContextFile) -> Part {
     }
 }
 
+/// Whether two texts are the same file content once a missing final newline is
+/// normalised: the reference plugin sends buffers joined with `\n`, without the
+/// file's last newline, so `"a\n"` and `"a"` are the same file.
+pub fn same_text(a: &str, b: &str) -> bool {
+    a.strip_suffix('\n').unwrap_or(a) == b.strip_suffix('\n').unwrap_or(b)
+}
+
 /// Index of the whole-file entry for `path`, if in context.
 pub fn find_file(chat: &Chat, path: &str) -> Option<usize> {
     chat.context_files
@@ -248,7 +298,8 @@ pub fn find_file(chat: &Chat, path: &str) -> Option<usize> {
 
 /// Adds a whole file to context (`context_add`): stores the snapshot, appends the
 /// entry and a `UserAddFile` event. External files are forced read-only.
-/// Errors: `File already in context`.
+/// Errors: `Context file already exists` (code `conflict`; the reference plugin treats
+/// a message containing `already exists` as a no-op).
 pub fn add_file(
     chat: &mut Chat,
     files: ChatFiles,
@@ -258,7 +309,7 @@ pub fn add_file(
 ) -> Result<()> {
     let path = loc.key();
     if find_file(chat, &path).is_some() {
-        return Err(Error::new(ErrorCode::Conflict, "File already in context"));
+        return Err(Error::new(ErrorCode::Conflict, FILE_EXISTS));
     }
     let content = to_lf(content);
     let cf = ContextFile {
@@ -277,7 +328,7 @@ pub fn add_file(
 
 /// Adds a section (`context_add_section`). `content` is either the section's own
 /// lines or the whole file, from which lines `start..=end` are cut. Sections are
-/// read-only and immutable. Errors: bad range, `Section already in context`.
+/// read-only and immutable. Errors: bad range, `Context section already exists`.
 pub fn add_section(
     chat: &mut Chat,
     files: ChatFiles,
@@ -299,10 +350,7 @@ pub fn add_section(
         .iter()
         .any(|c| c.path == path && c.start_line == Some(start) && c.end_line == Some(end))
     {
-        return Err(Error::new(
-            ErrorCode::Conflict,
-            "Section already in context",
-        ));
+        return Err(Error::new(ErrorCode::Conflict, SECTION_EXISTS));
     }
     let cf = ContextFile {
         version: ids::section_version(&path, start, end, &text),
@@ -341,9 +389,9 @@ pub fn section_text(content: &str, start: u64, end: u64) -> Result<String> {
 }
 
 /// Re-snapshots a whole file (`context_update`, `sync_context`): `UserWriteFile`.
-/// Unchanged content is a no-op. Errors: `File not in context`.
+/// Unchanged content is a no-op. Errors: `File not found`.
 pub fn update_file(chat: &mut Chat, files: ChatFiles, path: &str, content: &str) -> Result<()> {
-    let i = find_file(chat, path).ok_or_else(|| Error::not_found("File not in context"))?;
+    let i = find_file(chat, path).ok_or_else(|| Error::not_found(FILE_NOT_FOUND))?;
     let content = to_lf(content);
     let version = ids::file_version(path, &content);
     if chat.context_files[i].version == version {
@@ -364,9 +412,9 @@ pub fn update_file(chat: &mut Chat, files: ChatFiles, path: &str, content: &str)
 
 /// Removes a whole file from context (`context_remove`): `UserRemoveFile`. Its output,
 /// if any, is kept (it then shows as `A`/`!A`), so no model work is lost silently.
-/// Errors: `File not in context`.
+/// Errors: `File not found`.
 pub fn remove_file(chat: &mut Chat, files: ChatFiles, path: &str) -> Result<()> {
-    let i = find_file(chat, path).ok_or_else(|| Error::not_found("File not in context"))?;
+    let i = find_file(chat, path).ok_or_else(|| Error::not_found(FILE_NOT_FOUND))?;
     let cf = chat.context_files.remove(i);
     fsutil::remove_file_if_exists(&files.snapshot_path(&cf)?)?;
     push_event(chat, event_for("UserRemoveFile", &cf));
@@ -374,7 +422,7 @@ pub fn remove_file(chat: &mut Chat, files: ChatFiles, path: &str) -> Result<()> 
 }
 
 /// Removes one section (`context_remove_section`): `UserRemoveSection`.
-/// Errors: `Section not in context`.
+/// Errors: `Section not found`.
 pub fn remove_section(
     chat: &mut Chat,
     files: ChatFiles,
@@ -386,7 +434,7 @@ pub fn remove_section(
         .context_files
         .iter()
         .position(|c| c.path == path && c.start_line == Some(start) && c.end_line == Some(end))
-        .ok_or_else(|| Error::not_found("Section not in context"))?;
+        .ok_or_else(|| Error::not_found(SECTION_NOT_FOUND))?;
     let cf = chat.context_files.remove(i);
     fsutil::remove_file_if_exists(&files.snapshot_path(&cf)?)?;
     push_event(chat, event_for("UserRemoveSection", &cf));
@@ -401,7 +449,7 @@ pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: boo
         if chat.context_files.iter().any(|c| c.path == path) {
             Error::invalid("Sections are always read-only")
         } else {
-            Error::not_found("File not in context")
+            Error::not_found(FILE_NOT_FOUND)
         }
     })?;
     let cf = chat.context_files[i].clone();
@@ -437,5 +485,15 @@ mod tests {
         assert!(section_text("a\n", 0, 1).is_err());
         assert!(section_text("a\n", 3, 2).is_err());
         assert!(section_text("a\nb\n", 5, 9).is_err());
+    }
+
+    #[test]
+    fn a_missing_final_newline_is_the_same_text() {
+        use super::same_text;
+        assert!(same_text("a\nb\n", "a\nb"));
+        assert!(same_text("a\nb", "a\nb\n"));
+        assert!(same_text("", ""));
+        assert!(!same_text("a\nb\n\n", "a\nb"));
+        assert!(!same_text("a\nb", "a\nc"));
     }
 }

@@ -1,13 +1,18 @@
-//! Finding the text an `edit_file` call means to replace (seed 004, `edit_file`).
+//! Finding the one region of a file an edit means, then replacing it (see
+//! `docs/PROTOCOL.md`, "The model's file tools").
 //!
-//! The pipeline tries, in order: the exact text; the lines with trailing whitespace
-//! ignored; the lines with leading and trailing whitespace ignored (the replacement is
-//! re-indented to the file); the same with typographic punctuation folded to ASCII
-//! (models turn `'` into `’`, `--` into `–`). The first step that finds anything
-//! decides: one match is applied, several are an error — an ambiguous edit is never
-//! applied, and no looser step is tried after an ambiguous one.
+//! Passes, strictest first: the exact text (line endings ignored); lines equal up to
+//! trailing whitespace; up to indentation; up to typographic punctuation and inner
+//! whitespace; the same without blank lines the model added at the ends; `\n` and `\t`
+//! written as escapes; a first or last line the model cut short. A pass applies only
+//! when it finds exactly one region (or `replace_all` is set); a pass that finds
+//! several refuses the edit, and no looser pass runs after it. The region is then
+//! rewritten by [`super::apply::render`], which keeps every line the model kept.
 
 use similar::TextDiff;
+
+use super::apply::{Norm, OutLine, Region, render};
+use super::text::{Doc, model_lines};
 
 /// Why an edit could not be applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,12 +31,12 @@ pub enum EditError {
         /// Where each match starts.
         match_lines: Vec<usize>,
     },
-    /// The edit itself is malformed (empty `old_string`, missing anchor, …).
+    /// The edit itself is malformed or cannot be placed safely.
     Invalid(String),
 }
 
 impl EditError {
-    /// The message shown to the user and sent back to the model (seed 004 wording).
+    /// The message shown to the user and sent back to the model.
     pub fn message(&self, path: &str) -> String {
         match self {
             EditError::NotFound {
@@ -57,115 +62,341 @@ impl EditError {
             EditError::Invalid(m) => m.clone(),
         }
     }
+
+    /// The machine-readable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            EditError::NotFound { .. } => "not_found",
+            EditError::NotUnique { .. } => "not_unique",
+            EditError::Invalid(_) => "invalid_edit",
+        }
+    }
 }
 
-/// How a pipeline step normalises a line before comparing.
-type LineNorm = fn(&str) -> String;
+type Found = Result<Option<String>, EditError>;
 
-/// Which pipeline step matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MatchKind {
-    /// The exact text.
-    Exact,
-    /// Lines equal up to trailing whitespace.
-    TrailingWhitespace,
-    /// Lines equal up to leading and trailing whitespace; replacement re-indented.
-    Indentation,
-    /// As `Indentation`, with typographic punctuation folded.
-    Punctuation,
-}
-
-/// Replaces `old` with `new` in `content` following the pipeline above.
-/// Returns the new content and the step that matched.
+/// Replaces `old` with `new` in `content` (one search/replace edit).
+/// Errors: empty or identical strings, no match, several matches without `replace_all`,
+/// or a match that cannot be rewritten safely.
 pub fn search_replace(
     content: &str,
     old: &str,
     new: &str,
     replace_all: bool,
-) -> Result<(String, MatchKind), EditError> {
+) -> Result<String, EditError> {
+    let out = replace_once(content, old, new, replace_all)?;
+    if out == content {
+        return Err(EditError::Invalid(
+            "this edit changes nothing: the matched text already reads like new_string".into(),
+        ));
+    }
+    Ok(out)
+}
+
+fn replace_once(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<String, EditError> {
     if old.is_empty() {
         return Err(EditError::Invalid(
             "old_string must not be empty; use write_file to create or rewrite a file".into(),
         ));
     }
-    let exact: Vec<usize> = content.match_indices(old).map(|(i, _)| i).collect();
-    if replace_all && !exact.is_empty() {
-        return Ok((content.replace(old, new), MatchKind::Exact));
-    }
-    if let [at] = exact[..] {
-        let replacement = indent_continuation(content, at, old, new);
-        let mut out = String::with_capacity(content.len() + replacement.len());
-        out.push_str(&content[..at]);
-        out.push_str(&replacement);
-        out.push_str(&content[at + old.len()..]);
-        return Ok((out, MatchKind::Exact));
-    }
-    if exact.len() > 1 {
-        return Err(EditError::NotUnique {
-            match_lines: exact.iter().map(|&i| line_of(content, i)).collect(),
-        });
-    }
-    let steps: [(MatchKind, LineNorm); 3] = [
-        (MatchKind::TrailingWhitespace, |l| l.trim_end().to_owned()),
-        (MatchKind::Indentation, |l| l.trim().to_owned()),
-        (MatchKind::Punctuation, |l| fold_punctuation(l.trim())),
-    ];
-    let lines: Vec<&str> = content.split_inclusive('\n').collect();
-    let old_lines: Vec<&str> = old.trim_end_matches('\n').split('\n').collect();
-    for (kind, norm) in steps {
-        let matches = find_line_windows(&lines, &old_lines, norm);
-        if matches.is_empty() {
-            continue;
-        }
-        if matches.len() > 1 && !replace_all {
-            return Err(EditError::NotUnique {
-                match_lines: matches.iter().map(|&i| i + 1).collect(),
-            });
-        }
-        return Ok((
-            replace_windows(&lines, &matches, &old_lines, new, kind),
-            kind,
+    if old == new {
+        return Err(EditError::Invalid(
+            "old_string and new_string are identical; this edit changes nothing".into(),
         ));
     }
-    Err(not_found(content, old))
+    let doc = Doc::parse(content);
+    let old = old.replace("\r\n", "\n");
+    let new = new.replace("\r\n", "\n");
+    if let Some(line) = placeholder(&old, &new, content) {
+        return Err(EditError::Invalid(format!(
+            "new_string holds the placeholder line {:?}; write out every line of the replacement",
+            line.trim()
+        )));
+    }
+    if let Some(out) = try_passes(&doc, &old, &new, replace_all)? {
+        return Ok(out);
+    }
+    if !old.contains('\n') && ["\\n", "\\t", "\\\""].iter().any(|e| old.contains(e)) {
+        let (o, n) = (unescape(&old), unescape(&new));
+        if let Some(out) = try_passes(&doc, &o, &n, replace_all)? {
+            return Ok(out);
+        }
+    }
+    if let Some(out) = truncated_ends(&doc, &old, &new)? {
+        return Ok(out);
+    }
+    Err(not_found(content, &old))
 }
 
-/// When an exact match starts right after a line's indentation and `old` carries no
-/// indentation of its own, the model wrote the edit relative to that line: the later
-/// lines of a multi-line `new` get the same indentation.
-fn indent_continuation(content: &str, at: usize, old: &str, new: &str) -> String {
-    let line_start = content[..at].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let indent = &content[line_start..at];
-    if indent.is_empty()
-        || !indent.chars().all(|c| c == ' ' || c == '\t')
-        || old.starts_with([' ', '\t'])
-        || !new.contains('\n')
+fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
+    if let Some(out) = exact(doc, old, new, replace_all, false)? {
+        return Ok(Some(out));
+    }
+    if let Some(out) = line_passes(doc, old, new, replace_all)? {
+        return Ok(Some(out));
+    }
+    exact(doc, old, new, replace_all, true)
+}
+
+fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
+    let old_lines = model_lines(old);
+    let new_lines = model_lines(new);
+    if old_lines.iter().all(|l| l.trim().is_empty()) {
+        return Ok(None);
+    }
+    let toggle = final_newline_toggle(old, new, &old_lines, &new_lines);
+    for norm in [Norm::TrimEnd, Norm::Trim, Norm::Loose] {
+        if let Some(out) = by_lines(doc, &old_lines, &new_lines, norm, replace_all, toggle)? {
+            return Ok(Some(out));
+        }
+    }
+    // Blank lines the model added at the ends of old_string (and copied into
+    // new_string) that the file does not have there.
+    let lead = old_lines.iter().take_while(|l| l.trim().is_empty()).count();
+    let trail = old_lines
+        .iter()
+        .rev()
+        .take_while(|l| l.trim().is_empty())
+        .count();
+    if lead + trail > 0 {
+        let core = old_lines[lead..old_lines.len() - trail].to_vec();
+        let nl = new_lines.iter().take_while(|l| l.trim().is_empty()).count();
+        let nt = new_lines
+            .iter()
+            .rev()
+            .take_while(|l| l.trim().is_empty())
+            .count();
+        let (nl, nt) = (nl.min(lead), nt.min(trail));
+        let new_core = if nl + nt >= new_lines.len() {
+            Vec::new()
+        } else {
+            new_lines[nl..new_lines.len() - nt].to_vec()
+        };
+        for norm in [Norm::Exact, Norm::TrimEnd, Norm::Trim, Norm::Loose] {
+            if let Some(out) = by_lines(doc, &core, &new_core, norm, replace_all, None)? {
+                return Ok(Some(out));
+            }
+        }
+    }
+    if replace_all {
+        return Ok(None);
+    }
+    super::blanks::blank_insensitive(doc, old, new)
+}
+
+/// A line of `new` that stands for code the model left out ("// ... existing code ...")
+/// and that is neither in `old` nor in the file: applying it would delete that code.
+fn placeholder<'n>(old: &str, new: &'n str, content: &str) -> Option<&'n str> {
+    new.lines().find(|line| {
+        let t = line.trim();
+        let body = ["//", "#", "--", "/*", "<!--", ";", "%"]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
+            .map(str::trim_start);
+        let Some(body) = body else { return false };
+        let lower = body.to_lowercase();
+        let elided = body.starts_with("...")
+            || body.starts_with('\u{2026}')
+            || [
+                "existing code",
+                "rest of the",
+                "remaining code",
+                "unchanged code",
+                "rest of code",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+        elided && !old.lines().any(|l| l.trim() == t) && !content.lines().any(|l| l.trim() == t)
+    })
+}
+
+/// `Some(wanted)` when the edit's only change is adding or removing the final newline.
+fn final_newline_toggle(old: &str, new: &str, ol: &[String], nl: &[String]) -> Option<bool> {
+    (ol == nl && old.ends_with('\n') != new.ends_with('\n')).then(|| new.ends_with('\n'))
+}
+
+/// Pass 1: the exact text, found in the file with every line ending as `\n`. A match
+/// that starts inside a line's indentation with indentation of its own is a line copied
+/// at the wrong depth: it is left to the line passes (which re-indent) unless
+/// `inside_indent` allows it as a last resort.
+fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool) -> Found {
+    let text = doc.normalized();
+    let hits: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
+    if hits.is_empty() {
+        return Ok(None);
+    }
+    let starts = line_starts(&text);
+    let line_at = |pos: usize| starts.partition_point(|&s| s <= pos) - 1;
+    if hits.len() > 1 {
+        if !replace_all {
+            return Err(EditError::NotUnique {
+                match_lines: hits.iter().map(|&h| line_at(h) + 1).collect(),
+            });
+        }
+        let mut out = text.replace(old, new);
+        if doc.eol == "\r\n" {
+            out = out.replace('\n', "\r\n");
+        }
+        return Ok(Some(out));
+    }
+    let (a, b) = (hits[0], hits[0] + old.len());
+    let first = line_at(a);
+    let ends_line = old.ends_with('\n');
+    let last = if ends_line {
+        line_at(b - 1)
+    } else {
+        line_at(b.saturating_sub(1).max(a))
+    };
+    let line_end = |i: usize| starts[i] + doc.lines[i].text.len();
+    let prefix = &text[starts[first]..a];
+    // A multi-line old_string whose first line starts inside a word of the file's line
+    // is a misremembered line, not a cut-short one.
+    if old.contains('\n') && word(prefix.chars().last()) && word(old.chars().next()) {
+        return Ok(None);
+    }
+    if !inside_indent
+        && !prefix.is_empty()
+        && prefix.trim().is_empty()
+        && old.starts_with([' ', '\t'])
     {
+        return Ok(None);
+    }
+    let suffix = if ends_line || b > line_end(last) {
+        ""
+    } else {
+        &text[b..line_end(last)]
+    };
+    let old_region: Vec<String> = (first..=last)
+        .map(|i| doc.lines[i].text.to_owned())
+        .collect();
+    let whole_lines = prefix.trim().is_empty() && suffix.trim().is_empty();
+    let absolute = !prefix.is_empty()
+        && prefix.trim().is_empty()
+        && !old.starts_with([' ', '\t'])
+        && new.starts_with([' ', '\t']);
+    if new.is_empty() && whole_lines {
+        // Deleting whole lines removes them, never leaving an empty line behind.
+        let (s, len) = deletion_span(doc, first, last + 1 - first);
+        return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
+    }
+    let new_lines = if absolute && suffix.is_empty() {
+        // old_string began after the indentation but new_string carries its own: the
+        // model wrote it at the file's depth, or it is unclear where it belongs.
+        let width = |s: &str| -> usize {
+            s.chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .map(|c| if c == '\t' { 4 } else { 1 })
+                .sum()
+        };
+        if width(new) != width(prefix) {
+            return Err(EditError::Invalid(format!(
+                "old_string starts inside line {} but new_string is indented differently; copy whole lines with their indentation",
+                first + 1
+            )));
+        }
+        model_lines(new)
+    } else {
+        let mut body = indent_continuation(prefix, old, new);
+        if (ends_line || suffix.is_empty()) && body.ends_with('\n') && !body.is_empty() {
+            body.pop();
+        }
+        format!("{prefix}{body}{suffix}")
+            .split('\n')
+            .map(str::to_owned)
+            .collect()
+    };
+    let toggle = (last + 1 == doc.lines.len())
+        .then_some(())
+        .and_then(|_| final_newline_toggle(old, new, &model_lines(old), &model_lines(new)));
+    let region = Region {
+        start: first,
+        old: old_region,
+        new: new_lines,
+        norm: Norm::Exact,
+    };
+    let rendered = render(doc, &region)?;
+    Ok(Some(splice(
+        doc,
+        vec![(region.start, region.old.len(), rendered)],
+        toggle,
+    )))
+}
+
+/// The lines a deletion of `len` lines at `start` removes: with them, blank lines that
+/// would otherwise pile up. Where the blank runs above and below meet, the longer one
+/// stays; at the start or end of the file, none does.
+fn deletion_span(doc: &Doc, start: usize, len: usize) -> (usize, usize) {
+    let blank = |i: usize| doc.lines[i].text.trim().is_empty();
+    let end = start + len;
+    let above = (0..start).rev().take_while(|&i| blank(i)).count();
+    let below = (end..doc.lines.len()).take_while(|&i| blank(i)).count();
+    if (start..end).all(blank) {
+        return (start, len);
+    }
+    if end == doc.lines.len() {
+        (start - above, len + above)
+    } else if start == 0 {
+        (start, len + below)
+    } else {
+        (start, len + above.min(below))
+    }
+}
+
+/// When the exact text starts after a line's indentation, the model wrote the later
+/// lines of `new` relative to that line; they get its indentation unless they already
+/// carry at least as much.
+fn indent_continuation(prefix: &str, old: &str, new: &str) -> String {
+    // A multi-line old_string shows the model wrote its later lines in the file's frame.
+    if prefix.is_empty()
+        || !prefix.chars().all(|c| c == ' ' || c == '\t')
+        || !new.contains('\n')
+        || old.contains('\n')
+    {
+        return new.to_owned();
+    }
+    let width = |s: &str| {
+        s.chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum::<usize>()
+    };
+    let rest: Vec<&str> = new
+        .split('\n')
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if rest.iter().map(|l| width(l)).min().unwrap_or(usize::MAX) >= width(prefix) {
         return new.to_owned();
     }
     let mut out = String::new();
     for (i, line) in new.split_inclusive('\n').enumerate() {
         if i > 0 && !line.trim().is_empty() {
-            out.push_str(indent);
+            out.push_str(prefix);
         }
         out.push_str(line);
     }
     out
 }
 
-fn find_line_windows(lines: &[&str], old: &[&str], norm: LineNorm) -> Vec<usize> {
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut v = vec![0];
+    v.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    v
+}
+
+/// Start indexes of the non-overlapping windows of `doc` equal to `old` under `norm`.
+pub(crate) fn windows(doc: &Doc, old: &[String], norm: Norm) -> Vec<usize> {
     let k = old.len();
-    if k == 0 || k > lines.len() {
+    if k == 0 || k > doc.lines.len() {
         return Vec::new();
     }
-    let want: Vec<String> = old.iter().map(|l| norm(l.trim_end_matches('\r'))).collect();
-    if want.iter().all(String::is_empty) {
-        return Vec::new();
-    }
-    let have: Vec<String> = lines
-        .iter()
-        .map(|l| norm(l.trim_end_matches('\n').trim_end_matches('\r')))
-        .collect();
+    let want: Vec<String> = old.iter().map(|l| norm.apply(l)).collect();
+    let have: Vec<String> = doc.lines.iter().map(|l| norm.apply(l.text)).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i + k <= have.len() {
@@ -179,94 +410,206 @@ fn find_line_windows(lines: &[&str], old: &[&str], norm: LineNorm) -> Vec<usize>
     out
 }
 
-fn replace_windows(
-    lines: &[&str],
-    starts: &[usize],
-    old: &[&str],
-    new: &str,
-    kind: MatchKind,
-) -> String {
-    let k = old.len();
-    let mut out = String::new();
-    let mut i = 0;
-    for &s in starts {
-        out.extend(lines[i..s].iter().copied());
-        let block_ends_with_newline = lines[s + k - 1].ends_with('\n');
-        let mut replacement = match kind {
-            MatchKind::Indentation | MatchKind::Punctuation => {
-                reindent(new, old, lines[s..s + k].as_ref())
-            }
-            _ => new.to_owned(),
-        };
-        if block_ends_with_newline && !replacement.is_empty() && !replacement.ends_with('\n') {
-            replacement.push('\n');
-        }
-        out.push_str(&replacement);
-        i = s + k;
+fn by_lines(
+    doc: &Doc,
+    old: &[String],
+    new: &[String],
+    norm: Norm,
+    replace_all: bool,
+    toggle: Option<bool>,
+) -> Found {
+    let hits = windows(doc, old, norm);
+    if hits.is_empty() {
+        return Ok(None);
     }
-    out.extend(lines[i..].iter().copied());
+    if hits.len() > 1 && !replace_all {
+        return Err(EditError::NotUnique {
+            match_lines: hits.iter().map(|h| h + 1).collect(),
+        });
+    }
+    if new.is_empty() && hits.len() == 1 {
+        let (s, len) = deletion_span(doc, hits[0], old.len());
+        return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
+    }
+    let mut parts = Vec::new();
+    for &start in &hits {
+        let region = Region {
+            start,
+            old: old.to_vec(),
+            new: new.to_vec(),
+            norm,
+        };
+        parts.push((start, old.len(), render(doc, &region)?));
+    }
+    let at_end = hits
+        .last()
+        .is_some_and(|&h| h + old.len() == doc.lines.len());
+    Ok(Some(splice(doc, parts, toggle.filter(|_| at_end))))
+}
+
+/// The last pass: the first or last line of `old` is only part of the file's line.
+/// It applies only when that line is kept unchanged, so the file's full line stays.
+fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
+    let mut old_l = model_lines(old);
+    let mut new_l = model_lines(new);
+    let k = old_l.len();
+    if k < 2 || k > doc.lines.len() {
+        return Ok(None);
+    }
+    let loose = |s: &str| Norm::Loose.apply(s);
+    let (first, last) = (loose(&old_l[0]), loose(&old_l[k - 1]));
+    if first.len() < 3 || last.len() < 3 {
+        return Ok(None);
+    }
+    let middle: Vec<String> = old_l[1..k - 1].iter().map(|l| loose(l)).collect();
+    let hits: Vec<usize> = (0..=doc.lines.len() - k)
+        .filter(|&i| {
+            let f0 = loose(doc.lines[i].text);
+            let fl = loose(doc.lines[i + k - 1].text);
+            // With two lines the evidence is thin: a cut must fall between words.
+            let strict = k == 2;
+            (cut_prefix(&f0, &first, strict) || cut_suffix(&f0, &first, strict))
+                && cut_prefix(&fl, &last, strict)
+                && (1..k - 1).all(|j| loose(doc.lines[i + j].text) == middle[j - 1])
+                // Two lines: one of them must be whole.
+                && (k > 2 || f0 == first || fl == last)
+        })
+        .collect();
+    let [start] = hits[..] else {
+        return if hits.len() > 1 {
+            Err(EditError::NotUnique {
+                match_lines: hits.iter().map(|h| h + 1).collect(),
+            })
+        } else {
+            Ok(None)
+        };
+    };
+    for (o, f) in [(0, start), (k - 1, start + k - 1)] {
+        let full = doc.lines[f].text;
+        if loose(full) == loose(&old_l[o]) {
+            continue;
+        }
+        // The cut-short line must be kept as it is: the first line of new_string for
+        // the first, the last copy of it in new_string for the last.
+        let n = if o == 0 {
+            (new_l.first() == Some(&old_l[0])).then_some(0)
+        } else {
+            new_l
+                .iter()
+                .rposition(|l| l == &old_l[o])
+                .filter(|&n| n > 0 || k == 1)
+        };
+        let Some(n) = n else {
+            return Err(EditError::Invalid(format!(
+                "old_string has only part of line {}; copy whole lines",
+                f + 1
+            )));
+        };
+        new_l[n] = full.to_owned();
+        old_l[o] = full.to_owned();
+    }
+    let region = Region {
+        start,
+        old: old_l,
+        new: new_l,
+        norm: Norm::Loose,
+    };
+    let out = render(doc, &region)?;
+    Ok(Some(splice(doc, vec![(start, k, out)], None)))
+}
+
+fn word(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// `part` is `line` cut short at the end (with `strict`, not inside a word).
+fn cut_prefix(line: &str, part: &str, strict: bool) -> bool {
+    line.strip_prefix(part)
+        .is_some_and(|rest| !(strict && word(part.chars().last()) && word(rest.chars().next())))
+}
+
+/// `part` is `line` with its start cut off (with `strict`, not inside a word).
+fn cut_suffix(line: &str, part: &str, strict: bool) -> bool {
+    line.strip_suffix(part)
+        .is_some_and(|head| !(strict && word(head.chars().last()) && word(part.chars().next())))
+}
+
+/// `\n`, `\t`, `\"` and `\\` written as escapes, read back.
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('"') => out.push('"'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
     out
 }
 
-/// Shifts `new` from the indentation of `old`'s first non-blank line to that of the
-/// matched file line.
-fn reindent(new: &str, old: &[&str], matched: &[&str]) -> String {
-    let Some(pos) = old.iter().position(|l| !l.trim().is_empty()) else {
-        return new.to_owned();
-    };
-    let old_indent = indent_of(old[pos]);
-    let file_indent = indent_of(matched[pos]);
-    if old_indent == file_indent {
-        return new.to_owned();
+/// Rebuilds the file with `parts` (start line, line count, replacement) in place. Every
+/// line but the last gets an ending; the last keeps the file's final newline unless
+/// `final_newline` says the edit changed it.
+pub(crate) fn splice(
+    doc: &Doc,
+    mut parts: Vec<(usize, usize, Vec<OutLine>)>,
+    final_newline: Option<bool>,
+) -> String {
+    parts.sort_by_key(|p| p.0);
+    let mut lines: Vec<OutLine> = Vec::new();
+    let mut i = 0;
+    for (start, len, repl) in parts {
+        for l in &doc.lines[i..start] {
+            lines.push(OutLine {
+                text: l.text.to_owned(),
+                end: Some(l.end.to_owned()),
+            });
+        }
+        lines.extend(repl);
+        i = start + len;
     }
-    new.split_inclusive('\n')
-        .map(|l| {
-            if l.trim().is_empty() {
-                l.to_owned()
-            } else if let Some(rest) = l.strip_prefix(old_indent) {
-                format!("{file_indent}{rest}")
-            } else {
-                format!("{file_indent}{}", l.trim_start())
-            }
-        })
-        .collect()
+    for l in &doc.lines[i..] {
+        lines.push(OutLine {
+            text: l.text.to_owned(),
+            end: Some(l.end.to_owned()),
+        });
+    }
+    let final_newline = final_newline.unwrap_or(doc.final_newline);
+    let mut out = String::new();
+    let n = lines.len();
+    for (j, l) in lines.into_iter().enumerate() {
+        out.push_str(&l.text);
+        let end = match l.end {
+            Some(e) if !e.is_empty() => e,
+            _ => doc.eol.to_owned(),
+        };
+        if j + 1 < n || final_newline {
+            out.push_str(&end);
+        }
+    }
+    out
 }
 
-fn indent_of(line: &str) -> &str {
-    &line[..line.len() - line.trim_start().len()]
-}
-
-fn fold_punctuation(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => '\'',
-            '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
-            '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
-            '\u{00A0}' | '\u{2007}' | '\u{202F}' => ' ',
-            '\u{2026}' => '.',
-            other => other,
-        })
-        .collect()
-}
-
-/// 1-based line number of byte offset `at`.
-pub fn line_of(content: &str, at: usize) -> usize {
-    content.as_bytes()[..at]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
-fn not_found(content: &str, old: &str) -> EditError {
+/// The error for an `old` that matched nowhere, with the closest lines.
+pub(crate) fn not_found(content: &str, old: &str) -> EditError {
     let probe = old
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    let file_lines = content.lines().count();
     EditError::NotFound {
-        file_lines,
+        file_lines: content.lines().count(),
         suggestions: closest_lines(content, probe, 3),
     }
 }
@@ -290,161 +633,4 @@ pub fn closest_lines(content: &str, probe: &str, n: usize) -> Vec<String> {
         .take(n)
         .map(|(_, line, text)| format!("{line}: {}", text.trim()))
         .collect()
-}
-
-/// Replaces the block from the line equal to `start` through the next line equal to
-/// `end` (both compared with surrounding whitespace ignored, both inclusive) with
-/// `replacement` (the `anchored` diff mode). The start anchor must be unique.
-pub fn anchored(
-    content: &str,
-    start: &str,
-    end: &str,
-    replacement: &str,
-) -> Result<String, EditError> {
-    let (start, end) = (start.trim(), end.trim());
-    if start.is_empty() || end.is_empty() {
-        return Err(EditError::Invalid(
-            "start_anchor and end_anchor must not be empty".into(),
-        ));
-    }
-    let lines: Vec<&str> = content.split_inclusive('\n').collect();
-    let starts: Vec<usize> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.trim() == start)
-        .map(|(i, _)| i)
-        .collect();
-    let s = match starts.as_slice() {
-        [] => return Err(not_found(content, start)),
-        [one] => *one,
-        many => {
-            return Err(EditError::NotUnique {
-                match_lines: many.iter().map(|i| i + 1).collect(),
-            });
-        }
-    };
-    let e = (s..lines.len())
-        .find(|&i| lines[i].trim() == end)
-        .ok_or_else(|| {
-            EditError::Invalid(format!("end_anchor not found after line {}: {end}", s + 1))
-        })?;
-    let mut out: String = lines[..s].concat();
-    out.push_str(replacement);
-    if lines[e].ends_with('\n') && !replacement.is_empty() && !replacement.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&lines[e + 1..].concat());
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_step_of_the_pipeline() {
-        let file = "fn a() {\n    let x = 1;   \n    let y = 2;\n}\n";
-        let (out, k) = search_replace(file, "let y = 2;", "let y = 3;", false).unwrap();
-        assert_eq!(
-            (out.as_str(), k),
-            (
-                "fn a() {\n    let x = 1;   \n    let y = 3;\n}\n",
-                MatchKind::Exact
-            )
-        );
-        let (out, k) = search_replace(
-            file,
-            "    let x = 1;\n    let y = 2;",
-            "    let x = 5;\n    let y = 6;",
-            false,
-        )
-        .unwrap();
-        assert_eq!(k, MatchKind::TrailingWhitespace);
-        assert_eq!(out, "fn a() {\n    let x = 5;\n    let y = 6;\n}\n");
-        let (out, k) = search_replace(
-            file,
-            "let x = 1;\nlet y = 2;",
-            "let x = 7;\nif x {\n    y();\n}",
-            false,
-        )
-        .unwrap();
-        assert_eq!(k, MatchKind::Indentation);
-        assert_eq!(
-            out,
-            "fn a() {\n    let x = 7;\n    if x {\n        y();\n    }\n}\n"
-        );
-        let quoted = "say('hi');\n";
-        let (out, k) =
-            search_replace(quoted, "say(\u{2018}hi\u{2019});", "say('bye');", false).unwrap();
-        assert_eq!((out.as_str(), k), ("say('bye');\n", MatchKind::Punctuation));
-    }
-
-    #[test]
-    fn a_mid_line_exact_match_indents_continuation_lines() {
-        let file = "fn f() {\n    return s;\n}\n";
-        let (out, _) = search_replace(
-            file,
-            "return s;",
-            "if x {\n    return 0;\n}\nreturn s;",
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            out,
-            "fn f() {\n    if x {\n        return 0;\n    }\n    return s;\n}\n"
-        );
-        let (out, _) = search_replace("a = f(1)\n", "f(1)", "f(\n  2)", false).unwrap();
-        assert_eq!(out, "a = f(\n  2)\n");
-    }
-
-    #[test]
-    fn ambiguity_and_absence_are_errors() {
-        let file = "a = 1\nb = 2\na = 1\n";
-        assert_eq!(
-            search_replace(file, "a = 1", "x", false),
-            Err(EditError::NotUnique {
-                match_lines: vec![1, 3]
-            })
-        );
-        assert_eq!(
-            search_replace(file, "a = 1", "x", true).unwrap().0,
-            "x\nb = 2\nx\n"
-        );
-        match search_replace(file, "b = 3", "x", false) {
-            Err(EditError::NotFound {
-                suggestions,
-                file_lines,
-            }) => {
-                assert_eq!(file_lines, 3);
-                assert_eq!(suggestions[0], "2: b = 2");
-            }
-            other => panic!("{other:?}"),
-        }
-        // Ambiguous after whitespace folding is still refused.
-        assert!(matches!(
-            search_replace("  a\n a\n", "a  ", "b", false),
-            Err(EditError::NotUnique { .. })
-        ));
-        assert!(matches!(
-            search_replace(file, "", "x", false),
-            Err(EditError::Invalid(_))
-        ));
-    }
-
-    #[test]
-    fn anchored_blocks() {
-        let file = "fn a() {\n    1\n}\nfn b() {\n    2\n}\n";
-        assert_eq!(
-            anchored(file, "fn b() {", "}", "fn b() {\n    3\n}").unwrap(),
-            "fn a() {\n    1\n}\nfn b() {\n    3\n}\n"
-        );
-        assert!(matches!(
-            anchored(file, "}", "}", ""),
-            Err(EditError::NotUnique { .. })
-        ));
-        assert!(matches!(
-            anchored(file, "fn c() {", "}", ""),
-            Err(EditError::NotFound { .. })
-        ));
-    }
 }

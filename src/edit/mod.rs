@@ -1,30 +1,42 @@
 //! The model's file tools: `write_file` and `edit_file` in the schema selected by
-//! `diff_mode` (seed 001, "Tool Use"; seed 004). A response's tool calls are planned in
-//! memory first: either every call applies and the resulting files are written
-//! together, or nothing is written (DESIGN.md invariant 6).
+//! `diff_mode` (see `docs/PROTOCOL.md`, "The model's file tools"). A response's tool
+//! calls are planned in memory first: either every call applies and the resulting
+//! files are written together, or nothing is written.
+//!
+//! Layout: [`schema`] (tool definitions, reading arguments), [`paths`] (model path
+//! validation), [`matching`] (finding the region an edit means), [`apply`] (rewriting
+//! that region), [`text`] (lines, line endings, indentation).
 
+pub mod anchored;
+pub mod apply;
+pub mod blanks;
 pub mod matching;
+pub mod merge;
+pub mod paths;
+pub mod schema;
+pub mod text;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::chat::ids;
-use crate::error::ErrorCode;
 use crate::error::{Error, Result};
-use crate::project::paths::locate_in_project;
-use matching::{EditError, anchored, search_replace};
+use matching::EditError;
+use schema::{Change, Parsed, SrEdit};
+
+pub use schema::tool_definitions;
 
 /// Which `edit_file` schema the model gets (config `diff_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffMode {
-    /// `edit_file(path, file_id?, edits: [{old_string, new_string, replace_all?}])`.
+    /// `edit_file({"edits":[{path, file_id, old_string, new_string, replace_all?}]})`.
     SearchReplaceMulti,
-    /// `edit_file(path, file_id?, old_string, new_string, replace_all?)`.
+    /// `edit_file({path, file_id, old_string, new_string, replace_all?})`.
     SearchReplace,
-    /// `edit_file(path, file_id?, edits: [{start_anchor, end_anchor, replacement}])`.
+    /// `edit_file({path, file_id, changes:[{start:[lines], end?:[lines], content:[lines]}]})`.
     Anchored,
     /// No `edit_file`; only `write_file`.
     Off,
@@ -46,73 +58,6 @@ impl DiffMode {
     }
 }
 
-/// The `tools` array of a chat request for `mode`.
-pub fn tool_definitions(mode: DiffMode) -> Vec<Value> {
-    let file_id = json!({"type": "string", "description": "The file_id shown with the file you are changing. Optional; when given it must match."});
-    let mut tools = vec![json!({
-        "type": "function",
-        "function": {
-            "name": "write_file",
-            "description": "Create a new file or replace a whole file. Give the complete content. Use it for new files and for rewrites of small files.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Project-relative path."},
-                    "content": {"type": "string", "description": "The complete new content of the file."},
-                    "file_id": file_id,
-                },
-                "required": ["path", "content"],
-            }
-        }
-    })];
-    let edit = |description: &str, properties: Value, required: Value| {
-        json!({"type": "function", "function": {
-            "name": "edit_file", "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required}}})
-    };
-    match mode {
-        DiffMode::Off => {}
-        DiffMode::SearchReplaceMulti => tools.push(edit(
-            "Change parts of a writable file. Each edit replaces old_string, which must occur exactly once (unless replace_all), with new_string. Edits apply in order. Copy old_string from the file exactly, with enough lines to be unique.",
-            json!({
-                "path": {"type": "string", "description": "Project-relative path of a writable file."},
-                "file_id": file_id,
-                "edits": {"type": "array", "minItems": 1, "items": {"type": "object", "properties": {
-                    "old_string": {"type": "string", "description": "Exact text to replace."},
-                    "new_string": {"type": "string", "description": "Replacement text (may be empty)."},
-                    "replace_all": {"type": "boolean", "description": "Replace every occurrence."}
-                }, "required": ["old_string", "new_string"]}}
-            }),
-            json!(["path", "edits"]),
-        )),
-        DiffMode::SearchReplace => tools.push(edit(
-            "Change part of a writable file: replace old_string, which must occur exactly once (unless replace_all), with new_string. Copy old_string from the file exactly, with enough lines to be unique.",
-            json!({
-                "path": {"type": "string", "description": "Project-relative path of a writable file."},
-                "file_id": file_id,
-                "old_string": {"type": "string", "description": "Exact text to replace."},
-                "new_string": {"type": "string", "description": "Replacement text (may be empty)."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence."}
-            }),
-            json!(["path", "old_string", "new_string"]),
-        )),
-        DiffMode::Anchored => tools.push(edit(
-            "Replace blocks of lines in a writable file. Each edit replaces everything from the line equal to start_anchor through the next line equal to end_anchor (both inclusive, whitespace around them ignored) with replacement. start_anchor must be unique in the file.",
-            json!({
-                "path": {"type": "string", "description": "Project-relative path of a writable file."},
-                "file_id": file_id,
-                "edits": {"type": "array", "minItems": 1, "items": {"type": "object", "properties": {
-                    "start_anchor": {"type": "string", "description": "The full first line of the block."},
-                    "end_anchor": {"type": "string", "description": "The full last line of the block."},
-                    "replacement": {"type": "string", "description": "The new lines, anchors included if they stay."}
-                }, "required": ["start_anchor", "end_anchor", "replacement"]}}
-            }),
-            json!(["path", "edits"]),
-        )),
-    }
-    tools
-}
-
 /// One complete tool call from the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCall {
@@ -122,20 +67,6 @@ pub struct ToolCall {
     pub name: String,
     /// The JSON arguments, as streamed (may be invalid).
     pub arguments: String,
-}
-
-impl ToolCall {
-    /// The OpenAI `tool_calls` entry of this call.
-    pub fn to_request(&self) -> Value {
-        json!({"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}})
-    }
-}
-
-/// The assistant message that carries `text` and `calls`, to send back to the model
-/// before the `tool` messages that answer the calls.
-pub fn assistant_message(text: &str, calls: &[ToolCall]) -> Value {
-    let tool_calls: Vec<Value> = calls.iter().map(ToolCall::to_request).collect();
-    json!({"role": "assistant", "content": text, "tool_calls": tool_calls})
 }
 
 /// What the model may do with a path, as the prompt showed it.
@@ -174,6 +105,11 @@ pub struct CallReport {
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A machine-readable reason: `path_escape`, `invalid_path`, `invalid_arguments`,
+    /// `read_only`, `not_in_context`, `file_id_mismatch`, `not_found`, `not_unique`,
+    /// `invalid_edit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
     /// For a not-unique match: where the matches start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub match_lines: Option<Vec<usize>>,
@@ -191,7 +127,9 @@ pub struct Plan {
     pub bases: BTreeMap<String, Option<String>>,
     /// One report per call, in order.
     pub reports: Vec<CallReport>,
-    /// A path that resolved outside the project (the hard guard of seed 001).
+    /// A path that resolved outside the project. Planning reports such paths as
+    /// failed calls (code `path_escape`) instead, so this stays `None`; it is kept for
+    /// the server's last guard.
     pub escape: Option<String>,
 }
 
@@ -215,8 +153,50 @@ impl Plan {
     }
 }
 
+/// One failure of a call.
+struct Failure {
+    code: &'static str,
+    message: String,
+    path: Option<String>,
+    match_lines: Option<Vec<usize>>,
+    suggestions: Option<Vec<String>>,
+}
+
+impl Failure {
+    fn new(code: &'static str, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+            path: None,
+            match_lines: None,
+            suggestions: None,
+        }
+    }
+
+    fn edit(err: EditError, path: &str, prefix: &str) -> Failure {
+        let mut f = Failure::new(err.code(), format!("{prefix}{}", err.message(path)));
+        f.path = Some(path.to_owned());
+        match err {
+            EditError::NotUnique { match_lines } => f.match_lines = Some(match_lines),
+            EditError::NotFound { suggestions, .. } => f.suggestions = Some(suggestions),
+            EditError::Invalid(_) => {}
+        }
+        f
+    }
+}
+
+/// A file's content as the planned calls leave it.
+#[derive(Debug, Clone)]
+struct Pending {
+    content: String,
+    /// The id of the version the model was shown, which it keeps using for its later
+    /// edits of the same response.
+    seen_id: Option<String>,
+}
+
 /// Plans `calls` against the files as `access` describes them. Calls apply in order,
-/// later edits seeing earlier ones. Nothing is written here.
+/// later edits seeing earlier ones; a failed call contributes nothing. Nothing is
+/// written here.
 pub fn plan(
     calls: &[ToolCall],
     mode: DiffMode,
@@ -224,7 +204,8 @@ pub fn plan(
     access: &dyn Fn(&str) -> FileAccess,
 ) -> Plan {
     let mut plan = Plan::default();
-    let mut current: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
+    let mut applied: Vec<SrEdit> = Vec::new();
     for call in calls {
         let mut report = CallReport {
             tool: call.name.clone(),
@@ -233,209 +214,241 @@ pub fn plan(
             args_raw: None,
             status: "ok",
             error: None,
+            code: None,
             match_lines: None,
             suggestions: None,
         };
-        let args: Value = match serde_json::from_str(&call.arguments) {
-            Ok(v @ Value::Object(_)) => v,
+        let outcome = match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(args @ Value::Object(_)) => {
+                report.args = Some(args.clone());
+                schema::parse_call(&call.name, &args, mode)
+                    .map_err(|m| Failure::new("invalid_arguments", m))
+                    .and_then(|parsed| {
+                        report.path = first_path(&parsed);
+                        let mut staged = pending.clone();
+                        let mut bases = plan.bases.clone();
+                        let mut done = applied.clone();
+                        apply_call(parsed, root, access, &mut staged, &mut bases, &mut done)?;
+                        pending = staged;
+                        plan.bases = bases;
+                        applied = done;
+                        Ok(())
+                    })
+            }
             _ => {
                 report.args_raw = Some(call.arguments.clone());
-                fail(
-                    &mut report,
-                    "The arguments are not a valid JSON object".into(),
-                );
-                plan.reports.push(report);
-                continue;
+                Err(Failure::new(
+                    "invalid_arguments",
+                    "The arguments are not a valid JSON object",
+                ))
             }
         };
-        report.args = Some(args.clone());
-        let result = apply_call(
-            call,
-            &args,
-            mode,
-            root,
-            access,
-            &mut current,
-            &mut plan,
-            &mut report,
-        );
-        if let Err(e) = result {
-            match e {
-                CallError::Edit(err) => {
-                    let path = report.path.clone().unwrap_or_default();
-                    match &err {
-                        EditError::NotUnique { match_lines } => {
-                            report.match_lines = Some(match_lines.clone())
-                        }
-                        EditError::NotFound { suggestions, .. } => {
-                            report.suggestions = Some(suggestions.clone())
-                        }
-                        EditError::Invalid(_) => {}
-                    }
-                    fail(&mut report, err.message(&path));
-                }
-                CallError::Other(m) => fail(&mut report, m),
-            }
+        if let Err(f) = outcome {
+            report.status = "failed";
+            report.error = Some(f.message);
+            report.code = Some(f.code);
+            report.path = f.path.or(report.path);
+            report.match_lines = f.match_lines;
+            report.suggestions = f.suggestions;
         }
         plan.reports.push(report);
     }
-    for (path, (content, _)) in current {
-        plan.writes.insert(path, content);
-    }
+    plan.writes = pending.into_iter().map(|(p, v)| (p, v.content)).collect();
     plan
 }
 
-enum CallError {
-    Edit(EditError),
-    Other(String),
-}
-
-impl From<EditError> for CallError {
-    fn from(e: EditError) -> Self {
-        CallError::Edit(e)
+fn first_path(parsed: &Parsed) -> Option<String> {
+    match parsed {
+        Parsed::Write { path, .. } | Parsed::Anchored { path, .. } => Some(path.clone()),
+        Parsed::Edits(e) => e.first().map(|e| e.path.clone()),
     }
 }
 
-fn fail(report: &mut CallReport, message: String) {
-    report.status = "failed";
-    report.error = Some(message);
-}
-
-fn str_arg<'a>(args: &'a Value, key: &str) -> std::result::Result<&'a str, CallError> {
-    args.get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| CallError::Other(format!("Missing string argument '{key}'")))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn apply_call(
-    call: &ToolCall,
-    args: &Value,
-    mode: DiffMode,
+/// Resolves `raw` and the version an edit applies to: a pending write of this
+/// response, else what the model was shown (output, else snapshot).
+fn resolve(
+    raw: &str,
     root: &Path,
     access: &dyn Fn(&str) -> FileAccess,
-    current: &mut BTreeMap<String, (String, String)>,
-    plan: &mut Plan,
-    report: &mut CallReport,
-) -> std::result::Result<(), CallError> {
-    let raw_path = str_arg(args, "path")?;
-    report.path = Some(raw_path.to_owned());
-    let rel = match locate_in_project(root, raw_path) {
-        Ok((rel, _)) => rel,
-        Err(e) if e.code == ErrorCode::PathEscape => {
-            plan.escape.get_or_insert_with(|| raw_path.to_owned());
-            return Err(CallError::Other(format!(
-                "{raw_path} is outside the project"
-            )));
+    pending: &BTreeMap<String, Pending>,
+    bases: &mut BTreeMap<String, Option<String>>,
+) -> std::result::Result<(String, Option<Pending>), Failure> {
+    let rel = paths::resolve(root, raw).map_err(|e| {
+        let mut f = Failure::new(e.code, e.message);
+        f.path = Some(raw.to_owned());
+        f
+    })?;
+    let in_path = |code, m: String| {
+        let mut f = Failure::new(code, m);
+        f.path = Some(rel.clone());
+        f
+    };
+    let shown = match access(&rel) {
+        FileAccess::ReadOnly(reason) => {
+            return Err(in_path(
+                "read_only",
+                format!("{rel} is read-only: {reason}"),
+            ));
         }
-        Err(e) => return Err(CallError::Other(e.message)),
+        FileAccess::Writable { content, file_id } => Some((content, file_id)),
+        FileAccess::Absent => None,
     };
-    report.path = Some(rel.clone());
-    let access_now = access(&rel);
-    if let FileAccess::ReadOnly(reason) = &access_now {
-        return Err(CallError::Other(format!("{rel} is read-only: {reason}")));
-    }
-    let given_id = args
-        .get("file_id")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty());
-    let base = match &access_now {
-        FileAccess::Writable { content, file_id } => Some((content.clone(), file_id.clone())),
-        _ => None,
-    };
-    if let (Some(given), Some((_, id))) = (given_id, &base)
-        && given != id
-    {
-        return Err(CallError::Other(format!(
-            "file_id {given} does not match the current version of {rel} ({id}); use the file_id shown with the file"
-        )));
-    }
-    let start = current.get(&rel).cloned().or_else(|| base.clone());
-    let new_content = match call.name.as_str() {
-        "write_file" => str_arg(args, "content")?.to_owned(),
-        "edit_file" => {
-            let Some((content, _)) = start.clone() else {
-                return Err(CallError::Other(format!(
-                    "{rel} is not in context; use write_file to create a new file"
-                )));
-            };
-            edit_content(&content, args, mode)?
-        }
-        other => return Err(CallError::Other(format!("Unknown tool {other}"))),
-    };
-    plan.bases
+    bases
         .entry(rel.clone())
-        .or_insert_with(|| base.map(|(c, _)| c));
-    let id = ids::file_version(&rel, &new_content);
-    current.insert(rel, (new_content, id));
+        .or_insert_with(|| shown.as_ref().map(|(c, _)| c.clone()));
+    let current = pending.get(&rel).cloned().or_else(|| {
+        shown.map(|(content, id)| Pending {
+            content,
+            seen_id: Some(id),
+        })
+    });
+    Ok((rel, current))
+}
+
+/// Checks a given `file_id` against the resolved base of `rel`.
+fn check_id(rel: &str, given: Option<&str>, base: &Pending) -> std::result::Result<(), Failure> {
+    let Some(given) = given else { return Ok(()) };
+    let current = ids::file_version(rel, &base.content);
+    if given == current || base.seen_id.as_deref() == Some(given) {
+        return Ok(());
+    }
+    // The same version as a client may have hashed it: without (or with) the final
+    // newline, or with CRLF line endings.
+    let lf = base.content.replace("\r\n", "\n");
+    let trimmed = lf.strip_suffix('\n').unwrap_or(&lf);
+    let variants = [
+        trimmed.to_owned(),
+        format!("{trimmed}\n"),
+        lf.replace('\n', "\r\n"),
+        trimmed.replace('\n', "\r\n"),
+    ];
+    if variants.iter().any(|v| ids::file_version(rel, v) == given) {
+        return Ok(());
+    }
+    let shown = base.seen_id.as_deref().unwrap_or(&current);
+    let mut f = Failure::new(
+        "file_id_mismatch",
+        format!(
+            "file_id {given} does not match the writable version of {rel} (file_id {shown}); edit that version and use its file_id"
+        ),
+    );
+    f.path = Some(rel.to_owned());
+    Err(f)
+}
+
+fn apply_call(
+    parsed: Parsed,
+    root: &Path,
+    access: &dyn Fn(&str) -> FileAccess,
+    pending: &mut BTreeMap<String, Pending>,
+    bases: &mut BTreeMap<String, Option<String>>,
+    applied: &mut Vec<SrEdit>,
+) -> std::result::Result<(), Failure> {
+    match parsed {
+        Parsed::Write { path, content } => {
+            let (rel, current) = resolve(&path, root, access, pending, bases)?;
+            let seen_id = current.and_then(|c| c.seen_id);
+            pending.insert(rel, Pending { content, seen_id });
+        }
+        Parsed::Edits(edits) => {
+            let many = edits.len() > 1;
+            for (n, e) in edits.into_iter().enumerate() {
+                let prefix = if many {
+                    format!("edit {}: ", n + 1)
+                } else {
+                    String::new()
+                };
+                // The same edit sent again in this response is made once.
+                let same = |a: &SrEdit| {
+                    a.path.trim_start_matches("./") == e.path.trim_start_matches("./")
+                        && a.old_string == e.old_string
+                        && a.new_string == e.new_string
+                        && a.replace_all == e.replace_all
+                };
+                if applied.iter().any(same) {
+                    continue;
+                }
+                apply_sr(&e, &prefix, root, access, pending, bases)?;
+                applied.push(e);
+            }
+        }
+        Parsed::Anchored {
+            path,
+            file_id,
+            changes,
+        } => {
+            let (rel, base) = editable(&path, file_id.as_deref(), root, access, pending, bases)?;
+            let mut content = base.content.clone();
+            let many = changes.len() > 1;
+            for (n, c) in changes.iter().enumerate() {
+                let prefix = if many {
+                    format!("change {}: ", n + 1)
+                } else {
+                    String::new()
+                };
+                content = apply_change(&content, c).map_err(|e| Failure::edit(e, &rel, &prefix))?;
+            }
+            pending.insert(rel, Pending { content, ..base });
+        }
+    }
     Ok(())
 }
 
-fn edit_content(
-    content: &str,
-    args: &Value,
-    mode: DiffMode,
-) -> std::result::Result<String, CallError> {
-    match mode {
-        DiffMode::Off => Err(CallError::Other(
-            "edit_file is not available; use write_file".into(),
-        )),
-        DiffMode::SearchReplace => {
-            let all = args
-                .get("replace_all")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            Ok(search_replace(
-                content,
-                str_arg(args, "old_string")?,
-                str_arg(args, "new_string")?,
-                all,
-            )?
-            .0)
+/// The base version of a file an edit may change.
+fn editable(
+    path: &str,
+    file_id: Option<&str>,
+    root: &Path,
+    access: &dyn Fn(&str) -> FileAccess,
+    pending: &BTreeMap<String, Pending>,
+    bases: &mut BTreeMap<String, Option<String>>,
+) -> std::result::Result<(String, Pending), Failure> {
+    let (rel, current) = resolve(path, root, access, pending, bases)?;
+    let Some(base) = current else {
+        let mut f = Failure::new(
+            "not_in_context",
+            format!("{rel} is not in context; use write_file to create a new file"),
+        );
+        f.path = Some(rel);
+        return Err(f);
+    };
+    check_id(&rel, file_id, &base)?;
+    Ok((rel, base))
+}
+
+fn apply_sr(
+    e: &SrEdit,
+    prefix: &str,
+    root: &Path,
+    access: &dyn Fn(&str) -> FileAccess,
+    pending: &mut BTreeMap<String, Pending>,
+    bases: &mut BTreeMap<String, Option<String>>,
+) -> std::result::Result<(), Failure> {
+    let (rel, base) = editable(&e.path, e.file_id.as_deref(), root, access, pending, bases)
+        .map_err(|mut f| {
+            f.message = format!("{prefix}{}", f.message);
+            f
+        })?;
+    let apply =
+        |text: &str| matching::search_replace(text, &e.old_string, &e.new_string, e.replace_all);
+    let content = match apply(&base.content) {
+        Ok(c) => c,
+        Err(err @ EditError::NotFound { .. }) => {
+            // Written against the version the model was shown, before earlier edits of
+            // this response: merge it when the changes do not touch.
+            let shown = bases.get(&rel).cloned().flatten();
+            let merged = shown
+                .filter(|s| *s != base.content)
+                .and_then(|s| Some((apply(&s).ok()?, s)))
+                .and_then(|(theirs, s)| merge::merge3(&s, &base.content, &theirs));
+            merged.ok_or_else(|| Failure::edit(err, &rel, prefix))?
         }
-        DiffMode::SearchReplaceMulti | DiffMode::Anchored => {
-            // Accept the single-edit shape too: models mix schemas up.
-            let edits: Vec<Value> = match args.get("edits") {
-                Some(Value::Array(a)) if !a.is_empty() => a.clone(),
-                _ if args.get("old_string").is_some() || args.get("start_anchor").is_some() => {
-                    vec![args.clone()]
-                }
-                _ => {
-                    return Err(CallError::Other(
-                        "Missing argument 'edits' (a non-empty list)".into(),
-                    ));
-                }
-            };
-            let mut text = content.to_owned();
-            for (n, e) in edits.iter().enumerate() {
-                let step = if e.get("start_anchor").is_some() {
-                    anchored(
-                        &text,
-                        str_arg(e, "start_anchor")?,
-                        str_arg(e, "end_anchor")?,
-                        str_arg(e, "replacement")?,
-                    )
-                } else {
-                    let all = e
-                        .get("replace_all")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
-                    search_replace(
-                        &text,
-                        str_arg(e, "old_string")?,
-                        str_arg(e, "new_string")?,
-                        all,
-                    )
-                    .map(|r| r.0)
-                };
-                text = step.map_err(|err| match err {
-                    EditError::Invalid(m) if edits.len() > 1 => {
-                        EditError::Invalid(format!("edit {}: {m}", n + 1))
-                    }
-                    other => other,
-                })?;
-            }
-            Ok(text)
-        }
-    }
+        Err(err) => return Err(Failure::edit(err, &rel, prefix)),
+    };
+    pending.insert(rel, Pending { content, ..base });
+    Ok(())
+}
+
+fn apply_change(content: &str, c: &Change) -> std::result::Result<String, EditError> {
+    anchored::anchored(content, &c.start, c.end.as_deref(), &c.content)
 }

@@ -2,7 +2,11 @@
 //! (OpenRouter, Ollama, llama.cpp, vLLM, LM Studio). Knows HTTP and SSE; knows
 //! nothing about `.bb7/`.
 
+pub mod models;
 pub mod openai;
+pub mod request;
+
+pub use request::{ChatMessage, ChatRequest, Role};
 
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
@@ -102,6 +106,16 @@ impl ApiError {
         }
     }
 
+    /// A few words on why a request is retried: `HTTP 429`, `HTTP 503`, or
+    /// `connection failed` (the full story is in [`ApiError::user_message`]).
+    pub fn short_reason(&self) -> String {
+        match self {
+            ApiError::Http { status, .. } => format!("HTTP {status}"),
+            ApiError::Network(_) => "connection failed".to_owned(),
+            other => other.user_message(),
+        }
+    }
+
     /// A message for the user that says what happened.
     pub fn user_message(&self) -> String {
         match self {
@@ -139,13 +153,15 @@ pub type EventStream = BoxStream<'static, Result<Vec<StreamEvent>, ApiError>>;
 
 /// A model API. Implementations must never log or return the API key.
 pub trait Provider: Send + Sync {
-    /// Starts a streaming chat completion with `body` (the OpenAI request shape;
-    /// `stream` is set by the provider). Errors before the stream starts are returned
-    /// here; later ones arrive in the stream.
-    fn stream_chat(&self, body: Value) -> BoxFuture<'_, Result<EventStream, ApiError>>;
+    /// Starts a streaming chat completion. Errors before the stream starts are
+    /// returned here; later ones arrive in the stream.
+    fn stream_chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<EventStream, ApiError>>;
 
     /// A non-streaming chat completion (titles); returns the response JSON.
-    fn complete(&self, body: Value) -> BoxFuture<'_, Result<Value, ApiError>>;
+    fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>>;
 
     /// `GET {base_url}/{path}` returning JSON (`models`, `credits`).
     fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>>;

@@ -7,7 +7,7 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{ApiError, EventStream, Provider, StreamEvent, Usage};
+use super::{ApiError, ChatRequest, EventStream, Provider, StreamEvent, Usage};
 
 /// OpenRouter's base URL, the default.
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
@@ -54,6 +54,8 @@ impl OpenAiCompatible {
             return Ok(resp);
         }
         let status = resp.status().as_u16();
+        // The URL tried, so a wrong `base_url` shows itself (it never holds the key).
+        let url = resp.url().to_string();
         let retry_after = resp
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -62,7 +64,7 @@ impl OpenAiCompatible {
         let body = resp.text().await.unwrap_or_default();
         Err(ApiError::Http {
             status,
-            message: error_body_message(&body),
+            message: format!("{} (from {url})", error_body_message(&body)),
             retry_after,
         })
     }
@@ -113,9 +115,12 @@ fn describe(e: &reqwest::Error) -> String {
 }
 
 impl Provider for OpenAiCompatible {
-    fn stream_chat(&self, mut body: Value) -> BoxFuture<'_, Result<EventStream, ApiError>> {
+    fn stream_chat<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<EventStream, ApiError>> {
         Box::pin(async move {
-            body["stream"] = Value::Bool(true);
+            let body = request.body(true);
             let resp = self.send(self.post("chat/completions").json(&body)).await?;
             let events = resp.bytes_stream().eventsource();
             let stream = events.map(|item| match item {
@@ -126,9 +131,9 @@ impl Provider for OpenAiCompatible {
         })
     }
 
-    fn complete(&self, mut body: Value) -> BoxFuture<'_, Result<Value, ApiError>> {
+    fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>> {
         Box::pin(async move {
-            body["stream"] = Value::Bool(false);
+            let body = request.body(false);
             let resp = self.send(self.post("chat/completions").json(&body)).await?;
             resp.json::<Value>()
                 .await

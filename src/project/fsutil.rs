@@ -1,4 +1,4 @@
-//! File primitives: atomic replacement (DESIGN.md invariant 5), text reads that refuse
+//! File primitives: atomic replacement (docs/ARCHITECTURE.md, "Durability"), text reads that refuse
 //! binary or non-UTF-8 files, and line-ending handling.
 
 use std::io::Write;
@@ -9,8 +9,9 @@ use crate::error::{Error, Result};
 
 /// Replaces `path` with `bytes` so that a crash at any instant leaves either the old or
 /// the new content: a temporary file in the same directory is written, flushed to
-/// disk, then renamed over the target. Parent directories are created. When the
-/// target exists its permissions are kept.
+/// disk, renamed over the target, and the directory is flushed so the rename itself
+/// survives a power loss (docs/ARCHITECTURE.md, "Durability"). Parent directories are
+/// created. When the target exists its permissions are kept.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let doing = || format!("Cannot write file {}", path.display());
     let parent = path
@@ -29,7 +30,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .sync_all()
         .map_err(|e| Error::io(doing(), e))?;
     tmp.persist(path).map_err(|e| Error::io(doing(), e.error))?;
+    sync_dir(parent);
     Ok(())
+}
+
+/// Flushes a directory's entries (a rename or a new file in it) to disk. Best effort:
+/// some file systems refuse to sync directories, and the data itself is already safe.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
 }
 
 /// Serialises `value` as pretty JSON and writes it atomically.

@@ -1,4 +1,4 @@
-//! Chat locks (seed 003; PROTOCOL.md "Facts about the reference implementation").
+//! Chat locks (PROTOCOL.md "Facts about the reference implementation").
 //!
 //! A chat is driven by one process at a time. bb7 takes an OS advisory lock
 //! (`flock`) on `chats/{id}/lock`, which the kernel releases when the holder dies,
@@ -13,7 +13,7 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::paths::state_path;
 
-/// A held chat lock. Dropping it empties the PID file and releases the lock.
+/// A held chat lock. Dropping it removes the lock file and releases the lock.
 #[derive(Debug)]
 pub struct ChatLock {
     file: File,
@@ -28,19 +28,38 @@ impl ChatLock {
     /// other than this one (a reference BB-7 that takes no OS lock).
     pub fn acquire(chat_dir: &Path) -> Result<ChatLock> {
         let path = state_path(chat_dir, "lock")?;
+        // A holder removes the file when it lets go; a file opened just before that
+        // is locked but no longer the lock, so try again on the new one.
+        for _ in 0..8 {
+            if let Some(lock) = Self::try_acquire(&path)? {
+                return Ok(lock);
+            }
+        }
+        Err(Error::new(
+            ErrorCode::Locked,
+            "Chat lock keeps changing hands; try again",
+        ))
+    }
+
+    fn try_acquire(path: &Path) -> Result<Option<ChatLock>> {
         let doing = || format!("Cannot open chat lock {}", path.display());
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
+            .open(path)
             .map_err(|e| Error::io(doing(), e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => return Err(locked_error(read_pid(&mut file))),
             Err(TryLockError::Error(e)) => return Err(Error::io(doing(), e)),
         }
+        if !same_file(&file, path) {
+            return Ok(None);
+        }
+        // A PID without an OS lock is either a reference BB-7 (which takes none) that
+        // still runs, or a process that died: the latter is taken over silently.
         if let Some(pid) = read_pid(&mut file)
             && pid != std::process::id()
             && process_alive(pid)
@@ -53,7 +72,10 @@ impl ChatLock {
             .and_then(|_| file.write_all(std::process::id().to_string().as_bytes()))
             .and_then(|_| file.sync_data())
             .map_err(|e| Error::io(doing(), e))?;
-        Ok(ChatLock { file, path })
+        Ok(Some(ChatLock {
+            file,
+            path: path.to_path_buf(),
+        }))
     }
 
     /// The lock file's path.
@@ -63,10 +85,30 @@ impl ChatLock {
 }
 
 impl Drop for ChatLock {
+    /// Removes the lock file, then releases the OS lock: a released chat leaves no
+    /// lock behind (a process waiting on the old file notices it was removed).
     fn drop(&mut self) {
+        if same_file(&self.file, &self.path) {
+            let _ = std::fs::remove_file(&self.path);
+        }
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
     }
+}
+
+/// Whether `path` still names the open `file` (same device and inode).
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_file: &File, _path: &Path) -> bool {
+    true
 }
 
 /// The PID of a live process other than this one that holds `chat_dir`'s lock, as far

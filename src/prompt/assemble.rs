@@ -4,9 +4,10 @@
 //! files sorted by path, the structured history, the latest message with a file
 //! summary, and writable files sorted by path.
 
+use crate::llm::request::{ChatMessage, Role};
 use std::fmt::Write as _;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::chat::model::{Chat, ContextFile, Message};
 
@@ -237,14 +238,11 @@ fn attr(v: &str) -> String {
 }
 
 /// The `messages` array: system, then the one user message.
-pub fn messages(system: &str, user: String) -> Vec<Value> {
+pub fn messages(system: &str, user: String) -> Vec<ChatMessage> {
     // The user text holds every context file: it is moved, not copied.
-    let mut user_msg = serde_json::Map::new();
-    user_msg.insert("role".into(), Value::from("user"));
-    user_msg.insert("content".into(), Value::String(user));
     vec![
-        json!({"role": "system", "content": system}),
-        Value::Object(user_msg),
+        ChatMessage::text(Role::System, system),
+        ChatMessage::text(Role::User, user),
     ]
 }
 

@@ -1,6 +1,6 @@
-//! Checkpoints (seed 000 §27): every apply and every rollback records the affected
-//! files' content before and after, so any of them can be rolled back — a rollback
-//! included. Stored as `{state}/checkpoints/{id}.json` (`.bb7/` of the project, or
+//! Checkpoints (docs/PROTOCOL.md, "Review, apply and rollback"): every apply and
+//! every rollback records the affected files' content before and after, so any of
+//! them can be rolled back — a rollback included. Stored as `{state}/checkpoints/{id}.json` (`.bb7/` of the project, or
 //! `~/.bb7/` in global-only mode).
 
 use std::path::PathBuf;

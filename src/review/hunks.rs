@@ -1,12 +1,12 @@
 //! Hunks: the changed regions between two versions of a file, with stable ids, split
-//! when oversized (seed 000 §23), and the line-range edits that apply, merge and
-//! rollback are built from.
+//! when oversized (docs/PROTOCOL.md, "Review, apply and rollback"), and the
+//! line-range edits that apply, merge and rollback are built from.
 
 use sha2::{Digest, Sha256};
 use similar::{Algorithm, DiffTag, capture_diff_slices};
 
 /// Largest hunk, in changed lines (removed plus added), before it is split
-/// (seed 000 §23, `max_hunk_lines`).
+/// (`max_hunk_lines`).
 pub const MAX_HUNK_LINES: usize = 80;
 /// Largest hunk, in changed bytes, before it is split (`max_hunk_bytes`).
 pub const MAX_HUNK_BYTES: usize = 8192;

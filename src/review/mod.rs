@@ -1,6 +1,5 @@
 //! Review of the model's output hunk by hunk, apply that keeps the user's own edits,
-//! checkpoints and rollback (seeds 000 §7, §8, §23, §27; 002; PROTOCOL.md "Review,
-//! apply and rollback").
+//! checkpoints and rollback (PROTOCOL.md "Review, apply and rollback").
 //!
 //! Three versions of a file meet here: the snapshot the model saw (`base`), the
 //! model's output, and the file on disk. Hunks are the changes from base to output;
@@ -11,15 +10,29 @@
 //! is on disk and survives restarts.
 
 pub mod checkpoint;
+pub mod decided;
 pub mod hunks;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::apply::merge::{final_newline, set_final_newline, with_nl};
 use crate::error::{Error, Result};
 use hunks::{Edit, Hunk, apply_edits, edits};
 
+/// Where a hunk stands in its review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HunkState {
+    /// Not decided yet.
+    Pending,
+    /// Accepted: written to disk and part of the snapshot.
+    Accepted,
+    /// Rejected: removed from the output.
+    Rejected,
+}
+
 /// One hunk as `review_get` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HunkView {
     /// Stable id.
     pub hunk_id: String,
@@ -39,9 +52,9 @@ pub struct HunkView {
     pub added: usize,
     /// Removed lines.
     pub removed: usize,
-    /// Always `pending`: decided hunks leave the review (accepted ones join the
-    /// snapshot, rejected ones leave the output).
-    pub state: &'static str,
+    /// `pending`, or `accepted` / `rejected` for a hunk already decided (listed until
+    /// the output is applied or discarded as a whole).
+    pub state: HunkState,
     /// It does not touch lines the user changed on disk.
     pub applies_cleanly: bool,
     /// Larger than the limits and could not be split.
@@ -62,10 +75,13 @@ pub fn user_edits(base: &str, disk: Option<&str>) -> Vec<Edit> {
     }
 }
 
-/// The hunks of `path` for review.
+/// The hunks of `path` for review. A missing final newline in any of the three texts
+/// is not a change (editors often send snapshots without one).
 pub fn review_hunks(path: &str, base: &str, output: &str, disk: Option<&str>) -> Vec<HunkView> {
-    let user = user_edits(base, disk);
-    hunks::hunks(path, base, output)
+    let (base, output) = (with_nl(base), with_nl(output));
+    let disk = disk.map(with_nl);
+    let user = user_edits(&base, disk.as_deref());
+    hunks::hunks(path, &base, &output)
         .into_iter()
         .map(|h| view(&h, &user))
         .collect()
@@ -92,10 +108,35 @@ fn view(h: &Hunk, user: &[Edit]) -> HunkView {
         patch: h.patch(),
         added: new_n,
         removed: old_n,
-        state: "pending",
+        state: HunkState::Pending,
         applies_cleanly: !user.iter().any(|u| u.conflicts_with(&h.edit)),
         oversized: h.oversized,
     }
+}
+
+/// The hunks a decision settled, as they looked when decided, with their new state.
+pub fn decided_views(
+    path: &str,
+    base: &str,
+    output: &str,
+    disk: Option<&str>,
+    d: &Decision,
+) -> Vec<HunkView> {
+    review_hunks(path, base, output, disk)
+        .into_iter()
+        .filter_map(|mut h| {
+            let state = if d.applied.iter().any(|(id, _)| *id == h.hunk_id) {
+                HunkState::Accepted
+            } else if d.rejected.iter().any(|(id, _)| *id == h.hunk_id) {
+                HunkState::Rejected
+            } else {
+                return None;
+            };
+            h.state = state;
+            h.applies_cleanly = true;
+            Some(h)
+        })
+        .collect()
 }
 
 /// Which hunks a request names: a list of ids or `"all"`.
@@ -136,6 +177,12 @@ pub fn decide(
     accept: &Selection,
     reject: &Selection,
 ) -> Result<Decision> {
+    // Compared with final newlines, like the apply engine; the file on disk keeps its
+    // own final newline unless the model changed the end.
+    let end_newline = final_newline(Some(base), output, disk);
+    let (base, output) = (&with_nl(base)[..], &with_nl(output)[..]);
+    let disk_nl = disk.map(with_nl);
+    let disk = disk_nl.as_deref();
     let all = hunks::hunks(path, base, output);
     let pick = |sel: &Selection| -> Result<Vec<usize>> {
         match sel {
@@ -175,7 +222,7 @@ pub fn decide(
     let disk_new = (!ok.is_empty()).then(|| {
         let mut both = user.clone();
         both.extend(applied_edits.iter().cloned());
-        apply_edits(base, &both)
+        set_final_newline(apply_edits(base, &both), end_newline)
     });
     let keep: Vec<Edit> = (0..all.len())
         .filter(|i| !rejected.contains(i))
@@ -206,6 +253,27 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snapshot_without_final_newline_is_no_user_edit() {
+        // The editor sent the snapshot without its final newline; the disk has one.
+        let (base, output, disk) = ("a\nb", "a\nB", "a\nb\n");
+        let views = review_hunks("f", base, output, Some(disk));
+        assert_eq!(views.len(), 1);
+        assert!(views[0].applies_cleanly);
+        let d = decide(
+            "f",
+            base,
+            output,
+            Some(disk),
+            &Selection::All,
+            &Selection::Ids(vec![]),
+        )
+        .unwrap();
+        assert!(d.conflicts.is_empty());
+        assert_eq!(d.disk.as_deref(), Some("a\nB\n"));
+        assert_eq!(d.applied[0].0, views[0].hunk_id);
+    }
 
     #[test]
     fn accept_some_reject_others_keep_user_edits() {

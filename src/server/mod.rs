@@ -1,8 +1,8 @@
 //! The stdio server: a line reader on stdin, the dispatcher, and one writer task that
-//! owns stdout so that message lines never interleave (DESIGN.md invariants 1, 2, 8).
+//! owns stdout so that message lines never interleave (docs/ARCHITECTURE.md,
+//! invariants 1, 2, 8).
 
 pub mod session;
-pub mod stream;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -25,6 +25,14 @@ impl Outbox {
         let msg = with_request_id(msg, request_id);
         if let Ok(line) = serde_json::to_string(&msg) {
             let _ = self.tx.send(line);
+        }
+    }
+
+    /// Queues a typed message (a [`crate::protocol::events::TurnMessage`] or a reply
+    /// struct) with `request_id` set.
+    pub fn emit(&self, msg: &impl serde::Serialize, request_id: Option<&str>) {
+        if let Ok(value) = serde_json::to_value(msg) {
+            self.send(value, request_id);
         }
     }
 
@@ -90,8 +98,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Serves requests from `input` until `shutdown` or end of input, writing messages to
-/// `output`. Returns the process exit status once every queued message is written:
-/// 0 normally, non-zero after the hard guard of seed 001 stopped the process.
+/// `output`. Returns the process exit status (always 0: no input ends bb7 any other
+/// way, docs/ARCHITECTURE.md "Durability" 5) once every queued message is written.
 pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<i32>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -137,16 +145,13 @@ where
         internal: internal_tx,
     };
     let mut session = Session::new();
-    let mut exit = 0;
     let mut read_error = None;
     loop {
         let line = tokio::select! {
             biased;
             Some(msg) = internal.recv() => {
-                match session.on_internal(msg, &ctx) {
-                    Flow::Exit(code) => { exit = code; break; }
-                    _ => continue,
-                }
+                session.on_internal(msg, &ctx);
+                continue;
             }
             line = lines.recv() => line,
         };
@@ -195,29 +200,22 @@ where
                 if let Some(reply) = reply {
                     outbox.send(reply, id);
                 }
-                match flow {
-                    Flow::Continue => {}
-                    Flow::Shutdown => break,
-                    Flow::Exit(code) => {
-                        exit = code;
-                        break;
-                    }
+                if flow == Flow::Shutdown {
+                    break;
                 }
             }
             Err(err) => outbox.send_error(&err, id),
         }
     }
-    if exit == 0 {
-        // Let running turns save what they have.
-        session.cancel_all();
-        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
-        while session.has_in_flight() {
-            match tokio::time::timeout_at(deadline, internal.recv()).await {
-                Ok(Some(msg)) => {
-                    session.on_internal(msg, &ctx);
-                }
-                _ => break,
+    // Let running turns save what they have.
+    session.cancel_all();
+    let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
+    while session.has_in_flight() {
+        match tokio::time::timeout_at(deadline, internal.recv()).await {
+            Ok(Some(msg)) => {
+                session.on_internal(msg, &ctx);
             }
+            _ => break,
         }
     }
     drop(session);
@@ -226,7 +224,7 @@ where
     let _ = writer.await;
     match read_error {
         Some(e) => Err(e),
-        None => Ok(exit),
+        None => Ok(0),
     }
 }
 

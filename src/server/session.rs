@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::chat::ids;
-use crate::chat::model::{Chat, Message, Part};
+use crate::chat::model::Chat;
 use crate::chat::store::ChatStore;
 use crate::config::{Config, GlobalState};
 use crate::context::ChatFiles;
@@ -21,7 +20,8 @@ use crate::project::paths::{Location, locate};
 use crate::project::{Project, UserDirs};
 use crate::protocol::{Request, ok};
 use crate::server::Outbox;
-use crate::server::stream::ChatKey;
+use crate::turn::complete::system_message;
+use crate::turn::stream::ChatKey;
 
 mod chats;
 mod complete;
@@ -48,8 +48,6 @@ pub enum Flow {
     Continue,
     /// Exit with status 0 once the reply is written.
     Shutdown,
-    /// Exit at once with this status (seed 001's hard guard on out-of-project writes).
-    Exit(i32),
 }
 
 /// What handlers may use beyond the session: the outbox for messages sent later, and
@@ -67,8 +65,11 @@ pub struct Session {
     dirs: Option<UserDirs>,
     config: Config,
     config_error: Option<String>,
-    /// Canonical project root from `init`/`bb7_init`.
+    /// Canonical project root from `init`/`bb7_init`; in global-only mode a
+    /// directory that is never created (see [`Session::global_only`]).
     root: Option<PathBuf>,
+    /// `init` without a project root: only global chats, every file external.
+    global_only: bool,
     /// Set when the root has `.bb7/`.
     project: Option<Project>,
     active: Option<Active>,
@@ -79,7 +80,7 @@ pub struct Session {
     /// The model API client, built on first use from the config.
     provider: Option<Arc<dyn Provider>>,
     /// Approvals and clarifications that running turns wait for.
-    interactions: crate::server::stream::Interactions,
+    interactions: crate::turn::stream::Interactions,
 }
 
 impl Default for Session {
@@ -103,6 +104,7 @@ impl Session {
             config,
             config_error,
             root: None,
+            global_only: false,
             project: None,
             active: None,
             locks: HashMap::new(),
@@ -121,7 +123,7 @@ impl Session {
             "shutdown" => return Ok((Some(ok()), Flow::Shutdown)),
             "bb7_init" => self.bb7_init(req)?,
             "init" => self.init(req)?,
-            "get_customization_info" => self.customization_info()?,
+            "get_customization_info" => to_value(self.customization_info()?)?,
             "prepare_instructions" => self.prepare_instructions(req)?,
             "chat_new" => self.chat_new(req)?,
             "chat_list" => self.chat_list(req)?,
@@ -230,9 +232,8 @@ impl Session {
             Some(held) => held,
             None => ChatLock::acquire(&dir)?,
         };
-        let loaded = ChatFiles::new(&store, id)
-            .recover_staged()
-            .and_then(|()| store.load(id));
+        // Finishes or discards what a crash left half-done (Durability 4).
+        let loaded = crate::recovery::open_chat(&store, id);
         let chat = match loaded {
             Ok(c) => c,
             Err(e) => {
@@ -240,11 +241,27 @@ impl Session {
                 return Err(e);
             }
         };
-        store.set_active(Some(id))?;
+        self.record_active(&store, id)?;
         self.deactivate();
         self.locks.insert(key, lock);
         self.active = Some(Active { store, chat });
         Ok(())
+    }
+
+    /// Records chat `id` as the active one of its store and, in a project, which
+    /// store it is in, so `init` in a new process restores a global chat too.
+    fn record_active(&self, store: &ChatStore, id: &str) -> Result<()> {
+        match &self.project {
+            Some(p) if store.global => {
+                store.set_active(Some(id))?;
+                ChatStore::new(p.state_dir(), false).set_active_global(Some(id))
+            }
+            Some(_) => store.update_index(|idx| {
+                idx.active_chat_id = Some(id.to_owned());
+                idx.active_global_chat_id = None;
+            }),
+            None => store.set_active(Some(id)),
+        }
     }
 
     /// Leaves the active chat; its lock is released unless a turn still streams in it.
@@ -347,9 +364,26 @@ impl Session {
 
     // ----- context and output --------------------------------------------------------
 
+    /// Resolves a client path. In global-only mode there is no project for a
+    /// relative path to be relative to, so only absolute paths (external files) are
+    /// accepted.
     fn locate(&self, path: &str) -> Result<Location> {
+        if self.global_only && !Path::new(path).is_absolute() {
+            // No project: a relative path names a file under bb7's working directory
+            // (the editor's), kept as an external, read-only file.
+            let cwd = std::env::current_dir()
+                .map_err(|e| Error::io("Cannot read the working directory", e))?;
+            let abs = cwd.join(path);
+            return locate(self.root()?, &abs.to_string_lossy());
+        }
         locate(self.root()?, path)
     }
+}
+
+/// A reply struct as a message object.
+fn to_value(reply: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(reply)
+        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the reply: {e}")))
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
@@ -358,15 +392,3 @@ fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
         id: id.to_owned(),
     }
 }
-
-fn system_message(text: String) -> Message {
-    Message {
-        role: "system".into(),
-        parts: vec![Part::text(text)],
-        timestamp: Some(ids::now_rfc3339()),
-        ..Message::default()
-    }
-}
-
-/// A fork/edit warning: `{"path","issue":"modified"|"deleted","original_version"}`.
-type Warning = Value;

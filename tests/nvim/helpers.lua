@@ -102,22 +102,9 @@ function H.requests()
 end
 
 --- A fresh project (files: { [rel] = content }) as the current directory, with a HOME
---- whose config points bb7 at the fake model. The plugin and binary start fresh.
+--- whose config points bb7 at the fake model. Each test runs in its own Neovim, so
+--- the plugin and the binary start fresh without any reset here.
 function H.project(files, config)
-  local bb7 = require('bb7')
-  require('bb7.client').stop()
-  vim.wait(50)
-  if require('bb7.ui').visible() then
-    pcall(vim.cmd, 'tabonly!')
-  end
-  require('bb7.ui')._panes.tab = nil
-  bb7._state.initialized = nil
-  bb7._state.streams = {}
-  vim.cmd('silent! %bwipeout!')
-  -- Scripts a previous test left unused must not answer this test's requests.
-  for _, left in ipairs(vim.fn.glob(H.fake().dir .. '/*.json', false, true)) do
-    vim.fn.rename(left, left .. '.stale')
-  end
   local base = vim.fn.resolve(vim.fn.tempname())
   local home, proj = base .. '/home', base .. '/project'
   vim.fn.mkdir(home .. '/.config/bb7', 'p')
@@ -142,8 +129,22 @@ end
 
 --- Lines of a bb7 pane buffer.
 function H.pane(name)
-  local b = require('bb7.ui')._panes.bufs[name]
+  local b = require('bb7.ui.layout').buf(name)
   return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+end
+
+
+--- Writes `content` as the model's output of `rel` in the active chat (as a turn would).
+function H.output(proj, rel, content)
+  local id = require('bb7').active_chat()
+  local out = proj .. '/.bb7/chats/' .. id .. '/output/' .. rel
+  vim.fn.mkdir(vim.fn.fnamemodify(out, ':h'), 'p')
+  vim.fn.writefile(vim.split(content, '\n', { plain = true }), out, 'b')
+end
+
+--- Presses keys as a user would (mappings apply).
+function H.feed(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'x', false)
 end
 
 return H

@@ -1,41 +1,33 @@
 -- Runs the plugin tests in headless Neovim against the real binary:
 --   nvim --headless -u NONE -i NONE -l tests/nvim/run.lua [pattern]
--- and ends with the line "N passed, M failed".
+-- Every test runs in a fresh child Neovim (tests/nvim/child.lua), so no test sees
+-- another's plugin state. Ends with the line "N passed, M failed".
 
 local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h')
-vim.opt.rtp:prepend(root)
-vim.opt.swapfile = false
-vim.opt.shadafile = 'NONE'
-vim.cmd('runtime plugin/bb7.lua')
-
-local H = dofile(root .. '/tests/nvim/helpers.lua')
-package.loaded['helpers'] = H
-require('bb7').setup({ binary = H.bin })
-
+local nvim = vim.v.progpath
 local pattern = _G.arg and _G.arg[1]
-local tests = {}
-local function test(name, fn)
-  table.insert(tests, { name = name, fn = fn })
-end
 
+-- Collect the names without running anything: test files only call test(name, fn).
+local tests = {}
 for _, file in ipairs(vim.fn.glob(root .. '/tests/nvim/test_*.lua', false, true)) do
   local chunk = assert(loadfile(file))
-  chunk(test, H)
+  chunk(function(name)
+    if not pattern or name:find(pattern, 1, true) then
+      table.insert(tests, { file = file, name = name })
+    end
+  end, {})
 end
 
 local passed, failed = 0, 0
 for _, t in ipairs(tests) do
-  if not pattern or t.name:find(pattern, 1, true) then
-    local ok, err = xpcall(t.fn, debug.traceback)
-    if ok then
-      passed = passed + 1
-      io.stdout:write('ok   ' .. t.name .. '\n')
-    else
-      failed = failed + 1
-      io.stdout:write('FAIL ' .. t.name .. '\n' .. tostring(err) .. '\n')
-    end
+  local r = vim.system({ nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '-l', root .. '/tests/nvim/child.lua', t.file, t.name }, { text = true }):wait(120000)
+  if r.code == 0 and (r.signal or 0) == 0 then
+    passed = passed + 1
+    io.stdout:write('ok   ' .. t.name .. '\n')
+  else
+    failed = failed + 1
+    io.stdout:write('FAIL ' .. t.name .. (r.signal ~= 0 and (' (killed by signal ' .. r.signal .. ')') or '') .. '\n' .. (r.stdout or '') .. (r.stderr or '') .. '\n')
   end
 end
-require('bb7.client').stop()
 io.stdout:write(string.format('%d passed, %d failed\n', passed, failed))
 os.exit(failed == 0 and 0 or 1)

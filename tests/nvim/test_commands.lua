@@ -1,4 +1,4 @@
--- Commands and the state machine of seed 001, with its exact messages and levels.
+-- Commands and the state machine of the reference plugin, with its exact messages and levels.
 local test, H = ...
 local L = vim.log.levels
 
@@ -31,7 +31,7 @@ test('add, add again, add a section, read-only, remove', function()
   vim.cmd('BB7Add')
   H.expect_note('BB-7: Added src/a.lua', L.INFO)
   vim.cmd('BB7Add')
-  H.expect_note('BB-7: File already in context', L.WARN)
+  H.expect_note('BB-7: Context file already exists', L.WARN)
   vim.cmd('2,3BB7Add')
   H.expect_note('BB-7: Added src/a.lua:2-3', L.INFO)
   vim.cmd('BB7AddReadonly b.txt')
@@ -91,8 +91,8 @@ test('send without the UI, cancel, and failures are reported', function()
   H.script({ text = 'slow answer that goes on', chunk_delay_ms = 300 })
   local rid = require('bb7').send('tell me a story')
   H.truthy(require('bb7').statusline() ~= '', 'streaming statusline')
-  local streams = require('bb7')._state.streams
-  H.wait(function() return streams[rid] and streams[rid].text ~= '' end, 5000, 'first chunk')
+  local state = require('bb7.state')
+  H.wait(function() return state.stream(rid) and state.stream(rid).text ~= '' end, 5000, 'first chunk')
   vim.cmd('BB7Cancel')
   H.wait(function() return H.note('Cancelled') ~= nil end, 10000, 'cancel')
   H.eq(require('bb7').statusline(), 'bb7 •', 'unread marker')

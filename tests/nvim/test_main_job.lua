@@ -21,7 +21,8 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
   vim.cmd('BB7Add')
   vim.cmd('BB7AddReadonly b.txt')
   vim.cmd('BB7')
-  local ui = require('bb7.ui')
+  local ui = require('bb7.ui.layout')
+  local render = require('bb7.ui.render')
   H.truthy(ui.visible(), 'UI open')
   H.eq(#vim.api.nvim_tabpage_list_wins(0), 4, 'four panes')
   H.truthy(H.pane('chats')[1]:find('first', 1, true), 'chat listed: ' .. vim.inspect(H.pane('chats')))
@@ -29,13 +30,13 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
   -- Edit the buffer of a.txt: out of sync (~).
   local buf = vim.fn.bufnr('a.txt')
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'changed' })
-  ui.refresh()
+  render.refresh()
   H.eq(H.pane('files')[1], '~   a.txt', 'out of sync')
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { 'one' })
 
   H.script({ text = 'First answer.' })
-  local input = ui._panes.bufs.input
-  vim.api.nvim_set_current_win(ui._panes.wins.input)
+  local input = ui.buf('input')
+  vim.api.nvim_set_current_win(ui.win('input'))
   vim.api.nvim_buf_set_lines(input, 0, -1, false, { 'first question' })
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<C-s>', true, false, true), 'x', false)
   H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
@@ -44,7 +45,7 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
   H.truthy(vim.tbl_contains(preview, 'First answer.'), 'answer shown: ' .. vim.inspect(preview))
 
   -- Fork from the user message.
-  vim.api.nvim_set_current_win(ui._panes.wins.preview)
+  vim.api.nvim_set_current_win(ui.win('preview'))
   for i, l in ipairs(preview) do
     if l == 'first question' then
       vim.api.nvim_win_set_cursor(0, { i, 0 })
@@ -64,8 +65,8 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
       original = c.id
     end
   end
-  require('bb7').select_chat(original)
-  vim.api.nvim_set_current_win(ui._panes.wins.preview)
+  require('bb7.commands').select_chat(original)
+  vim.api.nvim_set_current_win(ui.win('preview'))
   for i, l in ipairs(H.pane('preview')) do
     if l == 'first question' then
       vim.api.nvim_win_set_cursor(0, { i, 0 })
@@ -82,5 +83,5 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
   end
 
   vim.cmd('BB7')
-  H.truthy(not ui.visible() or vim.api.nvim_get_current_tabpage() ~= ui._panes.tab, 'UI toggled away')
+  H.truthy(not ui.visible() or ui.pane_of() == nil, 'UI toggled away')
 end)

@@ -1,54 +1,84 @@
--- The review view (]h [h ga gr gA) and :BB7Checkpoints rollback.
+-- The inline review (extmarks in the file buffer; ga gr gA ]h [h), :BB7Review without
+-- an argument from every pane, :BB7Review!, conflicts, and :BB7Checkpoints.
 local test, H = ...
 
 local BASE = 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n'
 local OUT = 'ONE\ntwo\nthree\nfour\nFIVE\nsix\nseven\neight\nnine\nTEN\n'
 
-local function feed(keys)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'x', false)
+--- Extmarks of the review in `buf`: rows with a line highlight, rows with a sign (and
+--- its text), and the virtual lines by row.
+local function marks(buf)
+  local ns = require('bb7.review').ns
+  local hl, signs, virt = {}, {}, {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    local row, d = m[2], m[4]
+    if d.line_hl_group then
+      hl[#hl + 1] = row + 1
+    end
+    if d.sign_text then
+      signs[row + 1] = vim.trim(d.sign_text)
+    end
+    if d.virt_lines then
+      virt[row + 1] = vim.tbl_map(function(l) return vim.trim(l[1][1]) end, d.virt_lines)
+    end
+  end
+  table.sort(hl)
+  return hl, signs, virt
 end
 
-test('review keys accept and reject hunks, then a checkpoint rolls back', function()
-  local proj = H.project({ ['f.txt'] = BASE:sub(1, -2) })
+local function setup_review(files, outputs)
+  local proj = H.project(files)
   vim.cmd('BB7Init')
   vim.cmd('BB7NewChat')
-  vim.cmd('edit f.txt')
-  vim.cmd('BB7Add')
-  local id = require('bb7').active_chat()
-  local out = proj .. '/.bb7/chats/' .. id .. '/output/f.txt'
-  vim.fn.mkdir(vim.fn.fnamemodify(out, ':h'), 'p')
-  vim.fn.writefile(vim.split(OUT:sub(1, -2), '\n'), out)
+  for rel in pairs(outputs) do
+    vim.cmd('BB7Add ' .. rel)
+  end
+  for rel, content in pairs(outputs) do
+    H.output(proj, rel, content)
+  end
+  return proj
+end
 
+test('inline review: extmarks at the hunks, accept and reject change the file and the marks', function()
+  local proj = setup_review({ ['f.txt'] = BASE }, { ['f.txt'] = OUT })
   vim.cmd('BB7Review f.txt')
-  local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
-  H.truthy(lines[1]:find('Review f.txt', 1, true), 'title: ' .. lines[1])
-  H.eq(lines[3], '@@ -1,1 +1,1 @@', 'first hunk header')
-  H.eq(vim.api.nvim_win_get_cursor(0)[1], 3, 'cursor on the first hunk')
-  feed(']h')
-  H.eq(vim.api.nvim_get_current_line(), '@@ -5,1 +5,1 @@', ']h moves to the next hunk')
-  feed('[h')
-  H.eq(vim.api.nvim_win_get_cursor(0)[1], 3, '[h moves back')
+  local buf = vim.api.nvim_get_current_buf()
+  H.eq(vim.api.nvim_buf_get_name(buf), proj .. '/f.txt', 'the real file buffer')
+  H.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false)[1], 'one', 'the buffer is the file on disk')
+  local hl, signs, virt = marks(buf)
+  H.eq(hl, { 1, 5, 10 }, 'removed lines highlighted')
+  H.eq(signs, { [1] = '~', [5] = '~', [10] = '~' }, 'a sign per hunk')
+  H.eq(virt, { [1] = { 'ONE' }, [5] = { 'FIVE' }, [10] = { 'TEN' } }, 'added lines as virtual lines')
+  H.eq(vim.api.nvim_win_get_cursor(0)[1], 1, 'cursor on the first hunk')
+  H.feed(']h')
+  H.eq(vim.api.nvim_win_get_cursor(0)[1], 5, ']h moves to the next hunk')
+  H.feed('[h')
+  H.eq(vim.api.nvim_win_get_cursor(0)[1], 1, '[h moves back')
 
-  -- Accept the first hunk: the file on disk and its buffer change.
-  feed('ga')
+  H.feed('ga')
   H.expect_note('f.txt: applied 1')
-  H.eq(vim.fn.readfile(proj .. '/f.txt')[1], 'ONE', 'first line on disk')
-  local fbuf = vim.fn.bufnr(proj .. '/f.txt')
-  H.eq(vim.api.nvim_buf_get_lines(fbuf, 0, 1, false)[1], 'ONE', 'buffer reloaded')
+  H.eq(vim.fn.readfile(proj .. '/f.txt')[1], 'ONE', 'accepted hunk on disk')
+  H.eq(vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1], 'ONE', 'buffer reloaded')
+  hl, signs = marks(buf)
+  H.eq(hl, { 5, 10 }, 'marks of the accepted hunk gone')
 
-  -- Reject the next one with a reason.
   local real_input = vim.ui.input
   vim.ui.input = function(_, cb) cb('keep five') end
-  H.eq(vim.api.nvim_get_current_line(), '@@ -5,1 +5,1 @@', 'cursor on the remaining first hunk')
-  feed('gr')
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  H.feed('gr')
   vim.ui.input = real_input
   H.expect_note('f.txt: rejected 1')
   H.eq(vim.fn.readfile(proj .. '/f.txt')[5], 'five', 'rejected hunk not applied')
+  hl, signs, virt = marks(buf)
+  H.eq(hl, { 10 }, 'only the last hunk is left')
+  H.eq(virt, { [10] = { 'TEN' } }, 'its virtual line')
 
-  -- Accept the rest: the review closes.
-  feed('gA')
+  H.feed('gA')
   H.expect_note('Review of f.txt done')
+  hl, signs, virt = marks(buf)
+  H.eq({ #hl, vim.tbl_count(signs), vim.tbl_count(virt) }, { 0, 0, 0 }, 'no marks left')
   H.eq(vim.fn.readfile(proj .. '/f.txt'), { 'ONE', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'TEN' }, 'final file')
+  H.eq(vim.fn.maparg('ga', 'n', false, true).buffer, nil, 'review keys removed')
   local chat = require('bb7.client').request_sync('chat_get', {})
   local reasons = {}
   for _, m in ipairs(chat.messages) do
@@ -60,15 +90,14 @@ test('review keys accept and reject hunks, then a checkpoint rolls back', functi
   end
   H.eq(reasons, { 'keep five' }, 'reject reason recorded')
 
-  -- Roll back the newest checkpoint (the last accept), then the first one.
+  -- Roll back the newest checkpoint (the last accept), then the first one by force.
   local real_select = vim.ui.select
   local picks = { 1, 1 }
   vim.ui.select = function(items, _, cb) cb(items[table.remove(picks, 1)]) end
   vim.cmd('BB7Checkpoints')
   H.expect_note('Rolled back f.txt')
   H.eq(vim.fn.readfile(proj .. '/f.txt')[10], 'ten', 'last accept rolled back')
-  H.eq(vim.api.nvim_buf_get_lines(fbuf, 9, 10, false)[1], 'ten', 'buffer reloaded after rollback')
-  -- The oldest checkpoint changed line 1; the file changed since, so force is needed.
+  H.eq(vim.api.nvim_buf_get_lines(buf, 9, 10, false)[1], 'ten', 'buffer reloaded after rollback')
   H.notes = {}
   local list = require('bb7.client').request_sync('checkpoint_list', {}).checkpoints
   picks = { #list, 2 }
@@ -78,24 +107,88 @@ test('review keys accept and reject hunks, then a checkpoint rolls back', functi
   H.eq(vim.fn.readfile(proj .. '/f.txt')[1], 'one', 'first apply rolled back')
 end)
 
-test(':BB7DiffLocal merges by hand, :BB7Apply {path} applies one file', function()
-  local proj = H.project({ ['m.txt'] = 'a\nb\n', ['n.txt'] = 'x\n' })
-  vim.cmd('BB7Init')
-  vim.cmd('BB7NewChat')
-  vim.cmd('BB7Add m.txt')
-  vim.cmd('BB7Add n.txt')
-  local id = require('bb7').active_chat()
-  local out = proj .. '/.bb7/chats/' .. id .. '/output/'
-  vim.fn.mkdir(out, 'p')
-  vim.fn.writefile({ 'A', 'B' }, out .. 'm.txt')
-  vim.fn.writefile({ 'X' }, out .. 'n.txt')
+test('inline review: insertions, deletions, a conflict with the user edit, ]h across files', function()
+  local proj = setup_review({ ['a.txt'] = 'a1\na2\na3\na4\na5\na6\n', ['b.txt'] = 'b1\nb2\n' }, {
+    ['a.txt'] = 'a0\na1\na2\na4\nA5\na6\n',
+    ['b.txt'] = 'b1\nB2\n',
+  })
+  -- The user changes line 5 on disk after the snapshot: the hunk there conflicts.
+  vim.fn.writefile({ 'a1', 'a2', 'a3', 'a4', 'mine', 'a6' }, proj .. '/a.txt')
+  vim.cmd('BB7Review a.txt')
+  local buf = vim.api.nvim_get_current_buf()
+  local hl, signs, virt = marks(buf)
+  H.eq(signs, { [1] = '+', [3] = '-', [5] = '!' }, 'insertion, deletion and conflict signs: ' .. vim.inspect(signs))
+  H.eq(hl, { 3, 5 }, 'deleted and conflicting lines highlighted')
+  H.eq(virt[1], { 'a0' }, 'insertion above the first line')
+  local hint
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, require('bb7.review').ns, { 4, 0 }, { 4, -1 }, { details = true })) do
+    if m[4].virt_text then
+      hint = m[4].virt_text[1][1]
+    end
+  end
+  H.truthy(hint and hint:find('conflicts with your edits', 1, true), 'conflict marked: ' .. tostring(hint))
+  -- ]h from the last hunk goes on into b.txt.
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  H.feed(']h')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/b.txt', ']h crossed into the next file')
+  H.eq(vim.api.nvim_win_get_cursor(0)[1], 2, 'on its hunk')
+  H.feed('[h')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/a.txt', '[h crossed back')
+  -- Accepting the conflicting hunk leaves the user's line alone.
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  H.feed('ga')
+  H.eq(vim.fn.readfile(proj .. '/a.txt')[5], 'mine', 'the user edit stays')
+end)
 
+test(':BB7Review without an argument, from every pane and from a file buffer; :BB7Review!', function()
+  local proj = setup_review({ ['a.txt'] = 'a\n', ['b.txt'] = 'b\n', ['c.txt'] = 'c\n' }, { ['a.txt'] = 'A\n', ['b.txt'] = 'B\n' })
+  vim.cmd('BB7')
+  local layout = require('bb7.ui.layout')
+  -- Chats, preview and input panes: the first file with pending hunks.
+  for _, pane in ipairs({ 'chats', 'preview', 'input' }) do
+    layout.open()
+    layout.focus(pane)
+    vim.cmd('BB7Review')
+    H.eq(vim.api.nvim_buf_get_name(0), proj .. '/a.txt', 'from the ' .. pane .. ' pane')
+    H.truthy(layout.pane_of() == nil, 'not in a pane')
+    H.eq(#require('bb7.review').hunks(0), 1, 'hunk drawn')
+  end
+  -- Files pane: the file under the cursor.
+  layout.open()
+  layout.focus('files')
+  local files = H.pane('files')
+  for i, l in ipairs(files) do
+    if l:find('b.txt', 1, true) then
+      vim.api.nvim_win_set_cursor(0, { i, 0 })
+    end
+  end
+  vim.cmd('BB7Review')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/b.txt', 'from the files pane: the file under the cursor')
+  -- A file buffer with pending hunks reviews itself; one without falls back to the first.
+  vim.cmd('edit ' .. proj .. '/b.txt')
+  vim.cmd('BB7Review')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/b.txt', 'current buffer')
+  vim.cmd('edit ' .. proj .. '/c.txt')
+  vim.cmd('BB7Review')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/a.txt', 'first pending file')
+  vim.cmd('BB7Review c.txt')
+  H.expect_note('No pending changes for c.txt')
+  -- The quickfix list holds every pending hunk.
+  vim.cmd('BB7Review!')
+  local qf = vim.fn.getqflist()
+  H.eq(#qf, 2, 'two pending hunks')
+  H.eq(vim.api.nvim_buf_get_name(qf[1].bufnr), proj .. '/a.txt', 'first entry')
+  H.truthy(qf[2].text:find('@@ -1,1 +1,1 @@', 1, true), 'hunk header: ' .. qf[2].text)
+  H.eq(vim.bo.buftype, 'quickfix', 'quickfix window open')
+end)
+
+test(':BB7DiffLocal merges by hand, :BB7Apply {path} applies one file', function()
+  local proj = setup_review({ ['m.txt'] = 'a\nb\n', ['n.txt'] = 'x\n' }, { ['m.txt'] = 'A\nB\n', ['n.txt'] = 'X\n' })
   local tabs = #vim.api.nvim_list_tabpages()
   vim.cmd('BB7DiffLocal m.txt')
   H.eq(#vim.api.nvim_list_tabpages(), tabs + 1, 'a diff tab')
   H.eq(#vim.api.nvim_tabpage_list_wins(0), 2, 'two windows')
   H.truthy(vim.wo.diff, 'diff mode')
-  -- Take the first line from the output by hand, write, and finish with q.
   vim.cmd('wincmd h')
   H.eq(vim.api.nvim_buf_get_name(0), proj .. '/m.txt', 'local file on the left')
   vim.api.nvim_buf_set_lines(0, 0, 1, false, { 'A' })
@@ -139,4 +232,75 @@ test(':BB7Tools: reads are approved through vim.ui.select and shown in the previ
   H.expect_note('BB-7: Tools: ask')
   vim.cmd('BB7Tools sometimes')
   H.expect_note('Failed to set tools')
+end)
+
+test('float layout: :BB7Review from a pane closes the floats and reviews in the file', function()
+  require('bb7').setup({ binary = H.bin, layout = 'float' })
+  local proj = setup_review({ ['a.txt'] = 'a\n' }, { ['a.txt'] = 'A\n' })
+  vim.cmd('BB7')
+  local layout = require('bb7.ui.layout')
+  layout.focus('preview')
+  vim.cmd('BB7Review')
+  H.truthy(not layout.visible(), 'floats closed')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/a.txt', 'the file')
+  H.eq(vim.api.nvim_win_get_config(0).relative, '', 'in a normal window')
+  H.eq(#require('bb7.review').hunks(0), 1, 'hunk drawn')
+end)
+
+test('errors by code: an apply conflict says how to go on, ! forces; decided hunks are not drawn', function()
+  local proj = setup_review({ ['f.txt'] = BASE }, { ['f.txt'] = OUT })
+  local api = require('bb7.api')
+  local sent = {}
+  local real_apply = api.apply_file
+  api.apply_file = function(fields)
+    table.insert(sent, fields)
+    if not fields.force then
+      return nil, { code = 'conflict', message = 'lines 1-1 changed on disk' }
+    end
+    return real_apply({ path = fields.path })
+  end
+  vim.cmd('BB7Apply f.txt')
+  local note = H.expect_note('f.txt conflicts with your edits: lines 1-1 changed on disk', vim.log.levels.WARN)
+  H.truthy(note.msg:find(':BB7Apply! f.txt', 1, true), 'says how to force: ' .. note.msg)
+  H.eq(vim.fn.readfile(proj .. '/f.txt')[1], 'one', 'nothing written')
+  vim.cmd('BB7Apply! f.txt')
+  H.eq(sent[2].force, true, '! sends force')
+  H.expect_note('BB-7: Applied f.txt')
+  api.apply_file = real_apply
+
+  -- A server that also lists decided hunks (state accepted/rejected): only pending
+  -- ones are drawn.
+  H.output(proj, 'f.txt', 'ONE\ntwo\nTHREE\nfour\nFIVE\nsix\nseven\neight\nnine\nTEN\n')
+  require('bb7.client').request_sync('sync_context', { path = 'f.txt' })
+  local real_get = api.review_get
+  api.review_get = function(fields)
+    local r, err = real_get(fields)
+    for _, f in ipairs(r and r.files or {}) do
+      table.insert(f.hunks, 1, { hunk_id = 'old', header = '@@ -2,1 +2,1 @@', old_start = 2, old_lines = 1, new_start = 2, new_lines = 1, patch = '@@ -2,1 +2,1 @@\n-two\n+TWO\n', state = 'accepted', applies_cleanly = true })
+    end
+    return r, err
+  end
+  vim.cmd('BB7Review f.txt')
+  api.review_get = real_get
+  local rows = vim.tbl_map(function(dh) return dh.first + 1 end, require('bb7.review').hunks(0))
+  H.truthy(not vim.tbl_contains(rows, 2), 'the accepted hunk is not drawn: ' .. vim.inspect(rows))
+  H.eq(rows, { 3 }, 'the pending hunk drawn')
+end)
+
+test('inline review of a new file: its lines are virtual lines, accepting creates it', function()
+  local proj = H.project({ ['a.txt'] = 'a\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add a.txt')
+  H.output(proj, 'new/b.txt', 'first\nsecond\n')
+  vim.cmd('BB7Review')
+  local buf = vim.api.nvim_get_current_buf()
+  H.eq(vim.api.nvim_buf_get_name(buf), proj .. '/new/b.txt', 'the new file is reviewed')
+  local _, signs, virt = marks(buf)
+  H.eq(signs, { [1] = '+' }, 'one added hunk')
+  H.eq(virt[1], { 'first', 'second' }, 'its lines as virtual lines')
+  H.feed('ga')
+  H.expect_note('Review of new/b.txt done')
+  H.eq(vim.fn.readfile(proj .. '/new/b.txt'), { 'first', 'second' }, 'file created')
+  H.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { 'first', 'second' }, 'buffer loaded')
 end)

@@ -32,6 +32,8 @@ start() {
     "cd '$work/project' && HOME='$work/home' XDG_CONFIG_HOME='$work/home/.config' $*"
 }
 screen() { tmux -L "$sock" capture-pane -p -t "$SESSION"; }
+# The screen with its colours and attributes as SGR escape sequences.
+screen_ansi() { tmux -L "$sock" capture-pane -p -e -t "$SESSION"; }
 keys() { tmux -L "$sock" send-keys -t "$SESSION" "$@"; }
 # Waits up to $2 seconds (default 10) for the screen to contain $1.
 wait_for() {

@@ -1,35 +1,61 @@
 #!/usr/bin/env bash
 # Screen test: real Neovim in a tmux terminal, driven with send-keys and read with
-# capture-pane. Checks the UI layout and a streamed response as a person sees them.
+# capture-pane. Checks the UI as a person sees it: titles in the winbars, no `~` filler,
+# no tabline, a streamed answer, and the inline review highlighted in the file.
 # Ends with "N passed, M failed".
 set -uo pipefail
 SESSION=nvim
 source "$(dirname "$0")/lib.sh"
 nvim=${NVIM:-$(bash "$root/scripts/nvim")}
 
-printf 'fn main() {}\n' > "$work/project/main.rs"
-start "'$nvim' -u NONE -i NONE --cmd 'set rtp^=$root' --cmd 'set noswapfile' -c 'runtime plugin/bb7.lua' \
+printf 'fn main() {\n    println!("hi");\n}\n' > "$work/project/main.rs"
+start "COLORTERM=truecolor '$nvim' -u NONE -i NONE --cmd 'set rtp^=$root' --cmd 'set noswapfile' -c 'runtime plugin/bb7.lua' \
    -c \"lua require('bb7').setup({ binary = '$bin' })\" main.rs"
-check "neovim starts" wait_for "fn main() {}" 15
+check "neovim starts" wait_for 'println!("hi");' 15
 
 keys ':BB7Init' Enter
 check "init message" wait_for "BB-7: Initialized in"
-keys ':BB7NewChat' Enter ':BB7Add' Enter ':BB7' Enter
-check "layout: chats pane" wait_for " Chats"
-check "layout: files pane with the added file" wait_for "    main.rs"
-check "layout: message pane" wait_for " Message (<C-s> to send)"
-check "layout: preview shows the context event" wait_for "· Added main.rs"
+keys ':BB7NewChat Greeting' Enter ':BB7Add' Enter ':BB7' Enter
+check "title: chats" wait_for " Chats (1)"
+check "title: files with the added file" wait_for " Files (1)"
+check "files pane lists the file" wait_for "    main.rs"
+check "title: message pane" wait_for " Message · <C-s> send · ? keys · q close"
+check "title: chat name and model" wait_for " Greeting · fake/model"
+check "preview shows the context event" wait_for "· Added main.rs"
+no_filler() { ! screen | grep -qE '(^|│) *~ *($|│)'; }
+check "no ~ filler in the panes" no_filler
+no_tabline() { screen | head -n1 | grep -qF " Chats (1)"; }
+check "no tabline: the first row is a pane title" no_tabline
 
-# A slow streamed answer: part of it is on screen before the end arrives.
-script '{"thinking":"Reading main.rs.","text":"one two three four five six seven eight nine ten.","chunk_delay_ms":250}'
+# A slow streamed answer with an edit: part of it is on screen before the end arrives.
+script '{"thinking":"Reading main.rs.","text":"one two three four five six seven eight nine ten.","tool_calls":[{"name":"edit_file","args":{"path":"main.rs","edits":[{"old_string":"\"hi\"","new_string":"\"hello\""}]}}],"chunk_delay_ms":250}'
 keys i 'What does main do?' Escape C-s
 check "the question is shown" wait_for "What does main do?"
 check "reasoning streams" wait_for "│ Reading main.rs."
+check "spinner in the title while streaming" wait_for "answering"
 partial() { wait_for 'one two' 10 && ! screen | grep -qF 'nine ten.'; }
 check "text streams before the end" partial
 check "the whole answer arrives" wait_for "nine ten." 15
-check "winbar shows chat and model" wait_for "fake/model"
-check "notification" wait_for "BB-7: Response received"
+check "notification" wait_for "BB-7: Response received: 1 file changed"
+check "tokens and cost in the title" wait_for " tok · \$0.0"
+check "reasoning folded after the turn" wait_for "▸ Reasoning  (1 line, za)"
+check "the change as one line" wait_for "▸ Edit main.rs: 1 hunk"
+check "files pane: status M" wait_for "M   main.rs"
 
-keys Escape ':qa!' Enter
+# Review in the file: the old line highlighted, the new one as a highlighted virtual line.
+keys Escape ':BB7Review' Enter
+check "review opens main.rs" wait_for 'hunk 1/1  ga accept · gr reject'
+highlighted() {
+  screen_ansi | grep -F 'println!("hello");' | grep -qE $'\e\\[[0-9;]*48;' &&
+  screen_ansi | grep -F 'println!("hi");' | grep -qE $'\e\\[[0-9;]*48;'
+}
+check "removed and added lines are highlighted" highlighted
+no_tabline_in_file() { ! screen | head -n1 | grep -qE 'bb7://|//input'; }
+check "no stray tabline over the file" no_tabline_in_file
+keys ga
+check "accepted: the buffer is reloaded" wait_for "BB-7: Review of main.rs done"
+on_disk() { grep -qF 'println!("hello");' "$work/project/main.rs"; }
+check "file on disk" on_disk
+
+keys ':qa!' Enter
 finish

@@ -157,17 +157,46 @@ impl Session {
             ));
         }
         self.ensure_not_busy(&from, &id)?;
+        // A global chat never writes project files, so output waiting for review
+        // would be stranded there.
+        if to_global
+            && !crate::context::ChatFiles::new(&from, &id)
+                .list_outputs()?
+                .is_empty()
+        {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                "chat has pending file modifications \u{2014} apply or reject changes before moving",
+            ));
+        }
         let was_active = self.is_active(&from, &id);
         if was_active {
             self.deactivate();
         }
         let src = from.chat_dir(&id)?;
         let lock = ChatLock::acquire(&src)?;
+        if to_global {
+            // A global chat keeps no work meant for a project (what a crash left
+            // staged, review decisions); discarded before the move.
+            for dir in ["output", "staging", "review"] {
+                let d = from.chat_path(&id, dir)?;
+                if d.symlink_metadata().is_ok() {
+                    std::fs::remove_dir_all(&d)
+                        .map_err(|e| Error::io("Cannot discard the chat's pending output", e))?;
+                }
+            }
+        }
         let dst = to.chat_dir(&id)?;
         std::fs::create_dir_all(to.chats_dir()?).map_err(|e| Error::io("Cannot move chat", e))?;
         move_dir(&src, &dst)?;
         drop(lock);
-        let chat = to.load(&id)?;
+        let mut chat = to.load(&id)?;
+        if to_global && chat.context_files.iter().any(|cf| !cf.readonly) {
+            for cf in &mut chat.context_files {
+                cf.readonly = true;
+            }
+            to.save(&chat)?;
+        }
         to.adopt(&chat)?;
         from.forget(&id)?;
         if was_active {

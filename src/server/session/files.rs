@@ -2,6 +2,7 @@
 //! files, diff paths and applying output to the project.
 
 use super::*;
+use crate::apply;
 use crate::context::{self, ChatFiles};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -49,6 +50,7 @@ impl Session {
         let args: params::PathOnly = req.params()?;
         let path = args.path.as_str().to_owned();
         self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
+        self.forget_decisions(&path)?;
         Ok(ok())
     }
     pub(super) fn diff_local_done(&mut self, req: &Request) -> Result<Value> {
@@ -56,6 +58,9 @@ impl Session {
         let path = args.path.as_str().to_owned();
         let outcome =
             self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
+        if outcome == "full" {
+            self.forget_decisions(&path)?;
+        }
         Ok(json!({"type": "ok", "outcome": outcome}))
     }
     pub(super) fn get_file_statuses(&mut self, req: &Request) -> Result<Value> {
@@ -75,10 +80,17 @@ impl Session {
     /// project through a symlink is taken as the external file it really is.
     pub(super) fn locate_for_context(&self, path: &str) -> Result<Location> {
         match self.locate(path) {
-            Err(e) if e.code == ErrorCode::PathEscape && !path.starts_with(".bb7") => {
+            // Only a symlink may lead out this way: a `..` that climbs out is an escape.
+            Err(e)
+                if e.code == ErrorCode::PathEscape
+                    && !path.starts_with(".bb7")
+                    && !std::path::Path::new(path)
+                        .components()
+                        .any(|c| c == std::path::Component::ParentDir) =>
+            {
                 let abs = self.root()?.join(path);
                 match std::fs::canonicalize(&abs) {
-                    Ok(real) if !real.starts_with(self.root()?) => {
+                    Ok(real) if !real.starts_with(self.root()?) && real.is_file() => {
                         Ok(Location::External { abs: real })
                     }
                     _ => Err(e),
@@ -129,7 +141,7 @@ impl Session {
                 c.path == key && c.start_line == start && (start.is_none() || c.end_line == end)
             })
             .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
-            .ok_or_else(|| Error::not_found("File not in context"))?;
+            .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
         let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
         Ok(json!({"type": "file_content", "path": key, "content": content}))
     }
@@ -140,7 +152,7 @@ impl Session {
         let a = self.active()?;
         let content = ChatFiles::new(&a.store, &a.chat.id)
             .read_output(&rel)?
-            .ok_or_else(|| Error::not_found(format!("No output for {rel}")))?;
+            .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
         Ok(json!({"type": "file_content", "path": rel, "content": content}))
     }
 
@@ -154,6 +166,9 @@ impl Session {
         )
     }
 
+    /// `apply_file` / `apply_file_as`: the apply engine merges the output into the
+    /// file on disk; the output is removed only once the chat recording the apply is
+    /// saved (Durability 3).
     pub(super) fn apply(&mut self, req: &Request) -> Result<Value> {
         let args: params::ApplyFile = req.params()?;
         let path = args.path.as_str().to_owned();
@@ -164,12 +179,42 @@ impl Session {
             ("apply_file_as", Some(d)) => Some(d.0),
             _ => None,
         };
+        let force = req.bool_or("force", false)?;
+        self.ensure_project_chat()?;
+        let checkpoints = self.checkpoints()?;
+        let args = apply::ApplyArgs {
+            path: &path,
+            destination: destination.as_deref(),
+            force,
+        };
         let applied = self.mutate(|chat, files, root| {
-            output::apply(chat, files, root, &path, destination.as_deref())
+            apply::apply_output(chat, files, root, &checkpoints, &args)
         })?;
-        let checkpoint_id = self.checkpoint_apply(&req.action, &applied)?;
+        let a = self.active()?;
+        let files = ChatFiles::new(&a.store, &a.chat.id);
+        files.remove_output(&applied.source)?;
+        crate::review::decided::clear(files, &applied.source)?;
         Ok(
-            json!({"type": "ok", "path": applied.path, "content": applied.content, "checkpoint_id": checkpoint_id}),
+            json!({"type": "ok", "path": applied.path, "content": applied.content,
+                  "checkpoint_id": applied.checkpoint_id}),
         )
+    }
+
+    /// Drops the review decisions of `path`: its output is gone as a whole.
+    fn forget_decisions(&self, path: &str) -> Result<()> {
+        let (rel, _) = locate_in_project(self.root()?, path)?;
+        let a = self.active()?;
+        crate::review::decided::clear(ChatFiles::new(&a.store, &a.chat.id), &rel)
+    }
+
+    /// Refuses to write the active chat's work into the project when the chat is
+    /// global: a global chat belongs to no project.
+    pub(super) fn ensure_project_chat(&self) -> Result<()> {
+        if self.active()?.store.global {
+            return Err(Error::invalid(
+                "This is a global chat: its output cannot be applied to a project",
+            ));
+        }
+        Ok(())
     }
 }

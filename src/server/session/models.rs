@@ -2,18 +2,19 @@
 
 use super::*;
 use super::{Ctx, Session, chat_key};
-use crate::chat::ids;
 use crate::chat::model::Message;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
+use crate::llm::models::{ModelsCache, parse_models};
 use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
+use crate::llm::request::{ChatMessage, ChatRequest, Role};
 use crate::llm::{ApiError, Provider};
-use crate::project::fsutil::write_atomic;
+use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
 use crate::protocol::params;
 use crate::protocol::{Request, ok};
-use crate::server::stream::ChatKey;
+use crate::turn::stream::ChatKey;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -72,12 +73,14 @@ impl Session {
         let id = args.chat_id.as_str().to_owned();
         let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
+        // Without a configured title model no model is called: titles cost money and
+        // would rename a chat the user may just have named.
         let model = self
             .config
             .title_model
             .clone()
             .filter(|m| !m.is_empty())
-            .unwrap_or_else(|| "anthropic/claude-3-haiku".to_owned());
+            .ok_or_else(|| Error::invalid("title_model not configured"))?;
         let provider = self.provider()?;
         spawn_title(provider, model, chat_key(&store, &id), content, ctx.clone());
         Ok(ok())
@@ -108,39 +111,27 @@ impl Session {
     pub(super) fn get_models(&mut self, req: &Request, ctx: &Ctx) -> Result<Option<Value>> {
         let args: params::GetModels = req.params()?;
         let refresh = args.refresh.unwrap_or(false);
-        let cache = self.dirs()?.state.join("models.json");
-        let cached = std::fs::read(&cache)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        let cache_path = self.dirs()?.state.join("models.json");
+        let cached = ModelsCache::load(&cache_path);
         if let Some(c) = &cached
             && !refresh
-            && c["fetched_at"]
-                .as_str()
-                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-                .is_some_and(|t| {
-                    chrono::Utc::now().signed_duration_since(t)
-                        < chrono::Duration::hours(MODELS_TTL_HOURS)
-                })
+            && c.is_fresh(chrono::Duration::hours(MODELS_TTL_HOURS))
         {
-            return Ok(Some(
-                json!({"type": "models", "models": c["models"].clone()}),
-            ));
+            return Ok(Some(json!({"type": "models", "models": c.models})));
         }
-        let stale = cached.map(|c| c["models"].clone());
+        let stale = cached.map(|c| c.models);
         let provider = self.provider()?;
         let outbox = ctx.outbox.clone();
         let rid = req.request_id.clone();
         tokio::spawn(async move {
             match provider.get_json("models".into()).await {
                 Ok(v) => {
-                    let models = map_models(&v);
-                    let _ = write_atomic(
-                        &cache,
-                        json!({"fetched_at": ids::now_rfc3339(), "models": models})
-                            .to_string()
-                            .as_bytes(),
+                    let cache = ModelsCache::new(parse_models(&v));
+                    let _ = write_json_atomic(&cache_path, &cache);
+                    outbox.send(
+                        json!({"type": "models", "models": cache.models}),
+                        rid.as_deref(),
                     );
-                    outbox.send(json!({"type": "models", "models": models}), rid.as_deref());
                 }
                 // An old list beats none when the API cannot be reached.
                 Err(_) if stale.is_some() => {
@@ -201,15 +192,15 @@ pub(super) fn spawn_title(
 ) {
     tokio::spawn(async move {
         let excerpt: String = content.chars().take(2000).collect();
-        let body = json!({
-            "model": model,
-            "messages": [
-                {"role": "system", "content": TITLE_PROMPT},
-                {"role": "user", "content": excerpt},
+        let mut request = ChatRequest::new(
+            model,
+            vec![
+                ChatMessage::text(Role::System, TITLE_PROMPT),
+                ChatMessage::text(Role::User, excerpt),
             ],
-            "max_tokens": 30,
-        });
-        match provider.complete(body).await {
+        );
+        request.max_tokens = Some(30);
+        match provider.complete(&request).await {
             Ok(v) => {
                 let raw = v
                     .pointer("/choices/0/message/content")
@@ -239,35 +230,4 @@ pub(super) fn clean_title(raw: &str) -> String {
         .trim();
     let t = t.trim_end_matches(['.', '!', '?']);
     t.chars().take(80).collect()
-}
-
-/// The `get_models` rows from an OpenRouter-style `/models` answer.
-pub(super) fn map_models(v: &Value) -> Vec<Value> {
-    let num = |x: &Value| -> f64 {
-        match x {
-            Value::String(s) => s.parse().unwrap_or(0.0),
-            other => other.as_f64().unwrap_or(0.0),
-        }
-    };
-    v["data"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|m| {
-                    let params: Vec<&str> = m["supported_parameters"]
-                        .as_array()
-                        .map(|p| p.iter().filter_map(Value::as_str).collect())
-                        .unwrap_or_default();
-                    json!({
-                        "id": m["id"],
-                        "name": m.get("name").cloned().unwrap_or_else(|| m["id"].clone()),
-                        "context_length": m["context_length"].as_u64().unwrap_or(0),
-                        "supports_reasoning": params.iter().any(|p| *p == "reasoning" || *p == "include_reasoning"),
-                        "supports_tools": params.contains(&"tools"),
-                        "pricing": {"prompt": num(&m["pricing"]["prompt"]), "completion": num(&m["pricing"]["completion"])},
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -9,6 +9,7 @@ use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
 use crate::protocol::params;
 use crate::protocol::{Request, ok};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -25,13 +26,24 @@ impl Session {
         Ok(ok())
     }
 
+    /// `init`: a root with `.bb7/` opens that project; an absent or empty root starts
+    /// global-only mode; a root without `.bb7/` is the error the reference plugin
+    /// answers by retrying with an empty root.
     pub(super) fn init(&mut self, req: &Request) -> Result<Value> {
         let args: params::Init = req.params()?;
-        let root = crate::project::canonical_root(
-            args.project_root
-                .as_deref()
-                .ok_or_else(|| Error::invalid("Missing required field: project_root"))?,
-        )?;
+        let root = match args.project_root.as_deref() {
+            None | Some("") => None,
+            Some(r) => {
+                let root = crate::project::canonical_root(r)?;
+                if !Project::is_initialized(&root) {
+                    return Err(Error::new(
+                        ErrorCode::NotInitialized,
+                        "Not initialized. Run :BB7Init",
+                    ));
+                }
+                Some(root)
+            }
+        };
         if let Some(dirs) = &self.dirs {
             match Config::load(&dirs.config) {
                 Ok(c) => {
@@ -41,14 +53,29 @@ impl Session {
                 Err(e) => self.config_error = Some(e.message),
             }
         }
-        self.open_root(root);
+        match root {
+            Some(root) => self.open_root(root),
+            None => self.open_global_only()?,
+        }
         // Restore the chat that was active when this store was last used; a chat
         // held by another process simply stays inactive.
-        if let Ok(store) = self.store(false)
-            && let Some(id) = store.read_index().active_chat_id
-            && store.exists(&id)
-        {
-            let _ = self.activate(store, &id);
+        if let Ok(store) = self.store(false) {
+            let index = store.read_index();
+            let global = index
+                .active_global_chat_id
+                .filter(|_| self.project.is_some())
+                .and_then(|id| Some((self.store(true).ok()?, id)))
+                .filter(|(g, id)| g.exists(id));
+            match global {
+                Some((g, id)) => {
+                    let _ = self.activate(g, &id);
+                }
+                None => {
+                    if let Some(id) = index.active_chat_id.filter(|id| store.exists(id)) {
+                        let _ = self.activate(store, &id);
+                    }
+                }
+            }
         }
         let mut reply = json!({"type": "ok"});
         if self.project.is_none() {
@@ -68,22 +95,58 @@ impl Session {
         self.provider = None;
         self.project = Project::is_initialized(&root).then(|| Project { root: root.clone() });
         self.root = Some(root);
+        self.global_only = false;
     }
 
-    pub(super) fn instructions_info(&self) -> Value {
+    /// Global-only mode: no project. The root becomes a directory inside `~/.bb7`
+    /// that is never created, so no project file can resolve to anything real;
+    /// `locate` refuses relative paths outright.
+    fn open_global_only(&mut self) -> Result<()> {
+        let sentinel = self.dirs()?.state.join("no-project");
+        self.deactivate();
+        self.provider = None;
+        self.project = None;
+        self.root = Some(sentinel);
+        self.global_only = true;
+        Ok(())
+    }
+
+    /// `chat_get.instructions_info` for the active chat. A global chat never gets
+    /// project instructions, so for one the project file does not exist;
+    /// `project_error` is left out when there is no error (the reference plugin
+    /// treats any string, even an empty one, as an error).
+    pub(super) fn instructions_info(&self) -> InstructionsInfo {
         let global_path = self.dirs.as_ref().map(|d| d.global_instructions());
-        let project_path = self.project.as_ref().map(|p| p.instructions_path());
-        json!({
-            "global_path": global_path.as_ref().map(|p| p.to_string_lossy()).unwrap_or_default(),
-            "global_exists": global_path.as_ref().is_some_and(|p| p.is_file()),
-            "project_path": project_path.as_ref().map(|p| p.to_string_lossy()).unwrap_or_default(),
-            "project_exists": project_path.as_ref().is_some_and(|p| p.is_file()),
-            "project_error": self.project_instructions().err().unwrap_or_default(),
-        })
+        let project_path = self
+            .project
+            .as_ref()
+            .filter(|_| !self.active_is_global())
+            .map(|p| p.instructions_path());
+        let exists = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.is_file());
+        let shown = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        InstructionsInfo {
+            global_path: shown(&global_path),
+            global_exists: exists(&global_path),
+            project_exists: exists(&project_path),
+            project_path: shown(&project_path),
+            project_error: project_path
+                .as_ref()
+                .and_then(|_| self.project_instructions().err()),
+        }
     }
 
-    /// The expanded project instructions (`None` when there are none), or the parse
-    /// error that blocks sends.
+    /// Whether the active chat is a global one (global chats get no project
+    /// instructions, no file tools and no writable files).
+    pub(super) fn active_is_global(&self) -> bool {
+        self.active.as_ref().is_some_and(|a| a.store.global)
+    }
+
+    /// The expanded project instructions (`None` when there are none), or the
+    /// reason they are invalid (a bad `@include`), which blocks sends.
     pub fn project_instructions(&self) -> std::result::Result<Option<String>, String> {
         let Some(project) = &self.project else {
             return Ok(None);
@@ -96,15 +159,23 @@ impl Session {
         }
     }
 
-    pub(super) fn customization_info(&self) -> Result<Value> {
+    /// `get_customization_info`: `project_instructions` is true only for a project
+    /// instruction file that is valid; the reason it is not goes in
+    /// `project_instructions_error`, which is otherwise left out.
+    pub(super) fn customization_info(&self) -> Result<CustomizationInfo> {
         let dirs = self.dirs()?;
-        Ok(json!({
-            "type": "customization_info",
-            "system_override": dirs.system_override().is_file(),
-            "global_instructions": dirs.global_instructions().is_file(),
-            "project_instructions": self.project.as_ref().is_some_and(|p| p.instructions_path().is_file()),
-            "project_instructions_error": self.project_instructions().err().unwrap_or_default(),
-        }))
+        let project = self.project_instructions();
+        let exists = self
+            .project
+            .as_ref()
+            .is_some_and(|p| p.instructions_path().is_file());
+        Ok(CustomizationInfo {
+            kind: "customization_info",
+            system_override: dirs.system_override().is_file(),
+            global_instructions: dirs.global_instructions().is_file(),
+            project_instructions: exists && project.is_ok(),
+            project_instructions_error: project.err(),
+        })
     }
 
     pub(super) fn prepare_instructions(&self, req: &Request) -> Result<Value> {
@@ -135,4 +206,27 @@ impl Session {
         }
         Ok(json!({"type": "instructions_path", "path": path}))
     }
+}
+
+/// `chat_get.instructions_info`.
+#[derive(Debug, Serialize)]
+pub(super) struct InstructionsInfo {
+    global_path: String,
+    global_exists: bool,
+    project_path: String,
+    project_exists: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project_error: Option<String>,
+}
+
+/// The `customization_info` reply.
+#[derive(Debug, Serialize)]
+pub(super) struct CustomizationInfo {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    system_override: bool,
+    global_instructions: bool,
+    project_instructions: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project_instructions_error: Option<String>,
 }

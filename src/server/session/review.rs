@@ -1,47 +1,22 @@
-//! Review, per-hunk apply, checkpoints and rollback for a session (issue 5; PROTOCOL.md
-//! "Review, apply and rollback").
+//! Review, per-hunk apply, checkpoints and rollback for a session (PROTOCOL.md
+//! "Review, apply and rollback"). Every write to the user's files goes through the
+//! apply engine (`crate::apply::commit`).
 
 use serde_json::{Value, json};
 
 use super::Session;
+use crate::apply::{self, FileWrite, read_disk};
 use crate::chat::ids;
 use crate::chat::model::{ContextFile, Part};
 use crate::context::{ChatFiles, event_for, find_file, push_event};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
-use crate::output::Applied;
-use crate::project::fsutil::{
-    remove_file_if_exists, text_from_bytes, to_lf, uses_crlf, with_line_endings, write_atomic,
-};
+use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
 use crate::protocol::Request;
 use crate::protocol::params;
-use crate::review::checkpoint::{CheckpointStore, RollbackMode, file_change, rollback_file};
-use crate::review::{self, Selection};
-
-/// A file on disk: its bytes as text (if it exists) and their hash.
-struct Disk {
-    text: Option<String>,
-    hash: Option<String>,
-}
-
-fn read_disk(abs: &std::path::Path, rel: &str) -> Result<Disk> {
-    match std::fs::read(abs) {
-        Ok(bytes) => {
-            let hash = ids::sha256_tagged(&bytes);
-            let text = text_from_bytes(bytes, rel)?;
-            Ok(Disk {
-                text: Some(text),
-                hash: Some(hash),
-            })
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Disk {
-            text: None,
-            hash: None,
-        }),
-        Err(e) => Err(Error::io(format!("Cannot read file {rel}"), e)),
-    }
-}
+use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
+use crate::review::{self, Selection, decided};
 
 fn selection(hunks: params::HunkSelection) -> Selection {
     match hunks {
@@ -52,33 +27,13 @@ fn selection(hunks: params::HunkSelection) -> Selection {
 }
 
 impl Session {
-    fn checkpoints(&self) -> Result<CheckpointStore> {
+    /// The checkpoints of the project (of `~/.bb7` in global-only mode).
+    pub(super) fn checkpoints(&self) -> Result<CheckpointStore> {
         let state = match &self.project {
             Some(p) => p.state_dir(),
             None => self.dirs()?.state.clone(),
         };
         Ok(CheckpointStore::new(state))
-    }
-
-    /// Records the checkpoint of an `apply_file` / `apply_file_as`; what the model
-    /// proposed is the applied content itself.
-    pub(super) fn checkpoint_apply(&self, action: &str, applied: &Applied) -> Result<String> {
-        let chat_id = self.active()?.chat.id.clone();
-        let before = applied
-            .before
-            .as_deref()
-            .map(|b| String::from_utf8_lossy(b).into_owned());
-        let after = String::from_utf8_lossy(&applied.after).into_owned();
-        let file = file_change(
-            &applied.path,
-            before.as_deref(),
-            Some(&after),
-            Some(&applied.content),
-        );
-        Ok(self
-            .checkpoints()?
-            .create(&chat_id, action, vec![file])?
-            .checkpoint_id)
     }
 
     /// The base the model's output is reviewed against: the snapshot of the file in
@@ -95,7 +50,8 @@ impl Session {
         }
     }
 
-    /// `review_get`: the pending hunks of every file with output, or of `path`.
+    /// `review_get`: the hunks of every file with output, or of `path`: those already
+    /// decided (state `accepted` / `rejected`) first, then the pending ones.
     pub(super) fn review_get(&self, req: &Request) -> Result<Value> {
         let args: params::ReviewGet = req.params()?;
         let root = self.root()?.to_path_buf();
@@ -116,7 +72,18 @@ impl Session {
             let (base, cf) = self.review_base(&rel)?;
             let disk = read_disk(&root.join(&rel), &rel)?;
             let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
-            let hunks = review::review_hunks(&rel, &base, &output, disk_lf.as_deref());
+            let mut hunks = decided::load(files, &rel);
+            let review_state = if hunks.is_empty() {
+                "pending"
+            } else {
+                "partial"
+            };
+            hunks.extend(review::review_hunks(
+                &rel,
+                &base,
+                &output,
+                disk_lf.as_deref(),
+            ));
             let status = match (&cf, &disk.text) {
                 (Some(_), _) => "M",
                 (None, Some(_)) => "!A",
@@ -128,6 +95,7 @@ impl Session {
                 "disk_hash": disk.hash,
                 "base_version": cf.as_ref().map(|c| c.version.clone()),
                 "output_version": ids::file_version(&rel, &output),
+                "review_state": review_state,
                 "hunks": hunks,
             }));
         }
@@ -145,6 +113,7 @@ impl Session {
         let reject = selection(args.reject);
         let expected = args.expected_disk_hash.flatten();
         let reasons = args.reasons.map(Value::Object).unwrap_or(Value::Null);
+        self.ensure_project_chat()?;
         let output = {
             let a = self.active()?;
             ChatFiles::new(&a.store, &a.chat.id)
@@ -171,20 +140,27 @@ impl Session {
         let mut content = disk_lf.clone().unwrap_or_default();
         if let Some(new_disk) = &decision.disk {
             let crlf = disk.text.as_deref().is_some_and(uses_crlf);
-            let bytes = with_line_endings(new_disk, crlf);
-            write_atomic(&abs, bytes.as_bytes())?;
             let chat_id = self.active()?.chat.id.clone();
-            let file = file_change(&rel, disk.text.as_deref(), Some(&bytes), Some(&output));
-            checkpoint_id = Some(
-                self.checkpoints()?
-                    .create(&chat_id, "review_apply", vec![file])?
-                    .checkpoint_id,
-            );
+            checkpoint_id = apply::commit(
+                &root,
+                &self.checkpoints()?,
+                &chat_id,
+                "review_apply",
+                vec![FileWrite {
+                    rel: rel.clone(),
+                    before: disk.text.clone(),
+                    after: Some(with_line_endings(new_disk, crlf)),
+                    proposed: Some(output.clone()),
+                }],
+            )?;
             content = new_disk.clone();
         }
+        let newly_decided =
+            review::decided_views(&rel, &base, &output, disk_lf.as_deref(), &decision);
         let reason_of = |id: &str| reasons.get(id).and_then(Value::as_str).map(str::to_owned);
         let d = decision.clone();
         let shown_path = rel.clone();
+        let record_path = rel.clone();
         self.mutate(move |chat, files, _| {
             if !d.applied.is_empty() {
                 let version = ids::file_version(&rel, &d.snapshot);
@@ -227,6 +203,16 @@ impl Session {
             }
             Ok(())
         })?;
+        // The decisions are shown until the output is applied or gone as a whole.
+        {
+            let a = self.active()?;
+            let files = ChatFiles::new(&a.store, &a.chat.id);
+            if decision.output.is_some() {
+                decided::record(files, &record_path, newly_decided)?;
+            } else {
+                decided::clear(files, &record_path)?;
+            }
+        }
         let ids_of = |l: &[(String, String)]| l.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>();
         Ok(json!({
             "type": "review_applied",
@@ -318,16 +304,12 @@ impl Session {
             let current = read_disk(&abs, &rel)?.text;
             let plan = rollback_file(f, current.as_deref(), &mode);
             if let Some(write) = &plan.write {
-                match write {
-                    Some(text) => write_atomic(&abs, text.as_bytes())?,
-                    None => remove_file_if_exists(&abs)?,
-                }
-                changes.push(file_change(
-                    &rel,
-                    current.as_deref(),
-                    write.as_deref(),
-                    None,
-                ));
+                changes.push(FileWrite {
+                    rel: rel.clone(),
+                    before: current.clone(),
+                    after: write.clone(),
+                    proposed: None,
+                });
             }
             let mut row =
                 json!({"path": rel, "restored": plan.restored, "conflict": plan.conflict});
@@ -336,16 +318,12 @@ impl Session {
             }
             results.push(row);
         }
-        let new_id = if changes.is_empty() {
-            None
-        } else {
-            let chat_id = self
-                .active
-                .as_ref()
-                .map(|a| a.chat.id.clone())
-                .unwrap_or_else(|| cp.chat_id.clone());
-            Some(store.create(&chat_id, "rollback", changes)?.checkpoint_id)
-        };
+        let chat_id = self
+            .active
+            .as_ref()
+            .map(|a| a.chat.id.clone())
+            .unwrap_or_else(|| cp.chat_id.clone());
+        let new_id = apply::commit(&root, &store, &chat_id, "rollback", changes)?;
         if let Some(a) = &self.active
             && a.chat.id == cp.chat_id
             && new_id.is_some()

@@ -11,20 +11,24 @@ use crate::edit::{self, DiffMode};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
+use crate::llm::request::{ChatMessage, ChatRequest, ProviderPrefs, Reasoning};
 use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
+use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
-use crate::protocol::{Request, error_message, ok};
+use crate::protocol::{Request, ok};
 use crate::retrieval::ToolsMode;
-use crate::server::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
-use serde_json::{Value, json};
+use crate::turn::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 impl Session {
-    pub(super) fn instruction_files(&self) -> Result<Vec<Instructions>> {
+    /// The instruction files for a turn in a chat; a global chat (`global`) never
+    /// gets the project's.
+    pub(super) fn instruction_files(&self, global: bool) -> Result<Vec<Instructions>> {
         let mut out = Vec::new();
         if let Some(dirs) = &self.dirs
             && let Ok(text) = std::fs::read_to_string(dirs.global_instructions())
@@ -34,7 +38,13 @@ impl Session {
                 text,
             });
         }
-        match self.project_instructions() {
+        // Global chats never get project instructions.
+        let project = if global {
+            Ok(None)
+        } else {
+            self.project_instructions()
+        };
+        match project {
             Ok(Some(text)) => out.push(Instructions {
                 source: ".bb7/instructions".into(),
                 text,
@@ -133,8 +143,13 @@ impl Session {
         let key = chat_key(store, &chat.id);
         let content = args.content.as_str();
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
-        let tools_mode = ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)?;
-        let instructions = self.instruction_files()?;
+        // A global chat has no project to read or write: no file or retrieval tools.
+        let global_chat = key.global;
+        let tools_mode = match ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)? {
+            _ if global_chat => ToolsMode::Off,
+            mode => mode,
+        };
+        let instructions = self.instruction_files(key.global)?;
         let provider = self.provider()?;
         let chat_model = chat.model.clone();
         let model = match args.model.as_deref() {
@@ -153,23 +168,33 @@ impl Session {
             base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
         }
         let system = assemble::system_text(&base, &instructions);
-        let (files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        if store.global {
+            // A global chat belongs to no project: the model sees no writable file.
+            for f in &mut files {
+                f.writable = false;
+            }
+        }
         let user = assemble::user_text(&chat.messages, &files, content);
         // Only one copy of the context is held at a time: the files go once the text
         // is built, and the text moves into the body.
         drop(files);
-        let mut body = self.request_body(
-            &model,
-            effort.as_deref(),
-            &key.id,
-            diff_mode,
-            assemble::messages(&system, user),
-        );
-        if tools_mode != ToolsMode::Off
-            && let Some(tools) = body["tools"].as_array_mut()
-        {
-            tools.extend(crate::retrieval::definitions());
+        // Global chats never write into a project: no file tools at all.
+        let mut tools = Vec::new();
+        if !global_chat {
+            tools = edit::tool_definitions(diff_mode);
+            if tools_mode != ToolsMode::Off {
+                tools.extend(crate::retrieval::definitions());
+            }
         }
+        let body = self
+            .request_body(
+                &model,
+                effort.as_deref(),
+                &key.id,
+                assemble::messages(&system, user),
+            )
+            .with_tools(tools);
 
         let content_for_msg = content.to_owned();
         let (model_c, effort_c) = (model.clone(), effort.clone());
@@ -246,35 +271,31 @@ impl Session {
         });
     }
 
+    /// The request of a turn without its tools: the conversation, usage with cost, the
+    /// data-collection preference, the reasoning effort and the prompt cache key.
     pub(super) fn request_body(
         &self,
         model: &str,
         effort: Option<&str>,
         chat_id: &str,
-        mode: DiffMode,
-        messages: Vec<Value>,
-    ) -> Value {
-        let mut body = json!({
-            "model": model,
-            "messages": messages,
-            "tools": edit::tool_definitions(mode),
-            "tool_choice": "auto",
-            "usage": {"include": true},
-            "stream_options": {"include_usage": true},
+        messages: Vec<ChatMessage>,
+    ) -> ChatRequest {
+        let mut request = ChatRequest::new(model, messages).with_usage();
+        request.provider = Some(ProviderPrefs {
+            data_collection: if self.config.allow_training {
+                "allow"
+            } else {
+                "deny"
+            },
+            zdr: (self.config.allow_data_retention == Some(false)).then_some(true),
         });
-        let mut provider =
-            json!({"data_collection": if self.config.allow_training { "allow" } else { "deny" }});
-        if self.config.allow_data_retention == Some(false) {
-            provider["zdr"] = json!(true);
-        }
-        body["provider"] = provider;
-        if let Some(e) = effort {
-            body["reasoning"] = json!({"effort": e});
-        }
+        request.reasoning = effort.map(|e| Reasoning {
+            effort: e.to_owned(),
+        });
         if self.config.explicit_cache_key {
-            body["prompt_cache_key"] = json!(format!("bb7:{chat_id}:{model}"));
+            request.prompt_cache_key = Some(format!("bb7:{chat_id}:{model}"));
         }
-        body
+        request
     }
 
     /// `cancel`: stops the turn started by `target_request_id`.
@@ -337,10 +358,11 @@ impl Session {
                 if let Err(e) = self.apply_title(&chat, &title) {
                     ctx.outbox.send_error(&e, None);
                 } else {
-                    ctx.outbox.send(
-                        json!({"type": "title_updated", "chat_id": chat.id, "title": title}),
-                        None,
-                    );
+                    let event = TurnMessage::TitleUpdated {
+                        chat_id: chat.id,
+                        title,
+                    };
+                    ctx.outbox.emit(&event, None);
                 }
                 Flow::Continue
             }
@@ -388,8 +410,12 @@ impl Session {
             Ok(None) => return Flow::Continue,
             Ok(Some(flow)) => flow,
             Err(e) => {
-                ctx.outbox
-                    .send(tag_chat(error_message(&e), &key.id), Some(&rid));
+                let msg = TurnMessage::Error {
+                    message: e.message,
+                    code: e.code,
+                    chat_id: key.id.clone(),
+                };
+                ctx.outbox.emit(&msg, Some(&rid));
                 Flow::Continue
             }
         };
@@ -439,11 +465,6 @@ pub enum Internal {
 pub(super) const DEFAULT_STALL_SECS: u64 = 120;
 /// Retries of 429/5xx before any content arrived.
 pub(super) const MAX_RETRIES: u32 = 3;
-
-pub(super) fn tag_chat(mut msg: Value, chat_id: &str) -> Value {
-    msg["chat_id"] = json!(chat_id);
-    msg
-}
 
 /// Files for the prompt, and the context snapshot recorded on the user message.
 pub(super) fn prompt_files(

@@ -3,7 +3,7 @@
 
 use super::Session;
 use crate::context::ChatFiles;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output;
 use crate::prompt::assemble::{self};
 use crate::protocol::Request;
@@ -19,7 +19,7 @@ impl Session {
         let a = self.active()?;
         let system_prompt = tokens::count_memo(&self.system_prompt_base());
         let instructions: usize = self
-            .instruction_files()
+            .instruction_files(a.store.global)
             .unwrap_or_default()
             .iter()
             .map(|i| tokens::count_memo(&i.text))
@@ -68,6 +68,9 @@ impl Session {
     pub(super) fn estimate_text_tokens(&self, req: &Request) -> Result<Value> {
         let args: params::EstimateTextTokens = req.params()?;
         let texts = args.texts;
+        if texts.is_empty() {
+            return Err(Error::invalid("Field 'texts' must not be empty"));
+        }
         let counts: Vec<usize> = texts.iter().map(|t| tokens::count(t)).collect();
         Ok(json!({"type": "text_token_estimate", "tokens": counts}))
     }

@@ -8,14 +8,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::Outbox;
-use crate::edit::{ToolCall, assistant_message};
+use crate::edit::ToolCall;
+use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
+use crate::protocol::events::TurnMessage;
 use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
+use crate::server::Outbox;
 
 /// Which chat a turn belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -33,8 +35,8 @@ pub struct TurnSpec {
     pub request_id: String,
     /// The chat.
     pub chat: ChatKey,
-    /// The chat-completions request body.
-    pub body: Value,
+    /// The chat-completions request.
+    pub body: ChatRequest,
     /// Model id (for the assistant message).
     pub model: String,
     /// Fail when no stream data arrives for this long.
@@ -68,8 +70,8 @@ pub struct TurnOutcome {
     pub thinking: String,
     /// File tool calls (`write_file`, `edit_file`, unknown names) of every round, in order.
     pub calls: Vec<ToolCall>,
-    /// Retrieval steps, as `{name, arguments, status, summary}`.
-    pub steps: Vec<Value>,
+    /// Retrieval steps, in order.
+    pub steps: Vec<ToolStep>,
     /// Model calls made (1 without retrieval tools).
     pub rounds: usize,
     /// Usage, when the stream reported it.
@@ -80,6 +82,19 @@ pub struct TurnOutcome {
     pub cancelled: bool,
     /// Seconds from start to end.
     pub duration: f64,
+}
+
+/// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolStep {
+    /// The tool.
+    pub name: String,
+    /// The model's arguments (`null` when they were not JSON).
+    pub arguments: Value,
+    /// `completed` or `denied`.
+    pub status: String,
+    /// One line for the user.
+    pub summary: String,
 }
 
 #[derive(Default)]
@@ -103,7 +118,7 @@ struct Round {
 /// noticed at once, also while waiting for data or a retry).
 async fn stream_round(
     provider: &Arc<dyn Provider>,
-    body: &Value,
+    body: &ChatRequest,
     spec: &TurnSpec,
     outbox: &Outbox,
     cancel: &CancellationToken,
@@ -117,17 +132,19 @@ async fn stream_round(
     let chat_id = spec.chat.id.clone();
     let rid = spec.request_id.clone();
     let send = |kind: &str, content: &str| {
-        outbox.send(
-            json!({"type": kind, "content": content, "chat_id": chat_id}),
-            Some(&rid),
-        );
+        let (content, chat_id) = (content.to_owned(), chat_id.clone());
+        let msg = match kind {
+            "thinking" => TurnMessage::Thinking { content, chat_id },
+            _ => TurnMessage::Chunk { content, chat_id },
+        };
+        outbox.emit(&msg, Some(&rid));
     };
 
     let mut attempt = 0;
     'attempts: loop {
         let start = tokio::select! {
             _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
-            r = provider.stream_chat(body.clone()) => r,
+            r = provider.stream_chat(body) => r,
         };
         let mut stream = match start {
             Ok(s) => s,
@@ -142,6 +159,16 @@ async fn stream_round(
                     };
                     attempt += 1;
                     tracing::info!(request_id = %spec.request_id, attempt, wait_ms = wait.as_millis() as u64, error = %e.user_message(), "retrying");
+                    if spec.visible {
+                        let notice = TurnMessage::Retry {
+                            attempt,
+                            delay_ms: wait.as_millis() as u64,
+                            reason: e.short_reason(),
+                            message: e.user_message(),
+                            chat_id: chat_id.clone(),
+                        };
+                        outbox.emit(&notice, Some(&rid));
+                    }
                     tokio::select! {
                         _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
                         _ = tokio::time::sleep(wait) => continue 'attempts,
@@ -251,7 +278,7 @@ pub async fn run(
     tracing::info!(request_id = %spec.request_id, chat = %spec.chat.id, model = %spec.model, "turn started");
     // The body holds the whole context: it is copied only when a retrieval round
     // has to extend it, so a plain turn holds it once.
-    let mut extended: Option<Value> = None;
+    let mut extended = None;
     let mut text = String::new();
     let mut thinking = String::new();
     let mut calls = Vec::new();
@@ -300,16 +327,15 @@ pub async fn run(
             } else {
                 "Recorded; your file changes are applied when your response is complete.".to_owned()
             };
-            results.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
+            results.push(ChatMessage::tool_result(&call.id, result));
         }
         if cancelled {
             break;
         }
         let body = extended.get_or_insert_with(|| spec.body.clone());
-        if let Some(msgs) = body["messages"].as_array_mut() {
-            msgs.push(assistant_message(&round.text, &round.calls));
-            msgs.extend(results);
-        }
+        body.messages
+            .push(assistant_message(&round.text, &round.calls));
+        body.messages.extend(results);
     }
     tracing::info!(
         request_id = %spec.request_id,
@@ -341,13 +367,13 @@ async fn ask_client(
     outbox: &Outbox,
     cancel: &CancellationToken,
     id: &str,
-    msg: Value,
+    msg: TurnMessage,
 ) -> Option<Value> {
     let (tx, rx) = oneshot::channel();
     if let Ok(mut map) = spec.interactions.lock() {
         map.insert(id.to_owned(), tx);
     }
-    outbox.send(msg, Some(&spec.request_id));
+    outbox.emit(&msg, Some(&spec.request_id));
     let answer = tokio::select! {
         _ = cancel.cancelled() => None,
         a = rx => a.ok(),
@@ -367,16 +393,25 @@ async fn retrieval_step(
     outbox: &Outbox,
     cancel: &CancellationToken,
     budget: &mut usize,
-    steps: &mut Vec<Value>,
+    steps: &mut Vec<ToolStep>,
 ) -> Option<String> {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
     let chat_id = &spec.chat.id;
-    let step = |status: &str, summary: &str| json!({"type": "tool_call", "name": call.name, "arguments": args, "status": status, "summary": summary, "chat_id": chat_id});
+    let step = |status: &str, summary: &str| TurnMessage::ToolCall {
+        name: call.name.clone(),
+        arguments: args.clone(),
+        status: status.to_owned(),
+        summary: summary.to_owned(),
+        chat_id: chat_id.clone(),
+    };
     let mut record = |status: &str, summary: &str| {
-        outbox.send(step(status, summary), Some(&spec.request_id));
-        steps.push(
-            json!({"name": call.name, "arguments": args, "status": status, "summary": summary}),
-        );
+        outbox.emit(&step(status, summary), Some(&spec.request_id));
+        steps.push(ToolStep {
+            name: call.name.clone(),
+            arguments: args.clone(),
+            status: status.to_owned(),
+            summary: summary.to_owned(),
+        });
     };
     if !args.is_object() {
         record("denied", "invalid arguments");
@@ -392,9 +427,13 @@ async fn retrieval_step(
     let n = MAX_TOOL_CALLS - *budget;
     if call.name == "clarify_user" {
         let question = args["question"].as_str().unwrap_or("").to_owned();
-        outbox.send(step("requested", &question), Some(&spec.request_id));
+        outbox.emit(&step("requested", &question), Some(&spec.request_id));
         let id = format!("{}-q{n}", spec.request_id);
-        let msg = json!({"type": "clarification", "question_id": id, "question": question, "chat_id": chat_id});
+        let msg = TurnMessage::Clarification {
+            question_id: id.clone(),
+            question: question.clone(),
+            chat_id: chat_id.clone(),
+        };
         let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
         let answer = answer
             .as_str()
@@ -406,10 +445,14 @@ async fn retrieval_step(
     }
     let payload = approval_payload(&call.name, &args);
     let description = payload["description"].as_str().unwrap_or("").to_owned();
-    outbox.send(step("requested", &description), Some(&spec.request_id));
+    outbox.emit(&step("requested", &description), Some(&spec.request_id));
     if spec.tools == ToolsMode::Ask {
         let id = format!("{}-a{n}", spec.request_id);
-        let msg = json!({"type": "tool_approval", "approval_id": id, "payload": payload, "chat_id": chat_id});
+        let msg = TurnMessage::ToolApproval {
+            approval_id: id.clone(),
+            payload: payload.clone(),
+            chat_id: chat_id.clone(),
+        };
         let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
         if approved != Value::Bool(true) {
             record("denied", &description);
@@ -433,5 +476,24 @@ async fn retrieval_step(
             record("completed", &format!("Failed: {e}"));
             Some(format!("Error: {e}"))
         }
+    }
+}
+
+/// The assistant message that carries `text` and the tool `calls` of a response, sent
+/// back to the model before the `tool` messages that answer the calls.
+pub fn assistant_message(text: &str, calls: &[ToolCall]) -> ChatMessage {
+    ChatMessage {
+        tool_calls: calls
+            .iter()
+            .map(|c| ToolCallRequest {
+                id: c.id.clone(),
+                kind: "function",
+                function: FunctionCall {
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                },
+            })
+            .collect(),
+        ..ChatMessage::text(Role::Assistant, text)
     }
 }

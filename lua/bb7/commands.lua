@@ -1,0 +1,537 @@
+-- The :BB7 commands: the state machine of the reference plugin ("Not initialized. Run
+-- :BB7Init", "No active chat") and its user messages. The plugin holds no state the
+-- binary does not hold: it asks the binary (bb7.api) and draws (bb7.ui.*).
+
+local api = require('bb7.api')
+local state = require('bb7.state')
+local util = require('bb7.util')
+local config = require('bb7.config')
+
+local M = {}
+local say, levels = util.say, vim.log.levels
+
+local function render()
+  return require('bb7.ui.render')
+end
+local function layout()
+  return require('bb7.ui.layout')
+end
+
+---@param what string
+---@param err bb7.Error
+local function report(what, err)
+  say('Failed to ' .. what .. ': ' .. (err.message or 'unknown error'), levels.ERROR)
+end
+
+--- Makes sure the binary runs and knows the project.
+---@param quiet boolean? do not warn when the project has no .bb7/
+---@return boolean initialized
+function M.ensure(quiet)
+  if state.initialized() == nil or not require('bb7.client').running() then
+    state.set_root(vim.fn.getcwd())
+    local r, err = api.init(state.root())
+    if not r and err and err.code == 'not_initialized' then
+      -- No .bb7/ here: global-only mode (global chats only), as the reference does.
+      r, err = api.init('')
+    end
+    if not r then
+      say('Failed to start: ' .. err.message, levels.ERROR)
+      return false
+    end
+    state.set_initialized(not r.global_only)
+  end
+  if not state.initialized() and not quiet then
+    say('Not initialized. Run :BB7Init', levels.WARN)
+  end
+  return state.initialized() == true
+end
+
+--- The active chat id.
+---@param quiet boolean? do not warn when there is none
+---@return string?
+function M.active_chat(quiet)
+  local r = api.chat_active()
+  if not r or not r.id then
+    if not quiet then
+      say('No active chat', levels.WARN)
+    end
+    return nil
+  end
+  return r.id
+end
+
+local function ready()
+  return M.ensure() and M.active_chat() ~= nil
+end
+
+--- :BB7Init — creates .bb7/ in the current directory.
+function M.init_project()
+  state.set_root(vim.fn.getcwd())
+  local r, err = api.bb7_init(state.root())
+  if not r then
+    if err.code == 'conflict' then
+      say('Already initialized')
+      state.set_initialized(nil)
+      M.ensure(true)
+    else
+      report('initialize', err)
+    end
+    return
+  end
+  state.set_initialized(true)
+  say('Initialized in ' .. state.root())
+end
+
+---@param name string? empty for an automatic title
+function M.new_chat(name)
+  if not M.ensure() then
+    return
+  end
+  local _, err = api.chat_new({ name = (name ~= '' and name) or nil })
+  if err then
+    return report('create a chat', err)
+  end
+  say('New chat')
+  render().refresh()
+end
+
+--- Content and path for :BB7Add. `arg` is `path`, `path:start:end`, or empty (the
+--- current buffer); a range (line1..line2) adds a section of the current buffer.
+local function add_target(arg, range, line1, line2)
+  local path, s, e
+  if arg and arg ~= '' then
+    local p, a, b = arg:match('^(.-):(%d+):(%d+)$')
+    if p then
+      path, s, e = p, tonumber(a), tonumber(b)
+    else
+      path = arg
+    end
+  else
+    path = vim.api.nvim_buf_get_name(0)
+    if path == '' then
+      return nil, 'the current buffer has no file'
+    end
+    if range and range > 0 then
+      s, e = line1, line2
+    end
+  end
+  local buf = vim.fn.bufnr(vim.fn.fnamemodify(path, ':p'))
+  local content
+  if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+    content = util.buffer_text(buf)
+  else
+    content = util.file_text(vim.fn.fnamemodify(path, ':p'))
+    if not content then
+      return nil, 'cannot read file ' .. path
+    end
+  end
+  if s then
+    local lines = vim.split(content, '\n', { plain = true })
+    if content:sub(-1) == '\n' then
+      table.remove(lines)
+    end
+    if e < s or e > #lines then
+      return nil, 'invalid line range ' .. s .. '-' .. e
+    end
+    content = table.concat(vim.list_slice(lines, s, e), '\n') .. '\n'
+  end
+  return { path = state.relpath(path), content = content, start_line = s, end_line = e }
+end
+
+---@param opts table command opts (args, range, line1, line2)
+---@param readonly boolean
+function M.add(opts, readonly)
+  if not ready() then
+    return
+  end
+  local t, why = add_target(opts.args, opts.range, opts.line1, opts.line2)
+  if not t then
+    return say('Cannot read file: ' .. why, levels.ERROR)
+  end
+  local err
+  if t.start_line then
+    _, err = api.context_add_section(t)
+  else
+    _, err = api.context_add({ path = t.path, content = t.content, readonly = readonly or nil })
+  end
+  if err then
+    if err.code == 'conflict' then
+      return say(err.message, levels.WARN)
+    end
+    return report('add file', err)
+  end
+  say('Added ' .. (t.start_line and (t.path .. ':' .. t.start_line .. '-' .. t.end_line) or t.path))
+  render().refresh()
+end
+
+---@param opts table command opts
+function M.remove(opts)
+  if not ready() then
+    return
+  end
+  local rel = state.relpath((opts.args ~= '' and opts.args) or vim.api.nvim_buf_get_name(0))
+  local _, err = api.context_remove({ path = rel })
+  if err then
+    if err.code == 'not_found' then
+      return say('File not in context', levels.WARN)
+    end
+    return report('remove file', err)
+  end
+  say('Removed ' .. rel)
+  render().refresh()
+end
+
+--- :BB7 — opens the UI, or closes it when it has the focus.
+function M.toggle()
+  if M.ensure() then
+    layout().toggle()
+  end
+end
+
+--- :BB7Model — picks the active chat's model with vim.ui.select().
+function M.choose_model()
+  if not ready() then
+    return
+  end
+  api.get_models(function(r, err)
+    if not r then
+      return report('load models', err)
+    end
+    vim.ui.select(r.models, {
+      prompt = 'Model',
+      format_item = function(m)
+        return string.format('%s  (%dk, $%.2f/M in)', m.id, math.floor((m.context_length or 0) / 1000), (m.pricing and m.pricing.prompt or 0) * 1e6)
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      local _, serr = api.save_chat_settings({ model = choice.id })
+      if serr then
+        return report('set the model', serr)
+      end
+      say('Model set to ' .. choice.id)
+      render().refresh()
+    end)
+  end)
+end
+
+--- The get_file_statuses row of a whole file, or nil.
+---@param path string project-relative
+---@return table?
+function M.status_of(path)
+  local r = api.file_statuses()
+  for _, f in ipairs(r and r.files or {}) do
+    if f.path == path and not f.start_line then
+      return f
+    end
+  end
+end
+
+--- The file a command is about: its argument, the Files pane row, or the current buffer.
+local function target(opts)
+  if opts.args and opts.args ~= '' then
+    return state.relpath(opts.args)
+  end
+  local row = render().file_row()
+  if row then
+    return row.path
+  end
+  local name = vim.api.nvim_buf_get_name(0)
+  if name ~= '' and not name:match('^bb7://') then
+    return state.relpath(name)
+  end
+end
+
+--- :BB7Diff [path] — the snapshot → output diff in the preview.
+---@param opts {args: string}
+function M.diff(opts)
+  if not ready() then
+    return
+  end
+  local path = target(opts) or ''
+  local f = M.status_of(path)
+  if not f or not f.has_output then
+    return say('No output for ' .. path, levels.WARN)
+  end
+  if config.get().diff_style == 'split' then
+    return M.diff_local({ args = path })
+  end
+  local old = f.in_context and (api.get_context_file({ path = path }) or {}).content or ''
+  local new = (api.get_output_file({ path = path }) or {}).content
+  render().show_lines(util.unified(path, old, new), 'diff')
+end
+
+--- :BB7DiffLocal [path] — the file and the output side by side in diff mode.
+---@param opts {args: string}
+function M.diff_local(opts)
+  if not ready() then
+    return
+  end
+  local path = target(opts) or ''
+  local r, err = api.get_diff_paths({ path = path })
+  if not r then
+    return report('open the diff', err)
+  end
+  if vim.fn.filereadable(r.output_path) == 0 then
+    return say('No output for ' .. path, levels.WARN)
+  end
+  vim.cmd('tabnew ' .. vim.fn.fnameescape(r.local_path))
+  local local_buf = vim.api.nvim_get_current_buf()
+  vim.cmd('rightbelow vert diffsplit ' .. vim.fn.fnameescape(r.output_path))
+  local out_buf = vim.api.nvim_get_current_buf()
+  vim.bo[out_buf].readonly = true
+  local function done()
+    if vim.bo[local_buf].modified then
+      return say('Write ' .. path .. ' first (:w), then press q', levels.WARN)
+    end
+    local d, derr = api.diff_local_done({ path = path })
+    if not d then
+      report('finish the diff', derr)
+    else
+      say('Merged ' .. path .. ': ' .. d.outcome)
+    end
+    vim.cmd('tabclose')
+    render().refresh()
+  end
+  for _, b in ipairs({ local_buf, out_buf }) do
+    vim.keymap.set('n', 'q', done, { buffer = b, desc = 'bb7: finish the local diff' })
+  end
+  say('Merge with do/dp, write the file, then press q')
+end
+
+--- :BB7Review [path] reviews one file in its buffer; :BB7Review! lists every pending
+--- hunk in the quickfix list.
+function M.review(opts)
+  if not ready() then
+    return
+  end
+  local review = require('bb7.review')
+  if opts.bang then
+    return review.quickfix()
+  end
+  review.start(target(opts), opts.args ~= nil and opts.args ~= '')
+end
+
+--- :BB7Checkpoints — rolls back a checkpoint of the active chat.
+function M.checkpoints()
+  if M.ensure() then
+    require('bb7.checkpoints').pick(M.active_chat())
+  end
+end
+
+--- :BB7Search [query] — searches chats and makes the chosen one active.
+---@param opts {args: string}
+function M.search(opts)
+  if not M.ensure() then
+    return
+  end
+  local function run(query)
+    if not query or query == '' then
+      return
+    end
+    local r, err = api.search_chats({ query = query })
+    if not r then
+      return report('search', err)
+    end
+    if #r.results == 0 then
+      return say('No chats match ' .. query, levels.WARN)
+    end
+    vim.ui.select(r.results, {
+      prompt = 'Chats',
+      format_item = function(h)
+        return h.name .. (h.excerpt and ('  — ' .. h.excerpt) or '')
+      end,
+    }, function(choice)
+      if choice then
+        M.select_chat(choice.id)
+      end
+    end)
+  end
+  if opts.args ~= '' then
+    run(opts.args)
+  else
+    vim.ui.input({ prompt = 'Search chats: ' }, run)
+  end
+end
+
+---@param id string
+function M.select_chat(id)
+  local _, err = api.chat_select({ id = id })
+  if err then
+    return report('select the chat', err)
+  end
+  layout().open()
+  render().refresh()
+end
+
+--- :BB7EditInstructions [project|global|system] — edits an instructions file.
+---@param opts {args: string}
+function M.edit_instructions(opts)
+  local level = (opts.args ~= '' and opts.args) or 'project'
+  if not M.ensure(level ~= 'project') and level == 'project' then
+    return
+  end
+  local r, err = api.prepare_instructions({ level = level })
+  if not r then
+    return report('open instructions', err)
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(r.path))
+end
+
+--- Applies the whole output of one file.
+---@param path string project-relative
+---@param force boolean? overwrite the user's conflicting edits
+---@return boolean applied
+function M.apply_one(path, force)
+  local buf = state.loaded_buf(path)
+  if buf and vim.bo[buf].modified then
+    say('Save or discard your changes to ' .. path .. ' first', levels.WARN)
+    return false
+  end
+  local _, err = api.apply_file({ path = path, force = force or nil })
+  if err then
+    if err.code == 'conflict' then
+      say(path .. ' conflicts with your edits: ' .. err.message .. ' (:BB7Review ' .. path .. ' takes it hunk by hunk; :BB7Apply! ' .. path .. ' overwrites)', levels.WARN)
+    else
+      report('apply ' .. path, err)
+    end
+    return false
+  end
+  util.reload(buf)
+  require('bb7.review').refresh(path)
+  return true
+end
+
+--- :BB7Apply[!] [path] — applies one file, or every M and A file; ! forces.
+---@param opts {args: string, bang: boolean?}
+function M.apply(opts)
+  if not ready() then
+    return
+  end
+  if opts.args ~= '' then
+    local f = M.status_of(state.relpath(opts.args))
+    if not f or not f.has_output then
+      return say('No output to apply', levels.WARN)
+    end
+    if M.apply_one(f.path, opts.bang) then
+      say('Applied ' .. f.path)
+    end
+    return render().refresh()
+  end
+  local r = api.file_statuses()
+  local n, skipped = 0, {}
+  -- Version-control and tool state is applied only when named explicitly.
+  local protected = { ['.git'] = true, ['.bb7'] = true, ['.hg'] = true, ['.svn'] = true, ['.jj'] = true }
+  for _, f in ipairs(r and r.files or {}) do
+    if protected[f.path:match('^[^/]+')] and f.has_output then
+      table.insert(skipped, f.path)
+    elseif f.status == 'M' or f.status == 'A' then
+      if M.apply_one(f.path, opts.bang) then
+        n = n + 1
+      end
+    elseif f.status == '!A' then
+      table.insert(skipped, f.path)
+    end
+  end
+  if #skipped > 0 then
+    say('Not applied (the file exists locally; use :BB7DiffLocal): ' .. table.concat(skipped, ', '), levels.WARN)
+  end
+  if n == 0 and #skipped == 0 then
+    say('No output to apply', levels.WARN)
+  elseif n > 0 then
+    say(n == 1 and 'Applied 1 file' or ('Applied ' .. n .. ' files'))
+  end
+  render().refresh()
+end
+
+--- Sends `text` to the active chat; the reply streams into the preview pane.
+---@param text string
+---@return string? request_id
+function M.send(text)
+  if not ready() then
+    return
+  end
+  if not text or vim.trim(text) == '' then
+    return say('Nothing to send', levels.WARN)
+  end
+  return require('bb7.turn').send(text)
+end
+
+--- :BB7Tools [off|ask|auto] — sets or shows the retrieval tools of the chat.
+---@param opts {args: string}
+function M.tools(opts)
+  if not ready() then
+    return
+  end
+  local mode = vim.trim(opts.args or '')
+  if mode == '' then
+    local chat = api.chat_get() or {}
+    return say('Tools: ' .. (chat.tools or 'off'))
+  end
+  local _, err = api.save_chat_settings({ tools = mode })
+  if err then
+    return report('set tools', err)
+  end
+  say('Tools: ' .. mode)
+end
+
+--- :BB7Cancel — cancels every streaming turn.
+function M.cancel()
+  local ids = state.stream_ids()
+  if #ids == 0 then
+    return say('Nothing to cancel', levels.WARN)
+  end
+  for _, rid in ipairs(ids) do
+    api.cancel(rid)
+  end
+end
+
+--- :BB7Version — shows the binary's version and path.
+function M.version()
+  local r, err = api.version()
+  if not r then
+    return report('get the version', err)
+  end
+  say('bb7 ' .. r.version .. ' (' .. require('bb7.client').binary() .. ')')
+end
+
+local function files(arglead)
+  return vim.fn.getcompletion(arglead, 'file')
+end
+
+--- Creates the user commands. `entry()` runs first in every command (lazy setup).
+---@param entry fun()
+function M.register(entry)
+  local function cmd(name, fn, opts)
+    vim.api.nvim_create_user_command(name, function(o)
+      entry()
+      fn(o)
+    end, vim.tbl_extend('force', { force = true }, opts or {}))
+  end
+  local function words(list)
+    return function()
+      return list
+    end
+  end
+  cmd('BB7Init', M.init_project, { desc = 'Initialize bb7 in the current directory' })
+  cmd('BB7', M.toggle, { desc = 'Toggle the bb7 UI' })
+  cmd('BB7NewChat', function(o) M.new_chat(o.args) end, { nargs = '?', desc = 'Start a new chat' })
+  cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '?', range = true, complete = files, desc = 'Add a file or section to context' })
+  cmd('BB7AddReadonly', function(o) M.add(o, true) end, { nargs = '?', range = true, complete = files, desc = 'Add a file to context, read-only' })
+  cmd('BB7Remove', M.remove, { nargs = '?', complete = files, desc = 'Remove a file from context' })
+  cmd('BB7Model', M.choose_model, { desc = 'Choose the model of the active chat' })
+  cmd('BB7Diff', M.diff, { nargs = '?', complete = files, desc = "Show the model's changes to a file" })
+  cmd('BB7DiffLocal', M.diff_local, { nargs = '?', complete = files, desc = "Diff the local file against the model's output" })
+  cmd('BB7Review', M.review, { nargs = '?', bang = true, complete = files, desc = "Review the model's changes in the file (! lists all hunks)" })
+  cmd('BB7Checkpoints', M.checkpoints, { desc = 'Roll back an apply' })
+  cmd('BB7Search', M.search, { nargs = '?', desc = 'Search chats' })
+  cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system' }), desc = 'Edit instructions' })
+  cmd('BB7Send', function(o) M.send(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
+  cmd('BB7Apply', M.apply, { nargs = '?', bang = true, complete = files, desc = "Apply the model's output (! overwrites conflicting edits)" })
+  cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
+  cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
+  cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })
+end
+
+return M

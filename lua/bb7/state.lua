@@ -1,0 +1,187 @@
+-- The one mirror of the session the binary holds. Every other module reads and writes
+-- the session through these functions; the binary stays the source of truth, so this
+-- holds only what must survive between two replies (streams, the last usage, the
+-- unread mark, the project root) and the last `chat_get`.
+
+local M = {}
+
+---@class bb7.Stream
+---@field rid string request id of the `send`
+---@field chat_id string? chat the turn runs in
+---@field text string answer text so far
+---@field thinking string reasoning so far
+---@field block string? kind of the last block drawn ('text', 'thinking', 'tool')
+
+---@class bb7.Session
+---@field initialized boolean? nil: not asked yet; false: no .bb7/ (global-only); true
+---@field root string? project root sent with `init`
+---@field streams table<string, bb7.Stream> running turns by request id
+---@field unread boolean a reply arrived while the UI was hidden
+---@field usage table? `usage` of the last `done` (tokens, cost)
+---@field chat table? the last `chat_get` reply
+---@field changes table<string, table[]> `done.changes` by chat id, newest turn last
+---@field exiting boolean Neovim is quitting: an exit of the binary is expected
+local S = {
+  initialized = nil,
+  root = nil,
+  streams = {},
+  unread = false,
+  usage = nil,
+  chat = nil,
+  changes = {},
+  exiting = false,
+}
+
+--- Forgets everything learnt from a binary that exited.
+function M.reset()
+  S.initialized = nil
+  S.streams = {}
+end
+
+---@return boolean? initialized nil until `init` was answered
+function M.initialized()
+  return S.initialized
+end
+
+---@param v boolean?
+function M.set_initialized(v)
+  S.initialized = v
+end
+
+---@return string root the project root (the current directory until `init`)
+function M.root()
+  return S.root or vim.fn.getcwd()
+end
+
+---@param root string
+function M.set_root(root)
+  S.root = root
+end
+
+--- Absolute path of a project-relative `path` (absolute paths pass through).
+---@param path string
+---@return string
+function M.abs(path)
+  if path:sub(1, 1) == '/' then
+    return path
+  end
+  return (M.root():gsub('/$', '')) .. '/' .. path
+end
+
+--- Relative path of `file` inside the project root, or its absolute path outside it.
+---@param file string
+---@return string
+function M.relpath(file)
+  local abs = vim.fn.fnamemodify(file, ':p')
+  local root = (M.root():gsub('/$', '')) .. '/'
+  if abs:sub(1, #root) == root then
+    return abs:sub(#root + 1)
+  end
+  return abs
+end
+
+--- The loaded buffer of a project-relative path, or nil.
+---@param path string
+---@return integer?
+function M.loaded_buf(path)
+  local buf = vim.fn.bufnr(vim.fn.fnamemodify(M.abs(path), ':p'))
+  if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+    return buf
+  end
+end
+
+---@param rid string
+---@param stream bb7.Stream
+function M.add_stream(rid, stream)
+  S.streams[rid] = stream
+end
+
+---@param rid string
+---@return bb7.Stream?
+function M.stream(rid)
+  return S.streams[rid]
+end
+
+---@param rid string
+function M.end_stream(rid)
+  S.streams[rid] = nil
+end
+
+---@return string[] request ids of the running turns
+function M.stream_ids()
+  return vim.tbl_keys(S.streams)
+end
+
+---@return boolean
+function M.streaming()
+  return next(S.streams) ~= nil
+end
+
+---@return boolean
+function M.unread()
+  return S.unread
+end
+
+---@param v boolean
+function M.set_unread(v)
+  S.unread = v
+end
+
+---@return table? usage of the last finished turn
+function M.usage()
+  return S.usage
+end
+
+---@param u table?
+function M.set_usage(u)
+  S.usage = u or S.usage
+end
+
+---@return table? the last `chat_get` reply
+function M.chat()
+  return S.chat
+end
+
+---@param chat table?
+function M.set_chat(chat)
+  S.chat = chat
+end
+
+--- Remembers the typed change payloads of a finished turn (`done.changes`).
+---@param chat_id string
+---@param changes table[]
+function M.add_changes(chat_id, changes)
+  S.changes[chat_id] = S.changes[chat_id] or {}
+  for _, c in ipairs(changes or {}) do
+    table.insert(S.changes[chat_id], c)
+  end
+end
+
+--- The change payload of `path` in `chat_id` that wrote output version `file_id`
+--- (any version when `file_id` is nil), newest first; nil when this Neovim did not
+--- see the turn.
+---@param chat_id string
+---@param path string
+---@param file_id string?
+---@return table?
+function M.change_for(chat_id, path, file_id)
+  local list = S.changes[chat_id] or {}
+  for i = #list, 1, -1 do
+    local c = list[i]
+    if c.path == path and (file_id == nil or c.file_id == nil or c.file_id == file_id) then
+      return c
+    end
+  end
+end
+
+---@return boolean
+function M.exiting()
+  return S.exiting
+end
+
+--- Neovim is quitting: the binary's exit is expected, not reported.
+function M.set_exiting()
+  S.exiting = true
+end
+
+return M

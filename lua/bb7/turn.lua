@@ -1,0 +1,98 @@
+-- One model turn: `send`, then the stream (reasoning, text, tool steps, approvals,
+-- clarifications) drawn by bb7.ui.stream, and the final message reported to the user.
+
+local api = require('bb7.api')
+local state = require('bb7.state')
+local util = require('bb7.util')
+
+local M = {}
+local say, levels = util.say, vim.log.levels
+
+local function stream_ui()
+  return require('bb7.ui.stream')
+end
+
+local function finished(rid, final)
+  local st = state.stream(rid)
+  state.end_stream(rid)
+  if final.type == 'done' then
+    local n = #(final.output_files or {})
+    if final.cancelled then
+      say('Cancelled')
+    elseif n > 0 then
+      say('Response received: ' .. n .. ' file' .. (n == 1 and '' or 's') .. ' changed')
+    else
+      say('Response received')
+    end
+    if final.chat_id or (st and st.chat_id) then
+      state.add_changes(final.chat_id or st.chat_id, final.changes or {})
+    end
+  elseif final.code == 'cancelled' then
+    say('Cancelled')
+  elseif final.type == 'diff_error' then
+    say("The model's edits could not be applied: " .. table.concat(final.errors or {}, '; '), levels.ERROR)
+  elseif final.code == 'busy' then
+    say('This chat is still answering; wait or :BB7Cancel', levels.WARN)
+  else
+    say('Failed to get a response: ' .. (final.message or '?'), levels.ERROR)
+  end
+  state.set_usage(final.usage)
+  if not require('bb7.ui.layout').visible() then
+    state.set_unread(true)
+  end
+  stream_ui().finish(st, final)
+  vim.cmd('redrawstatus!')
+end
+
+local last_redraw = 0
+
+local function event(rid, msg)
+  local st = state.stream(rid)
+  if not st then
+    return
+  end
+  st.chat_id = st.chat_id or msg.chat_id
+  if msg.type == 'chunk' then
+    st.text = st.text .. msg.content
+  elseif msg.type == 'thinking' then
+    st.thinking = st.thinking .. msg.content
+  elseif msg.type == 'tool_approval' then
+    local prompt = 'BB-7: ' .. (msg.payload and msg.payload.description or 'Allow this read') .. '?'
+    vim.ui.select({ 'Allow', 'Deny' }, { prompt = prompt }, function(choice)
+      api.tool_approve(msg.approval_id, choice == 'Allow')
+    end)
+    return
+  elseif msg.type == 'clarification' then
+    vim.ui.input({ prompt = 'BB-7 asks: ' .. msg.question .. ' ' }, function(answer)
+      api.clarify(msg.question_id, (answer and vim.trim(answer) ~= '') and answer or 'no_user_answer')
+    end)
+    return
+  end
+  stream_ui().delta(st, msg)
+  -- Keep statuslines showing require('bb7').status() moving, at most ten times a second.
+  local now = vim.uv.now()
+  if now - last_redraw > 100 then
+    last_redraw = now
+    vim.cmd('redrawstatus!')
+  end
+end
+
+--- Sends `text` to the active chat.
+---@param text string
+---@return string? request_id nil when the binary cannot start
+function M.send(text)
+  local rid
+  rid = api.send({ content = text }, function(final)
+    finished(rid, final)
+  end, function(msg)
+    event(rid, msg)
+  end)
+  if rid then
+    local chat = state.chat()
+    state.add_stream(rid, { rid = rid, chat_id = chat and chat.id, text = '', thinking = '' })
+    stream_ui().start(state.stream(rid), text)
+  end
+  return rid
+end
+
+return M

@@ -1,0 +1,482 @@
+-- What the panes show, all of it from the binary: the chat list, the files with their
+-- statuses (R, ~ and ~M computed here against the buffer or the file on disk), and the
+-- chat as Markdown (Tree-sitter when the parser is present) with reasoning folded and
+-- each tool step or change on one line, the change expandable to its diff (za, <CR>).
+
+local api = require('bb7.api')
+local config = require('bb7.config')
+local state = require('bb7.state')
+local util = require('bb7.util')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('bb7_preview')
+
+local R = {
+  chat_rows = {}, -- chats pane line -> chat
+  file_rows = {}, -- files pane line -> file status row
+  line_msg = {}, -- preview line -> index of a user message
+  folds = {}, -- preview line -> foldexpr value
+  pending = {}, -- path -> true while the file has output to review
+  diffs = {}, -- path .. version -> change built from the pending output
+  streaming = false,
+}
+
+local function layout()
+  return require('bb7.ui.layout')
+end
+
+local function set_lines(name, lines)
+  local b = layout().buf(name)
+  vim.bo[b].modifiable = true
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].modifiable = false
+  return b
+end
+
+--- foldexpr of the preview pane: reasoning and change diffs are folds.
+---@return string
+function M.foldexpr()
+  return R.folds[vim.v.lnum] or '0'
+end
+
+--- foldtext of the preview pane: the fold's summary line.
+---@return string
+function M.foldtext()
+  local first = vim.fn.getline(vim.v.foldstart)
+  local n = vim.v.foldend - vim.v.foldstart
+  return first .. '  (' .. n .. (n == 1 and ' line' or ' lines') .. ', za)'
+end
+
+--- Lets the stream module mark the preview as being appended to.
+---@param on boolean
+function M.set_streaming(on)
+  R.streaming = on
+end
+
+--- The chat under the cursor in the Chats pane.
+---@return table?
+function M.chat_under_cursor()
+  if layout().pane_of() ~= 'chats' then
+    return nil
+  end
+  return R.chat_rows[vim.api.nvim_win_get_cursor(0)[1]]
+end
+
+--- The file status row under the cursor in the Files pane.
+---@return table?
+function M.file_row()
+  if layout().pane_of() ~= 'files' then
+    return nil
+  end
+  return R.file_rows[vim.api.nvim_win_get_cursor(0)[1]]
+end
+
+--- The frontend status of a context file: R (read-only), ~ (local differs from the
+--- snapshot), ~M (local differs and the model changed it too). Unsaved buffer text
+--- counts as local; otherwise the server's `out_of_sync` is used when it sends one.
+---@param f table a get_file_statuses row
+---@return string
+function M.frontend_status(f)
+  if not f.in_context or f.start_line or f.external then
+    return f.status
+  end
+  local buf = state.loaded_buf(f.path)
+  local out_of_sync
+  if (buf and vim.bo[buf].modified) or f.out_of_sync == nil then
+    local abs = state.abs(f.path)
+    local text = buf and util.buffer_text(buf) or (vim.fn.filereadable(abs) == 1 and util.file_text(abs)) or nil
+    local snapshot = f.context_hash or (f.context_content and vim.fn.sha256(f.context_content))
+    out_of_sync = text ~= nil and snapshot ~= nil and vim.fn.sha256(text) ~= snapshot
+  else
+    out_of_sync = f.out_of_sync
+  end
+  if out_of_sync then
+    return f.status == 'M' and '~M' or '~'
+  end
+  if f.status == '' and f.readonly then
+    return 'R'
+  end
+  return f.status
+end
+
+local function render_chats()
+  local r = api.chat_list() or {}
+  local chat = state.chat()
+  local lines, rows = {}, {}
+  for _, c in ipairs(r.chats or {}) do
+    local mark = (chat and chat.id == c.id) and '▸ ' or '  '
+    table.insert(lines, mark .. (c.pinned and '^ ' or '') .. c.name .. (c.locked and ' (locked)' or ''))
+    rows[#lines] = c
+  end
+  if #lines == 0 then
+    lines = { '  No chats yet.', '  Press n for a new chat.' }
+  end
+  R.chat_rows = rows
+  set_lines('chats', lines)
+  layout().set_title('chats', string.format(' Chats (%d)', #(r.chats or {})))
+end
+
+local function render_files()
+  local lines, rows, changed = {}, {}, 0
+  if state.chat() then
+    local r = api.file_statuses() or {}
+    for _, f in ipairs(r.files or {}) do
+      local st = M.frontend_status(f)
+      local range = f.start_line and (':' .. f.start_line .. '-' .. f.end_line) or ''
+      table.insert(lines, string.format('%-3s %s%s', st, f.path, range))
+      f.shown_status = st
+      rows[#lines] = f
+      if f.has_output then
+        changed = changed + 1
+      end
+    end
+    if #lines == 0 then
+      lines = { '  No files. :BB7Add adds one.' }
+    end
+  end
+  R.file_rows = rows
+  R.pending = {}
+  for _, f in pairs(rows) do
+    if f.has_output then
+      R.pending[f.path] = true
+    end
+  end
+  local b = set_lines('files', lines)
+  vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
+  for l, f in pairs(rows) do
+    local group = ({ M = 'Changed', A = 'Added', ['!A'] = 'WarningMsg', ['~'] = 'WarningMsg', ['~M'] = 'WarningMsg', R = 'Comment', S = 'Comment' })[f.shown_status]
+    if group then
+      vim.api.nvim_buf_set_extmark(b, ns, l - 1, 0, { end_col = #f.shown_status, hl_group = group })
+    end
+  end
+  local title = string.format(' Files (%d)', #vim.tbl_keys(rows))
+  if changed > 0 then
+    title = title .. string.format(' · %d changed · R review', changed)
+  end
+  layout().set_title('files', title)
+end
+
+local event_words = {
+  UserAddFile = 'Added',
+  UserAddSection = 'Added section',
+  UserRemoveFile = 'Removed',
+  UserRemoveSection = 'Removed section',
+  UserWriteFile = 'Updated',
+  UserApplyFile = 'Applied',
+  UserSaveAs = 'Saved as',
+  UserRejectOutput = 'Rejected output of',
+  UserSetReadOnly = 'Changed read-only:',
+  UserAcceptHunk = 'Accepted a hunk of',
+  UserRejectHunk = 'Rejected a hunk of',
+  UserRollback = 'Rolled back',
+  AssistantWriteFile = 'Assistant changed',
+  ForkWarningModified = 'Changed since then:',
+  ForkWarningDeleted = 'Deleted since then:',
+}
+
+-- A builder of preview lines that records folds and highlights as it goes.
+local function builder()
+  local B = { lines = {}, folds = {}, marks = {}, line_msg = {} }
+  function B.add(text, group)
+    table.insert(B.lines, text)
+    if group then
+      table.insert(B.marks, { #B.lines, group })
+    end
+    return #B.lines
+  end
+  function B.text(text, prefix)
+    for _, l in ipairs(vim.split(text, '\n', { plain = true })) do
+      B.add((prefix or '') .. l)
+    end
+  end
+  -- A fold: `summary` is its one visible line, `body` lines are hidden until za.
+  function B.fold(summary, group, body)
+    local first = B.add(summary, group)
+    for _, l in ipairs(body) do
+      B.add(l[1], l[2])
+    end
+    if #body > 0 then
+      B.folds[first] = '>1'
+      for i = first + 1, #B.lines do
+        B.folds[i] = '1'
+      end
+    end
+  end
+  return B
+end
+
+local function reasoning(B, text)
+  local body = {}
+  for _, l in ipairs(vim.split(vim.trim(text), '\n', { plain = true })) do
+    table.insert(body, { '│ ' .. l, 'Comment' })
+  end
+  B.fold('▸ Reasoning', 'BB7Step', body)
+end
+
+--- The diff of a change payload as fold body lines (a fenced `diff` block).
+local function change_body(change)
+  local body = {}
+  local diff = change.unified_diff or change.preview
+  if not diff then
+    return body
+  end
+  table.insert(body, { '```diff' })
+  for _, l in ipairs(vim.split(diff, '\n', { plain = true })) do
+    local c = l:sub(1, 1)
+    local group = (c == '+' and not l:match('^%+%+%+')) and 'Added' or (c == '-' and not l:match('^%-%-%-')) and 'Removed' or nil
+    if change.type == 'write' then
+      group = 'Added'
+    end
+    table.insert(body, { l, group })
+  end
+  if body[#body][1] == '' then
+    table.remove(body)
+  end
+  table.insert(body, { '```' })
+  return body
+end
+
+--- A change for a write this Neovim did not see stream (a chat from an earlier
+--- session): the diff from the snapshot to the output still pending, cached by version.
+local function pending_change(p)
+  if not R.pending[p.path] then
+    return nil
+  end
+  local key = p.path .. '@' .. tostring(p.version)
+  if R.diffs[key] == nil then
+    local old = (api.get_context_file({ path = p.path }) or {}).content or ''
+    local new = (api.get_output_file({ path = p.path }) or {}).content
+    if not new then
+      return nil
+    end
+    local lines = util.unified(p.path, old, new)
+    local added, removed = 0, 0
+    for i = 3, #lines do
+      local c = lines[i]:sub(1, 1)
+      added = added + (c == '+' and 1 or 0)
+      removed = removed + (c == '-' and 1 or 0)
+    end
+    R.diffs[key] = {
+      type = 'edit',
+      path = p.path,
+      description = string.format('Edit %s: +%d −%d, pending', p.path, added, removed),
+      unified_diff = table.concat(lines, '\n'),
+    }
+  end
+  return R.diffs[key]
+end
+
+-- The newest AssistantWriteFile part of each path (set while the preview is drawn).
+local last_write = {}
+
+local function render_message(B, chat, index, m)
+  local head = m.role == 'user' and ('## You' .. (m.model and (' (' .. m.model .. ')') or '')) or m.role == 'system' and '## Note' or '## Assistant'
+  local headed = false
+  local first_user_line
+  for _, p in ipairs(m.parts or {}) do
+    if p.type == 'context_event' then
+      local range = p.start_line and (':' .. p.start_line .. '-' .. p.end_line) or ''
+      local change = p.action == 'AssistantWriteFile' and (state.change_for(chat.id, p.path, p.version) or last_write[p] and pending_change(p))
+      if change then
+        B.fold('▸ ' .. (change.description or ('Changed ' .. p.path)), 'BB7Step', change_body(change))
+      else
+        B.add('· ' .. (event_words[p.action] or p.action) .. ' ' .. (p.path or '') .. range, 'Comment')
+      end
+    elseif p.type == 'tool_call' then
+      B.add('· ' .. (p.content or p.name or '') .. (p.status == 'denied' and ' (denied)' or ''), 'BB7Step')
+    else
+      if not headed then
+        headed = true
+        B.add(head)
+        first_user_line = #B.lines + 1
+      end
+      if p.type == 'thinking' then
+        reasoning(B, p.content or '')
+      elseif p.content then
+        B.text(p.content)
+      end
+    end
+  end
+  if headed then
+    if m.role == 'user' then
+      for l = first_user_line, #B.lines do
+        B.line_msg[l] = index
+      end
+    end
+    B.add('')
+  end
+end
+
+local function draw_preview(B)
+  local b = set_lines('preview', B.lines)
+  R.folds = B.folds
+  R.line_msg = B.line_msg
+  vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
+  for _, mk in ipairs(B.marks) do
+    vim.api.nvim_buf_set_extmark(b, ns, mk[1] - 1, 0, { end_row = mk[1] - 1, end_col = #B.lines[mk[1]], hl_group = mk[2], priority = 200 })
+  end
+  local w = layout().win('preview')
+  if w then
+    vim.wo[w].foldmethod = 'expr'
+    vim.wo[w].foldexpr = "v:lua.require'bb7.ui.render'.foldexpr()"
+    vim.wo[w].foldtext = "v:lua.require'bb7.ui.render'.foldtext()"
+    vim.wo[w].foldlevel = 0
+    vim.wo[w].foldenable = true
+    vim.api.nvim_win_call(w, function()
+      vim.cmd('silent! normal! zX')
+    end)
+  end
+end
+
+--- Starts Markdown highlighting of the preview: Tree-sitter when the markdown parser is
+--- installed (code blocks are then highlighted in their language), else the syntax file.
+local function markdown(b)
+  local ft = config.get().chat_style
+  if vim.bo[b].filetype ~= ft then
+    vim.bo[b].filetype = ft
+  end
+  if ft == 'markdown' and not vim.b[b].bb7_ts then
+    vim.b[b].bb7_ts = pcall(vim.treesitter.start, b, 'markdown')
+  end
+end
+
+--- Draws the active chat into the preview.
+function M.render_preview()
+  local chat = state.chat()
+  local B = builder()
+  if not chat then
+    B.add('No active chat.')
+    B.add('')
+    B.add('Select one on the left (Enter), or press n there for a new chat.')
+  else
+    local newest = {}
+    for _, m in ipairs(chat.messages or {}) do
+      for _, p in ipairs(m.parts or {}) do
+        if p.action == 'AssistantWriteFile' and p.path then
+          newest[p.path] = p
+        end
+      end
+    end
+    last_write = {}
+    for _, p in pairs(newest) do
+      last_write[p] = true
+    end
+    for i, m in ipairs(chat.messages or {}) do
+      render_message(B, chat, i - 1, m)
+    end
+    if #B.lines == 0 then
+      B.add('New chat. Add files with :BB7Add, then write a message below.')
+    end
+  end
+  draw_preview(B)
+  markdown(layout().buf('preview'))
+end
+
+--- The preview's title: chat name, model, tokens and cost of the last turn, and a
+--- spinner while a reply streams.
+---@return string
+function M.preview_title()
+  local chat = state.chat()
+  local parts = { ' ' .. (chat and chat.name or 'bb7') }
+  if chat and chat.model then
+    table.insert(parts, chat.model)
+  end
+  local u = state.usage()
+  if u then
+    table.insert(parts, string.format('%d tok', u.total_tokens or 0))
+    table.insert(parts, string.format('$%.4f', u.cost or 0))
+  end
+  if state.streaming() then
+    table.insert(parts, require('bb7').spinner() .. ' answering')
+  end
+  return table.concat(parts, ' · ')
+end
+
+--- Redraws the titles of the preview and input panes.
+function M.render_titles()
+  layout().set_title('preview', M.preview_title())
+  layout().set_title('input', ' Message · ' .. config.get().send_key .. ' send · ? keys · q close')
+end
+
+--- Redraws every pane from the binary's state (nothing when the UI is closed).
+function M.refresh()
+  if not layout().visible() then
+    return
+  end
+  local chat = api.chat_get()
+  state.set_chat(chat)
+  render_chats()
+  render_files()
+  if not R.streaming then
+    M.render_preview()
+  end
+  local input = layout().buf('input')
+  if chat and table.concat(vim.api.nvim_buf_get_lines(input, 0, -1, false), '\n') == '' and (chat.draft or '') ~= '' then
+    vim.api.nvim_buf_set_lines(input, 0, -1, false, vim.split(chat.draft, '\n', { plain = true }))
+  end
+  M.render_titles()
+end
+
+--- Shows `lines` in the preview (a diff) until the next refresh.
+---@param lines string[]
+---@param ft string? filetype (default 'bb7')
+function M.show_lines(lines, ft)
+  if not layout().visible() then
+    layout().open()
+  end
+  R.folds = {}
+  local b = set_lines('preview', lines)
+  vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
+  vim.b[b].bb7_ts = false
+  pcall(vim.treesitter.stop, b)
+  vim.bo[b].filetype = ft or 'bb7'
+  layout().focus('preview')
+end
+
+--- Saves the input pane as the chat's draft when it changed.
+function M.save_draft()
+  local chat = state.chat()
+  local text = table.concat(vim.api.nvim_buf_get_lines(layout().buf('input'), 0, -1, false), '\n')
+  if chat and text ~= (chat.draft or '') then
+    chat.draft = text
+    api.save_draft(text)
+  end
+end
+
+--- Forks the chat at the user message under the cursor, or edits it in place.
+---@param kind 'fork'|'edit'
+function M.fork_or_edit(kind)
+  local chat = state.chat()
+  if not chat then
+    return
+  end
+  local index = R.line_msg[vim.api.nvim_win_get_cursor(0)[1]]
+  if not index then
+    return util.say('Put the cursor on one of your messages', vim.log.levels.WARN)
+  end
+  local r, err, content
+  if kind == 'fork' then
+    r, err = api.fork_chat({ chat_id = chat.id, fork_message_index = index })
+    content = r and r.fork_message_content
+  else
+    content = ''
+    for _, p in ipairs(chat.messages[index + 1].parts or {}) do
+      if p.type == 'text' then
+        content = content .. (p.content or '')
+      end
+    end
+    r, err = api.chat_edit({ chat_id = chat.id, message_index = index, content = content })
+  end
+  if not r then
+    return util.say('Failed to ' .. kind .. ': ' .. err.message, vim.log.levels.ERROR)
+  end
+  for _, w in ipairs(r.context_warnings or {}) do
+    util.say(w.path .. ' was ' .. w.issue .. ' since that message', vim.log.levels.WARN)
+  end
+  vim.api.nvim_buf_set_lines(layout().buf('input'), 0, -1, false, vim.split(content or '', '\n', { plain = true }))
+  M.refresh()
+  layout().focus('input')
+end
+
+return M

@@ -1,0 +1,287 @@
+//! The three-way merge behind every apply: base = the snapshot the model saw, theirs =
+//! the model's output, ours = the file on disk now. Pure functions over text; the
+//! caller reads and writes files.
+//!
+//! Texts are compared with LF line endings and a final newline, so a snapshot sent
+//! without its final newline (as editors often do) or a CRLF file on disk do not look
+//! like edits. The result is written back in the disk file's style: CRLF when the disk
+//! file uses it, and the disk file's final newline unless the model changed the end.
+
+use std::fmt;
+
+use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
+use crate::review::hunks::{Edit, apply_edits, edits, lines};
+
+/// Lines of the disk file that the model's change overlaps, 1-based and inclusive.
+/// An empty range (`end_line < start_line`) marks a point between lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LineRange {
+    /// First line.
+    pub start_line: usize,
+    /// Last line.
+    pub end_line: usize,
+}
+
+/// Why a merge did not go through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conflict {
+    /// Both the user and the model changed these lines of the disk file.
+    Overlap(Vec<LineRange>),
+    /// The model wrote a new file but a different file exists on disk now.
+    FileExists,
+    /// The file the model edited was deleted on disk.
+    FileDeleted,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Conflict::Overlap(ranges) => {
+                let list: Vec<String> = ranges
+                    .iter()
+                    .map(|r| {
+                        if r.end_line <= r.start_line {
+                            format!("{}", r.start_line)
+                        } else {
+                            format!("{}-{}", r.start_line, r.end_line)
+                        }
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "your edits on disk overlap the model's changes at lines {}",
+                    list.join(", ")
+                )
+            }
+            Conflict::FileExists => f.write_str(
+                "the model created it as a new file, but a different file exists on disk",
+            ),
+            Conflict::FileDeleted => f.write_str("it was deleted on disk"),
+        }
+    }
+}
+
+/// The merged text in the disk file's style, ready to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// Text to write (disk line endings).
+    pub text: String,
+    /// The same text with LF line endings (what snapshots hold).
+    pub lf: String,
+}
+
+/// Merges the model's output into the file on disk.
+///
+/// `base` is the snapshot the model saw (`None`: the model created the file),
+/// `theirs` the output, `ours` the disk file (`None`: it does not exist). Changes the
+/// user made on lines the model did not touch survive. Overlaps are a [`Conflict`]
+/// unless `force`, in which case the model's change wins on the overlapping lines and
+/// the user's other edits still survive.
+pub fn merge(
+    base: Option<&str>,
+    theirs: &str,
+    ours: Option<&str>,
+    force: bool,
+) -> Result<Merged, Conflict> {
+    let crlf = ours.is_some_and(uses_crlf);
+    let theirs_lf = to_lf(theirs);
+    let final_newline = final_newline(base, &theirs_lf, ours);
+    let merged = match (base, ours) {
+        (None, None) => theirs_lf.into_owned(),
+        (Some(_), None) if !force => return Err(Conflict::FileDeleted),
+        (Some(_), None) => theirs_lf.into_owned(),
+        (None, Some(o)) => {
+            if with_nl(&to_lf(o)) != with_nl(&theirs_lf) && !force {
+                return Err(Conflict::FileExists);
+            }
+            with_nl(&theirs_lf)
+        }
+        (Some(b), Some(o)) => three_way(
+            &with_nl(&to_lf(b)),
+            &with_nl(&theirs_lf),
+            &with_nl(&to_lf(o)),
+            force,
+        )?,
+    };
+    let lf = set_final_newline(merged, final_newline);
+    Ok(Merged {
+        text: with_line_endings(&lf, crlf),
+        lf,
+    })
+}
+
+fn three_way(base: &str, theirs: &str, ours: &str, force: bool) -> Result<String, Conflict> {
+    let model = edits(base, theirs);
+    let user = edits(base, ours);
+    // The same change made on both sides (an apply repeated after a crash, or the user
+    // typing what the model proposed) is not a conflict.
+    let user: Vec<(usize, Edit)> = user
+        .into_iter()
+        .enumerate()
+        .filter(|(_, u)| !model.contains(u))
+        .collect();
+    let clashing: Vec<usize> = user
+        .iter()
+        .filter(|(_, u)| model.iter().any(|m| m.conflicts_with(u)))
+        .map(|(i, _)| *i)
+        .collect();
+    if !clashing.is_empty() && !force {
+        return Err(Conflict::Overlap(ranges_in_ours(base, ours, &clashing)));
+    }
+    let mut all = model;
+    all.extend(
+        user.into_iter()
+            .filter(|(i, _)| !clashing.contains(i))
+            .map(|(_, u)| u),
+    );
+    Ok(apply_edits(base, &all))
+}
+
+/// Where the user's edits `which` (indices into `edits(base, ours)`) sit in `ours`.
+fn ranges_in_ours(base: &str, ours: &str, which: &[usize]) -> Vec<LineRange> {
+    let mut shift: isize = 0;
+    let mut out = Vec::new();
+    for (i, e) in edits(base, ours).iter().enumerate() {
+        let start = (e.start as isize + shift) as usize;
+        if which.contains(&i) {
+            out.push(LineRange {
+                start_line: start + 1,
+                end_line: start + e.lines.len(),
+            });
+        }
+        shift += e.lines.len() as isize - (e.end - e.start) as isize;
+    }
+    out
+}
+
+/// Whether the merged file ends with a newline: as the disk file does, unless the
+/// model changed the end (its output and the snapshot differ there).
+pub fn final_newline(base: Option<&str>, theirs: &str, ours: Option<&str>) -> bool {
+    match (base, ours) {
+        (Some(b), _) if ends_nl(b) != ends_nl(theirs) => ends_nl(theirs),
+        (_, Some(o)) if !o.is_empty() => ends_nl(o),
+        _ => ends_nl(theirs),
+    }
+}
+
+fn ends_nl(t: &str) -> bool {
+    t.ends_with('\n')
+}
+
+/// `t` with a final newline (an empty text stays empty), so that a missing final
+/// newline is not seen as a change of the last line.
+pub fn with_nl(t: &str) -> String {
+    if t.is_empty() || t.ends_with('\n') {
+        t.to_owned()
+    } else {
+        format!("{t}\n")
+    }
+}
+
+/// `t` with its final newline added or removed.
+pub fn set_final_newline(mut t: String, on: bool) -> String {
+    if on {
+        if !t.is_empty() && !t.ends_with('\n') {
+            t.push('\n');
+        }
+    } else if t.ends_with('\n') {
+        t.pop();
+    }
+    t
+}
+
+/// Number of lines of `text` (a last line without newline counts).
+pub fn line_count(text: &str) -> usize {
+    lines(text).len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n";
+
+    #[test]
+    fn user_edit_elsewhere_survives() {
+        let theirs = BASE.replace("9\n", "nine\n");
+        let ours = BASE.replace("2\n", "two (user)\n");
+        let m = merge(Some(BASE), &theirs, Some(&ours), false).unwrap();
+        assert_eq!(m.text, ours.replace("9\n", "nine\n"));
+    }
+
+    #[test]
+    fn same_lines_conflict_unless_forced() {
+        let theirs = BASE.replace("9\n", "nine\n");
+        let ours = BASE.replace("9\n", "NINE\n").replace("2\n", "two\n");
+        let e = merge(Some(BASE), &theirs, Some(&ours), false).unwrap_err();
+        assert_eq!(
+            e,
+            Conflict::Overlap(vec![LineRange {
+                start_line: 9,
+                end_line: 9
+            }])
+        );
+        assert!(e.to_string().contains("lines 9"), "{e}");
+        let m = merge(Some(BASE), &theirs, Some(&ours), true).unwrap();
+        assert_eq!(
+            m.text,
+            BASE.replace("9\n", "nine\n").replace("2\n", "two\n")
+        );
+    }
+
+    #[test]
+    fn identical_changes_are_not_conflicts() {
+        let theirs = BASE.replace("9\n", "nine\n");
+        let m = merge(Some(BASE), &theirs, Some(&theirs), false).unwrap();
+        assert_eq!(m.text, theirs);
+    }
+
+    #[test]
+    fn crlf_and_final_newline_follow_the_disk() {
+        // The editor sent the snapshot without its final newline; the model kept that.
+        let base = "a\nb";
+        let theirs = "a\nB";
+        let m = merge(Some(base), theirs, Some("a\r\nb\r\n"), false).unwrap();
+        assert_eq!(m.text, "a\r\nB\r\n");
+        assert_eq!(m.lf, "a\nB\n");
+        // A disk file without final newline keeps lacking it.
+        let m = merge(Some("a\nb\n"), "a\nB\n", Some("a\nb"), false).unwrap();
+        assert_eq!(m.text, "a\nB");
+        // Unless the model changed the end.
+        let m = merge(Some("a\nb"), "a\nB\n", Some("a\nb"), false).unwrap();
+        assert_eq!(m.text, "a\nB\n");
+    }
+
+    #[test]
+    fn new_and_deleted_files() {
+        assert_eq!(merge(None, "x\n", None, false).unwrap().text, "x\n");
+        assert_eq!(
+            merge(None, "x\n", Some("mine\n"), false).unwrap_err(),
+            Conflict::FileExists
+        );
+        assert_eq!(merge(None, "x\n", Some("x\n"), false).unwrap().text, "x\n");
+        assert_eq!(
+            merge(None, "x\n", Some("mine\n"), true).unwrap().text,
+            "x\n"
+        );
+        assert_eq!(
+            merge(Some("a\n"), "b\n", None, false).unwrap_err(),
+            Conflict::FileDeleted
+        );
+        assert_eq!(merge(Some("a\n"), "b\n", None, true).unwrap().text, "b\n");
+    }
+
+    #[test]
+    fn insertions_shift_reported_ranges() {
+        let theirs = BASE.replace("8\n", "eight\n");
+        let ours = BASE.replace("1\n", "0\n1\n").replace("8\n", "ate\nate2\n");
+        let e = merge(Some(BASE), &theirs, Some(&ours), false).unwrap_err();
+        assert_eq!(
+            e,
+            Conflict::Overlap(vec![LineRange {
+                start_line: 9,
+                end_line: 10
+            }])
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! The subcommands of `bb7` and their arguments (`bb7 --help` shows these doc comments).
+
+/// Retrieval tools for a chat (`bb7 ask --tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolsMode {
+    /// No tools: the model sees only the context.
+    Off,
+    /// Ask on the terminal before each read (refused when stdin is not a terminal).
+    Ask,
+    /// Reads run without asking.
+    Auto,
+}
+
+impl ToolsMode {
+    /// The protocol's name of the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolsMode::Off => "off",
+            ToolsMode::Ask => "ask",
+            ToolsMode::Auto => "auto",
+        }
+    }
+}
+
+/// The subcommands of `bb7`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Serve the line-delimited JSON protocol on stdin/stdout (the default when stdin
+    /// is not a terminal).
+    Serve,
+    /// Create .bb7/ (per-project state) in the current directory.
+    Init,
+    /// Start a chat and make it active; prints its id.
+    New {
+        /// Chat name.
+        name: Option<String>,
+    },
+    /// List the project's chats (* marks the active one).
+    Chats,
+    /// Add files (or path:start:end sections) to the chat's context; a file already
+    /// there is refreshed from disk.
+    Add {
+        /// Files, or path:start:end for a section.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// The model may read but not change them.
+        #[arg(long)]
+        readonly: bool,
+    },
+    /// Remove a file from the chat's context.
+    Remove {
+        /// File.
+        path: String,
+    },
+    /// Ask the model; the answer streams to stdout, notes go to stderr. Ctrl-C stops it
+    /// and keeps the partial answer.
+    Ask {
+        /// The message; read from stdin when absent.
+        message: Vec<String>,
+        /// Model to use (kept for later turns).
+        #[arg(long)]
+        model: Option<String>,
+        /// Show the model's reasoning on stderr.
+        #[arg(long)]
+        thinking: bool,
+        /// Retrieval tools for this chat (kept for later turns).
+        #[arg(long, value_enum)]
+        tools: Option<ToolsMode>,
+        /// Re-snapshot context files changed on disk before sending.
+        #[arg(long)]
+        refresh: bool,
+    },
+    /// Show the statuses of context and output files (M, A, !A, S, R, ~).
+    Status,
+    /// Show the model's pending changes as unified diffs.
+    Diff {
+        /// Only this file.
+        path: Option<String>,
+    },
+    /// Merge the model's pending changes into your files (all M and A files, or one).
+    /// Your own edits elsewhere in a file are kept; edits of the same lines are a
+    /// conflict and the file is left alone.
+    Apply {
+        /// Only this file.
+        path: Option<String>,
+        /// Overwrite your edits when they conflict.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Discard the model's pending changes to a file.
+    Reject {
+        /// File.
+        path: String,
+    },
+    /// List the pending hunks with their ids, or accept and reject them.
+    Review {
+        /// Only this file.
+        path: Option<String>,
+        /// Hunk ids to merge into your files.
+        #[arg(long, num_args = 1.., value_name = "ID")]
+        accept: Vec<String>,
+        /// Hunk ids to discard.
+        #[arg(long, num_args = 1.., value_name = "ID")]
+        reject: Vec<String>,
+        /// Accept every pending hunk (of PATH, or of every file).
+        #[arg(long, conflicts_with_all = ["accept", "reject"])]
+        all: bool,
+    },
+    /// List checkpoints (one per line: id, time, files, then the action), oldest first.
+    Checkpoints,
+    /// Undo a checkpoint: restore its files, or reverse only some hunks.
+    Rollback {
+        /// Checkpoint id (from `bb7 checkpoints`).
+        id: String,
+        /// Reverse only these hunks, keeping later edits.
+        #[arg(long, num_args = 1.., value_name = "HUNK")]
+        scoped: Vec<String>,
+        /// Restore files even when they changed since.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List the models (id, context length, prices per million tokens).
+    Models {
+        /// Fetch the list again instead of using the day-old cache.
+        #[arg(long)]
+        refresh: bool,
+    },
+    /// Print the chat as Markdown.
+    Show {
+        /// Only the last answer.
+        #[arg(long)]
+        last: bool,
+    },
+    /// List recent chats with their cost.
+    Log,
+}

@@ -1,0 +1,317 @@
+//! `bb7 ask`: sends a message and handles its stream by message type. The answer goes
+//! to stdout; reasoning (with `--thinking`), tool steps, changed files and cost go to
+//! stderr. Ctrl-C sends `cancel` and waits for the partial answer to be saved; a
+//! second Ctrl-C exits at once.
+
+use tokio::signal::unix::{SignalKind, signal};
+
+use super::args::ToolsMode;
+use super::context::out_of_sync;
+use super::prompt;
+use super::wire::{Ack, FileStatuses, Request, StreamMsg};
+use super::{Failure, Res, Session};
+use crate::chat::store::ChatStore;
+use crate::project::Project;
+
+/// Exit status after Ctrl-C (128 + SIGINT), as shells report an interrupted command.
+pub const INTERRUPTED: u8 = 130;
+
+/// Options of `bb7 ask`.
+pub(super) struct AskOptions {
+    /// Model for this and later turns.
+    pub model: Option<String>,
+    /// Show reasoning on stderr.
+    pub thinking: bool,
+    /// Retrieval tools to save on the chat first.
+    pub tools: Option<ToolsMode>,
+    /// Re-snapshot out-of-sync files first.
+    pub refresh: bool,
+}
+
+/// Where the terminal output stands, so notes start on a fresh line.
+#[derive(Default)]
+struct Lines {
+    /// stdout ends with a newline (or is empty).
+    out_ended: bool,
+    /// Reasoning text on stderr without its final newline.
+    thinking_open: bool,
+}
+
+impl Lines {
+    fn close_thinking(&mut self) {
+        if self.thinking_open {
+            eprintln!();
+            self.thinking_open = false;
+        }
+    }
+
+    fn close_all(&mut self, s: &Session) {
+        self.close_thinking();
+        if !self.out_ended {
+            s.out("\n");
+            self.out_ended = true;
+        }
+    }
+}
+
+/// `bb7 ask [MESSAGE…]`.
+pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> Res<()> {
+    let mut message = words.join(" ");
+    if message.trim().is_empty() {
+        if prompt::interactive() {
+            eprintln!("bb7: type your message, then Ctrl-D");
+        }
+        let mut buf = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf);
+        message = buf;
+    }
+    if message.trim().is_empty() {
+        return Err(Failure::new(
+            "nothing to ask: give a message or pipe one in",
+        ));
+    }
+    // Watched from here on (not while a message is typed on the terminal): a Ctrl-C
+    // before the request goes out ends the command without sending it.
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    let chat_id = s.ensure_chat().await?;
+    if let Some(t) = o.tools {
+        s.c.call::<Ack>(Request::SaveChatSettings {
+            tools: Some(t.as_str().to_owned()),
+        })
+        .await?;
+    }
+    check_sync(s, o.refresh).await?;
+    let early = tokio::select! {
+        biased;
+        _ = sigint.recv() => true,
+        _ = std::future::ready(()) => false,
+    };
+    if early {
+        return Err(aborted());
+    }
+    let id =
+        s.c.send(&Request::Send {
+            content: message,
+            model: o.model,
+        })
+        .await?;
+    let mut lines = Lines {
+        out_ended: true,
+        ..Lines::default()
+    };
+    let mut cancelled = false;
+    loop {
+        let next = tokio::select! {
+            m = s.c.next_stream(&id) => Some(m?),
+            _ = sigint.recv() => None,
+        };
+        let Some(msg) = next else {
+            interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
+            continue;
+        };
+        match msg {
+            StreamMsg::Chunk { content } => {
+                lines.close_thinking();
+                s.out(&content);
+                if !content.is_empty() {
+                    lines.out_ended = content.ends_with('\n');
+                }
+            }
+            StreamMsg::Retry { delay_ms, reason } => {
+                lines.close_all(s);
+                // f64's Display prints 1000 ms as "1" and 10 ms as "0.01".
+                let secs = delay_ms as f64 / 1000.0;
+                eprintln!("bb7: retrying in {secs} s ({reason})");
+            }
+            StreamMsg::Thinking { content } => {
+                if o.thinking {
+                    eprint!("{content}");
+                    lines.thinking_open = !content.ends_with('\n');
+                }
+            }
+            StreamMsg::ToolCall {
+                name,
+                status,
+                summary,
+            } => {
+                // A `requested` step is followed by its approval question.
+                if status != "requested" {
+                    lines.close_all(s);
+                    let what = if summary.is_empty() { name } else { summary };
+                    eprintln!("bb7: tool {status}: {what}");
+                }
+            }
+            StreamMsg::ToolApproval {
+                approval_id,
+                payload,
+            } => {
+                lines.close_all(s);
+                let approved = tokio::select! {
+                    a = approve(&payload.description) => Some(a),
+                    _ = sigint.recv() => None,
+                };
+                let Some(approved) = approved else {
+                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
+                    continue;
+                };
+                if !cancelled {
+                    s.c.send(&Request::ToolApprove {
+                        approval_id,
+                        approved,
+                    })
+                    .await?;
+                }
+            }
+            StreamMsg::Clarification {
+                question_id,
+                question,
+            } => {
+                lines.close_all(s);
+                let answer = tokio::select! {
+                    a = clarify(&question) => Some(a),
+                    _ = sigint.recv() => None,
+                };
+                let Some(answer) = answer else {
+                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
+                    continue;
+                };
+                if !cancelled {
+                    s.c.send(&Request::Clarify {
+                        question_id,
+                        answer,
+                    })
+                    .await?;
+                }
+            }
+            StreamMsg::Other => {}
+            StreamMsg::Done(done) => {
+                lines.close_all(s);
+                if done.cancelled || cancelled {
+                    return Err(aborted());
+                }
+                for ch in &done.changes {
+                    eprintln!("bb7: {}", ch.description);
+                }
+                eprintln!(
+                    "bb7: {} tokens, ${:.4}",
+                    done.usage.total_tokens, done.usage.cost
+                );
+                return Ok(());
+            }
+            StreamMsg::Error { code, message } => {
+                lines.close_all(s);
+                if cancelled || code.as_deref() == Some("cancelled") {
+                    return Err(aborted());
+                }
+                return Err(Failure::new(message));
+            }
+            StreamMsg::DiffError { errors } => {
+                lines.close_all(s);
+                if cancelled {
+                    return Err(aborted());
+                }
+                return Err(Failure::new(format!(
+                    "the model's edits could not be applied, nothing was written:\n  {}",
+                    errors.join("\n  ")
+                )));
+            }
+        }
+    }
+}
+
+/// The first Ctrl-C asks the server to stop and keep the partial answer; the second
+/// ends the process at once.
+async fn interrupt(
+    s: &mut Session,
+    id: &str,
+    chat_id: &str,
+    cancelled: &mut bool,
+    lines: &mut Lines,
+) -> Res<()> {
+    if *cancelled {
+        lines.close_all(s);
+        eprintln!("bb7: aborted");
+        // The OS drops the chat's lock with the process; clearing the PID in the lock
+        // file too leaves nothing that looks like a holder (as an orderly exit does).
+        if let Ok(dir) = ChatStore::new(s.root.join(Project::STATE_DIR), false).chat_dir(chat_id)
+            && let Ok(f) = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("lock"))
+        {
+            let _ = f.set_len(0);
+        }
+        std::process::exit(INTERRUPTED.into());
+    }
+    *cancelled = true;
+    lines.close_all(s);
+    eprintln!("bb7: stopping; the partial answer is kept (Ctrl-C again to quit at once)");
+    s.c.send(&Request::Cancel {
+        target_request_id: id.to_owned(),
+    })
+    .await?;
+    Ok(())
+}
+
+fn aborted() -> Failure {
+    Failure {
+        message: "aborted".into(),
+        status: INTERRUPTED,
+    }
+}
+
+/// Asks on the terminal whether the model may read; refuses without a terminal.
+async fn approve(description: &str) -> bool {
+    if !prompt::interactive() {
+        eprintln!("bb7: refused: {description} (stdin is not a terminal to ask; use --tools auto)");
+        return false;
+    }
+    let ok = prompt::confirm(format!("bb7: the model asks: {description}. Allow? [y/N] ")).await;
+    if !ok {
+        eprintln!("bb7: refused");
+    }
+    ok
+}
+
+/// Asks the model's question on the terminal; without one (or an empty answer) the
+/// model is told there is no answer.
+async fn clarify(question: &str) -> String {
+    if !prompt::interactive() {
+        eprintln!("bb7: the model asks: {question} (no terminal to answer; skipped)");
+        return "no_user_answer".into();
+    }
+    prompt::ask_text(format!("bb7: the model asks: {question}\n> "))
+        .await
+        .unwrap_or_else(|| "no_user_answer".into())
+}
+
+/// Warns about context files changed on disk since their snapshot, or re-snapshots
+/// them with `refresh`.
+async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
+    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    let stale: Vec<String> = r
+        .files
+        .iter()
+        .filter(|f| out_of_sync(s, f))
+        .map(|f| f.path.clone())
+        .collect();
+    for path in stale {
+        if refresh {
+            // A file that cannot be refreshed is reported, and the question still goes.
+            match s
+                .c
+                .call::<Ack>(Request::SyncContext { path: path.clone() })
+                .await
+            {
+                Ok(_) => eprintln!("bb7: refreshed {path}"),
+                Err(e) => eprintln!("bb7: warning: cannot refresh {path}: {}", e.message),
+            }
+        } else {
+            eprintln!(
+                "bb7: warning: {path} changed on disk since it was added; the model sees the \
+                 old snapshot (use --refresh, or `bb7 add {path}`)"
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! A protocol session with a server running in the same process on in-memory pipes,
+//! so the command line does exactly what an editor session does.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+
+use super::wire::{Request, StreamMsg};
+
+/// A failed command: the message for stderr and the exit status.
+#[derive(Debug)]
+pub struct Failure {
+    /// What went wrong, for the user (printed after `bb7: `).
+    pub message: String,
+    /// Exit status: 1, or 130 after Ctrl-C.
+    pub status: u8,
+}
+
+impl Failure {
+    /// A failure with exit status 1.
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            status: 1,
+        }
+    }
+}
+
+/// The result of a command step.
+pub type Res<T> = Result<T, Failure>;
+
+/// The envelope of a request line: the request and its id.
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(flatten)]
+    req: &'a Request,
+    request_id: &'a str,
+}
+
+/// An `error` reply, as far as the command line reads it.
+#[derive(serde::Deserialize)]
+struct ErrorReply {
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    code: Option<String>,
+}
+
+/// A protocol session with an in-process server.
+pub struct Client {
+    input: DuplexStream,
+    lines: Lines<BufReader<DuplexStream>>,
+    next: u64,
+}
+
+impl Client {
+    /// Starts a server on in-memory pipes (needs a Tokio runtime).
+    pub fn start() -> Client {
+        let (client_in, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, client_out) = tokio::io::duplex(1 << 16);
+        tokio::spawn(crate::server::serve(server_in, server_out));
+        Client {
+            input: client_in,
+            lines: BufReader::new(client_out).lines(),
+            next: 0,
+        }
+    }
+
+    /// Writes `req` with a fresh request id; returns the id.
+    pub async fn send(&mut self, req: &Request) -> Res<String> {
+        self.next += 1;
+        let id = format!("cli{}", self.next);
+        let mut line = serde_json::to_string(&Line {
+            req,
+            request_id: &id,
+        })
+        .map_err(|e| Failure::new(format!("cannot encode a request: {e}")))?;
+        line.push('\n');
+        self.input
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| Failure::new(format!("bb7 stopped: {e}")))?;
+        Ok(id)
+    }
+
+    /// The next message for request `id` (messages for other requests and events
+    /// without a request id are skipped). Cancel-safe: no line is lost when dropped.
+    pub async fn next_for(&mut self, id: &str) -> Res<Value> {
+        loop {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .map_err(|e| Failure::new(format!("bb7 stopped: {e}")))?
+                .ok_or_else(|| Failure::new("bb7 stopped"))?;
+            let msg: Value =
+                serde_json::from_str(&line).map_err(|e| Failure::new(format!("bad reply: {e}")))?;
+            if msg.get("request_id").and_then(Value::as_str) == Some(id) {
+                return Ok(msg);
+            }
+        }
+    }
+
+    /// The next stream message of `send` request `id`.
+    pub async fn next_stream(&mut self, id: &str) -> Res<StreamMsg> {
+        let msg = self.next_for(id).await?;
+        // A malformed message of a known type is skipped like an unknown one.
+        Ok(serde_json::from_value(msg).unwrap_or(StreamMsg::Other))
+    }
+
+    /// Sends `req` and decodes its reply as `T`; an `error` reply is a [`Failure`]
+    /// with its message (prefixed by its code for `conflict`).
+    pub async fn call<T: DeserializeOwned>(&mut self, req: Request) -> Res<T> {
+        let id = self.send(&req).await?;
+        let msg = self.next_for(&id).await?;
+        if msg.get("type").and_then(Value::as_str) == Some("error") {
+            let e: ErrorReply = serde_json::from_value(msg).unwrap_or(ErrorReply {
+                message: "error".into(),
+                code: None,
+            });
+            return Err(Failure::new(match e.code.as_deref() {
+                Some("conflict") if !e.message.contains("onflict") => {
+                    format!("conflict: {}", e.message)
+                }
+                _ => e.message,
+            }));
+        }
+        serde_json::from_value(msg).map_err(|e| Failure::new(format!("bad reply: {e}")))
+    }
+}

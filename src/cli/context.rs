@@ -1,0 +1,254 @@
+//! Context and output commands: `add`, `remove`, `status`, `diff`, `apply`, `reject`.
+
+use super::wire::{Ack, Applied, ContextList, FileStatus, FileStatuses, Request};
+use super::{Failure, Res, Session};
+use crate::review::hunks::unified_diff;
+
+/// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
+/// context gets a fresh snapshot instead of an error.
+pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Res<()> {
+    s.ensure_chat().await?;
+    let listed: ContextList = s.c.call(Request::ContextList).await?;
+    for spec in specs {
+        let (typed, range) = split_range(spec);
+        let path = s.path(typed);
+        let abs = s.root.join(&path);
+        let content = std::fs::read_to_string(&abs)
+            .map_err(|e| Failure::new(format!("cannot read {typed}: {e}")))?;
+        let known = listed
+            .files
+            .iter()
+            .any(|f| f.path == path && f.start_line.is_none());
+        match range {
+            Some((start_line, end_line)) => {
+                let same = listed.files.iter().any(|f| {
+                    f.path == path
+                        && f.start_line == Some(start_line)
+                        && f.end_line == Some(end_line)
+                });
+                // A section has no update action: the same section is replaced.
+                if same {
+                    s.c.call::<Ack>(Request::ContextRemoveSection {
+                        path: path.clone(),
+                        start_line,
+                        end_line,
+                    })
+                    .await?;
+                }
+                s.c.call::<Ack>(Request::ContextAddSection {
+                    path: path.clone(),
+                    content,
+                    start_line,
+                    end_line,
+                })
+                .await?;
+                let verb = if same { "refreshed" } else { "added" };
+                eprintln!("bb7: {verb} {path}:{start_line}-{end_line}");
+            }
+            None if known => {
+                s.c.call::<Ack>(Request::ContextUpdate {
+                    path: path.clone(),
+                    content,
+                })
+                .await?;
+                eprintln!("bb7: refreshed {path} (it was already in context)");
+            }
+            None => {
+                s.c.call::<Ack>(Request::ContextAdd {
+                    path: path.clone(),
+                    content,
+                    readonly,
+                })
+                .await?;
+                eprintln!("bb7: added {path}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path:start:end` → (`path`, lines); anything else is a plain path.
+fn split_range(spec: &str) -> (&str, Option<(u64, u64)>) {
+    let mut parts = spec.rsplitn(3, ':');
+    let (Some(e), Some(st), Some(p)) = (parts.next(), parts.next(), parts.next()) else {
+        return (spec, None);
+    };
+    match (st.parse::<u64>(), e.parse::<u64>()) {
+        (Ok(st), Ok(e)) => (p, Some((st, e))),
+        _ => (spec, None),
+    }
+}
+
+/// `bb7 remove`.
+pub(super) async fn remove(s: &mut Session, path: &str) -> Res<()> {
+    s.active().await?;
+    let path = s.path(path);
+    s.c.call::<Ack>(Request::ContextRemove { path: path.clone() })
+        .await?;
+    eprintln!("bb7: removed {path}");
+    Ok(())
+}
+
+/// Whether the file on disk differs from a whole-file snapshot, ignoring a missing
+/// final newline. Uses the server's `out_of_sync` when it sends one.
+pub(super) fn out_of_sync(s: &Session, f: &FileStatus) -> bool {
+    if let Some(flag) = f.out_of_sync {
+        return flag;
+    }
+    if f.start_line.is_some() || f.external || f.status == "A" || f.status == "!A" {
+        return false;
+    }
+    let Some(snapshot) = &f.context_content else {
+        return false;
+    };
+    match std::fs::read_to_string(s.root.join(&f.path)) {
+        Ok(disk) => {
+            disk.replace("\r\n", "\n").trim_end_matches('\n') != snapshot.trim_end_matches('\n')
+        }
+        Err(_) => true,
+    }
+}
+
+/// The status column: the server's status, `R` for a read-only file without one,
+/// prefixed by `~` when the file changed on disk since its snapshot.
+fn status_mark(s: &Session, f: &FileStatus) -> String {
+    let mut status = f.status.clone();
+    if status.is_empty() && f.readonly {
+        status = "R".into();
+    }
+    if out_of_sync(s, f) {
+        status.insert(0, '~');
+    }
+    status
+}
+
+/// `bb7 status`: one line per file, `STATUS PATH[:start-end]`, and a legend on stderr.
+pub(super) async fn status(s: &mut Session) -> Res<()> {
+    s.active().await?;
+    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    if r.files.is_empty() {
+        eprintln!("bb7: no files in context and no pending changes (add some with `bb7 add`)");
+        return Ok(());
+    }
+    let mut text = String::new();
+    for f in &r.files {
+        let range = match (f.start_line, f.end_line) {
+            (Some(a), Some(b)) => format!(":{a}-{b}"),
+            _ => String::new(),
+        };
+        text.push_str(&format!("{:<3} {}{range}\n", status_mark(s, f), f.path));
+    }
+    s.out(&text);
+    eprintln!(
+        "bb7: M modified by the model, A new file, !A new but exists locally, S section, \
+         R read-only, ~ changed on disk since added (`bb7 add` refreshes it)"
+    );
+    Ok(())
+}
+
+/// `bb7 diff [PATH]`.
+pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
+    s.active().await?;
+    let want = path.map(|p| s.path(&p));
+    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    let mut text = String::new();
+    for f in &r.files {
+        if !f.has_output || want.as_ref().is_some_and(|w| w != &f.path) {
+            continue;
+        }
+        let old = f.context_content.as_deref().unwrap_or("");
+        let new = f.output_content.as_deref().unwrap_or("");
+        text.push_str(&unified_diff(&f.path, old, new));
+    }
+    if text.is_empty() {
+        eprintln!("bb7: no pending changes");
+    }
+    s.out(&text);
+    Ok(())
+}
+
+/// `bb7 apply [PATH] [--force]`: merges each output into the file on disk. A conflict
+/// with the user's edits leaves that file untouched, is reported, and makes the
+/// command fail after the other files are applied.
+pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) -> Res<()> {
+    s.active().await?;
+    let want = path.map(|p| s.path(&p));
+    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    let mut applied = 0;
+    let mut conflicts = Vec::new();
+    for f in &r.files {
+        let p = &f.path;
+        let wanted = match &want {
+            Some(w) => w == p && f.has_output,
+            None => f.status == "M" || f.status == "A",
+        };
+        if f.status == "!A" && want.is_none() {
+            eprintln!("bb7: skipped {p}: it exists locally (apply it by name to overwrite)");
+        }
+        // Version-control and tool state is written only when named explicitly.
+        let protected = want.is_none() && f.has_output && crate::apply::protected_dir(p).is_some();
+        if protected {
+            eprintln!("bb7: skipped {p}: a protected directory (apply it by name)");
+        }
+        let wanted = wanted && !protected;
+        if !wanted {
+            continue;
+        }
+        let req = Request::ApplyFile {
+            path: p.clone(),
+            force,
+        };
+        match s.c.call::<Applied>(req).await {
+            Ok(a) => {
+                let cp = a
+                    .checkpoint_id
+                    .map(|c| format!(" (checkpoint {c})"))
+                    .unwrap_or_default();
+                eprintln!("bb7: applied {p}{cp}");
+                applied += 1;
+            }
+            Err(e) if e.message.contains("onflict") => {
+                eprintln!("bb7: {p}: {}", e.message);
+                conflicts.push(p.clone());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(Failure::new(format!(
+            "conflict: your edits overlap the model's changes in {}; the file was left \
+             untouched (`bb7 review` to take hunks one by one, `bb7 apply --force` to overwrite)",
+            conflicts.join(", ")
+        )));
+    }
+    if applied == 0 {
+        return Err(Failure::new(match want {
+            Some(w) => format!("no output to apply for {w}"),
+            None => "no output to apply".into(),
+        }));
+    }
+    Ok(())
+}
+
+/// `bb7 reject PATH`.
+pub(super) async fn reject(s: &mut Session, path: &str) -> Res<()> {
+    s.active().await?;
+    let path = s.path(path);
+    s.c.call::<Ack>(Request::OutputDelete { path: path.clone() })
+        .await?;
+    eprintln!("bb7: rejected the output of {path}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_range;
+
+    #[test]
+    fn sections_are_path_start_end() {
+        assert_eq!(split_range("a.rs:2:5"), ("a.rs", Some((2, 5))));
+        assert_eq!(split_range("C:x.rs"), ("C:x.rs", None));
+        assert_eq!(split_range("a:b:c.rs"), ("a:b:c.rs", None));
+        assert_eq!(split_range("a.rs"), ("a.rs", None));
+    }
+}

@@ -1,0 +1,217 @@
+//! Chats, models and history: `new`, `chats`, `models`, `show`, `log`, and the
+//! `.gitignore` offer of `init`.
+
+use std::path::Path;
+
+use super::wire::{ChatList, ChatReply, IdReply, Models, Request};
+use super::{Res, Session, project_store, prompt};
+use crate::chat::model::Message;
+
+/// `bb7 new [NAME]`: prints the new chat's id.
+pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
+    let r: IdReply = s.c.call(Request::ChatNew { name }).await?;
+    s.out(&format!("{}\n", r.id.unwrap_or_default()));
+    Ok(())
+}
+
+/// `bb7 chats`: `* ID  CREATED  NAME`, `*` on the active chat.
+pub(super) async fn chats(s: &mut Session) -> Res<()> {
+    let r: ChatList = s.c.call(Request::ChatList).await?;
+    let active: IdReply = s.c.call(Request::ChatActive).await?;
+    if r.chats.is_empty() {
+        eprintln!("bb7: no chats yet (`bb7 new` or `bb7 ask` starts one)");
+        return Ok(());
+    }
+    let mut text = String::new();
+    for ch in &r.chats {
+        let mark = if active.id.as_deref() == Some(ch.id.as_str()) {
+            "*"
+        } else {
+            " "
+        };
+        let lock = if ch.locked { "  (open elsewhere)" } else { "" };
+        text.push_str(&format!(
+            "{mark} {}  {}  {}{lock}\n",
+            ch.id, ch.created, ch.name
+        ));
+    }
+    s.out(&text);
+    Ok(())
+}
+
+/// `bb7 models [--refresh]`: `ID  CONTEXT  $PROMPT/$COMPLETION per million tokens`.
+pub(super) async fn models(s: &mut Session, refresh: bool) -> Res<()> {
+    let r: Models = s.c.call(Request::GetModels { refresh }).await?;
+    if r.stale {
+        eprintln!("bb7: the model API could not be reached; this list is from the cache");
+    }
+    if r.models.is_empty() {
+        eprintln!("bb7: the model API lists no models");
+        return Ok(());
+    }
+    let per_m = |p: Option<f64>| match p {
+        Some(p) => format!("${:.2}", p * 1e6),
+        None => "?".into(),
+    };
+    let mut text = String::new();
+    for m in &r.models {
+        let ctx = m
+            .context_length
+            .map(|c| c.to_string())
+            .unwrap_or_else(|| "?".into());
+        text.push_str(&format!(
+            "{}  {ctx}  {}/{}\n",
+            m.id,
+            per_m(m.pricing.prompt),
+            per_m(m.pricing.completion)
+        ));
+    }
+    s.out(&text);
+    Ok(())
+}
+
+/// The text of a message's `text` parts.
+fn text_of(m: &Message) -> String {
+    m.parts
+        .iter()
+        .filter(|p| p.kind == "text")
+        .filter_map(|p| p.content.as_deref())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The chat as Markdown: a heading per message, context events and tool steps as
+/// italic notes, system messages as quotes.
+fn markdown(chat: &ChatReply) -> String {
+    let mut md = format!("# {}\n\n_{} · {}_\n", chat.name, chat.id, chat.model);
+    for m in &chat.messages {
+        let mut notes = Vec::new();
+        for p in &m.parts {
+            match p.kind.as_str() {
+                "context_event" => notes.push(format!(
+                    "_{} {}_",
+                    p.action.as_deref().unwrap_or("event"),
+                    p.path.as_deref().unwrap_or("")
+                )),
+                "tool_call" => {
+                    notes.push(format!("_tool: {}_", p.content.as_deref().unwrap_or("")))
+                }
+                _ => {}
+            }
+        }
+        let text = text_of(m);
+        match m.role.as_str() {
+            "user" => md.push_str(&format!("\n## You\n\n{}\n", text.trim_end())),
+            "assistant" if !text.is_empty() => {
+                md.push_str(&format!("\n## Assistant\n\n{}\n", text.trim_end()))
+            }
+            "system" => {
+                for line in text.lines() {
+                    md.push_str(&format!("\n> {line}"));
+                }
+                md.push('\n');
+            }
+            _ => {}
+        }
+        if !notes.is_empty() {
+            md.push_str(&format!("\n{}\n", notes.join("  \n")));
+        }
+    }
+    md
+}
+
+/// `bb7 show [--last]`.
+pub(super) async fn show(s: &mut Session, last: bool) -> Res<()> {
+    s.active().await?;
+    let chat: ChatReply = s.c.call(Request::ChatGet).await?;
+    if last {
+        let answer = chat
+            .messages
+            .iter()
+            .rev()
+            .filter(|m| m.role == "assistant")
+            .map(text_of)
+            .find(|t| !t.trim().is_empty());
+        match answer {
+            Some(t) => s.out(&format!("{}\n", t.trim_end())),
+            None => eprintln!("bb7: the chat has no answer yet"),
+        }
+        return Ok(());
+    }
+    if chat.messages.is_empty() {
+        eprintln!("bb7: the chat has no messages yet");
+    }
+    s.out(&markdown(&chat));
+    Ok(())
+}
+
+/// The summed `usage.cost` of a chat's messages, in USD.
+fn cost_of(messages: &[Message]) -> f64 {
+    messages
+        .iter()
+        .filter_map(|m| m.extra.get("usage"))
+        .filter_map(|u| u.get("cost").and_then(serde_json::Value::as_f64))
+        // Not `sum()`: the sum of no floats is -0.0, printed as "$-0.0000".
+        .fold(0.0, |a, b| a + b)
+}
+
+/// `bb7 log`: `ID  CREATED  $COST  MESSAGES  NAME`, newest first.
+pub(super) async fn log(s: &mut Session) -> Res<()> {
+    let r: ChatList = s.c.call(Request::ChatList).await?;
+    if r.chats.is_empty() {
+        eprintln!("bb7: no chats yet");
+        return Ok(());
+    }
+    let store = project_store(&s.root);
+    let mut text = String::new();
+    let mut total = 0.0;
+    for ch in &r.chats {
+        // Read-only: loading a chat file takes no lock and changes nothing.
+        let chat = store.as_ref().and_then(|st| st.load(&ch.id).ok());
+        let (cost, turns) = chat
+            .map(|c| {
+                let turns = c.messages.iter().filter(|m| m.role == "user").count();
+                (cost_of(&c.messages), turns)
+            })
+            .unwrap_or((0.0, 0));
+        total += cost;
+        text.push_str(&format!(
+            "{}  {}  ${cost:.4}  {turns} question(s)  {}\n",
+            ch.id, ch.created, ch.name
+        ));
+    }
+    s.out(&text);
+    eprintln!("bb7: {} chat(s), ${total:.4} in all", r.chats.len());
+    Ok(())
+}
+
+/// After `bb7 init`: `.bb7/` is per-project state, so offer to keep it out of git —
+/// asked on a terminal, printed as a command otherwise.
+pub(super) async fn offer_gitignore(root: &Path) -> Res<()> {
+    let path = root.join(".gitignore");
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current
+        .lines()
+        .any(|l| matches!(l.trim(), ".bb7" | ".bb7/" | "/.bb7" | "/.bb7/"))
+    {
+        return Ok(());
+    }
+    if !prompt::interactive() {
+        eprintln!(
+            "bb7: .bb7/ holds this project's chats and snapshots; to keep it out of git: \
+             echo '.bb7/' >> .gitignore"
+        );
+        return Ok(());
+    }
+    if prompt::confirm("bb7: add .bb7/ to .gitignore? [y/N] ".into()).await {
+        let sep = if current.is_empty() || current.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
+        std::fs::write(&path, format!("{current}{sep}.bb7/\n"))
+            .map_err(|e| super::Failure::new(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("bb7: added .bb7/ to .gitignore");
+    }
+    Ok(())
+}

@@ -1,0 +1,492 @@
+//! The protocol as the command line speaks it: the requests it sends and the replies
+//! it reads, as serde types (see docs/PROTOCOL.md for every field).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A request the command line sends; serialized with its `action` tag.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Request {
+    /// Create `.bb7/` in `project_root`.
+    Bb7Init { project_root: String },
+    /// Open the project at `project_root` (restores its active chat).
+    Init { project_root: String },
+    /// Start a chat (it becomes active).
+    ChatNew {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// The project's chats.
+    ChatList,
+    /// The active chat's id.
+    ChatActive,
+    /// Make a chat active (takes its lock).
+    ChatSelect { id: String },
+    /// The active chat with its messages.
+    ChatGet,
+    /// Change settings of the active chat.
+    SaveChatSettings {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tools: Option<String>,
+    },
+    /// Add a file snapshot.
+    ContextAdd {
+        path: String,
+        content: String,
+        readonly: bool,
+    },
+    /// Add a read-only section snapshot.
+    ContextAddSection {
+        path: String,
+        content: String,
+        start_line: u64,
+        end_line: u64,
+    },
+    /// Replace a file's snapshot with `content`.
+    ContextUpdate { path: String, content: String },
+    /// Re-snapshot a file from disk.
+    SyncContext { path: String },
+    /// Drop a file from context.
+    ContextRemove { path: String },
+    /// Drop a section from context.
+    ContextRemoveSection {
+        path: String,
+        start_line: u64,
+        end_line: u64,
+    },
+    /// The context files.
+    ContextList,
+    /// Statuses of context and output files.
+    GetFileStatuses,
+    /// Write the model's output of `path` into the file on disk.
+    ApplyFile {
+        path: String,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        force: bool,
+    },
+    /// Discard the model's output of `path`.
+    OutputDelete { path: String },
+    /// Ask the model.
+    Send {
+        content: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// Stop the stream of `target_request_id`.
+    Cancel { target_request_id: String },
+    /// Answer a `tool_approval`.
+    ToolApprove { approval_id: String, approved: bool },
+    /// Answer a `clarification`.
+    Clarify { question_id: String, answer: String },
+    /// The pending hunks (of one file).
+    ReviewGet {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+    },
+    /// Accept and reject hunks of one file.
+    ReviewApply {
+        path: String,
+        accept: Selection,
+        reject: Selection,
+        expected_disk_hash: Option<String>,
+    },
+    /// The checkpoints of the project.
+    CheckpointList,
+    /// Undo a checkpoint.
+    CheckpointRollback {
+        checkpoint_id: String,
+        mode: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        hunk_ids: Vec<String>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        force: bool,
+    },
+    /// The model list.
+    GetModels { refresh: bool },
+    /// End the in-process server.
+    Shutdown,
+}
+
+/// Hunks chosen in `review_apply`: a list of ids or every hunk (`"all"`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Selection {
+    /// These hunk ids.
+    Ids(Vec<String>),
+    /// The string `"all"`.
+    All(&'static str),
+}
+
+/// A reply whose fields the command does not need (`ok`).
+#[derive(Debug, Deserialize)]
+pub struct Ack {}
+
+/// Reply to `init`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct InitReply {
+    /// The project has no `.bb7/`.
+    pub global_only: bool,
+    /// Why `config.json` could not be read, when it could not.
+    pub config_error: Option<String>,
+}
+
+/// Reply carrying a chat id (`chat_new`, `chat_active`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct IdReply {
+    /// The chat id; absent from `chat_active` when no chat is active.
+    pub id: Option<String>,
+}
+
+/// Reply to `chat_list`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ChatList {
+    /// Chats, newest first.
+    pub chats: Vec<ChatEntry>,
+}
+
+/// One row of `chat_list`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ChatEntry {
+    /// Chat id.
+    pub id: String,
+    /// Chat name.
+    pub name: String,
+    /// Creation time (RFC 3339).
+    pub created: String,
+    /// Held by another process.
+    pub locked: bool,
+}
+
+/// Reply to `context_list`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ContextList {
+    /// Files and sections in context.
+    pub files: Vec<ContextEntry>,
+}
+
+/// One context file or section.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ContextEntry {
+    /// Path relative to the root (absolute when external).
+    pub path: String,
+    /// First line of a section.
+    pub start_line: Option<u64>,
+    /// Last line of a section.
+    pub end_line: Option<u64>,
+}
+
+/// Reply to `get_file_statuses`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FileStatuses {
+    /// One row per context or output file.
+    pub files: Vec<FileStatus>,
+}
+
+/// One row of `get_file_statuses`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FileStatus {
+    /// Path.
+    pub path: String,
+    /// `""`, `M`, `A`, `!A` or `S`.
+    pub status: String,
+    /// Read-only for the model.
+    pub readonly: bool,
+    /// Outside the project.
+    pub external: bool,
+    /// The model wrote an output for it.
+    pub has_output: bool,
+    /// The snapshot.
+    pub context_content: Option<String>,
+    /// The model's output.
+    pub output_content: Option<String>,
+    /// Section start.
+    pub start_line: Option<u64>,
+    /// Section end.
+    pub end_line: Option<u64>,
+    /// The file on disk differs from the snapshot (sent by newer servers).
+    pub out_of_sync: Option<bool>,
+}
+
+/// Reply to `review_get`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Review {
+    /// Files with pending output.
+    pub files: Vec<ReviewFile>,
+}
+
+/// One file under review.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ReviewFile {
+    /// Path.
+    pub path: String,
+    /// `M`, `A` or `!A`.
+    pub status: String,
+    /// `sha256:…` of the file on disk, `None` when it does not exist.
+    pub disk_hash: Option<String>,
+    /// Pending hunks.
+    pub hunks: Vec<Hunk>,
+}
+
+/// One pending hunk.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Hunk {
+    /// Stable id.
+    pub hunk_id: String,
+    /// `@@ -a,b +c,d @@`.
+    pub header: String,
+    /// The `-`/`+` lines, no context.
+    pub patch: String,
+    /// Lines added.
+    pub added: u64,
+    /// Lines removed.
+    pub removed: u64,
+    /// False when it touches lines the user changed on disk.
+    pub applies_cleanly: bool,
+    /// `pending`, or `accepted` / `rejected` for a hunk already decided.
+    pub state: String,
+}
+
+/// Reply to `review_apply`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ReviewApplied {
+    /// Hunks written.
+    pub applied: Vec<String>,
+    /// Hunks discarded.
+    pub rejected: Vec<String>,
+    /// Hunks that touch the user's edits and stay pending.
+    pub conflicts: Vec<String>,
+    /// The checkpoint of the write, `None` when nothing was written.
+    pub checkpoint_id: Option<String>,
+}
+
+/// Reply to `apply_file`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Applied {
+    /// The checkpoint of the write.
+    pub checkpoint_id: Option<String>,
+}
+
+/// Reply to `checkpoint_list`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Checkpoints {
+    /// Oldest first.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// One checkpoint.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Checkpoint {
+    /// `cp_<millis>_<hex>`.
+    pub checkpoint_id: String,
+    /// RFC 3339 time.
+    pub created_at: String,
+    /// What made it (`apply_file`, `review_apply`, `rollback`, …).
+    pub action: String,
+    /// The files it wrote.
+    pub files: Vec<PathOnly>,
+}
+
+/// An object of which only `path` is used.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PathOnly {
+    /// Path.
+    pub path: String,
+}
+
+/// Reply to `checkpoint_rollback`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct RollbackResult {
+    /// The rollback's own checkpoint, `None` when nothing changed.
+    pub checkpoint_id: Option<String>,
+    /// One row per file of the checkpoint.
+    pub files: Vec<RollbackFile>,
+}
+
+/// One file of a rollback.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct RollbackFile {
+    /// Path.
+    pub path: String,
+    /// Written back.
+    pub restored: bool,
+    /// Left alone because it changed since.
+    pub conflict: bool,
+    /// Why, for a conflict.
+    pub reason: Option<String>,
+}
+
+/// Reply to `get_models`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Models {
+    /// The models.
+    pub models: Vec<Model>,
+    /// Served from an old cache because the API could not be reached.
+    pub stale: bool,
+}
+
+/// One model.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Model {
+    /// Model id (`vendor/name`).
+    pub id: String,
+    /// Context window in tokens.
+    pub context_length: Option<u64>,
+    /// USD per token.
+    pub pricing: Pricing,
+}
+
+/// Prices in USD per token, as OpenRouter sends them: decimal strings (`"0.000003"`);
+/// numbers are accepted too.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Pricing {
+    /// Per prompt token.
+    #[serde(deserialize_with = "price")]
+    pub prompt: Option<f64>,
+    /// Per completion token.
+    #[serde(deserialize_with = "price")]
+    pub completion: Option<f64>,
+}
+
+fn price<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => s.trim().parse().ok(),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    })
+}
+
+/// Reply to `chat_get`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ChatReply {
+    /// Chat id.
+    pub id: String,
+    /// Chat name.
+    pub name: String,
+    /// Model id.
+    pub model: String,
+    /// The history.
+    pub messages: Vec<crate::chat::model::Message>,
+}
+
+/// A message of a `send` stream, by `type`. Only `done`, `error` and `diff_error` end
+/// it; unknown types are skipped.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamMsg {
+    /// Text delta.
+    Chunk {
+        #[serde(default)]
+        content: String,
+    },
+    /// Reasoning delta.
+    Thinking {
+        #[serde(default)]
+        content: String,
+    },
+    /// A retrieval step.
+    ToolCall {
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        status: String,
+        #[serde(default)]
+        summary: String,
+    },
+    /// The model wants to read; waits for `tool_approve`.
+    ToolApproval {
+        approval_id: String,
+        #[serde(default)]
+        payload: ApprovalPayload,
+    },
+    /// The model asks the user; waits for `clarify`.
+    Clarification {
+        question_id: String,
+        #[serde(default)]
+        question: String,
+    },
+    /// The turn ended.
+    Done(Box<Done>),
+    /// The turn failed.
+    Error {
+        #[serde(default)]
+        code: Option<String>,
+        #[serde(default)]
+        message: String,
+    },
+    /// The model's edits could not be applied.
+    DiffError {
+        #[serde(default)]
+        errors: Vec<String>,
+    },
+    /// The model request is retried after a failure (HTTP 429, 5xx, no connection).
+    Retry {
+        #[serde(default)]
+        delay_ms: u64,
+        #[serde(default)]
+        reason: String,
+    },
+    /// Anything else (`title_updated`, newer messages).
+    #[serde(other)]
+    Other,
+}
+
+/// What a `tool_approval` asks to do.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ApprovalPayload {
+    /// One line for the user.
+    pub description: String,
+}
+
+/// The final `done` of a turn.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Done {
+    /// One payload per written file.
+    pub changes: Vec<Change>,
+    /// Tokens and cost.
+    pub usage: Usage,
+    /// Stopped by `cancel`.
+    pub cancelled: bool,
+}
+
+/// A written file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Change {
+    /// One line for the user.
+    pub description: String,
+}
+
+/// Tokens and cost of a turn.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Usage {
+    /// Prompt plus completion tokens.
+    pub total_tokens: u64,
+    /// USD.
+    pub cost: f64,
+}

@@ -1,0 +1,407 @@
+//! Applying one matched region: the edit is the line diff from `old_string` to
+//! `new_string`, replayed on the file's lines.
+//!
+//! Lines the model kept are copied from the file byte for byte (whitespace, tabs,
+//! typographic characters, line ending). Lines it changed or inserted take the file's
+//! line ending and the indentation the file uses at that place: its unit (tab or a
+//! number of spaces), the offset between the model's copy and the file, and, in a file
+//! that mixes tabs and spaces, the style of the neighbouring line.
+
+use similar::{Algorithm, DiffOp, capture_diff_slices};
+
+use super::matching::EditError;
+use super::text::{Doc, Style, indent_of};
+
+/// How lines are compared in a matching pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Norm {
+    /// Byte for byte.
+    Exact,
+    /// Trailing whitespace ignored.
+    TrimEnd,
+    /// Leading and trailing whitespace ignored.
+    Trim,
+    /// As `Trim`, with typographic punctuation folded to ASCII and runs of inner
+    /// whitespace collapsed.
+    Loose,
+}
+
+impl Norm {
+    /// `line` as this pass compares it.
+    pub fn apply(self, line: &str) -> String {
+        match self {
+            Norm::Exact => line.to_owned(),
+            Norm::TrimEnd => line.trim_end().to_owned(),
+            Norm::Trim => line.trim().to_owned(),
+            Norm::Loose => {
+                let folded = fold_punctuation(line.trim_start_matches('\u{feff}'));
+                folded.split_whitespace().collect::<Vec<_>>().join(" ")
+            }
+        }
+    }
+}
+
+/// Folds the typographic characters models substitute for ASCII ones.
+pub fn fold_punctuation(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => out.push('\''),
+            '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => out.push('"'),
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => out.push('-'),
+            '\u{00A0}' | '\u{2007}' | '\u{202F}' => out.push(' '),
+            '\u{2026}' => out.push_str("..."),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A region of the file that one edit matched.
+#[derive(Debug, Clone)]
+pub struct Region {
+    /// Index of the first file line of the region.
+    pub start: usize,
+    /// The model's old lines, one per file line of the region (so the region is
+    /// `start..start + old.len()`).
+    pub old: Vec<String>,
+    /// The model's new lines.
+    pub new: Vec<String>,
+    /// The comparison that matched `old` to the file.
+    pub norm: Norm,
+}
+
+/// A line of the result: its text, and the file's ending when it is a kept file line
+/// (`None`: a new line, written with the file's usual ending).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutLine {
+    /// The text without ending.
+    pub text: String,
+    /// The ending it had in the file.
+    pub end: Option<String>,
+}
+
+/// The lines that replace `region` in `doc`.
+/// Errors: a changed line would have to be indented left of column 0.
+pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
+    let file: Vec<&str> = (0..region.old.len())
+        .map(|i| doc.lines[region.start + i].text)
+        .collect();
+    let old_n: Vec<String> = region.old.iter().map(|l| region.norm.apply(l)).collect();
+    let new_n: Vec<String> = region.new.iter().map(|l| region.norm.apply(l)).collect();
+    let ops = capture_diff_slices(Algorithm::Myers, &old_n, &new_n);
+    let frame = Frame::new(doc, region, &file, &ops);
+    let mut out = Vec::new();
+    for op in ops {
+        match op {
+            DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => {
+                for t in 0..len {
+                    let (o, n) = (old_index + t, new_index + t);
+                    let (old, new) = (&region.old[o], &region.new[n]);
+                    // A line the model copied exactly and then changed in a way the
+                    // pass ignores (say, removed trailing spaces) was changed on purpose;
+                    // so was one it moved to another depth.
+                    let deliberate = region.norm != Norm::Exact
+                        && new != old
+                        && (old == file[o] || frame.moved(doc, &file, o, new));
+                    if deliberate {
+                        out.push(frame.place(doc, region, &file, new, o, false)?);
+                    } else {
+                        out.push(kept(doc, region.start + o));
+                    }
+                }
+            }
+            DiffOp::Delete { .. } => {}
+            DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => {
+                for t in 0..new_len {
+                    // An inserted line follows the region line above it.
+                    let anchor = old_index.saturating_sub(1).min(file.len() - 1);
+                    let line = &region.new[new_index + t];
+                    out.push(frame.place(doc, region, &file, line, anchor, false)?);
+                }
+            }
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                for t in 0..new_len {
+                    let paired = t < old_len;
+                    let anchor = old_index + t.min(old_len - 1);
+                    let mut line = region.new[new_index + t].clone();
+                    if paired {
+                        line = keep_file_characters(&region.old[anchor], file[anchor], &line);
+                    }
+                    out.push(frame.place(doc, region, &file, &line, anchor, paired)?);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A changed line whose copy in old_string differs from the file's line beyond
+/// whitespace (typographic characters folded to ASCII): the model's change is replayed
+/// on the file's line, so the characters it did not touch stay as the file has them.
+/// Unrelated pairs and changes that touch those characters keep the model's line.
+fn keep_file_characters(old: &str, file: &str, new: &str) -> String {
+    let (o, f, n) = (old.trim(), file.trim(), new.trim());
+    if o == f || Norm::Loose.apply(o) != Norm::Loose.apply(f) {
+        return new.to_owned();
+    }
+    if similar::TextDiff::from_chars(o, n).ratio() < 0.5 {
+        return new.to_owned();
+    }
+    match super::merge::merge3_chars(o, f, n) {
+        Some(body) => format!("{}{body}", indent_of(new)),
+        None => new.to_owned(),
+    }
+}
+
+fn kept(doc: &Doc, i: usize) -> OutLine {
+    let l = doc.lines[i];
+    OutLine {
+        text: l.text.to_owned(),
+        end: Some(l.end.to_owned()),
+    }
+}
+
+/// How the model's indentation maps onto the file's in one region.
+struct Frame {
+    /// The style the model wrote in.
+    model: Style,
+    /// Levels to add to the model's indentation (the usual offset of the region).
+    offset: isize,
+    /// The offset of the first line when it differs from the rest (a first line
+    /// copied without its indentation).
+    first: Option<isize>,
+}
+
+impl Frame {
+    fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp]) -> Frame {
+        let model = model_style(doc, region, file);
+        let level = |s: &str, style: Style| style.measure(indent_of(s)).0 as isize;
+        let offsets: Vec<(usize, isize)> = (0..file.len())
+            .filter(|&i| !region.old[i].trim().is_empty() && !file[i].trim().is_empty())
+            .map(|i| {
+                (
+                    i,
+                    level(file[i], doc.style_of(file[i])) - level(&region.old[i], model),
+                )
+            })
+            .collect();
+        let rest: Vec<isize> = offsets
+            .iter()
+            .filter(|(i, _)| *i != 0 || offsets.len() == 1)
+            .map(|&(_, o)| o)
+            .collect();
+        let mut offset = mode(&rest).unwrap_or(0);
+        let first = offsets
+            .first()
+            .filter(|(i, o)| *i == 0 && *o != offset)
+            .map(|&(_, o)| o);
+        // When the kept lines of new_string already sit where the file has them while
+        // old_string's copies did not, the model wrote new_string in the file's frame.
+        let (mut at_file, mut at_old) = (0, 0);
+        for op in ops {
+            if let DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } = *op
+            {
+                for t in 0..len {
+                    let (o, n) = (old_index + t, new_index + t);
+                    let fl = level(file[o], doc.style_of(file[o]));
+                    let ol = level(&region.old[o], model);
+                    let nl = level(&region.new[n], model);
+                    if region.new[n].trim().is_empty() || fl == ol {
+                        continue;
+                    }
+                    if nl == fl {
+                        at_file += 1;
+                    } else if nl == ol {
+                        at_old += 1;
+                    }
+                }
+            }
+        }
+        if at_file > at_old {
+            offset = 0;
+            return Frame {
+                model,
+                offset,
+                first: None,
+            };
+        }
+        Frame {
+            model,
+            offset,
+            first,
+        }
+    }
+
+    /// Whether the model put a kept line `new` (old line `o`) at another depth than
+    /// the file has it, once its frame is mapped onto the file's.
+    fn moved(&self, doc: &Doc, file: &[&str], o: usize, new: &str) -> bool {
+        if new.trim().is_empty() {
+            return false;
+        }
+        let offset = match self.first {
+            Some(f) if o == 0 => f,
+            _ => self.offset,
+        };
+        let placed = self.model.measure(indent_of(new)).0 as isize + offset;
+        placed != doc.style_of(file[o]).measure(indent_of(file[o])).0 as isize
+    }
+
+    /// A changed or inserted line, indented for the file. `anchor` is the index of the
+    /// region line it replaces or follows; `paired` says it replaces that line.
+    fn place(
+        &self,
+        doc: &Doc,
+        region: &Region,
+        file: &[&str],
+        line: &str,
+        anchor: usize,
+        paired: bool,
+    ) -> Result<OutLine, EditError> {
+        if line.trim().is_empty() {
+            return Ok(OutLine {
+                text: String::new(),
+                end: None,
+            });
+        }
+        let offset = match self.first {
+            Some(f) if paired && anchor == 0 => f,
+            _ => self.offset,
+        };
+        let target = neighbour_style(doc, region.start, file, anchor);
+        let indent = indent_of(line);
+        let body = &line[indent.len()..];
+        if offset == 0 && style_matches(self.model, target, indent) {
+            return Ok(OutLine {
+                text: line.to_owned(),
+                end: None,
+            });
+        }
+        let (levels, rem) = self.model.measure(indent);
+        let levels = levels as isize + offset;
+        if levels < 0 {
+            return Err(EditError::Invalid(format!(
+                "cannot tell how to indent the changed line {:?}; copy old_string with its indentation",
+                line.trim()
+            )));
+        }
+        Ok(OutLine {
+            text: format!("{}{body}", target.render(levels as usize, rem)),
+            end: None,
+        })
+    }
+}
+
+/// Whether a model indentation in `model` style can be written as it is where the file
+/// uses `target`: tabs where the file has tabs, its own number of spaces where it has
+/// spaces.
+fn style_matches(model: Style, target: Style, indent: &str) -> bool {
+    if indent.is_empty() {
+        return true;
+    }
+    match (model, target) {
+        (Style::Tabs, Style::Tabs) => indent.starts_with('\t'),
+        (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
+        _ => false,
+    }
+}
+
+/// The style of the nearest indented file line at or above `anchor` (then below it),
+/// else the file's usual style.
+fn neighbour_style(doc: &Doc, start: usize, file: &[&str], anchor: usize) -> Style {
+    let abs = start + anchor.min(file.len().saturating_sub(1));
+    let indented = |i: usize| {
+        let t = doc.lines[i].text;
+        (!t.trim().is_empty() && !indent_of(t).is_empty()).then(|| doc.style_of(t))
+    };
+    if doc.lines.is_empty() {
+        return doc.style;
+    }
+    let abs = abs.min(doc.lines.len() - 1);
+    (0..=abs)
+        .rev()
+        .take(50)
+        .find_map(indented)
+        .or_else(|| (abs..doc.lines.len()).take(50).find_map(indented))
+        .unwrap_or(doc.style)
+}
+
+/// The style the model's lines are written in.
+fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
+    let all = region.old.iter().chain(region.new.iter());
+    if all.clone().any(|l| l.starts_with('\t')) {
+        return Style::Tabs;
+    }
+    // Spaces where the file has tabs: learn the width of a level from the pairs.
+    let mut widths = Vec::new();
+    for (o, f) in region.old.iter().zip(file) {
+        let tabs = indent_of(f).chars().take_while(|&c| c == '\t').count();
+        let w = indent_of(o).len();
+        if tabs > 0 && w > 0 && w.is_multiple_of(tabs) && !o.trim().is_empty() {
+            widths.push((w / tabs) as isize);
+        }
+    }
+    if let Some(w) = mode(&widths).filter(|&w| w > 0) {
+        return Style::Spaces(w as usize);
+    }
+    let own = super::text::space_unit_of(all.map(String::as_str));
+    let Style::Spaces(n) = doc.style else {
+        return Style::Spaces(own.unwrap_or(4));
+    };
+    let Some(m) = own.filter(|&m| m != n) else {
+        return Style::Spaces(n);
+    };
+    // A unit other than the file's only when the copied lines step like it: each change
+    // of depth in old_string is that many levels in the file too. Without such steps,
+    // only when the model's depths do not fit the file's unit at all.
+    let pairs: Vec<(usize, usize)> = region
+        .old
+        .iter()
+        .zip(file)
+        .filter(|(o, f)| {
+            !o.trim().is_empty() && !indent_of(o).contains('\t') && !indent_of(f).contains('\t')
+        })
+        .map(|(o, f)| (indent_of(o).len(), indent_of(f).len()))
+        .collect();
+    let Some(&(o0, f0)) = pairs.first() else {
+        return Style::Spaces(n);
+    };
+    let stepped = pairs.iter().any(|&(o, _)| o != o0);
+    let scales = pairs.iter().all(|&(o, f)| {
+        (o as isize - o0 as isize) * n as isize == (f as isize - f0 as isize) * m as isize
+    });
+    if stepped {
+        return Style::Spaces(if scales { m } else { n });
+    }
+    let fits = |u: usize| pairs.iter().all(|&(o, _)| o % u == 0);
+    Style::Spaces(if !fits(n) && fits(m) { m } else { n })
+}
+
+/// The most frequent value (the earliest on ties).
+fn mode(values: &[isize]) -> Option<isize> {
+    let mut best: Option<(isize, usize)> = None;
+    for &v in values {
+        let n = values.iter().filter(|&&x| x == v).count();
+        if best.is_none_or(|(_, bn)| n > bn) {
+            best = Some((v, n));
+        }
+    }
+    best.map(|(v, _)| v)
+}

@@ -1,0 +1,189 @@
+//! The model list (`get_models`): OpenRouter's `/models` rows passed through with
+//! the fields the reference plugin's picker reads, and the on-disk cache of it.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One model as `get_models` sends it. Prices stay exactly as the API sent them
+/// (OpenRouter sends decimal strings such as `"0.000003"`, USD per token), so no
+/// precision is lost and fields bb7 does not know (`internal_reasoning`,
+/// `input_cache_read`, …) reach the client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// Model id, e.g. `anthropic/claude-sonnet-4.6`.
+    pub id: String,
+    /// Display name (the id when the API sends none).
+    pub name: String,
+    /// Description text (empty when none).
+    #[serde(default)]
+    pub description: String,
+    /// Unix seconds when the model was added (0 when unknown).
+    #[serde(default)]
+    pub created: i64,
+    /// Date the model is retired, if announced (`null` otherwise).
+    #[serde(default)]
+    pub expiration_date: Option<String>,
+    /// Context window in tokens (0 when unknown).
+    #[serde(default)]
+    pub context_length: u64,
+    /// Longest completion in tokens, from `top_provider` (0 when unknown).
+    #[serde(default)]
+    pub max_completion_tokens: u64,
+    /// `reasoning` or `include_reasoning` is a supported parameter.
+    #[serde(default)]
+    pub supports_reasoning: bool,
+    /// `tools` is a supported parameter.
+    #[serde(default)]
+    pub supports_tools: bool,
+    /// Prices as sent: `prompt`, `completion` and whatever else the API lists.
+    #[serde(default)]
+    pub pricing: Map<String, Value>,
+}
+
+/// A `/models` row as the API sends it; every field may be missing or `null`.
+#[derive(Debug, Deserialize)]
+struct RawModel {
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    created: Option<f64>,
+    #[serde(default)]
+    expiration_date: Option<Value>,
+    #[serde(default)]
+    context_length: Option<f64>,
+    #[serde(default)]
+    top_provider: Option<TopProvider>,
+    #[serde(default)]
+    pricing: Option<Map<String, Value>>,
+    #[serde(default)]
+    supported_parameters: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TopProvider {
+    #[serde(default)]
+    max_completion_tokens: Option<f64>,
+}
+
+/// The rows of a `/models` answer (`{"data":[…]}`). Rows without an id, or that
+/// are not objects, are skipped; a missing `data` gives an empty list.
+pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
+    let Some(rows) = answer.get("data").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter_map(|row| serde_json::from_value::<RawModel>(row.clone()).ok())
+        .filter_map(|raw| {
+            let id = raw.id.filter(|i| !i.is_empty())?;
+            let params: Vec<&str> = raw
+                .supported_parameters
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            let count = |n: Option<f64>| n.filter(|n| *n > 0.0).map(|n| n as u64).unwrap_or(0);
+            Some(ModelInfo {
+                name: raw
+                    .name
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| id.clone()),
+                description: raw.description.unwrap_or_default(),
+                created: raw.created.map(|c| c as i64).unwrap_or(0),
+                expiration_date: match raw.expiration_date {
+                    Some(Value::String(s)) => Some(s),
+                    Some(Value::Number(n)) => Some(n.to_string()),
+                    _ => None,
+                },
+                context_length: count(raw.context_length),
+                max_completion_tokens: count(
+                    raw.top_provider.and_then(|t| t.max_completion_tokens),
+                ),
+                supports_reasoning: params
+                    .iter()
+                    .any(|p| *p == "reasoning" || *p == "include_reasoning"),
+                supports_tools: params.contains(&"tools"),
+                pricing: raw.pricing.unwrap_or_default(),
+                id,
+            })
+        })
+        .collect()
+}
+
+/// Format of [`ModelsCache`]; a cache of another format is never fresh, so it is
+/// fetched again (older bb7 stored prices as numbers and fewer fields).
+pub const CACHE_FORMAT: u32 = 2;
+
+/// `~/.bb7/models.json`: the last fetched list and when it was fetched.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModelsCache {
+    /// [`CACHE_FORMAT`] when written by this version; 0 when absent.
+    #[serde(default)]
+    pub format: u32,
+    /// RFC 3339 time of the fetch.
+    pub fetched_at: String,
+    /// The list.
+    pub models: Vec<ModelInfo>,
+}
+
+impl ModelsCache {
+    /// A cache of `models` fetched now.
+    pub fn new(models: Vec<ModelInfo>) -> ModelsCache {
+        ModelsCache {
+            format: CACHE_FORMAT,
+            fetched_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            models,
+        }
+    }
+
+    /// Reads the cache; a missing or unreadable file gives `None`.
+    pub fn load(path: &Path) -> Option<ModelsCache> {
+        let bytes = std::fs::read(path).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Whether the list is of this format and younger than `max_age`.
+    pub fn is_fresh(&self, max_age: chrono::Duration) -> bool {
+        self.format == CACHE_FORMAT
+            && chrono::DateTime::parse_from_rfc3339(&self.fetched_at)
+                .is_ok_and(|t| chrono::Utc::now().signed_duration_since(t) < max_age)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn openrouter_rows_pass_through() {
+        let answer = json!({"data": [
+            {"id": "a/b", "name": "A B", "description": "d", "created": 1700000000,
+             "expiration_date": "2026-12-01", "context_length": 200000,
+             "top_provider": {"max_completion_tokens": 64000, "is_moderated": false},
+             "pricing": {"prompt": "0.000003", "completion": "0.000015", "internal_reasoning": "0.00001"},
+             "supported_parameters": ["tools", "reasoning"]},
+            {"id": "local", "context_length": null, "top_provider": {"max_completion_tokens": null}},
+            {"name": "no id"},
+            "junk"
+        ]});
+        let models = parse_models(&answer);
+        assert_eq!(models.len(), 2);
+        let v = serde_json::to_value(&models[0]).unwrap();
+        assert_eq!(v["pricing"]["prompt"], "0.000003");
+        assert_eq!(v["pricing"]["internal_reasoning"], "0.00001");
+        assert_eq!(v["max_completion_tokens"], 64000);
+        assert_eq!(v["created"], 1700000000);
+        assert_eq!(v["expiration_date"], "2026-12-01");
+        assert_eq!(v["supports_tools"], true);
+        let local = serde_json::to_value(&models[1]).unwrap();
+        assert_eq!(local["name"], "local");
+        assert_eq!(local["expiration_date"], Value::Null);
+        assert_eq!(local["max_completion_tokens"], 0);
+    }
+}

@@ -1,0 +1,162 @@
+//! The messages of a `send` stream and the unsolicited events, typed (docs/PROTOCOL.md,
+//! "the model turn"). Each serializes to one JSON object tagged by `type`; the server
+//! adds the `request_id`. [`super::MessageKind`] is the reading side of the same names.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::edit::CallReport;
+use crate::error::ErrorCode;
+use crate::llm::Usage;
+
+/// One message bb7 writes while a turn runs, or when it ends.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TurnMessage {
+    /// A text delta of the answer.
+    Chunk {
+        /// The delta.
+        content: String,
+        /// The chat the turn runs in.
+        chat_id: String,
+    },
+    /// A reasoning delta.
+    Thinking {
+        /// The delta.
+        content: String,
+        /// The chat.
+        chat_id: String,
+    },
+    /// A retrieval tool step.
+    ToolCall {
+        /// `list_files`, `search_project`, `read_file` or `clarify_user`.
+        name: String,
+        /// The model's arguments (`null` when they were not JSON).
+        arguments: Value,
+        /// `requested`, `completed` or `denied`.
+        status: String,
+        /// One line for the user.
+        summary: String,
+        /// The chat.
+        chat_id: String,
+    },
+    /// A read that waits for `tool_approve`.
+    ToolApproval {
+        /// The id to answer with.
+        approval_id: String,
+        /// What the read is: `{"type","description","path"?,…}`.
+        payload: Value,
+        /// The chat.
+        chat_id: String,
+    },
+    /// A question that waits for `clarify`.
+    Clarification {
+        /// The id to answer with.
+        question_id: String,
+        /// The model's question.
+        question: String,
+        /// The chat.
+        chat_id: String,
+    },
+    /// The model request failed before any content and is sent again after `delay_ms`.
+    Retry {
+        /// 1 for the first retry.
+        attempt: u32,
+        /// Milliseconds until the request is sent again.
+        delay_ms: u64,
+        /// A few words: `HTTP 429`, `connection failed`.
+        reason: String,
+        /// The whole error, for the user.
+        message: String,
+        /// The chat.
+        chat_id: String,
+    },
+    /// The turn ended with an answer (final).
+    Done {
+        /// The chat.
+        chat_id: String,
+        /// Paths the response wrote as output.
+        output_files: Vec<String>,
+        /// Tokens and cost of the turn.
+        usage: Usage,
+        /// Seconds from send to end.
+        duration: f64,
+        /// One payload per written file.
+        changes: Vec<Change>,
+    },
+    /// The turn ended and its file edits could not be applied; nothing was written
+    /// (final).
+    DiffError {
+        /// One line per failed call.
+        errors: Vec<String>,
+        /// Every call of the response with its outcome.
+        tool_calls: Vec<CallReport>,
+        /// Tokens and cost of the turn.
+        usage: Usage,
+        /// Seconds from send to end.
+        duration: f64,
+        /// The chat.
+        chat_id: String,
+    },
+    /// The turn failed or was cancelled (code `cancelled`) (final).
+    Error {
+        /// For the user.
+        message: String,
+        /// The category.
+        code: ErrorCode,
+        /// The chat.
+        chat_id: String,
+    },
+    /// A chat got a generated title (unsolicited, no `request_id`).
+    TitleUpdated {
+        /// The chat.
+        chat_id: String,
+        /// Its new name.
+        title: String,
+    },
+}
+
+/// What a response did to one file, in `done.changes` (docs/PROTOCOL.md, "typed change
+/// payloads"). A client that does not know a `type` shows `description`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Change {
+    /// An edit of a file the model had seen.
+    Edit {
+        /// Project-relative path.
+        path: String,
+        /// `Edit src/a.rs: 2 hunks, +5 −3`.
+        description: String,
+        /// The file id of the new output.
+        file_id: String,
+        /// Whether the file exists on disk.
+        file_exists: bool,
+        /// Lines of the version the model saw.
+        existing_lines: usize,
+        /// Lines of the output.
+        content_lines: usize,
+        /// From the version the model saw to the output.
+        unified_diff: String,
+        /// Lines of `unified_diff`.
+        diff_lines: usize,
+    },
+    /// A whole file the model had not seen.
+    Write {
+        /// Project-relative path.
+        path: String,
+        /// `Write 40 lines to src/new.rs (new file)`.
+        description: String,
+        /// The file id of the output.
+        file_id: String,
+        /// Whether a file of that path exists on disk (it would be replaced).
+        file_exists: bool,
+        /// Lines of the output.
+        content_lines: usize,
+        /// Bytes of the output.
+        content_bytes: usize,
+        /// Whether `preview` is shorter than the content.
+        preview_truncated: bool,
+        /// The first lines.
+        preview: String,
+    },
+}

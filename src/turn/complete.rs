@@ -1,0 +1,274 @@
+//! What a finished turn leaves behind, as pure functions: which tool calls to apply,
+//! whether a hidden repair round runs, and, once the calls are planned, the messages
+//! to append to the chat and the final message of the stream. The server does the I/O
+//! around them (planning reads files, committing writes outputs; see
+//! `server/session/complete.rs`).
+
+use serde_json::{Value, json};
+
+use crate::chat::ids;
+use crate::chat::model::{Message, Part};
+use crate::edit::{Plan, ToolCall};
+use crate::error::ErrorCode;
+use crate::llm::Usage;
+use crate::protocol::events::{Change, TurnMessage};
+use crate::turn::stream::TurnOutcome;
+
+/// How a cancelled turn ends: the stream's `error` message and the system message
+/// saved after the partial answer (the reference's words, which its plugin matches).
+pub const CANCELLED: &str = "Response aborted by user.";
+
+/// What the hidden repair round asks of the model after some edits failed.
+pub const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
+
+/// A turn as it ended: the response, and the hidden repair round if one ran.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended<'a> {
+    /// The visible response.
+    pub first: &'a TurnOutcome,
+    /// The repair round that followed it.
+    pub repair: Option<&'a TurnOutcome>,
+}
+
+impl Ended<'_> {
+    /// Whether the user cancelled either round.
+    pub fn cancelled(&self) -> bool {
+        self.first.cancelled || self.repair.is_some_and(|r| r.cancelled)
+    }
+
+    /// The API failure of either round.
+    pub fn failure(&self) -> Option<&crate::llm::ApiError> {
+        self.first
+            .error
+            .as_ref()
+            .or_else(|| self.repair.and_then(|r| r.error.as_ref()))
+    }
+
+    /// Usage of both rounds together.
+    pub fn usage(&self) -> Usage {
+        let mut usage = self.first.usage.clone().unwrap_or_default();
+        if let Some(r) = self.repair {
+            usage.add(&r.usage.clone().unwrap_or_default());
+        }
+        usage
+    }
+
+    /// Seconds of both rounds.
+    pub fn duration(&self) -> f64 {
+        self.first.duration + self.repair.map(|r| r.duration).unwrap_or(0.0)
+    }
+
+    /// The calls of the response to plan: all of a finished response; on cancel only
+    /// the complete ones (arguments that parse), since writes finished before the
+    /// cancel remain; none after an API failure.
+    pub fn calls_to_plan(&self) -> Vec<ToolCall> {
+        if self.failure().is_some() {
+            return Vec::new();
+        }
+        let mut calls = self.first.calls.clone();
+        if self.cancelled() {
+            calls.retain(|c| serde_json::from_str::<Value>(&c.arguments).is_ok());
+        }
+        calls
+    }
+
+    /// After a repair round: the first response's calls that applied, then the
+    /// repair's calls (`plan` is the first response's plan of `calls`).
+    pub fn calls_after_repair(&self, calls: &[ToolCall], plan: &Plan) -> Vec<ToolCall> {
+        let repaired = self.repair.map(|r| r.calls.as_slice()).unwrap_or_default();
+        calls
+            .iter()
+            .zip(plan.reports.iter())
+            .filter(|(_, report)| report.status == "ok")
+            .map(|(c, _)| c.clone())
+            .chain(repaired.iter().cloned())
+            .collect()
+    }
+
+    /// Whether to run one hidden repair round: some calls of a complete, single-round
+    /// response failed, and the user allows automatic repair.
+    pub fn wants_repair(&self, plan: &Plan, auto_retry: bool) -> bool {
+        auto_retry
+            && self.repair.is_none()
+            && !plan.ok()
+            && plan.escape.is_none()
+            && !self.cancelled()
+            && self.failure().is_none()
+            && self.first.rounds == 1
+    }
+
+    /// The answer's text and reasoning, the repair round's appended.
+    fn text_and_thinking(&self) -> (String, String) {
+        let mut text = self.first.text.clone();
+        let mut thinking = self.first.thinking.clone();
+        if let Some(r) = self.repair {
+            thinking.push_str(&r.thinking);
+            if !r.text.trim().is_empty() {
+                text.push_str("\n\n");
+                text.push_str(&r.text);
+            }
+        }
+        (text, thinking)
+    }
+}
+
+/// What completing a turn does: messages to append to the chat, the final message of
+/// the stream, and whether the plan's writes are committed (all or none).
+#[derive(Debug, Clone)]
+pub struct Completion {
+    /// Appended to the chat, in order.
+    pub messages: Vec<Message>,
+    /// `done`, `diff_error` or `error`.
+    pub event: TurnMessage,
+    /// Usage to log in `usage.csv`.
+    pub usage: Usage,
+    /// Whether a title may be generated now (a completed answer).
+    pub title: bool,
+}
+
+/// Completes a turn whose calls are planned. `changes` are the payloads of the plan's
+/// writes, committed by the caller when `plan.ok()` (pass none otherwise).
+pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completion {
+    let chat_id = ended.first.spec.chat.id.clone();
+    let usage = ended.usage();
+    let duration = ended.duration();
+    let (text, thinking) = ended.text_and_thinking();
+    let mut messages = Vec::new();
+
+    if !plan.ok() {
+        let errors = plan.errors();
+        let listed: Vec<String> = errors.iter().map(|e| format!("- {e}")).collect();
+        let retry_context = format!(
+            "Your file changes in the previous response could not be applied, so none of them were written:\n{}\nRepeat all changes of that response, with corrected edits.",
+            listed.join("\n")
+        );
+        messages.push(assistant_message(ended, &text, &thinking, None));
+        messages.push(system_message(retry_context));
+        return Completion {
+            messages,
+            event: TurnMessage::DiffError {
+                errors,
+                tool_calls: plan.reports.clone(),
+                usage: usage.clone(),
+                duration,
+                chat_id,
+            },
+            usage,
+            title: false,
+        };
+    }
+
+    if !text.is_empty() || !thinking.is_empty() || !plan.writes.is_empty() {
+        messages.push(assistant_message(ended, &text, &thinking, Some(plan)));
+    }
+    let (event, note) = if let Some(e) = ended.failure() {
+        let message = e.user_message();
+        let event = TurnMessage::Error {
+            message: message.clone(),
+            code: ErrorCode::Api,
+            chat_id,
+        };
+        (event, Some(message))
+    } else if ended.cancelled() {
+        let event = TurnMessage::Error {
+            message: CANCELLED.to_owned(),
+            code: ErrorCode::Cancelled,
+            chat_id,
+        };
+        (event, Some(CANCELLED.to_owned()))
+    } else {
+        let event = TurnMessage::Done {
+            chat_id,
+            output_files: plan.writes.keys().cloned().collect(),
+            usage: usage.clone(),
+            duration: round_ms(duration),
+            changes,
+        };
+        (event, None)
+    };
+    let title = note.is_none();
+    messages.extend(note.map(system_message));
+    Completion {
+        messages,
+        event,
+        usage,
+        title,
+    }
+}
+
+/// A system message: its text as a part, and as the top-level `content` the reference
+/// writes and its plugin draws.
+pub fn system_message(text: String) -> Message {
+    let mut msg = Message {
+        role: "system".into(),
+        parts: vec![Part::text(text.clone())],
+        timestamp: Some(ids::now_rfc3339()),
+        ..Message::default()
+    };
+    msg.extra.insert("content".into(), Value::String(text));
+    msg
+}
+
+/// Seconds rounded to milliseconds.
+fn round_ms(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
+}
+
+/// The assistant message of a turn: reasoning, the retrieval steps, the text, and an
+/// `AssistantWriteFile` event per written file. Its `usage` carries the turn's
+/// `duration` in seconds, as the reference's messages do; a turn the provider reported
+/// no usage for (cancelled early, failed) gets none, since zeros would read as
+/// "0 in / 0 out" in place of the last real figures.
+fn assistant_message(ended: Ended<'_>, text: &str, thinking: &str, plan: Option<&Plan>) -> Message {
+    let turn = ended.first;
+    let mut parts = Vec::new();
+    if !thinking.is_empty() {
+        parts.push(Part::thinking(thinking));
+    }
+    for step in &turn.steps {
+        let mut p = Part {
+            kind: "tool_call".into(),
+            content: Some(step.summary.clone()),
+            ..Part::default()
+        };
+        p.extra.insert("name".into(), json!(step.name));
+        p.extra.insert("arguments".into(), step.arguments.clone());
+        p.extra.insert("status".into(), json!(step.status));
+        parts.push(p);
+    }
+    if !text.is_empty() {
+        parts.push(Part::text(text));
+    }
+    let mut outputs = Vec::new();
+    for (path, content) in plan.map(|p| &p.writes).into_iter().flatten() {
+        let mut e = Part::event("AssistantWriteFile", path);
+        e.version = Some(ids::file_version(path, content));
+        if plan.is_some_and(|p| p.bases.get(path).is_some_and(Option::is_none)) {
+            e.added = Some(true);
+        }
+        parts.push(e);
+        outputs.push(path.clone());
+    }
+    let mut msg = Message {
+        role: "assistant".into(),
+        model: Some(turn.spec.model.clone()),
+        parts,
+        timestamp: Some(ids::now_rfc3339()),
+        output_files: (!outputs.is_empty()).then_some(outputs),
+        ..Message::default()
+    };
+    if turn.usage.is_some()
+        && let Ok(mut u) = serde_json::to_value(ended.usage())
+    {
+        u["duration"] = json!(round_ms(ended.duration()));
+        msg.extra.insert("usage".into(), u);
+    }
+    if let Some(r) = &turn.spec.body.reasoning {
+        msg.extra.insert("reasoning_effort".into(), json!(r.effort));
+    }
+    msg
+}
+
+#[cfg(test)]
+#[path = "complete_tests.rs"]
+mod tests;

@@ -1,0 +1,187 @@
+//! Review, checkpoints and rollback from a shell, and the read-only commands
+//! `models`, `show` and `log`.
+
+mod cli_support;
+mod common;
+
+use cli_support::*;
+use common::fake_env;
+use common::fake_model::*;
+use serde_json::json;
+
+const TEN: &str = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
+
+/// The model changes lines 2 and 9 of f.txt: two hunks.
+fn two_hunks(fake: &FakeModel) {
+    fake.push_sse(response(
+        "",
+        "Two changes.",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [
+                {"old_string": "l2\n", "new_string": "TWO\n"},
+                {"old_string": "l9\n", "new_string": "NINE\n"}]}),
+        )],
+    ));
+}
+
+/// Hunk ids from `bb7 review`: the first word of each indented hunk line.
+fn hunk_ids(review: &str) -> Vec<String> {
+    review
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .collect()
+}
+
+fn checkpoint_ids(env: &common::Env) -> Vec<String> {
+    stdout(&ok(env, &["checkpoints"]))
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn review_accepts_and_rejects_hunks_by_id() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    two_hunks(&fake);
+    ok(&env, &["ask", "change two lines"]);
+
+    let listing = stdout(&ok(&env, &["review"]));
+    assert!(listing.starts_with("M f.txt\n"), "{listing}");
+    assert!(listing.contains("    -l2\n    +TWO\n"), "{listing}");
+    let ids = hunk_ids(&listing);
+    assert_eq!(ids.len(), 2, "{listing}");
+    assert_eq!(stdout(&ok(&env, &["review", "f.txt"])), listing);
+
+    let err = fails(&env, &["review", "--accept", "nope"]);
+    assert!(err.contains("no pending hunk nope"), "{err}");
+    let o = ok(&env, &["review", "--accept", &ids[0]]);
+    assert!(
+        stderr(&o).contains(&format!("accepted {}", ids[0])),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "TWO\n"));
+    assert_eq!(hunk_ids(&stdout(&ok(&env, &["review"]))), [ids[1].clone()]);
+    ok(&env, &["review", "--reject", &ids[1]]);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "TWO\n"));
+    let o = ok(&env, &["review"]);
+    assert!(stderr(&o).contains("no pending changes"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+
+    // One checkpoint for the accepted hunk: id first, then time, action, file.
+    let line = stdout(&ok(&env, &["checkpoints"]));
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert!(fields[0].starts_with("cp_"), "{line}");
+    assert!(fields[1].contains('T'), "{line}");
+    assert_eq!(fields[2], "f.txt", "{line}");
+    assert_eq!(fields[3], "(review_apply)", "{line}");
+    assert_eq!(line.lines().count(), 1, "{line}");
+}
+
+#[test]
+fn review_all_then_rollback_whole_or_scoped() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    two_hunks(&fake);
+    ok(&env, &["ask", "change two lines"]);
+    let ids = hunk_ids(&stdout(&ok(&env, &["review"])));
+    ok(&env, &["review", "--all"]);
+    let both = TEN.replace("l2\n", "TWO\n").replace("l9\n", "NINE\n");
+    assert_eq!(env.read("f.txt"), both);
+
+    // Reverse only the first hunk; the second stays.
+    let cp = checkpoint_ids(&env).pop().unwrap();
+    let o = ok(&env, &["rollback", &cp, "--scoped", &ids[0]]);
+    assert!(stderr(&o).contains("restored f.txt"), "{}", stderr(&o));
+    assert_eq!(env.read("f.txt"), TEN.replace("l9\n", "NINE\n"));
+    assert_eq!(checkpoint_ids(&env).len(), 2);
+
+    // A whole rollback refuses a file changed since, unless forced.
+    let err = fails(&env, &["rollback", &cp]);
+    assert!(err.contains("conflict") && err.contains("f.txt"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(env.read("f.txt"), TEN.replace("l9\n", "NINE\n"));
+    ok(&env, &["rollback", &cp, "--force"]);
+    assert_eq!(env.read("f.txt"), TEN);
+    let err = fails(&env, &["rollback", "cp_0_nothing"]);
+    assert!(!err.is_empty());
+}
+
+#[test]
+fn apply_then_rollback_restores_the_file() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    two_hunks(&fake);
+    ok(&env, &["ask", "change two lines"]);
+    let o = ok(&env, &["apply"]);
+    assert!(stderr(&o).contains("(checkpoint cp_"), "{}", stderr(&o));
+    let cp = checkpoint_ids(&env).pop().unwrap();
+    ok(&env, &["rollback", &cp]);
+    assert_eq!(env.read("f.txt"), TEN);
+}
+
+#[test]
+fn models_show_and_log() {
+    let (env, fake) = fake_env(json!({}));
+    fake.set_models(Reply::Http {
+        status: 200,
+        headers: vec![],
+        body: json!({"data": [
+            {"id": "vendor/big", "name": "Big", "context_length": 200000,
+             "pricing": {"prompt": "0.000003", "completion": "0.000015"}},
+            {"id": "vendor/free", "context_length": 8192,
+             "pricing": {"prompt": "0", "completion": "0"}}]})
+        .to_string(),
+    });
+    ok(&env, &["init"]);
+    let models = stdout(&ok(&env, &["models"]));
+    assert_eq!(
+        models,
+        "vendor/big  200000  $3.00/$15.00\nvendor/free  8192  $0.00/$0.00\n"
+    );
+    assert_eq!(stdout(&ok(&env, &["models", "--refresh"])), models);
+    assert_eq!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/models"))
+            .count(),
+        2,
+        "--refresh fetches again"
+    );
+
+    env.write("a.txt", "a\n");
+    ok(&env, &["add", "a.txt"]);
+    fake.push_sse(response("", "First answer.", vec![]));
+    ok(&env, &["ask", "first question"]);
+    fake.push_sse(response("", "Second answer.", vec![]));
+    ok(&env, &["ask", "second question"]);
+    let md = stdout(&ok(&env, &["show"]));
+    assert!(md.starts_with("# "), "{md}");
+    for want in [
+        "## You\n\nfirst question\n",
+        "## Assistant\n\nFirst answer.\n",
+        "## You\n\nsecond question\n",
+        "## Assistant\n\nSecond answer.\n",
+        "a.txt",
+    ] {
+        assert!(md.contains(want), "{want:?} missing in {md}");
+    }
+    assert_eq!(stdout(&ok(&env, &["show", "--last"])), "Second answer.\n");
+
+    let second = stdout(&ok(&env, &["new", "other"])).trim().to_owned();
+    let log = stdout(&ok(&env, &["log"]));
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(
+        lines[0].starts_with(&second) && lines[0].contains("$0.0000"),
+        "{log}"
+    );
+    // Two answers at $0.0015 each.
+    assert!(
+        lines[1].contains("$0.0030") && lines[1].contains("2 question"),
+        "{log}"
+    );
+}
