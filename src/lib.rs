@@ -11,6 +11,7 @@ pub mod context;
 pub mod debug_log;
 pub mod edit;
 pub mod error;
+pub mod filecache;
 pub mod llm;
 pub mod output;
 pub mod project;

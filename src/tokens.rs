@@ -31,3 +31,14 @@ pub fn count_cached(file_id: &str, text: &str) -> usize {
     }
     n
 }
+
+/// Like [`count`], remembered under the text's sha256 for the life of the process, for
+/// texts that are re-counted on every estimate but rarely change (system prompt,
+/// instructions, history).
+pub fn count_memo(text: &str) -> usize {
+    if text.is_empty() {
+        return 0;
+    }
+    let key = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()));
+    count_cached(&key, text)
+}

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -26,7 +27,7 @@ pub struct ChatStore {
 
 /// `chats/index.json`: `{"version":1,"active_chat_id","chats":[{"id","name","created"}]}`.
 /// A cache: chats missing from it are still found by scanning `chats/`.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, Eq)]
 pub struct Index {
     /// Always 1.
     #[serde(default)]
@@ -157,10 +158,19 @@ impl ChatStore {
     /// Writes `chat.json` atomically.
     pub fn save(&self, chat: &Chat) -> Result<()> {
         let path = self.chat_path(&chat.id, "chat.json")?;
-        write_json_atomic(&path, chat)
+        // Compact: the file is rewritten on every change of the chat, and indenting a
+        // chat with thousands of context events costs more than the write itself.
+        let mut bytes = serde_json::to_vec(chat).map_err(|e| {
+            Error::new(
+                ErrorCode::Io,
+                format!("Cannot encode chat {}: {e}", chat.id),
+            )
+        })?;
+        bytes.push(b'\n');
+        fsutil::write_atomic(&path, &bytes)
     }
 
-    /// Creates a new chat with a fresh id and adds it to the index.
+    /// Creates a new chat with a fresh id and adds it to the index as the active chat.
     pub fn create(&self, name: Option<&str>, model: &str) -> Result<Chat> {
         let chats = self.chats_dir()?;
         std::fs::create_dir_all(&chats)
@@ -183,6 +193,8 @@ impl ChatStore {
         let dir = self.chat_dir(&id)?;
         std::fs::create_dir_all(&dir).map_err(|e| Error::io("Cannot create chat", e))?;
         self.save(&chat)?;
+        // Every caller activates the new chat next; recording that here lets the
+        // activation find the index unchanged, so the index is written once.
         self.update_index(|idx| {
             idx.chats.retain(|e| e.id != chat.id);
             idx.chats.push(IndexEntry {
@@ -190,28 +202,59 @@ impl ChatStore {
                 name: chat.name.clone(),
                 created: chat.created.clone(),
             });
+            idx.active_chat_id = Some(chat.id.clone());
         })?;
         Ok(chat)
     }
 
     /// Reads the index; a missing or damaged index is an empty one (it is a cache).
     pub fn read_index(&self) -> Index {
-        let Ok(path) = state_path(&self.base, "chats/index.json") else {
-            return Index::default();
-        };
-        std::fs::read(path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+        self.shared_index().as_ref().clone()
     }
 
-    /// Changes the index and writes it atomically.
+    /// The parsed index, shared with earlier reads while the file's size, mtime and
+    /// inode are unchanged (every write replaces it by rename, so a change of content
+    /// is a change of inode): with 20,000 chats, parsing it costs more than the rest of
+    /// `chat_new`.
+    fn shared_index(&self) -> Arc<Index> {
+        let Ok(path) = state_path(&self.base, "chats/index.json") else {
+            return Arc::default();
+        };
+        let Some(stamp) = file_stamp(&path) else {
+            return Arc::default();
+        };
+        let mut cache = index_cache().lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((s, idx)) = cache.get(&path)
+            && *s == stamp
+        {
+            return idx.clone();
+        }
+        let index: Arc<Index> = Arc::new(
+            std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default(),
+        );
+        cache.insert(path, (stamp, index.clone()));
+        index
+    }
+
+    /// Changes the index and writes it atomically (not at all when nothing changed).
     pub fn update_index(&self, change: impl FnOnce(&mut Index)) -> Result<()> {
-        let mut index = self.read_index();
+        let before = self.shared_index();
+        let mut index = before.as_ref().clone();
         change(&mut index);
         index.version = 1;
+        if index == *before {
+            return Ok(());
+        }
         let path = state_path(&self.base, "chats/index.json")?;
-        write_json_atomic(&path, &index)
+        write_json_atomic(&path, &index)?;
+        if let Some(stamp) = file_stamp(&path) {
+            let mut cache = index_cache().lock().unwrap_or_else(|p| p.into_inner());
+            cache.insert(path, (stamp, Arc::new(index)));
+        }
+        Ok(())
     }
 
     /// Records the active chat in the index (restored by `init` in a new process).
@@ -277,7 +320,7 @@ impl ChatStore {
     /// by scanning and still listed (the index is a cache).
     pub fn list(&self, include_archived: bool) -> Result<Vec<ChatSummary>> {
         let dir = self.chats_dir()?;
-        let index = self.read_index();
+        let index = self.shared_index();
         let known: HashMap<&str, &IndexEntry> =
             index.chats.iter().map(|e| (e.id.as_str(), e)).collect();
         let pins = self.flags(PINS_FILE);
@@ -288,6 +331,7 @@ impl ChatStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
             Err(e) => return Err(Error::io("Cannot list chats", e)),
         };
+        let dir_handle = std::fs::File::open(&dir).ok();
         for entry in entries.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             if !ft.is_dir() {
@@ -311,7 +355,10 @@ impl ChatStore {
                 },
             };
             out.push(ChatSummary {
-                locked: lock::holder(&entry.path()).is_some(),
+                locked: match &dir_handle {
+                    Some(d) => lock::holder_in(d, &id).is_some(),
+                    None => lock::holder(&entry.path()).is_some(),
+                },
                 pinned: pins.contains(&id),
                 archived: is_archived,
                 id,
@@ -477,6 +524,22 @@ impl ChatStore {
     pub fn remove_chat_file(&self, id: &str, rel: &str) -> Result<()> {
         fsutil::remove_file_if_exists(&self.chat_path(id, rel)?)
     }
+}
+
+/// Size, mtime and inode of a file: what tells a cached parse is still current.
+type Stamp = (u64, i64, i64, u64);
+
+fn file_stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.mtime(), m.mtime_nsec(), m.ino()))
+}
+
+type IndexCache = HashMap<PathBuf, (Stamp, Arc<Index>)>;
+
+fn index_cache() -> &'static Mutex<IndexCache> {
+    static CACHE: OnceLock<Mutex<IndexCache>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 /// What a content search looks at in a message: its text parts and the paths its

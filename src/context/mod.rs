@@ -93,9 +93,13 @@ impl<'a> ChatFiles<'a> {
         }
     }
 
-    /// Writes a snapshot.
+    /// Writes a snapshot and records its facts (hashes, line count; tokens follow in
+    /// the background) so statuses need not read it back.
     pub fn write_snapshot(&self, cf: &ContextFile, content: &str) -> Result<()> {
-        write_atomic(&self.snapshot_path(cf)?, content.as_bytes())
+        let path = self.snapshot_path(cf)?;
+        write_atomic(&path, content.as_bytes())?;
+        crate::filecache::record(self.store.base(), &path, content);
+        Ok(())
     }
 
     /// Where the model's copy of project file `rel` lives: `output/{rel}`.
@@ -108,9 +112,12 @@ impl<'a> ChatFiles<'a> {
         read_text_opt(&self.output_path(rel)?, rel)
     }
 
-    /// Writes the model's copy of `rel`.
+    /// Writes the model's copy of `rel` and records its facts.
     pub fn write_output(&self, rel: &str, content: &str) -> Result<()> {
-        write_atomic(&self.output_path(rel)?, content.as_bytes())
+        let path = self.output_path(rel)?;
+        write_atomic(&path, content.as_bytes())?;
+        crate::filecache::record(self.store.base(), &path, content);
+        Ok(())
     }
 
     /// Deletes the model's copy of `rel` (missing is fine) and empty directories left

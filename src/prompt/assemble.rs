@@ -63,7 +63,14 @@ pub fn user_text(history: &[Message], files: &[PromptFile], current: &str) -> St
     readonly.sort_by_key(key);
     writable.sort_by_key(key);
 
-    let mut s = String::new();
+    let hist = history_text(history);
+    // Sized up front: the text holds every context file, and growing it by doubling
+    // would hold two copies at once.
+    let files_len: usize = files
+        .iter()
+        .map(|f| f.content.len() + f.entry.path.len() + 160)
+        .sum();
+    let mut s = String::with_capacity(files_len + hist.len() + current.len() + 1024);
     if !readonly.is_empty() {
         s.push_str("<read-only-files>\n");
         for f in &readonly {
@@ -71,7 +78,6 @@ pub fn user_text(history: &[Message], files: &[PromptFile], current: &str) -> St
         }
         s.push_str("</read-only-files>\n\n");
     }
-    let hist = history_text(history);
     if !hist.is_empty() {
         s.push_str("<history>\n");
         s.push_str(&hist);
@@ -232,7 +238,8 @@ fn attr(v: &str) -> String {
 }
 
 /// The `messages` array: system, then the one user message.
-pub fn messages(system: &str, user: &str) -> Vec<ChatMessage> {
+pub fn messages(system: &str, user: String) -> Vec<ChatMessage> {
+    // The user text holds every context file: it is moved, not copied.
     vec![
         ChatMessage::text(Role::System, system),
         ChatMessage::text(Role::User, user),

@@ -105,6 +105,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    return_large_buffers_to_the_os();
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut out = tokio::io::BufWriter::new(output);
@@ -224,5 +225,23 @@ where
     match read_error {
         Some(e) => Err(e),
         None => Ok(0),
+    }
+}
+
+/// Makes the allocator give large buffers back to the system when they are freed.
+///
+/// A request over a big context (statuses with contents, a `send`) builds buffers of
+/// the context's size. glibc raises its mmap threshold after such a buffer is freed,
+/// so the next ones come from the heap of whichever thread ran the request and stay
+/// resident there; across the runtime's threads that multiplies the peak memory.
+/// A fixed threshold keeps every allocation of 1 MiB or more in its own mapping,
+/// returned on free.
+fn return_large_buffers_to_the_os() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; it is called before the server
+    // allocates its request buffers and is safe to call at any time.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 4 << 20);
     }
 }

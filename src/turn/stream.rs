@@ -276,7 +276,9 @@ pub async fn run(
 ) -> TurnOutcome {
     let started = Instant::now();
     tracing::info!(request_id = %spec.request_id, chat = %spec.chat.id, model = %spec.model, "turn started");
-    let mut body = spec.body.clone();
+    // The body holds the whole context: it is copied only when a retrieval round
+    // has to extend it, so a plain turn holds it once.
+    let mut extended = None;
     let mut text = String::new();
     let mut thinking = String::new();
     let mut calls = Vec::new();
@@ -288,7 +290,8 @@ pub async fn run(
     let mut budget = MAX_TOOL_CALLS;
     loop {
         rounds += 1;
-        let round = stream_round(&provider, &body, &spec, &outbox, &cancel).await;
+        let body = extended.as_ref().unwrap_or(&spec.body);
+        let round = stream_round(&provider, body, &spec, &outbox, &cancel).await;
         if !round.text.is_empty() && !text.is_empty() && !text.ends_with('\n') {
             text.push_str("\n\n");
         }
@@ -329,6 +332,7 @@ pub async fn run(
         if cancelled {
             break;
         }
+        let body = extended.get_or_insert_with(|| spec.body.clone());
         body.messages
             .push(assistant_message(&round.text, &round.calls));
         body.messages.extend(results);

@@ -70,7 +70,10 @@ impl Session {
         let files = ChatFiles::new(&active.store, &active.chat.id);
         let contents = args.contents.unwrap_or(true);
         let rows = output::statuses(&active.chat, files, &root, contents)?;
-        Ok(json!({"type": "file_statuses", "files": rows}))
+        // Assigned, not written inside `json!`, which would copy every text.
+        let mut reply = json!({"type": "file_statuses"});
+        reply["files"] = output::rows_to_json(rows);
+        Ok(reply)
     }
 
     /// Resolves a path for adding to context: a project path that leads outside the

@@ -176,6 +176,9 @@ impl Session {
             }
         }
         let user = assemble::user_text(&chat.messages, &files, content);
+        // Only one copy of the context is held at a time: the files go once the text
+        // is built, and the text moves into the body.
+        drop(files);
         // Global chats never write into a project: no file tools at all.
         let mut tools = Vec::new();
         if !global_chat {
@@ -189,7 +192,7 @@ impl Session {
                 &model,
                 effort.as_deref(),
                 &key.id,
-                assemble::messages(&system, &user),
+                assemble::messages(&system, user),
             )
             .with_tools(tools);
 
@@ -460,6 +463,10 @@ pub(super) fn prompt_files(
 ) -> Result<(Vec<PromptFile>, Vec<SnapshotRef>)> {
     let mut out = Vec::new();
     let mut snapshot = Vec::new();
+    // One directory walk tells which files have output, instead of a failed open per
+    // context file.
+    let outputs = files.list_outputs()?;
+    let has_output: std::collections::HashSet<&str> = outputs.iter().map(String::as_str).collect();
     for cf in &chat.context_files {
         snapshot.push(SnapshotRef {
             path: cf.path.clone(),
@@ -469,7 +476,7 @@ pub(super) fn prompt_files(
         });
         let snap = files.read_snapshot(cf)?;
         let writable = !cf.readonly && !cf.external && !cf.is_section();
-        let output = if writable {
+        let output = if writable && has_output.contains(cf.path.as_str()) {
             files.read_output(&cf.path)?
         } else {
             None
@@ -489,7 +496,7 @@ pub(super) fn prompt_files(
             writable,
         });
     }
-    for rel in files.list_outputs()? {
+    for rel in outputs {
         if find_file(chat, &rel).is_some() {
             continue;
         }

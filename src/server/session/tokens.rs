@@ -2,9 +2,9 @@
 //! `estimate_text_tokens`).
 
 use super::Session;
-use crate::chat::ids;
-use crate::context::{ChatFiles, find_file};
+use crate::context::ChatFiles;
 use crate::error::{Error, Result};
+use crate::output;
 use crate::prompt::assemble::{self};
 use crate::protocol::Request;
 use crate::protocol::params;
@@ -17,51 +17,37 @@ impl Session {
         let args: params::EstimateTokens = req.params()?;
         let input = args.input_text.as_deref().unwrap_or("");
         let a = self.active()?;
-        let system_prompt = tokens::count(&self.system_prompt_base());
+        let system_prompt = tokens::count_memo(&self.system_prompt_base());
         let instructions: usize = self
             .instruction_files(a.store.global)
             .unwrap_or_default()
             .iter()
-            .map(|i| tokens::count(&i.text))
+            .map(|i| tokens::count_memo(&i.text))
             .sum();
-        let history = tokens::count(&assemble::history_text(&a.chat.messages));
+        let history = tokens::count_memo(&assemble::history_text(&a.chat.messages));
+        let root = self.root()?.to_path_buf();
         let files = ChatFiles::new(&a.store, &a.chat.id);
-        let mut rows = Vec::new();
-        let mut context_total = 0;
-        for cf in &a.chat.context_files {
-            let snap = files.read_snapshot(cf).unwrap_or_default();
-            let original = tokens::count_cached(&cf.version, &snap);
-            let output = if cf.is_section() || cf.external {
-                None
-            } else {
-                files.read_output(&cf.path)?
-            };
-            let mut row =
-                json!({"path": cf.path, "tokens": original, "has_output": output.is_some()});
-            if let Some(out) = &output {
-                let out_tokens = tokens::count_cached(&ids::file_version(&cf.path, out), out);
-                row["tokens"] = json!(out_tokens);
-                row["original_tokens"] = json!(original);
-                row["output_tokens"] = json!(out_tokens);
-                context_total += out_tokens;
-            } else {
-                context_total += original;
-            }
-            if let (Some(s), Some(e)) = (cf.start_line, cf.end_line) {
-                row["start_line"] = json!(s);
-                row["end_line"] = json!(e);
-            }
-            rows.push(row);
-        }
-        for rel in files.list_outputs()? {
-            if find_file(&a.chat, &rel).is_some() {
-                continue;
-            }
-            let out = files.read_output(&rel)?.unwrap_or_default();
-            let t = tokens::count_cached(&ids::file_version(&rel, &out), &out);
-            context_total += t;
-            rows.push(json!({"path": rel, "tokens": t, "has_output": true, "output_tokens": t}));
-        }
+        // The statuses hold every count, cached per file version.
+        let statuses = output::statuses(&a.chat, files, &root, false)?;
+        let context_total: usize = statuses.iter().map(|r| r.tokens).sum();
+        let rows: Vec<Value> = statuses
+            .into_iter()
+            .map(|r| {
+                let mut row =
+                    json!({"path": r.path, "tokens": r.tokens, "has_output": r.has_output});
+                if let Some(o) = r.original_tokens {
+                    row["original_tokens"] = json!(o);
+                }
+                if let Some(o) = r.output_tokens {
+                    row["output_tokens"] = json!(o);
+                }
+                if let (Some(s), Some(e)) = (r.start_line, r.end_line) {
+                    row["start_line"] = json!(s);
+                    row["end_line"] = json!(e);
+                }
+                row
+            })
+            .collect();
         let input_tokens = tokens::count(input);
         Ok(json!({
             "type": "token_estimate",

@@ -1,0 +1,258 @@
+//! File statuses (`get_file_statuses`): the one place that decides `M`, `A`, `!A` and
+//! `S`, and whether a file on disk still matches its snapshot (`out_of_sync`).
+//!
+//! Statuses are computed from cached facts (sha256, token counts) of the snapshot,
+//! output and disk files, looked up by each file's size, mtime and inode, so a warm
+//! call reads no file contents unless the client asks for them (`contents: true`).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::chat::model::{Chat, ContextFile};
+use crate::context::ChatFiles;
+use crate::error::Result;
+use crate::filecache::{self, Facts};
+
+/// One row of `get_file_statuses` (docs/PROTOCOL.md, "Base: context and output").
+#[derive(Debug, Clone, Serialize)]
+pub struct FileStatus {
+    /// Path as in context (relative, or absolute for external files).
+    pub path: String,
+    /// `""`, `M`, `A`, `!A` or `S` (see [`status_of`]).
+    pub status: &'static str,
+    /// The file (or section) is in context.
+    pub in_context: bool,
+    /// The model wrote an output copy.
+    pub has_output: bool,
+    /// Read-only for the model.
+    pub readonly: bool,
+    /// Outside the project.
+    pub external: bool,
+    /// The file on disk differs from the snapshot (for a section: its lines differ),
+    /// ignoring line endings and a missing final newline; also true when the file is
+    /// gone. Always false for output that is not in context.
+    pub out_of_sync: bool,
+    /// Tokens the model will see for this entry (the output when there is one).
+    pub tokens: usize,
+    /// Tokens of the context snapshot, when there is output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_tokens: Option<usize>,
+    /// Tokens of the output, when there is output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<usize>,
+    /// Snapshot text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_content: Option<String>,
+    /// Output text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_content: Option<String>,
+    /// Hex sha256 of the snapshot text, sent instead of the texts when the request
+    /// asked for `contents: false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_hash: Option<String>,
+    /// Hex sha256 of the output text, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_hash: Option<String>,
+    /// Section start line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// Section end line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+}
+
+/// What decides a status letter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// A section of a file in context.
+    Section,
+    /// A whole file in context; `output_differs` is true when the model's output
+    /// differs from the snapshot (false when there is no output).
+    InContext {
+        /// The output differs from the snapshot.
+        output_differs: bool,
+    },
+    /// Output for a file that is not in context; `exists_locally` when the file is on
+    /// disk.
+    OutputOnly {
+        /// A file of that path exists in the project.
+        exists_locally: bool,
+    },
+}
+
+/// The status letter of an entry: `S` for sections, `M` for a context file whose
+/// output differs from its snapshot, `A` for output that is not in context, `!A` when
+/// such a file exists locally, `""` otherwise.
+pub fn status_of(entry: Entry) -> &'static str {
+    match entry {
+        Entry::Section => "S",
+        Entry::InContext {
+            output_differs: true,
+        } => "M",
+        Entry::InContext { .. } => "",
+        Entry::OutputOnly {
+            exists_locally: true,
+        } => "!A",
+        Entry::OutputOnly { .. } => "A",
+    }
+}
+
+/// Where the user's copy of a context entry lives.
+fn disk_path(root: &Path, cf: &ContextFile) -> PathBuf {
+    if cf.external {
+        PathBuf::from(&cf.path)
+    } else {
+        root.join(&cf.path)
+    }
+}
+
+/// Whether the disk copy of `cf` differs from its snapshot (see
+/// [`FileStatus::out_of_sync`]).
+fn out_of_sync(base: &Path, root: &Path, cf: &ContextFile, snap: Option<&Facts>) -> bool {
+    let Some(snap) = snap else {
+        return true;
+    };
+    let disk = disk_path(root, cf);
+    let facts = match (cf.start_line, cf.end_line) {
+        (Some(s), Some(e)) => filecache::section_facts(base, &disk, s, e).ok().flatten(),
+        _ => filecache::file_facts(base, &disk, false).ok().flatten(),
+    };
+    facts.is_none_or(|d| d.sync_hash != snap.sync_hash)
+}
+
+/// Statuses of every context entry and every output file. With `contents` the rows
+/// carry the snapshot and output texts; without, their sha256 (`context_hash`,
+/// `output_hash`) and no file is read whose metadata is unchanged. Errors: the state
+/// directory cannot be listed, or an output is not text.
+pub fn statuses(
+    chat: &Chat,
+    files: ChatFiles,
+    root: &Path,
+    contents: bool,
+) -> Result<Vec<FileStatus>> {
+    let base = files.store.base();
+    let outputs = files.list_outputs()?;
+    let output_set: HashSet<&str> = outputs.iter().map(String::as_str).collect();
+    let mut rows = Vec::with_capacity(chat.context_files.len());
+    let mut in_context = HashSet::new();
+    for cf in &chat.context_files {
+        let section = cf.is_section();
+        if !section {
+            in_context.insert(cf.path.as_str());
+        }
+        let snap_path = files.snapshot_path(cf)?;
+        let snap = filecache::file_facts(base, &snap_path, true).ok().flatten();
+        let output = if !section && !cf.external && output_set.contains(cf.path.as_str()) {
+            filecache::file_facts(base, &files.output_path(&cf.path)?, true)?
+        } else {
+            None
+        };
+        let entry = if section {
+            Entry::Section
+        } else {
+            Entry::InContext {
+                output_differs: output
+                    .as_ref()
+                    .is_some_and(|o| Some(&o.sha256) != snap.as_ref().map(|s| &s.sha256)),
+            }
+        };
+        let snap_tokens = snap.as_ref().and_then(|s| s.tokens).unwrap_or(0);
+        let out_tokens = output.as_ref().map(|o| o.tokens.unwrap_or(0));
+        let (context_content, output_content) = if contents {
+            (
+                files.read_snapshot(cf).ok(),
+                match output {
+                    Some(_) => files.read_output(&cf.path)?,
+                    None => None,
+                },
+            )
+        } else {
+            (None, None)
+        };
+        rows.push(FileStatus {
+            path: cf.path.clone(),
+            status: status_of(entry),
+            in_context: true,
+            has_output: output.is_some(),
+            readonly: cf.readonly,
+            external: cf.external,
+            out_of_sync: out_of_sync(base, root, cf, snap.as_ref()),
+            tokens: out_tokens.unwrap_or(snap_tokens),
+            original_tokens: out_tokens.map(|_| snap_tokens),
+            output_tokens: out_tokens,
+            context_content,
+            output_content,
+            context_hash: (!contents).then(|| snap.map(|s| s.sha256)).flatten(),
+            output_hash: (!contents).then(|| output.map(|o| o.sha256)).flatten(),
+            start_line: cf.start_line,
+            end_line: cf.end_line,
+        });
+    }
+    for rel in &outputs {
+        if in_context.contains(rel.as_str()) {
+            continue;
+        }
+        let facts = filecache::file_facts(base, &files.output_path(rel)?, true)?;
+        let exists_locally = root.join(rel).symlink_metadata().is_ok();
+        let t = facts.as_ref().and_then(|f| f.tokens).unwrap_or(0);
+        rows.push(FileStatus {
+            path: rel.clone(),
+            status: status_of(Entry::OutputOnly { exists_locally }),
+            in_context: false,
+            has_output: true,
+            readonly: false,
+            external: false,
+            out_of_sync: false,
+            tokens: t,
+            original_tokens: None,
+            output_tokens: Some(t),
+            context_content: None,
+            output_content: if contents {
+                Some(files.read_output(rel)?.unwrap_or_default())
+            } else {
+                None
+            },
+            context_hash: None,
+            output_hash: if contents {
+                None
+            } else {
+                Some(facts.map(|f| f.sha256).unwrap_or_else(|| sha256_hex(b"")))
+            },
+            start_line: None,
+            end_line: None,
+        });
+    }
+    filecache::flush();
+    Ok(rows)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes))
+}
+
+/// The `files` array of a `file_statuses` reply. Snapshot and output texts are moved
+/// into the JSON value rather than copied, so a reply with contents holds each text
+/// once.
+pub fn rows_to_json(rows: Vec<FileStatus>) -> serde_json::Value {
+    use serde_json::Value;
+    let values = rows
+        .into_iter()
+        .map(|mut row| {
+            let context = row.context_content.take();
+            let output = row.output_content.take();
+            let mut v = serde_json::to_value(&row).unwrap_or(Value::Null);
+            if let Some(map) = v.as_object_mut() {
+                if let Some(t) = context {
+                    map.insert("context_content".into(), Value::String(t));
+                }
+                if let Some(t) = output {
+                    map.insert("output_content".into(), Value::String(t));
+                }
+            }
+            v
+        })
+        .collect();
+    Value::Array(values)
+}
