@@ -592,3 +592,7 @@ fn excerpt_around(text: &str, needle: &str) -> Option<String> {
     }
     Some(s)
 }
+
+#[cfg(test)]
+#[path = "store_tests.rs"]
+mod tests;
