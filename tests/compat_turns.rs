@@ -336,9 +336,7 @@ fn taking_every_hunk_by_hand_is_a_full_merge_despite_the_missing_final_newline()
     assert_eq!(statuses[0]["has_output"], false);
 }
 
-// needs server: apply keeps final newline (H10)
 #[test]
-#[ignore = "needs server: apply keeps final newline (H10)"]
 fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
     let (env, fake) = fake_env(json!({}));
     env.write("a.rs", "fn a() {}\nfn b() {}\n");

@@ -120,8 +120,9 @@ impl Provider for OpenAiCompatible {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<EventStream, ApiError>> {
         Box::pin(async move {
-            let body = request.body(true);
-            let resp = self.send(self.post("chat/completions").json(&body)).await?;
+            let resp = self
+                .send(self.post("chat/completions").json(&request.wire(true)))
+                .await?;
             let events = resp.bytes_stream().eventsource();
             let stream = events.map(|item| match item {
                 Ok(ev) => decode_event(&ev.data),
@@ -133,8 +134,9 @@ impl Provider for OpenAiCompatible {
 
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>> {
         Box::pin(async move {
-            let body = request.body(false);
-            let resp = self.send(self.post("chat/completions").json(&body)).await?;
+            let resp = self
+                .send(self.post("chat/completions").json(&request.wire(false)))
+                .await?;
             resp.json::<Value>()
                 .await
                 .map_err(|e| ApiError::Decode(e.to_string()))

@@ -172,20 +172,27 @@ impl ChatRequest {
         self
     }
 
-    /// The JSON body with `stream` set, as sent.
-    pub fn body(&self, stream: bool) -> Value {
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            #[serde(flatten)]
-            request: &'a ChatRequest,
-            stream: bool,
-        }
-        serde_json::to_value(Wire {
+    /// The request with `stream` set, ready to serialize straight into the HTTP body
+    /// (no intermediate JSON tree: the context can be megabytes).
+    pub fn wire(&self, stream: bool) -> Wire<'_> {
+        Wire {
             request: self,
             stream,
-        })
-        .unwrap_or(Value::Null)
+        }
     }
+
+    /// The JSON body with `stream` set, as sent.
+    pub fn body(&self, stream: bool) -> Value {
+        serde_json::to_value(self.wire(stream)).unwrap_or(Value::Null)
+    }
+}
+
+/// A [`ChatRequest`] with its `stream` flag, as it goes on the wire.
+#[derive(Debug, Serialize)]
+pub struct Wire<'a> {
+    #[serde(flatten)]
+    request: &'a ChatRequest,
+    stream: bool,
 }
 
 #[cfg(test)]
