@@ -361,8 +361,13 @@ fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
     ));
     let end = send(&mut b, "Rename b");
     assert_eq!(end["type"], "done", "{end}");
-    b.ok(json!({"action": "apply_file", "path": "a.rs"}));
+    // The reference plugin writes `content` again: into a loaded buffer as lines (which
+    // its `fileformat` writes back as CRLF), else to the file as it is. So `content`
+    // has the disk file's final newline, and LF line ends as buffers hold them.
+    let r = b.ok(json!({"action": "apply_file", "path": "a.rs"}));
     assert_eq!(env.read("a.rs"), "fn a() {}\nfn c() {}\n");
-    b.ok(json!({"action": "apply_file", "path": "w.rs"}));
+    assert_eq!(r["content"], "fn a() {}\nfn c() {}\n");
+    let r = b.ok(json!({"action": "apply_file", "path": "w.rs"}));
     assert_eq!(env.read("w.rs"), "uno\r\ntwo\r\n");
+    assert_eq!(r["content"], "uno\ntwo\n");
 }
