@@ -1,4 +1,4 @@
-//! Benchmarks of the state layer through the real binary (issue 2): `chat_list` and
+//! Benchmarks of the state layer through the real binary: `chat_list` and
 //! `search_chats` over 2,000 chats of 50 messages each, and startup-to-first-reply.
 //! Numbers are printed with a baseline measured in the same run (a `ping` round trip),
 //! never asserted. Run with `cargo bench --bench core`.

@@ -1,4 +1,4 @@
-//! Benchmarks of the model turn through the real binary (issue 3):
+//! Benchmarks of the model turn through the real binary:
 //! - per-chunk forwarding latency: from the fake server writing an SSE event to bb7's
 //!   `chunk` line reaching the reader, against a `ping` round trip as the baseline;
 //! - cancel latency: from `cancel` to the stream's final `done`;

@@ -1,5 +1,5 @@
-//! User configuration (`~/.config/bb7/config.json`, seed 001 "Global Config") and
-//! global state (`~/.bb7/state.json`, seed 001 "Global State").
+//! User configuration (`~/.config/bb7/config.json`) and
+//! global state (`~/.bb7/state.json`).
 
 use std::path::Path;
 
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::project::fsutil::write_json_atomic;
 
-/// The model used when neither config nor state names one (seed 001).
+/// The model used when neither config nor state names one.
 pub const FALLBACK_MODEL: &str = "anthropic/claude-sonnet-4";
 
 /// `config.json`. Every field is optional; unknown fields are ignored.

@@ -1,4 +1,4 @@
-//! Debug logging (DESIGN.md invariant 1: stdout carries protocol lines only). With
+//! Debug logging (invariant 1 in docs/ARCHITECTURE.md: stdout carries protocol lines only). With
 //! `BB7_DEBUG=1` bb7 appends to `~/.bb7/debug.log`: actions, request ids, timings, error
 //! codes, retries. Never message text, file content or the API key.
 

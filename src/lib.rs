@@ -1,7 +1,7 @@
 #![deny(missing_docs)]
 //! bb7: a sidecar that gives an editor a focused, non-agentic LLM chat with explicit
 //! context and reviewed edits. The binary speaks line-delimited JSON on stdio
-//! (PROTOCOL.md); this library holds everything behind it.
+//! (docs/PROTOCOL.md); this library holds everything behind it.
 
 pub mod apply;
 pub mod chat;

@@ -1,5 +1,4 @@
-//! Token estimates with the `cl100k_base` tokenizer (seed 001, "Token
-//! Estimation"). The tokenizer is loaded on first use (it costs tens of
+//! Token estimates with the `cl100k_base` tokenizer. The tokenizer is loaded on first use (it costs tens of
 //! milliseconds), and counts of whole files are cached by file id, so repeated
 //! estimates over unchanged files cost a map lookup.
 

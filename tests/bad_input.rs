@@ -1,5 +1,5 @@
-//! Bad input never crashes bb7, never changes disk, and always gets an `error`
-//! (issue 2, point 8); state survives SIGKILL (point 7).
+//! Bad input never crashes bb7, never changes disk, and always gets an `error`;
+//! state survives SIGKILL.
 
 mod common;
 

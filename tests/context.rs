@@ -1,4 +1,4 @@
-//! Context rules, statuses, apply, fork and edit (issue 2, points 3–5).
+//! Context rules, statuses, apply, fork and edit.
 
 mod common;
 
@@ -32,7 +32,7 @@ fn context_files_sections_and_events() {
     assert_eq!(files[1]["end_line"], 3);
     assert_eq!(files[1]["readonly"], true);
 
-    // Snapshots are stored as seed 001 lays out.
+    // Snapshots are stored as docs/PROTOCOL.md lays out.
     let dir = env.chat_dir(&id);
     assert_eq!(
         std::fs::read_to_string(dir.join("context/src/lib.rs")).unwrap(),

@@ -1,4 +1,4 @@
-//! Review, per-hunk apply, checkpoints and rollback through the binary (issue 5).
+//! Review, per-hunk apply, checkpoints and rollback through the binary.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Project initialisation, chats, persistence, locks (issue 2, points 2, 3, 7).
+//! Project initialisation, chats, persistence, locks.
 
 mod common;
 

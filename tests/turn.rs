@@ -1,4 +1,4 @@
-//! The model turn over stdio against the fake OpenAI-compatible server (issue 3).
+//! The model turn over stdio against the fake OpenAI-compatible server.
 
 mod common;
 

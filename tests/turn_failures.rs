@@ -1,5 +1,5 @@
 //! Cancellation, API failures, retries, stalls; titles, models, balance, estimates;
-//! concurrent turns (issue 3, points 5 and 6).
+//! concurrent turns.
 
 mod common;
 

@@ -1,9 +1,9 @@
-//! Identifiers and times (PROTOCOL.md, "Facts about the reference implementation").
+//! Identifiers and times (docs/PROTOCOL.md, "Facts about the reference implementation").
 
 use sha2::{Digest, Sha256};
 
-/// File id of a whole file: the first 8 hex characters of sha256(path + NUL + content)
-/// (seed 001, `context_files[*].version`).
+/// File id of a whole file: the first 8 hex characters of sha256(path + NUL + content),
+/// the `version` of a context file (docs/PROTOCOL.md).
 pub fn file_version(path: &str, content: &str) -> String {
     short_hash(&[path.as_bytes(), b"\0", content.as_bytes()], 8)
 }
@@ -60,7 +60,7 @@ pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// The default chat name, `Chat YYYY-MM-DD HH:MM` in UTC (seed 001).
+/// The default chat name, `Chat YYYY-MM-DD HH:MM` in UTC.
 pub fn default_chat_name() -> String {
     chrono::Utc::now().format("Chat %Y-%m-%d %H:%M").to_string()
 }

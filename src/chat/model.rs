@@ -1,4 +1,4 @@
-//! The chat format on disk: `chat.json` version 2 (seed 001, "chat.json"), with lazy
+//! The chat format on disk: `chat.json` version 2, with lazy
 //! migration of versions 0 and 1. Unknown fields are kept, so a chat written by a newer
 //! bb7 or by the reference is never stripped of data it had.
 
@@ -32,7 +32,7 @@ pub struct Chat {
     /// Unsent input text.
     #[serde(default)]
     pub draft: String,
-    /// Retrieval tools: `off` (absent), `ask` or `auto` (PROTOCOL.md extension).
+    /// Retrieval tools: `off` (absent), `ask` or `auto` (docs/PROTOCOL.md extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<String>,
     /// Files and sections in context, in the order they were added.
@@ -89,7 +89,7 @@ pub struct Message {
     /// RFC 3339 UTC time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
-    /// On user messages: the context at send time (seed 001).
+    /// On user messages: the context at send time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_snapshot: Option<Vec<SnapshotRef>>,
     /// On assistant messages: files the response wrote.
@@ -115,7 +115,7 @@ pub struct SnapshotRef {
     pub end_line: Option<u64>,
 }
 
-/// One typed part of a message (seed 001 lists `text`, `thinking`, `code`, `file`,
+/// One typed part of a message (the format lists `text`, `thinking`, `code`, `file`,
 /// `context_event`, `raw`). Fields that do not apply to a type are absent.
 #[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
 pub struct Part {
@@ -250,7 +250,7 @@ impl Chat {
         changed
     }
 
-    /// The model recorded on the last user message, if any (seed 001, "Model selection").
+    /// The model recorded on the last user message, if any.
     pub fn last_user_model(&self) -> Option<&str> {
         self.messages
             .iter()

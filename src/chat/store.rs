@@ -1,6 +1,6 @@
 //! A directory of chats: `chats/index.json`, `chats/{id}/chat.json`, and the pin and
-//! archive lists beside `chats/` (seed 001, "Project State Directory"; PROTOCOL.md
-//! "Facts about the reference implementation" for the index shape).
+//! archive lists beside `chats/` (docs/PROTOCOL.md,
+//! "Facts about the reference implementation", for the index shape).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -129,7 +129,7 @@ impl ChatStore {
             .unwrap_or(false)
     }
 
-    /// Loads chat `id`, migrating older formats and re-saving them (seed 001).
+    /// Loads chat `id`, migrating older formats and re-saving them.
     /// Errors: `Chat not found`; a message naming the file when it does not parse.
     pub fn load(&self, id: &str) -> Result<Chat> {
         let path = self.chat_path(id, "chat.json")?;

@@ -1,6 +1,6 @@
 //! Context files and sections of a chat, their immutable snapshots under
 //! `chats/{id}/context/`, the model's copies under `chats/{id}/output/`, and the
-//! context events every mutation appends (seed 001, "Context Rules", "File Sections").
+//! context events every mutation appends.
 
 use std::path::PathBuf;
 
@@ -137,7 +137,7 @@ impl<'a> ChatFiles<'a> {
     }
 
     /// Writes several outputs so that they commit together, also across a crash
-    /// (DESIGN.md invariant 6): every file is first written under
+    /// (invariant 6 in docs/ARCHITECTURE.md): every file is first written under
     /// `staging/{txn}/files/`, then `staging/{txn}/journal.json` is written (the commit
     /// point), then the files are renamed into `output/` and the staging directory is
     /// removed. [`ChatFiles::recover_staged`] finishes a commit a crash interrupted and
@@ -443,7 +443,7 @@ pub fn remove_section(
 
 /// Sets a whole file's read-only flag (`context_set_readonly`): `UserSetReadOnly`.
 /// Errors: external files cannot become writable; read-only cannot be set while the
-/// file has pending output (seed 001, "Read-Only and Prompt Caching").
+/// file has pending output.
 pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: bool) -> Result<()> {
     let i = find_file(chat, path).ok_or_else(|| {
         if chat.context_files.iter().any(|c| c.path == path) {

@@ -86,7 +86,7 @@ pub enum FileAccess {
     Absent,
 }
 
-/// The outcome of one tool call, as reported in `diff_error` (PROTOCOL.md).
+/// The outcome of one tool call, as reported in `diff_error` (docs/PROTOCOL.md).
 #[derive(Debug, Clone, Serialize)]
 pub struct CallReport {
     /// Tool name.

@@ -39,7 +39,7 @@ pub enum StreamEvent {
     Done,
 }
 
-/// Token usage of one response (OPENROUTER.md, "Streaming response").
+/// Token usage of one response (OpenRouter's API reference, "Streaming response").
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Usage {
     /// Prompt tokens.
@@ -96,7 +96,7 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    /// Whether a retry may help: 429 and 5xx (OPENROUTER.md, "Errors"), and failed
+    /// Whether a retry may help: 429 and 5xx (OpenRouter's API reference, "Errors"), and failed
     /// connections. Only ever retried before any content arrived.
     pub fn retryable(&self) -> bool {
         match self {

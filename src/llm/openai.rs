@@ -1,4 +1,4 @@
-//! The OpenAI-compatible chat-completions client over SSE (OPENROUTER.md).
+//! The OpenAI-compatible chat-completions client over SSE (OpenRouter's API reference).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! The model's output files: statuses (PROTOCOL.md, "File Status"), rejecting them
+//! The model's output files: statuses (docs/PROTOCOL.md, "File Status"), rejecting them
 //! and the outcome of a hand merge. Applying them to the user's files is the apply
 //! engine's (`crate::apply`), and happens only on an explicit user action.
 

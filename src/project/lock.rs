@@ -1,4 +1,4 @@
-//! Chat locks (PROTOCOL.md "Facts about the reference implementation").
+//! Chat locks (docs/PROTOCOL.md "Facts about the reference implementation").
 //!
 //! A chat is driven by one process at a time. bb7 takes an OS advisory lock
 //! (`flock`) on `chats/{id}/lock`, which the kernel releases when the holder dies,

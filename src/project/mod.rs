@@ -1,5 +1,4 @@
-//! The project and bb7's directories on disk: `.bb7/` (seed 001, "Project State
-//! Directory"), `~/.bb7/` for global chats and state, `~/.config/bb7/` for config and
+//! The project and bb7's directories on disk: `.bb7/`, `~/.bb7/` for global chats and state, `~/.config/bb7/` for config and
 //! instructions. Knows files; knows nothing about models.
 
 pub mod fsutil;
@@ -39,7 +38,7 @@ impl UserDirs {
         self.state.join("chats")
     }
 
-    /// The global instructions file (seed 001, "Instructions").
+    /// The global instructions file.
     pub fn global_instructions(&self) -> PathBuf {
         self.config.join("instructions.md")
     }

@@ -1,7 +1,7 @@
 //! Path resolution. Every file bb7 touches goes through one of two functions here:
 //! [`locate`] for paths a client or the model names (project files and external
 //! files), and [`state_path`] for bb7's own state under `.bb7/` or `~/.bb7/`
-//! (DESIGN.md invariant 3).
+//! (invariant 3 in docs/ARCHITECTURE.md).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -18,8 +18,7 @@ pub enum Location {
         /// The project root joined with `rel`.
         abs: PathBuf,
     },
-    /// A file outside the project, named by an absolute path: readable context only
-    /// (seed 001, "External files are always read-only").
+    /// A file outside the project, named by an absolute path: readable context only.
     External {
         /// The normalised absolute path.
         abs: PathBuf,

@@ -1,6 +1,5 @@
 //! Builds the messages of a chat request. The order keeps the prompt prefix stable
-//! between requests (seed 001, "LLM Request Assembly"; "Read-Only and Prompt
-//! Caching"): system prompt and instructions; then one user message with read-only
+//! between requests: system prompt and instructions; then one user message with read-only
 //! files sorted by path, the structured history, the latest message with a file
 //! summary, and writable files sorted by path.
 
@@ -37,7 +36,7 @@ pub struct Instructions {
 }
 
 /// The system message text: the base prompt, then each instruction file wrapped in
-/// `<user-instructions source="…">` (seed 001, "Instructions").
+/// `<user-instructions source="…">`.
 pub fn system_text(base: &str, instructions: &[Instructions]) -> String {
     let mut s = base.trim_end().to_owned();
     for i in instructions {

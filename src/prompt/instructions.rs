@@ -1,4 +1,4 @@
-//! Instruction files (seed 001, "Instructions"): global instructions are included as
+//! Instruction files: global instructions are included as
 //! they are; project instructions (`.bb7/instructions`) understand two directives at
 //! column 0 outside fenced code blocks: `@@` comments and `@include <path>` (also
 //! `@include "quoted path"`), one level deep, project-relative, never escaping.

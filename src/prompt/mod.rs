@@ -1,4 +1,4 @@
-//! Prompt assembly (seed 001, "LLM Request Assembly"): the system prompt with user
+//! Prompt assembly: the system prompt with user
 //! instructions, and the single structured user message.
 
 pub mod assemble;

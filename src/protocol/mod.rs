@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::error::{Error, Result};
 
 /// Longest request line bb7 accepts, in bytes (64 MiB). Longer lines are discarded
-/// whole and answered with an `error`; the limit is documented in PROTOCOL.md.
+/// whole and answered with an `error`; the limit is documented in docs/PROTOCOL.md.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
 /// One parsed request line.
@@ -160,7 +160,7 @@ impl Request {
         Ok(n)
     }
 
-    /// The `global` flag of chat actions (PROTOCOL.md "Conventions").
+    /// The `global` flag of chat actions (docs/PROTOCOL.md "Conventions").
     pub fn global(&self) -> Result<bool> {
         self.bool_or("global", false)
     }
@@ -271,7 +271,7 @@ pub fn ok() -> Value {
     json!({"type": "ok"})
 }
 
-/// Builds an `error` message from an [`Error`] (PROTOCOL.md "Conventions").
+/// Builds an `error` message from an [`Error`] (docs/PROTOCOL.md "Conventions").
 pub fn error_message(err: &Error) -> Value {
     json!({"type": "error", "message": err.message, "code": err.code})
 }

@@ -1,5 +1,5 @@
 //! Review of the model's output hunk by hunk, apply that keeps the user's own edits,
-//! checkpoints and rollback (PROTOCOL.md "Review, apply and rollback").
+//! checkpoints and rollback (docs/PROTOCOL.md "Review, apply and rollback").
 //!
 //! Three versions of a file meet here: the snapshot the model saw (`base`), the
 //! model's output, and the file on disk. Hunks are the changes from base to output;

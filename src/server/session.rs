@@ -1,6 +1,6 @@
 //! The state one bb7 process owns (project, active chat and its lock, config) and the
 //! handlers that turn requests into changes of it. Handlers run one at a time, in
-//! arrival order (DESIGN.md invariant 8).
+//! arrival order (invariant 8 in docs/ARCHITECTURE.md).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! One streaming model call of a `send`, run in the background. It forwards `chunk`
 //! and `thinking` lines as deltas arrive, assembles tool calls, and hands its outcome
-//! to the server loop, which alone changes chat state (DESIGN.md invariant 8).
+//! to the server loop, which alone changes chat state (invariant 8 in docs/ARCHITECTURE.md).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;

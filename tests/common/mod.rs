@@ -259,7 +259,7 @@ pub fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
-/// First 8 hex of sha256(path + NUL + content): the file id of seed 001.
+/// First 8 hex of sha256(path + NUL + content): a file version id (docs/PROTOCOL.md).
 pub fn file_id(path: &str, content: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();

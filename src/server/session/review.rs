@@ -1,4 +1,4 @@
-//! Review, per-hunk apply, checkpoints and rollback for a session (PROTOCOL.md
+//! Review, per-hunk apply, checkpoints and rollback for a session (docs/PROTOCOL.md
 //! "Review, apply and rollback"). Every write to the user's files goes through the
 //! apply engine (`crate::apply::commit`).
 

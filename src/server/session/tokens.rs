@@ -12,7 +12,7 @@ use crate::tokens;
 use serde_json::{Value, json};
 
 impl Session {
-    /// `estimate_tokens`: the parts of the next request (seed 001, "Token Estimation").
+    /// `estimate_tokens`: the parts of the next request.
     pub(super) fn estimate_tokens(&self, req: &Request) -> Result<Value> {
         let args: params::EstimateTokens = req.params()?;
         let input = args.input_text.as_deref().unwrap_or("");
