@@ -172,6 +172,7 @@ impl Session {
     pub(super) fn apply(&mut self, req: &Request) -> Result<Value> {
         let args: params::ApplyFile = req.params()?;
         let path = args.path.as_str().to_owned();
+        let force = args.force.unwrap_or(false);
         let destination = match (req.action.as_str(), args.destination) {
             ("apply_file_as", None) => {
                 return Err(Error::invalid("Missing required field: destination"));
@@ -179,7 +180,6 @@ impl Session {
             ("apply_file_as", Some(d)) => Some(d.0),
             _ => None,
         };
-        let force = req.bool_or("force", false)?;
         self.ensure_project_chat()?;
         let checkpoints = self.checkpoints()?;
         let args = apply::ApplyArgs {
