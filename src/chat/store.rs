@@ -196,12 +196,7 @@ impl ChatStore {
         // Every caller activates the new chat next; recording that here lets the
         // activation find the index unchanged, so the index is written once.
         self.update_index(|idx| {
-            idx.chats.retain(|e| e.id != chat.id);
-            idx.chats.push(IndexEntry {
-                id: chat.id.clone(),
-                name: chat.name.clone(),
-                created: chat.created.clone(),
-            });
+            index_chat(idx, &chat);
             idx.active_chat_id = Some(chat.id.clone());
         })?;
         Ok(chat)
@@ -305,14 +300,7 @@ impl ChatStore {
 
     /// Adds a chat that arrived from elsewhere (`chat_move`) to the index.
     pub fn adopt(&self, chat: &Chat) -> Result<()> {
-        self.update_index(|idx| {
-            idx.chats.retain(|e| e.id != chat.id);
-            idx.chats.push(IndexEntry {
-                id: chat.id.clone(),
-                name: chat.name.clone(),
-                created: chat.created.clone(),
-            });
-        })
+        self.update_index(|idx| index_chat(idx, chat))
     }
 
     /// Lists chats: pinned first, then newest first. Archived chats are left out
@@ -540,6 +528,16 @@ type IndexCache = HashMap<PathBuf, (Stamp, Arc<Index>)>;
 fn index_cache() -> &'static Mutex<IndexCache> {
     static CACHE: OnceLock<Mutex<IndexCache>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
+}
+
+/// Puts `chat` into the index, replacing an older entry of the same id.
+fn index_chat(idx: &mut Index, chat: &Chat) {
+    idx.chats.retain(|e| e.id != chat.id);
+    idx.chats.push(IndexEntry {
+        id: chat.id.clone(),
+        name: chat.name.clone(),
+        created: chat.created.clone(),
+    });
 }
 
 /// What a content search looks at in a message: its text parts and the paths its

@@ -228,34 +228,7 @@ impl<'a> ChatFiles<'a> {
     /// Project-relative paths of every output file, sorted. Symlinks are skipped.
     pub fn list_outputs(&self) -> Result<Vec<String>> {
         let root = self.store.chat_path(self.id, "output")?;
-        let mut out = Vec::new();
-        let mut stack = vec![(root.clone(), String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let Ok(ft) = entry.file_type() else { continue };
-                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                    continue;
-                };
-                if name.starts_with(".bb7-tmp-") {
-                    continue;
-                }
-                let rel = if prefix.is_empty() {
-                    name
-                } else {
-                    format!("{prefix}/{name}")
-                };
-                if ft.is_dir() {
-                    stack.push((entry.path(), rel));
-                } else if ft.is_file() {
-                    out.push(rel);
-                }
-            }
-        }
-        out.sort();
-        Ok(out)
+        Ok(crate::project::fsutil::relative_files(&root))
     }
 }
 

@@ -123,6 +123,32 @@ pub fn with_line_endings(text: &str, crlf: bool) -> String {
     }
 }
 
+/// The regular files below `root` as `/`-separated relative paths, sorted. Symlinks
+/// are skipped (never followed), and so are bb7's own temporary files (`.bb7-tmp-*`)
+/// and names that are not UTF-8. A missing `root` has no files.
+pub fn relative_files(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_type().is_file())
+        .filter(|entry| {
+            !entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(".bb7-tmp-"))
+        })
+        .filter_map(|entry| {
+            let rel = entry.path().strip_prefix(root).ok()?;
+            let parts: Option<Vec<&str>> =
+                rel.components().map(|c| c.as_os_str().to_str()).collect();
+            Some(parts?.join("/"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

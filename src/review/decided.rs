@@ -57,31 +57,8 @@ pub fn clear(files: ChatFiles, rel: &str) -> Result<()> {
 /// Paths that have a decision record.
 pub fn paths(files: ChatFiles) -> Result<Vec<String>> {
     let root = files.store.chat_path(files.id, "review")?;
-    let mut out = Vec::new();
-    let mut stack = vec![(root, String::new())];
-    while let Some((dir, prefix)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let Ok(ft) = entry.file_type() else { continue };
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                continue;
-            };
-            let rel = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if ft.is_dir() {
-                stack.push((entry.path(), rel));
-            } else if ft.is_file()
-                && let Some(p) = rel.strip_suffix(".json")
-            {
-                out.push(p.to_owned());
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    Ok(crate::project::fsutil::relative_files(&root)
+        .into_iter()
+        .filter_map(|rel| rel.strip_suffix(".json").map(str::to_owned))
+        .collect())
 }
