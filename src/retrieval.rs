@@ -24,16 +24,25 @@ pub enum ToolsMode {
     Auto,
 }
 
+/// A `tools` setting that is not `off`, `ask` or `auto`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Unknown tools setting {0}: use off, ask or auto")]
+pub struct UnknownToolsMode(pub String);
+
+impl From<UnknownToolsMode> for crate::error::Error {
+    fn from(e: UnknownToolsMode) -> Self {
+        crate::error::Error::invalid(e.to_string())
+    }
+}
+
 impl ToolsMode {
     /// Parses the setting; absent is `off`. Errors on other values.
-    pub fn parse(v: Option<&str>) -> Result<ToolsMode, String> {
+    pub fn parse(v: Option<&str>) -> Result<ToolsMode, UnknownToolsMode> {
         match v.unwrap_or("off") {
             "off" | "" => Ok(ToolsMode::Off),
             "ask" => Ok(ToolsMode::Ask),
             "auto" => Ok(ToolsMode::Auto),
-            other => Err(format!(
-                "Unknown tools setting {other}: use off, ask or auto"
-            )),
+            other => Err(UnknownToolsMode(other.to_owned())),
         }
     }
 }

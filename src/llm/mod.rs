@@ -148,6 +148,21 @@ impl ApiError {
     }
 }
 
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.user_message())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// A model API failure, as a request's error: code `api`, the user message.
+impl From<ApiError> for crate::error::Error {
+    fn from(e: ApiError) -> Self {
+        crate::error::Error::new(crate::error::ErrorCode::Api, e.user_message())
+    }
+}
+
 /// Chunks of a stream: each SSE event decodes to zero or more events.
 pub type EventStream = BoxStream<'static, Result<Vec<StreamEvent>, ApiError>>;
 

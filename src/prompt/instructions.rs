@@ -10,7 +10,7 @@ use crate::project::paths::{Location, locate};
 
 /// Expands project instructions. Returns the text to inject, or an error message
 /// naming the line (`line 3: @include: …`) that blocks sends until fixed.
-pub fn expand_project(root: &Path, text: &str) -> Result<String, String> {
+pub fn expand_project(root: &Path, text: &str) -> Result<String, InstructionError> {
     let mut out = String::with_capacity(text.len());
     let mut fence: Option<&str> = None;
     for (n, line) in text.split_inclusive('\n').enumerate() {
@@ -43,8 +43,10 @@ pub fn expand_project(root: &Path, text: &str) -> Result<String, String> {
                 out.push_str(line);
                 continue;
             }
-            let included =
-                include(root, rest.trim()).map_err(|e| format!("line {}: @include: {e}", n + 1))?;
+            let included = include(root, rest.trim()).map_err(|reason| InstructionError {
+                line: n + 1,
+                reason,
+            })?;
             out.push_str(&included);
             if !included.ends_with('\n') {
                 out.push('\n');
@@ -56,27 +58,61 @@ pub fn expand_project(root: &Path, text: &str) -> Result<String, String> {
     Ok(out)
 }
 
-fn include(root: &Path, arg: &str) -> Result<String, String> {
-    let path = if let Some(inner) = arg.strip_prefix('"') {
-        inner
-            .strip_suffix('"')
-            .ok_or_else(|| "unterminated quoted path".to_owned())?
-    } else {
-        arg
+/// Why a project instruction file cannot be used: an `@include` on `line` (1-based)
+/// that names no readable project file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: @include: {reason}")]
+pub struct InstructionError {
+    /// The line of the directive.
+    pub line: usize,
+    /// What is wrong with it.
+    pub reason: IncludeError,
+}
+
+/// What is wrong with an `@include` directive.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IncludeError {
+    /// `@include "path` without the closing quote.
+    #[error("unterminated quoted path")]
+    Unterminated,
+    /// `@include` with nothing after it.
+    #[error("missing path")]
+    MissingPath,
+    /// An absolute path.
+    #[error("absolute paths are not allowed: {0}")]
+    Absolute(String),
+    /// A path that leaves the project (`..`, a symlink out).
+    #[error("path is outside the project: {0}")]
+    Outside(String),
+    /// The file cannot be read (missing, binary, not UTF-8).
+    #[error("{reason}: {path}")]
+    Unreadable {
+        /// The path as written.
+        path: String,
+        /// Why it cannot be read.
+        reason: String,
+    },
+}
+
+fn include(root: &Path, arg: &str) -> Result<String, IncludeError> {
+    let path = match arg.strip_prefix('"') {
+        Some(inner) => inner.strip_suffix('"').ok_or(IncludeError::Unterminated)?,
+        None => arg,
     };
     if path.is_empty() {
-        return Err("missing path".into());
+        return Err(IncludeError::MissingPath);
     }
     if Path::new(path).is_absolute() {
-        return Err(format!("absolute paths are not allowed: {path}"));
+        return Err(IncludeError::Absolute(path.to_owned()));
     }
     match locate(root, path) {
         Ok(Location::Project { abs, rel }) => {
-            read_text(&abs, &rel).map_err(|e| format!("{}: {path}", e.message))
+            read_text(&abs, &rel).map_err(|e| IncludeError::Unreadable {
+                path: path.to_owned(),
+                reason: e.message,
+            })
         }
-        Ok(Location::External { .. }) | Err(_) => {
-            Err(format!("path is outside the project: {path}"))
-        }
+        Ok(Location::External { .. }) | Err(_) => Err(IncludeError::Outside(path.to_owned())),
     }
 }
 
@@ -96,16 +132,15 @@ mod tests {
             out,
             "Intro\n @@ kept\nUse tabs.\nSpaced.\n```\n@include nope\n```\n"
         );
-        assert!(
-            expand_project(&root, "@include /etc/passwd\n")
-                .unwrap_err()
-                .contains("line 1")
+        let e = expand_project(&root, "@include /etc/passwd\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert_eq!(e.reason, IncludeError::Absolute("/etc/passwd".into()));
+        let e = expand_project(&root, "x\n@include ../up\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2: @include: path is outside the project: ../up"
         );
-        assert!(
-            expand_project(&root, "x\n@include ../up\n")
-                .unwrap_err()
-                .contains("line 2")
-        );
-        assert!(expand_project(&root, "@include missing.md\n").is_err());
+        let e = expand_project(&root, "@include missing.md\n").unwrap_err();
+        assert!(matches!(e.reason, IncludeError::Unreadable { .. }), "{e}");
     }
 }

@@ -38,8 +38,7 @@ impl Session {
             ));
         }
         let p: Arc<dyn Provider> = Arc::new(
-            OpenAiCompatible::new(&base, self.config.api_key.clone())
-                .map_err(|e| Error::new(ErrorCode::Api, e.user_message()))?,
+            OpenAiCompatible::new(&base, self.config.api_key.clone()).map_err(Error::from)?,
         );
         self.provider = Some(p.clone());
         Ok(p)
@@ -140,10 +139,7 @@ impl Session {
                         rid.as_deref(),
                     );
                 }
-                Err(e) => outbox.send_error(
-                    &Error::new(ErrorCode::Api, e.user_message()),
-                    rid.as_deref(),
-                ),
+                Err(e) => outbox.send_error(&Error::from(e), rid.as_deref()),
             }
         });
         Ok(None)
@@ -173,10 +169,7 @@ impl Session {
                     ),
                     rid.as_deref(),
                 ),
-                Err(e) => outbox.send_error(
-                    &Error::new(ErrorCode::Api, e.user_message()),
-                    rid.as_deref(),
-                ),
+                Err(e) => outbox.send_error(&Error::from(e), rid.as_deref()),
             }
         });
         Ok(())

@@ -154,7 +154,9 @@ impl Session {
         let path = project.instructions_path();
         match read_text_opt(&path, ".bb7/instructions") {
             Ok(None) => Ok(None),
-            Ok(Some(text)) => instructions::expand_project(&project.root, &text).map(Some),
+            Ok(Some(text)) => instructions::expand_project(&project.root, &text)
+                .map(Some)
+                .map_err(|e| e.to_string()),
             Err(e) => Err(e.message),
         }
     }

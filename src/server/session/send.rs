@@ -145,7 +145,7 @@ impl Session {
         let diff_mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
         // A global chat has no project to read or write: no file or retrieval tools.
         let global_chat = key.global;
-        let tools_mode = match ToolsMode::parse(chat.tools.as_deref()).map_err(Error::invalid)? {
+        let tools_mode = match ToolsMode::parse(chat.tools.as_deref())? {
             _ if global_chat => ToolsMode::Off,
             mode => mode,
         };
