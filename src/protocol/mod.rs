@@ -5,6 +5,7 @@
 pub mod events;
 mod fields;
 pub mod params;
+pub mod replies;
 
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::chat::model::Chat;
 use crate::chat::store::ChatStore;
@@ -18,6 +18,7 @@ use crate::llm::Provider;
 use crate::project::lock::ChatLock;
 use crate::project::paths::{Location, locate};
 use crate::project::{Project, UserDirs};
+use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
 use crate::server::Outbox;
 use crate::turn::complete::system_message;
@@ -119,7 +120,10 @@ impl Session {
     pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Value>, Flow)> {
         let reply = match req.action.as_str() {
             "ping" => ok(),
-            "version" => json!({"type": "version", "version": env!("CARGO_PKG_VERSION")}),
+            "version" => Reply::Version {
+                version: env!("CARGO_PKG_VERSION"),
+            }
+            .to_value()?,
             "shutdown" => return Ok((Some(ok()), Flow::Shutdown)),
             "bb7_init" => self.bb7_init(req)?,
             "init" => self.init(req)?,

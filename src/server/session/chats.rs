@@ -7,6 +7,7 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
 use crate::protocol::params;
+use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -41,14 +42,14 @@ impl Session {
         let chat = store.create(args.name.as_deref(), &model)?;
         let id = chat.id.clone();
         self.activate(store, &id)?;
-        Ok(json!({"type": "ok", "id": id}))
+        Reply::Created { id: &id }.to_value()
     }
 
     pub(super) fn chat_list(&self, req: &Request) -> Result<Value> {
         let args: params::ChatList = req.params()?;
         let store = self.store(args.scope.is_global())?;
         let chats = store.list(args.include_archived.unwrap_or(false))?;
-        Ok(json!({"type": "chat_list", "chats": chats}))
+        Reply::ChatList { chats: &chats }.to_value()
     }
 
     pub(super) fn chat_select(&mut self, req: &Request) -> Result<Value> {
@@ -83,10 +84,17 @@ impl Session {
 
     pub(super) fn chat_active(&self) -> Result<Value> {
         self.root()?;
-        Ok(match &self.active {
-            Some(a) => json!({"type": "chat_active", "id": a.chat.id, "global": a.store.global}),
-            None => json!({"type": "chat_active"}),
-        })
+        match &self.active {
+            Some(a) => Reply::ChatActive {
+                id: Some(&a.chat.id),
+                global: Some(a.store.global),
+            },
+            None => Reply::ChatActive {
+                id: None,
+                global: None,
+            },
+        }
+        .to_value()
     }
 
     pub(super) fn chat_rename(&mut self, req: &Request) -> Result<Value> {
@@ -222,7 +230,7 @@ impl Session {
         let args: params::SearchChats = req.params()?;
         let store = self.store(args.scope.is_global())?;
         let results = store.search(args.query.as_str())?;
-        Ok(json!({"type": "search_results", "results": results}))
+        Reply::SearchResults { results: &results }.to_value()
     }
 
     pub(super) fn chat_flag(&mut self, req: &Request, field: &str) -> Result<Value> {

@@ -10,6 +10,7 @@ use crate::output;
 use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
 use crate::protocol::params;
+use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
 use serde_json::{Value, json};
 
@@ -44,7 +45,10 @@ impl Session {
     }
     pub(super) fn context_list(&mut self, _req: &Request) -> Result<Value> {
         let active = self.active()?;
-        Ok(json!({"type": "context_list", "files": active.chat.context_files}))
+        Reply::ContextList {
+            files: &active.chat.context_files,
+        }
+        .to_value()
     }
     pub(super) fn output_delete(&mut self, req: &Request) -> Result<Value> {
         let args: params::PathOnly = req.params()?;
@@ -61,7 +65,7 @@ impl Session {
         if outcome == "full" {
             self.forget_decisions(&path)?;
         }
-        Ok(json!({"type": "ok", "outcome": outcome}))
+        Reply::MergedByHand { outcome }.to_value()
     }
     pub(super) fn get_file_statuses(&mut self, req: &Request) -> Result<Value> {
         let args: params::FileStatuses = req.params()?;
@@ -143,7 +147,11 @@ impl Session {
             .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
             .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
         let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
-        Ok(json!({"type": "file_content", "path": key, "content": content}))
+        Reply::FileContent {
+            path: &key,
+            content: &content,
+        }
+        .to_value()
     }
 
     pub(super) fn get_output_file(&self, req: &Request) -> Result<Value> {
@@ -153,7 +161,11 @@ impl Session {
         let content = ChatFiles::new(&a.store, &a.chat.id)
             .read_output(&rel)?
             .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
-        Ok(json!({"type": "file_content", "path": rel, "content": content}))
+        Reply::FileContent {
+            path: &rel,
+            content: &content,
+        }
+        .to_value()
     }
 
     pub(super) fn get_diff_paths(&self, req: &Request) -> Result<Value> {

@@ -10,7 +10,8 @@ use crate::error::Result;
 use crate::project::fsutil::{read_text, to_lf};
 use crate::protocol::Request;
 use crate::protocol::params;
-use serde_json::{Value, json};
+use crate::protocol::replies::Reply;
+use serde_json::Value;
 
 impl Session {
     /// The project root for reading project files; `None` in global-only mode.
@@ -28,7 +29,10 @@ impl Session {
         let warnings = self.with_chat(&store, &id, |chat, files, _| {
             fork::edit(chat, files, root.as_deref(), index, content)
         })?;
-        Ok(json!({"type": "ok", "context_warnings": warnings}))
+        Reply::Edited {
+            context_warnings: &warnings,
+        }
+        .to_value()
     }
 
     pub(super) fn fork_chat(&mut self, req: &Request) -> Result<Value> {
@@ -44,12 +48,12 @@ impl Session {
         let forked = fork::fork(&source, &store, self.project_root().as_deref(), index)?;
         let new_id = forked.chat.id.clone();
         self.activate(store, &new_id)?;
-        Ok(json!({
-            "type": "fork_result",
-            "new_chat_id": new_id,
-            "fork_message_content": forked.content,
-            "context_warnings": forked.warnings,
-        }))
+        Reply::ForkResult {
+            new_chat_id: &new_id,
+            fork_message_content: &forked.content,
+            context_warnings: &forked.warnings,
+        }
+        .to_value()
     }
 
     /// `chat_new_with_context`: an empty chat with the source's model, effort and
@@ -90,7 +94,7 @@ impl Session {
         }
         store.save(&chat)?;
         self.activate(store, &new_id)?;
-        Ok(json!({"type": "ok", "id": new_id}))
+        Reply::Created { id: &new_id }.to_value()
     }
 
     /// The current text (LF) of a context path on disk, if it can be read.

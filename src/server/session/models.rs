@@ -13,9 +13,10 @@ use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
 use crate::protocol::params;
+use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
 use crate::turn::stream::ChatKey;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 
 /// Hours the model list in `~/.bb7/models.json` is used before it is fetched again.
@@ -116,7 +117,11 @@ impl Session {
             && !refresh
             && c.is_fresh(chrono::Duration::hours(MODELS_TTL_HOURS))
         {
-            return Ok(Some(json!({"type": "models", "models": c.models})));
+            let reply = Reply::Models {
+                models: &c.models,
+                stale: false,
+            };
+            return Ok(Some(reply.to_value()?));
         }
         let stale = cached.map(|c| c.models);
         let provider = self.provider()?;
@@ -127,17 +132,20 @@ impl Session {
                 Ok(v) => {
                     let cache = ModelsCache::new(parse_models(&v));
                     let _ = write_json_atomic(&cache_path, &cache);
-                    outbox.send(
-                        json!({"type": "models", "models": cache.models}),
-                        rid.as_deref(),
-                    );
+                    let reply = Reply::Models {
+                        models: &cache.models,
+                        stale: false,
+                    };
+                    outbox.emit(&reply, rid.as_deref());
                 }
                 // An old list beats none when the API cannot be reached.
                 Err(_) if stale.is_some() => {
-                    outbox.send(
-                        json!({"type": "models", "models": stale, "stale": true}),
-                        rid.as_deref(),
-                    );
+                    let models = stale.as_deref().unwrap_or_default();
+                    let reply = Reply::Models {
+                        models,
+                        stale: true,
+                    };
+                    outbox.emit(&reply, rid.as_deref());
                 }
                 Err(e) => outbox.send_error(&Error::from(e), rid.as_deref()),
             }
@@ -155,12 +163,11 @@ impl Session {
             match provider.get_json("credits".into()).await {
                 Ok(v) => {
                     let d = &v["data"];
-                    outbox.send(
-                        json!({"type": "balance",
-                               "total_credits": d["total_credits"].as_f64().unwrap_or(0.0),
-                               "total_usage": d["total_usage"].as_f64().unwrap_or(0.0)}),
-                        rid.as_deref(),
-                    );
+                    let reply = Reply::Balance {
+                        total_credits: d["total_credits"].as_f64().unwrap_or(0.0),
+                        total_usage: d["total_usage"].as_f64().unwrap_or(0.0),
+                    };
+                    outbox.emit(&reply, rid.as_deref());
                 }
                 Err(ApiError::Http { status: 404, .. }) => outbox.send_error(
                     &Error::new(

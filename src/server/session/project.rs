@@ -8,9 +8,10 @@ use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
 use crate::protocol::params;
+use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 
 impl Session {
@@ -77,17 +78,16 @@ impl Session {
                 }
             }
         }
-        let mut reply = json!({"type": "ok"});
-        if self.project.is_none() {
-            reply["global_only"] = json!(true);
+        Reply::Opened {
+            global_only: self.project.is_none(),
+            default_model: self
+                .config
+                .default_model
+                .as_deref()
+                .filter(|m| !m.is_empty()),
+            config_error: self.config_error.as_deref(),
         }
-        if let Some(m) = self.config.default_model.as_ref().filter(|m| !m.is_empty()) {
-            reply["default_model"] = json!(m);
-        }
-        if let Some(e) = &self.config_error {
-            reply["config_error"] = json!(e);
-        }
-        Ok(reply)
+        .to_value()
     }
 
     pub(super) fn open_root(&mut self, root: PathBuf) {
@@ -206,7 +206,7 @@ impl Session {
         if path.symlink_metadata().is_err() {
             write_atomic(&path, template.as_bytes())?;
         }
-        Ok(json!({"type": "instructions_path", "path": path}))
+        Reply::InstructionsPath { path: &path }.to_value()
     }
 }
 

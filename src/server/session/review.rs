@@ -15,6 +15,7 @@ use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
 use crate::protocol::Request;
 use crate::protocol::params;
+use crate::protocol::replies::Reply;
 use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
 use crate::review::{self, Selection, decided};
 
@@ -232,7 +233,7 @@ impl Session {
         self.root()?;
         let list = self.checkpoints()?.list(args.chat_id.as_deref())?;
         let rows: Vec<Value> = list.iter().map(|c| c.summary()).collect();
-        Ok(json!({"type": "checkpoints", "checkpoints": rows}))
+        Reply::Checkpoints { checkpoints: &rows }.to_value()
     }
 
     /// `checkpoint_get`: one checkpoint with contents.
@@ -343,6 +344,10 @@ impl Session {
                 Ok(())
             })?;
         }
-        Ok(json!({"type": "rollback_result", "checkpoint_id": new_id, "files": results}))
+        Reply::RollbackResult {
+            checkpoint_id: new_id.as_deref(),
+            files: &results,
+        }
+        .to_value()
     }
 }

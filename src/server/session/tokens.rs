@@ -8,6 +8,7 @@ use crate::output;
 use crate::prompt::assemble::{self};
 use crate::protocol::Request;
 use crate::protocol::params;
+use crate::protocol::replies::Reply;
 use crate::tokens;
 use serde_json::{Value, json};
 
@@ -72,6 +73,6 @@ impl Session {
             return Err(Error::invalid("Field 'texts' must not be empty"));
         }
         let counts: Vec<usize> = texts.iter().map(|t| tokens::count(t)).collect();
-        Ok(json!({"type": "text_token_estimate", "tokens": counts}))
+        Reply::TextTokenEstimate { tokens: &counts }.to_value()
     }
 }

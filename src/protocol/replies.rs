@@ -1,0 +1,160 @@
+//! Replies to requests, typed: each serializes to the JSON object docs/PROTOCOL.md gives
+//! for its action, tagged by `type`; the server adds the `request_id`. Several
+//! replies share the type `ok` (the reference's success) and differ in their fields.
+//! Fields borrow from the session's state, so building a reply copies nothing.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A reply to one request.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply<'a> {
+    /// Success without data.
+    Ok,
+    /// `version`: the crate version.
+    Version {
+        /// e.g. `0.1.0`.
+        version: &'a str,
+    },
+    /// `init`: the session is open.
+    #[serde(rename = "ok")]
+    Opened {
+        /// No project: only global chats.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        global_only: bool,
+        /// The configured default model.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        default_model: Option<&'a str>,
+        /// Why the config file could not be read, if it could not.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        config_error: Option<&'a str>,
+    },
+    /// `chat_new`, `chat_new_with_context`: the new chat.
+    #[serde(rename = "ok")]
+    Created {
+        /// Its id.
+        id: &'a str,
+    },
+    /// `chat_edit`: files changed since the edited message.
+    #[serde(rename = "ok")]
+    Edited {
+        /// `{path, issue, original_version}` per file.
+        context_warnings: &'a [crate::chat::fork::ContextWarning],
+    },
+    /// `diff_local_done`: how much of the output the local file now holds.
+    #[serde(rename = "ok")]
+    MergedByHand {
+        /// `none`, `full` or `partial`.
+        outcome: &'a str,
+    },
+    /// `apply_file`, `apply_file_as`: what was written.
+    #[serde(rename = "ok")]
+    Applied {
+        /// The file written.
+        path: &'a str,
+        /// Its content (LF line ends, the disk file's final newline).
+        content: &'a str,
+        /// The checkpoint of this apply.
+        checkpoint_id: &'a str,
+    },
+    /// `chat_list`.
+    ChatList {
+        /// One summary per chat.
+        chats: &'a [crate::chat::store::ChatSummary],
+    },
+    /// `chat_active`: the active chat, if any.
+    ChatActive {
+        /// Its id.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        /// Whether it is a global chat.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        global: Option<bool>,
+    },
+    /// `search_chats`.
+    SearchResults {
+        /// Title matches and content matches with an excerpt.
+        results: &'a [crate::chat::store::SearchHit],
+    },
+    /// `fork_chat`.
+    ForkResult {
+        /// The new chat (now active).
+        new_chat_id: &'a str,
+        /// The text of the message forked at, for the input box.
+        fork_message_content: &'a str,
+        /// Files changed since that message.
+        context_warnings: &'a [crate::chat::fork::ContextWarning],
+    },
+    /// `context_list`.
+    ContextList {
+        /// The chat's context entries.
+        files: &'a [crate::chat::model::ContextFile],
+    },
+    /// `get_context_file`, `get_output_file`.
+    FileContent {
+        /// The path asked for.
+        path: &'a str,
+        /// The snapshot or output text.
+        content: &'a str,
+    },
+    /// `get_diff_paths`.
+    DiffPaths {
+        /// The path asked for.
+        path: &'a str,
+        /// The output copy, absolute.
+        output_path: &'a std::path::Path,
+        /// The user's file, absolute.
+        local_path: &'a std::path::Path,
+    },
+    /// `prepare_instructions`.
+    InstructionsPath {
+        /// The instruction file, absolute (created if it was missing).
+        path: &'a std::path::Path,
+    },
+    /// `get_models`.
+    Models {
+        /// OpenRouter's model objects, their fields as sent.
+        models: &'a [crate::llm::models::ModelInfo],
+        /// Served from an expired cache because the API could not be reached.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        stale: bool,
+    },
+    /// `get_balance`.
+    Balance {
+        /// Credits bought, USD.
+        total_credits: f64,
+        /// Credits used, USD.
+        total_usage: f64,
+    },
+    /// `estimate_text_tokens`.
+    TextTokenEstimate {
+        /// One count per text.
+        tokens: &'a [usize],
+    },
+    /// `checkpoint_list`.
+    Checkpoints {
+        /// Summaries, oldest first.
+        checkpoints: &'a [Value],
+    },
+    /// `checkpoint_rollback`.
+    RollbackResult {
+        /// The checkpoint the rollback itself made (`null` when nothing changed).
+        checkpoint_id: Option<&'a str>,
+        /// `{path, restored, conflict, reason?}` per file.
+        files: &'a [Value],
+    },
+}
+
+impl Reply<'_> {
+    /// The reply as a message object. Errors: only if a field cannot be encoded, which
+    /// the types above rule out; reported as an `io` error rather than a panic.
+    pub fn to_value(&self) -> crate::error::Result<Value> {
+        serde_json::to_value(self).map_err(|e| {
+            crate::error::Error::new(
+                crate::error::ErrorCode::Io,
+                format!("Cannot encode the reply: {e}"),
+            )
+        })
+    }
+}
