@@ -112,13 +112,55 @@ fn path_vectors(env: &Env, outside: &Path) -> Vec<String> {
     let root = env.project.display().to_string();
     let out = outside.display().to_string();
     let mut v: Vec<String> = [
-        "..", "../..", "../x", "a/../../x", "./../x", "~", "~/x", "~/.bashrc", ".bb7",
-        ".bb7/chats/index.json", ".bb7/chats/$CHAT/chat.json", ".git/hooks/pre-commit", ".git",
-        "link_out/victim.txt", "link_out", "link_file", "link_dir_in/../../x", "a\u{0}b",
-        "a.txt\u{0}", "\u{0}", "//", "a//b", "a.txt/", "src/", ".", "./", "", " ", "\n",
-        "%2e%2e/x", "%2e%2e%2fx", "..\\x", "a\\..\\..\\x", "C:\\Windows\\x", "\\\\server\\x",
-        "src/lib.rs", "src/../a.txt", "new/dir/file.txt", "é/ü.txt", "日本.txt", "a.txt:1",
-        "-rf", "*", "?", "[a]", "..\u{2215}x", "file://a.txt", "/", "/nonexistent-bb7-fuzz/x",
+        "..",
+        "../..",
+        "../x",
+        "a/../../x",
+        "./../x",
+        "~",
+        "~/x",
+        "~/.bashrc",
+        ".bb7",
+        ".bb7/chats/index.json",
+        ".bb7/chats/$CHAT/chat.json",
+        ".git/hooks/pre-commit",
+        ".git",
+        "link_out/victim.txt",
+        "link_out",
+        "link_file",
+        "link_dir_in/../../x",
+        "a\u{0}b",
+        "a.txt\u{0}",
+        "\u{0}",
+        "//",
+        "a//b",
+        "a.txt/",
+        "src/",
+        ".",
+        "./",
+        "",
+        " ",
+        "\n",
+        "%2e%2e/x",
+        "%2e%2e%2fx",
+        "..\\x",
+        "a\\..\\..\\x",
+        "C:\\Windows\\x",
+        "\\\\server\\x",
+        "src/lib.rs",
+        "src/../a.txt",
+        "new/dir/file.txt",
+        "é/ü.txt",
+        "日本.txt",
+        "a.txt:1",
+        "-rf",
+        "*",
+        "?",
+        "[a]",
+        "..\u{2215}x",
+        "file://a.txt",
+        "/",
+        "/nonexistent-bb7-fuzz/x",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -235,7 +277,14 @@ fn mutate(rng: &mut Rng, template: &Value, paths: &[String], n: usize) -> Vec<u8
                 req.insert("end_line".into(), e);
             }
             7 => {
-                let a = ["", "PING", "ping ", "unknown_action", "context_add\u{0}", "__proto__"];
+                let a = [
+                    "",
+                    "PING",
+                    "ping ",
+                    "unknown_action",
+                    "context_add\u{0}",
+                    "__proto__",
+                ];
                 req.insert("action".into(), json!(rng.pick(&a)));
             }
             8 => {
@@ -342,12 +391,19 @@ fn run_batch(b: &mut Bb7, lines: &[Vec<u8>], batch: usize) {
         b.send_raw(line);
     }
     let ping = format!("ping-{batch}");
-    b.send_raw(json!({"action": "ping", "request_id": ping}).to_string().as_bytes());
+    b.send_raw(
+        json!({"action": "ping", "request_id": ping})
+            .to_string()
+            .as_bytes(),
+    );
     want.insert(ping);
     let deadline = Instant::now() + Duration::from_secs(30);
     while !want.is_empty() && Instant::now() < deadline {
         if let Some(status) = b.child.try_wait().unwrap() {
-            panic!("bb7 exited ({status}) during batch {batch}; last lines: {:?}", tail(lines));
+            panic!(
+                "bb7 exited ({status}) during batch {batch}; last lines: {:?}",
+                tail(lines)
+            );
         }
         match b.recv_timeout(Duration::from_millis(200)) {
             Some(m) => {
@@ -438,9 +494,10 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
     // Every path vector through every path-taking action, unmutated otherwise.
     let chat = reset(&mut b, &env);
     let mut lines = Vec::new();
-    for t in templates.iter().filter(|t| {
-        PATH_FIELDS.iter().any(|f| t.get(f).is_some()) && t["action"] != "bb7_init"
-    }) {
+    for t in templates
+        .iter()
+        .filter(|t| PATH_FIELDS.iter().any(|f| t.get(f).is_some()) && t["action"] != "bb7_init")
+    {
         for p in &paths {
             let mut req = t.clone();
             for f in PATH_FIELDS {
@@ -450,7 +507,11 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
             }
             n += 1;
             req["request_id"] = json!(format!("p{n}"));
-            lines.push(substitute(req.to_string().into_bytes(), &chat, &env.project));
+            lines.push(substitute(
+                req.to_string().into_bytes(),
+                &chat,
+                &env.project,
+            ));
         }
     }
     for chunk in lines.chunks(per_batch) {
