@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -107,6 +107,26 @@ fn templates() -> Vec<Value> {
 /// Fields that hold a path, for the path vectors.
 const PATH_FIELDS: &[&str] = &["path", "destination", "project_root"];
 
+/// Relative paths that leave the project (a symlink out is read as an external,
+/// read-only file, so it is not among them).
+const ESCAPES: &[&str] = &["..", "../..", "../x", "a/../../x", "./../x"];
+
+/// Actions that read or write the file a path names: an escaping path must fail.
+const TOUCHING: &[&str] = &[
+    "context_add",
+    "context_add_section",
+    "context_update",
+    "sync_context",
+    "get_context_file",
+    "get_output_file",
+    "output_delete",
+    "apply_file",
+    "apply_file_as",
+    "get_diff_paths",
+    "diff_local_done",
+    "context_set_readonly",
+];
+
 /// Hostile paths: escapes, state and VCS directories, symlinks out, odd spellings.
 fn path_vectors(env: &Env, outside: &Path) -> Vec<String> {
     let root = env.project.display().to_string();
@@ -169,7 +189,7 @@ fn path_vectors(env: &Env, outside: &Path) -> Vec<String> {
     v.push(format!("{root}/../outside/victim.txt"));
     v.push(format!("{root}/.bb7/chats"));
     v.push(format!("{root}/.git/hooks/pre-commit"));
-    v.push(format!("{root}"));
+    v.push(root.clone());
     v.push(format!("{out}/victim.txt"));
     v.push(out);
     v.push("a/".repeat(3000) + "x");
@@ -247,13 +267,13 @@ fn mutate(rng: &mut Rng, template: &Value, paths: &[String], n: usize) -> Vec<u8
     let keys: Vec<String> = req.keys().cloned().collect();
     for _ in 0..1 + rng.below(3) {
         match rng.below(10) {
-            0 | 1 | 2 => {
+            0..=2 => {
                 let k = rng.pick(&keys).clone();
                 if k != "action" {
                     req.insert(k, weird_value(rng, paths));
                 }
             }
-            3 | 4 => {
+            3..=4 => {
                 for k in PATH_FIELDS {
                     if req.contains_key(*k) {
                         req.insert(k.to_string(), json!(rng.pick(paths)));
@@ -385,7 +405,9 @@ fn reset(b: &mut Bb7, env: &Env) -> String {
 }
 
 /// Sends `lines`, then a `ping`; waits until every usable `request_id` is answered.
-fn run_batch(b: &mut Bb7, lines: &[Vec<u8>], batch: usize) {
+/// Returns the first reply to each `request_id`.
+fn run_batch(b: &mut Bb7, lines: &[Vec<u8>], batch: usize) -> HashMap<String, Value> {
+    let mut replies = HashMap::new();
     let mut want: HashSet<String> = lines.iter().filter_map(|l| expected_id(l)).collect();
     for line in lines {
         b.send_raw(line);
@@ -409,6 +431,7 @@ fn run_batch(b: &mut Bb7, lines: &[Vec<u8>], batch: usize) {
             Some(m) => {
                 if let Some(id) = m["request_id"].as_str() {
                     want.remove(id);
+                    replies.entry(id.to_owned()).or_insert(m);
                 }
             }
             None => continue,
@@ -423,6 +446,7 @@ fn run_batch(b: &mut Bb7, lines: &[Vec<u8>], batch: usize) {
         "batch {batch}: no reply to {want:?}; lines: {:?}",
         tail(lines)
     );
+    replies
 }
 
 fn tail(lines: &[Vec<u8>]) -> Vec<String> {
@@ -470,6 +494,7 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
     let per_batch = 150;
     let mut n = 0;
     let mut batch = 0;
+    let mut kinds: HashMap<bool, usize> = HashMap::new();
     while n < total {
         let chat = reset(&mut b, &env);
         let mut lines = Vec::new();
@@ -488,12 +513,20 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
             let line = mutate(&mut rng, &t, &paths, n);
             lines.push(substitute(line, &chat, &env.project));
         }
-        run_batch(&mut b, &lines, batch);
+        for reply in run_batch(&mut b, &lines, batch).values() {
+            *kinds.entry(reply["type"] == "error").or_insert(0usize) += 1;
+        }
         batch += 1;
     }
+    // A fuzzer whose lines all fail at parsing would test nothing past the parser.
+    assert!(
+        kinds.get(&false).copied().unwrap_or(0) > total / 20,
+        "too few fuzzed requests were served: {kinds:?}"
+    );
     // Every path vector through every path-taking action, unmutated otherwise.
     let chat = reset(&mut b, &env);
     let mut lines = Vec::new();
+    let mut must_fail = Vec::new();
     for t in templates
         .iter()
         .filter(|t| PATH_FIELDS.iter().any(|f| t.get(f).is_some()) && t["action"] != "bb7_init")
@@ -507,6 +540,10 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
             }
             n += 1;
             req["request_id"] = json!(format!("p{n}"));
+            if ESCAPES.contains(&p.as_str()) && TOUCHING.contains(&req["action"].as_str().unwrap())
+            {
+                must_fail.push((format!("p{n}"), req.clone()));
+            }
             lines.push(substitute(
                 req.to_string().into_bytes(),
                 &chat,
@@ -514,9 +551,18 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
             ));
         }
     }
+    let mut replies = HashMap::new();
     for chunk in lines.chunks(per_batch) {
-        run_batch(&mut b, chunk, batch);
+        replies.extend(run_batch(&mut b, chunk, batch));
         batch += 1;
+    }
+
+    for (id, req) in &must_fail {
+        assert_eq!(
+            replies[id]["type"], "error",
+            "{req} was served: {}",
+            replies[id]
+        );
     }
 
     assert_eq!(
