@@ -111,6 +111,9 @@ const PATH_FIELDS: &[&str] = &["path", "destination", "project_root"];
 /// read-only file, so it is not among them).
 const ESCAPES: &[&str] = &["..", "../..", "../x", "a/../../x", "./../x"];
 
+/// Fields that name a chat or a checkpoint.
+const ID_FIELDS: &[&str] = &["id", "chat_id", "source_chat_id", "checkpoint_id"];
+
 /// Actions that read or write the file a path names: an escaping path must fail.
 const TOUCHING: &[&str] = &[
     "context_add",
@@ -542,6 +545,30 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
             req["request_id"] = json!(format!("p{n}"));
             if ESCAPES.contains(&p.as_str()) && TOUCHING.contains(&req["action"].as_str().unwrap())
             {
+                must_fail.push((format!("p{n}"), req.clone()));
+            }
+            lines.push(substitute(
+                req.to_string().into_bytes(),
+                &chat,
+                &env.project,
+            ));
+        }
+    }
+    // Every path vector as the id of a chat or checkpoint: never a chat or checkpoint.
+    for t in templates
+        .iter()
+        .filter(|t| ID_FIELDS.iter().any(|f| t.get(f).is_some()))
+    {
+        for p in &paths {
+            let mut req = t.clone();
+            for f in ID_FIELDS {
+                if req.get(f).is_some() {
+                    req[*f] = json!(p);
+                }
+            }
+            n += 1;
+            req["request_id"] = json!(format!("p{n}"));
+            if !matches!(req["action"].as_str(), Some("checkpoint_list" | "send")) {
                 must_fail.push((format!("p{n}"), req.clone()));
             }
             lines.push(substitute(
