@@ -2,7 +2,8 @@
 //! in docs/PROTOCOL.md, plus hostile paths for every path-taking action. The contract
 //! it enforces (docs/PROTOCOL.md "Conventions"): no input ends the process, every line
 //! with a usable `request_id` is answered, stdout carries only JSON objects, and nothing
-//! outside the project changes. `BB7_FUZZ_LINES` raises the line count for manual runs.
+//! outside the project changes. `BB7_FUZZ_LINES` raises the line count and `BB7_FUZZ_SEED` changes
+//! the seed for manual runs.
 
 mod common;
 
@@ -484,24 +485,20 @@ fn substitute(line: Vec<u8>, chat: &str, root: &Path) -> Vec<u8> {
     }
 }
 
-#[test]
-fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
-    let tmp = tempfile::tempdir().unwrap();
-    let outside = tmp.path().canonicalize().unwrap().join("outside");
-    let (env, _fake) = setup(&outside);
-    let (mut b, _) = env.with_chat();
-    let paths = path_vectors(&env, &outside);
+const PER_BATCH: usize = 150;
+
+/// Sends `total` fuzzed lines (every template unchanged first) in batches, each on a
+/// fresh chat; returns the number of lines and batches sent.
+fn fuzz(b: &mut Bb7, env: &Env, paths: &[String], seed: u64, total: usize) -> (usize, usize) {
     let templates = templates();
-    let mut rng = Rng(0x5eed_bb7f_u64);
-    let total = line_count();
-    let per_batch = 150;
+    let mut rng = Rng(seed | 1);
+    let per_batch = PER_BATCH;
     let mut n = 0;
     let mut batch = 0;
     let mut kinds: HashMap<bool, usize> = HashMap::new();
     while n < total {
-        let chat = reset(&mut b, &env);
+        let chat = reset(b, env);
         let mut lines = Vec::new();
-        // Every template unchanged once per batch, then mutations.
         if batch == 0 {
             for t in &templates {
                 n += 1;
@@ -513,10 +510,10 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
         while lines.len() < per_batch && n < total {
             n += 1;
             let t = rng.pick(&templates).clone();
-            let line = mutate(&mut rng, &t, &paths, n);
+            let line = mutate(&mut rng, &t, paths, n);
             lines.push(substitute(line, &chat, &env.project));
         }
-        for reply in run_batch(&mut b, &lines, batch).values() {
+        for reply in run_batch(b, &lines, batch).values() {
             *kinds.entry(reply["type"] == "error").or_insert(0usize) += 1;
         }
         batch += 1;
@@ -526,6 +523,56 @@ fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
         kinds.get(&false).copied().unwrap_or(0) > total / 20,
         "too few fuzzed requests were served: {kinds:?}"
     );
+    (n, batch)
+}
+
+#[test]
+fn two_processes_fuzzing_one_project_both_keep_serving() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().canonicalize().unwrap().join("outside");
+    let (env, _fake) = setup(&outside);
+    let paths = path_vectors(&env, &outside);
+    let (mut first, _) = env.with_chat();
+    let mut second = env.spawn();
+    std::thread::scope(|s| {
+        let (env, paths) = (&env, &paths);
+        let a = s.spawn(move || fuzz(&mut first, env, paths, 7, 900).0 + shut(first));
+        let b = s.spawn(move || fuzz(&mut second, env, paths, 11, 900).0 + shut(second));
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    assert_eq!(
+        std::fs::read_to_string(outside.join("victim.txt")).unwrap(),
+        "precious\n"
+    );
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_list", "include_archived": true}));
+    assert_eq!(b.close().code(), Some(0));
+}
+
+/// Pings, shuts down, and checks the exit status is 0.
+fn shut(mut b: Bb7) -> usize {
+    assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
+    b.ok(json!({"action": "shutdown"}));
+    assert_eq!(common::wait_with_timeout(&mut b.child).code(), Some(0));
+    0
+}
+
+#[test]
+fn fuzzed_lines_never_end_the_process_and_every_id_is_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().canonicalize().unwrap().join("outside");
+    let (env, _fake) = setup(&outside);
+    let (mut b, _) = env.with_chat();
+    let paths = path_vectors(&env, &outside);
+    let templates = templates();
+    let seed = std::env::var("BB7_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5eed_bb7f_u64);
+    let (mut n, mut batch) = fuzz(&mut b, &env, &paths, seed, line_count());
+    let per_batch = PER_BATCH;
     // Every path vector through every path-taking action, unmutated otherwise.
     let chat = reset(&mut b, &env);
     let mut lines = Vec::new();
