@@ -203,6 +203,32 @@ fn faults() -> Vec<(String, Reply)> {
                 ],
             ),
             sse("only comments", vec![Step::Comment, Step::Comment]),
+            sse(
+                "stalled past the timeout",
+                vec![
+                    role(),
+                    text("x"),
+                    Step::Sleep(Duration::from_secs(7)),
+                    text("late"),
+                    done(),
+                ],
+            ),
+            sse(
+                "300 KB of text in one chunk",
+                wrap(vec![text(&"y".repeat(300_000))]),
+            ),
+            sse(
+                "deeply nested data",
+                wrap(vec![Step::Data("[".repeat(100_000))]),
+            ),
+            sse(
+                "deeply nested arguments",
+                wrap(vec![raw_call(
+                    json!(0),
+                    Some(json!("write_file")),
+                    &"[".repeat(100_000),
+                )]),
+            ),
             sse("nothing at all", vec![]),
             (
                 "empty 200 body".into(),
