@@ -31,6 +31,8 @@ pub enum ErrorCode {
     Cancelled,
     /// An unexpected file-system failure.
     Io,
+    /// A bug in bb7 while handling the request (it keeps serving).
+    Internal,
 }
 
 impl ErrorCode {
@@ -48,6 +50,7 @@ impl ErrorCode {
             ErrorCode::Api => "api",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::Io => "io",
+            ErrorCode::Internal => "internal",
         }
     }
 }

@@ -5,14 +5,26 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// Tokens in `text` under `cl100k_base`.
+/// Texts longer than this are counted on their first this many bytes and scaled:
+/// tokenizing megabytes exactly takes seconds, and a request must not stall on it.
+pub const EXACT_LIMIT: usize = 256 * 1024;
+
+/// Tokens in `text` under `cl100k_base`; for a text over [`EXACT_LIMIT`] bytes, the
+/// count of its first [`EXACT_LIMIT`] bytes scaled by length.
 pub fn count(text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    tiktoken_rs::cl100k_base_singleton()
-        .encode_ordinary(text)
-        .len()
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    if text.len() <= EXACT_LIMIT {
+        return bpe.encode_ordinary(text).len();
+    }
+    let mut cut = EXACT_LIMIT;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = bpe.encode_ordinary(&text[..cut]).len();
+    (head as u128 * text.len() as u128).div_ceil(cut as u128) as usize
 }
 
 /// Like [`count`], cached under `file_id` (which changes whenever the content does).

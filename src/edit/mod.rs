@@ -229,6 +229,7 @@ pub fn plan(
                         let mut bases = plan.bases.clone();
                         let mut done = applied.clone();
                         apply_call(parsed, root, access, &mut staged, &mut bases, &mut done)?;
+                        refuse_nul(&staged)?;
                         pending = staged;
                         plan.bases = bases;
                         applied = done;
@@ -255,6 +256,22 @@ pub fn plan(
     }
     plan.writes = pending.into_iter().map(|(p, v)| (p, v.content)).collect();
     plan
+}
+
+/// Refuses content with a NUL byte: bb7 reads such a file as binary, so writing it
+/// would leave an output (and later a project file) that no request can read back.
+fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Failure> {
+    match staged.iter().find(|(_, p)| p.content.contains('\0')) {
+        Some((rel, _)) => {
+            let mut f = Failure::new(
+                "invalid_arguments",
+                format!("{rel}: the content holds a NUL byte; only text files can be written"),
+            );
+            f.path = Some(rel.clone());
+            Err(f)
+        }
+        None => Ok(()),
+    }
 }
 
 fn first_path(parsed: &Parsed) -> Option<String> {

@@ -5,6 +5,7 @@
 pub mod models;
 pub mod openai;
 pub mod request;
+pub mod sse;
 
 pub use request::{ChatMessage, ChatRequest, Role};
 

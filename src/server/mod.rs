@@ -8,7 +8,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::protocol::{MAX_LINE_BYTES, Request, error_message, with_request_id};
 use session::{Ctx, Flow, Session};
 
@@ -94,6 +94,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// Finishes background work; a bug there is logged and bb7 keeps serving.
+fn on_internal(session: &mut Session, msg: session::Internal, ctx: &Ctx) {
+    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        session.on_internal(msg, ctx)
+    }));
+    if done.is_err() {
+        tracing::error!("internal error while finishing background work");
+    }
+}
+
 /// How long running turns get to save their partial results at shutdown.
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -150,7 +160,7 @@ where
         let line = tokio::select! {
             biased;
             Some(msg) = internal.recv() => {
-                session.on_internal(msg, &ctx);
+                on_internal(&mut session, msg, &ctx);
                 continue;
             }
             line = lines.recv() => line,
@@ -186,7 +196,15 @@ where
         };
         let id = req.request_id.as_deref();
         let started = std::time::Instant::now();
-        let result = session.handle(&req, &ctx);
+        // A bug must cost one request, never the process (docs/PROTOCOL.md "Conventions").
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.handle(&req, &ctx)))
+                .unwrap_or_else(|_| {
+                    Err(Error::new(
+                        ErrorCode::Internal,
+                        format!("Internal error while handling {}", req.action),
+                    ))
+                });
         match &result {
             Ok(_) => {
                 tracing::debug!(action = %req.action, request_id = ?id, micros = started.elapsed().as_micros() as u64, "handled")
@@ -213,7 +231,7 @@ where
     while session.has_in_flight() {
         match tokio::time::timeout_at(deadline, internal.recv()).await {
             Ok(Some(msg)) => {
-                session.on_internal(msg, &ctx);
+                on_internal(&mut session, msg, &ctx);
             }
             _ => break,
         }

@@ -298,8 +298,17 @@ fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
                 headers,
                 body,
             } => {
+                // A scripted Content-Type replaces the default one.
+                let typed = headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+                let content_type = if typed {
+                    ""
+                } else {
+                    "Content-Type: application/json\r\n"
+                };
                 let mut head = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+                    "HTTP/1.1 {status} X\r\n{content_type}Content-Length: {}\r\n",
                     body.len()
                 );
                 for (k, v) in headers {

@@ -258,8 +258,27 @@ impl Session {
         );
         let outbox = ctx.outbox.clone();
         let internal = ctx.internal.clone();
+        let fallback = spec.clone();
         tokio::spawn(async move {
-            let outcome = Box::new(turn::run(provider, spec, outbox, cancel).await);
+            // A bug in a turn must still end its stream and free the chat.
+            let run = std::panic::AssertUnwindSafe(turn::run(provider, spec, outbox, cancel));
+            let outcome = futures_util::FutureExt::catch_unwind(run)
+                .await
+                .unwrap_or_else(|_| TurnOutcome {
+                    spec: fallback,
+                    text: String::new(),
+                    thinking: String::new(),
+                    calls: Vec::new(),
+                    steps: Vec::new(),
+                    rounds: 0,
+                    usage: None,
+                    error: Some(crate::llm::ApiError::Decode(
+                        "internal error while streaming the answer".into(),
+                    )),
+                    cancelled: false,
+                    duration: 0.0,
+                });
+            let outcome = Box::new(outcome);
             let msg = match first {
                 Some(first) => Internal::Repair {
                     first,
