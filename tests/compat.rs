@@ -10,24 +10,6 @@ use common::fake_model::*;
 use common::{Bb7, Env, fake_env};
 use serde_json::{Value, json};
 
-/// Reads the stream of `rid` until `done`, `error` or `diff_error`.
-fn stream(b: &mut Bb7, rid: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let m = b.reply_to(rid);
-        let end = matches!(m["type"].as_str(), Some("done" | "error" | "diff_error"));
-        out.push(m);
-        if end {
-            return out;
-        }
-    }
-}
-
-fn send(b: &mut Bb7, content: &str) -> Value {
-    let rid = b.send(json!({"action": "send", "content": content}));
-    stream(b, &rid).pop().unwrap()
-}
-
 fn system_prompt(body: &Value) -> String {
     body["messages"][0]["content"].as_str().unwrap().to_owned()
 }
@@ -90,7 +72,7 @@ fn init_without_state_directory_is_an_error_and_empty_root_is_global_only() {
 
     // The model gets no file tools and no project instructions.
     fake.push_sse(response("", "Noted.", vec![]));
-    assert_eq!(send(&mut b, "Summarise")["type"], "done");
+    assert_eq!(b.turn("Summarise")["type"], "done");
     let body = fake.chat_bodies().pop().unwrap();
     assert!(!has_file_tools(&body), "{}", body["tools"]);
     assert!(!env.project.join(".bb7").exists());
@@ -110,7 +92,7 @@ fn global_chats_in_a_project_get_no_file_tools_and_no_project_instructions() {
     assert_eq!(chat["global"], true);
     assert_eq!(chat["instructions_info"]["project_exists"], false);
     fake.push_sse(response("", "Fine.", vec![]));
-    assert_eq!(send(&mut b, "Hello")["type"], "done");
+    assert_eq!(b.turn("Hello")["type"], "done");
     let body = fake.chat_bodies().pop().unwrap();
     assert!(!has_file_tools(&body));
     assert!(!system_prompt(&body).contains("use tabs"));
@@ -118,7 +100,7 @@ fn global_chats_in_a_project_get_no_file_tools_and_no_project_instructions() {
     // The project chat still gets both.
     b.ok(json!({"action": "chat_new"}));
     fake.push_sse(response("", "Fine.", vec![]));
-    assert_eq!(send(&mut b, "Hello")["type"], "done");
+    assert_eq!(b.turn("Hello")["type"], "done");
     let body = fake.chat_bodies().pop().unwrap();
     assert!(has_file_tools(&body));
     assert!(system_prompt(&body).contains("use tabs"));
@@ -174,7 +156,7 @@ fn search_with_an_empty_query_lists_every_chat_and_finds_messages_and_paths() {
     b.ok(json!({"action": "chat_rename", "id": first, "name": "Alpha"}));
     b.ok(json!({"action": "context_add", "path": "src/parser.rs", "content": "fn parse() {}"}));
     fake.push_sse(response("", "The tokenizer is fine.", vec![]));
-    assert_eq!(send(&mut b, "Check the lexer")["type"], "done");
+    assert_eq!(b.turn("Check the lexer")["type"], "done");
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let second = b.ok(json!({"action": "chat_new", "name": "Beta"}))["id"].clone();
 
@@ -233,9 +215,9 @@ fn two_exchanges(b: &mut Bb7, env: &Env, fake: &FakeModel, id: &str) -> (usize, 
     b.ok(json!({"action": "context_add", "path": "a.rs", "content": "fn a() {}\nfn b() {}"}));
     b.ok(json!({"action": "context_add", "path": "b.rs", "content": "one"}));
     fake.push_sse(response("", "First answer.", vec![]));
-    assert_eq!(send(b, "First question")["type"], "done");
+    assert_eq!(b.turn("First question")["type"], "done");
     fake.push_sse(response("", "Second answer.", vec![]));
-    assert_eq!(send(b, "Second question")["type"], "done");
+    assert_eq!(b.turn("Second question")["type"], "done");
     let msgs = env.chat_json(id)["messages"].as_array().unwrap().clone();
     let users: Vec<usize> = (0..msgs.len())
         .filter(|i| msgs[*i]["role"] == "user")

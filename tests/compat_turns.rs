@@ -8,25 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::fake_model::*;
-use common::{Bb7, Env, fake_env, file_id};
+use common::{Env, fake_env, file_id};
 use serde_json::{Value, json};
-
-fn stream(b: &mut Bb7, rid: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let m = b.reply_to(rid);
-        let end = matches!(m["type"].as_str(), Some("done" | "error" | "diff_error"));
-        out.push(m);
-        if end {
-            return out;
-        }
-    }
-}
-
-fn send(b: &mut Bb7, content: &str) -> Value {
-    let rid = b.send(json!({"action": "send", "content": content}));
-    stream(b, &rid).pop().unwrap()
-}
 
 fn messages(env: &Env, id: &str) -> Vec<Value> {
     env.chat_json(id)["messages"].as_array().unwrap().clone()
@@ -95,7 +78,7 @@ fn every_completed_turn_appends_a_usage_line() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, _) = env.with_chat();
     fake.push_sse(response("", "One.", vec![]));
-    assert_eq!(send(&mut b, "First")["type"], "done");
+    assert_eq!(b.turn("First")["type"], "done");
     // A turn that cost nothing is not logged.
     fake.push_sse(vec![
         role(),
@@ -104,7 +87,7 @@ fn every_completed_turn_appends_a_usage_line() {
         usage(5, 1, 0.0),
         done(),
     ]);
-    assert_eq!(send(&mut b, "Second")["type"], "done");
+    assert_eq!(b.turn("Second")["type"], "done");
     let csv = std::fs::read_to_string(env.home.join(".bb7/usage.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 1, "{csv}");
@@ -220,7 +203,7 @@ fn assistant_messages_carry_usage_duration_and_version_is_the_crate_version() {
     let v = b.ok(json!({"action": "version"}));
     assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
     fake.push_sse(response("", "Answer.", vec![]));
-    let done = send(&mut b, "Question");
+    let done = b.turn("Question");
     assert!(done["duration"].as_f64().is_some());
     let chat = b.ok(json!({"action": "chat_get"}));
     let answer = chat["messages"]
@@ -265,7 +248,7 @@ fn after_a_diff_error_the_text_is_an_assistant_message_then_the_system_message()
             json!({"edits": [{"path": "a.rs", "old_string": "fn zzz() {}", "new_string": "fn b() {}"}]}),
         )],
     ));
-    let end = send(&mut b, "Rename");
+    let end = b.turn("Rename");
     assert_eq!(end["type"], "diff_error", "{end}");
     let msgs = messages(&env, &id);
     let n = msgs.len();
@@ -323,7 +306,7 @@ fn taking_every_hunk_by_hand_is_a_full_merge_despite_the_missing_final_newline()
                               "old_string": "fn b() {}", "new_string": "fn c() {}"}]}),
         )],
     ));
-    let end = send(&mut b, "Rename b");
+    let end = b.turn("Rename b");
     assert_eq!(end["type"], "done", "{end}");
     let out = b.ok(json!({"action": "get_output_file", "path": "a.rs"}))["content"].clone();
     // The user takes every hunk in Vim's diff mode and writes the buffer.
@@ -359,7 +342,7 @@ fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
             ),
         ],
     ));
-    let end = send(&mut b, "Rename b");
+    let end = b.turn("Rename b");
     assert_eq!(end["type"], "done", "{end}");
     // The reference plugin writes `content` again: into a loaded buffer as lines (which
     // its `fileformat` writes back as CRLF), else to the file as it is. So `content`

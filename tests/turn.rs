@@ -15,24 +15,6 @@ fn setup(extra: Value) -> (Env, FakeModel) {
     fake_env(extra)
 }
 
-/// Reads the stream of `rid` until `done`, `error` or `diff_error`.
-fn stream(b: &mut Bb7, rid: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let m = b.reply_to(rid);
-        let end = matches!(m["type"].as_str(), Some("done" | "error" | "diff_error"));
-        out.push(m);
-        if end {
-            return out;
-        }
-    }
-}
-
-fn send(b: &mut Bb7, content: &str) -> Vec<Value> {
-    let rid = b.send(json!({"action": "send", "content": content}));
-    stream(b, &rid)
-}
-
 fn texts(msgs: &[Value], kind: &str) -> String {
     msgs.iter()
         .filter(|m| m["type"] == kind)
@@ -70,7 +52,7 @@ fn a_turn_streams_text_and_reasoning_and_writes_an_edit_to_output() {
         vec![("edit_file", json!({"path": "src/main.rs", "file_id": file_id("src/main.rs", src),
                                   "edits": [{"old_string": "println!(\"hello\");", "new_string": "println!(\"hello, world\");"}]}))],
     ));
-    let msgs = send(&mut b, "Make the greeting longer");
+    let msgs = b.turn_stream("Make the greeting longer");
     assert_eq!(texts(&msgs, "thinking"), "Let me look at main.");
     assert_eq!(texts(&msgs, "chunk"), "I changed the greeting.");
     // Deltas arrive one per SSE event, before done.
@@ -169,7 +151,7 @@ fn a_turn_streams_text_and_reasoning_and_writes_an_edit_to_output() {
 
     // A second turn sees the pending output as the writable version.
     fake.push_sse(response("", "Done.", vec![]));
-    let msgs = send(&mut b, "Thanks");
+    let msgs = b.turn_stream("Thanks");
     assert_eq!(msgs.last().unwrap()["type"], "done");
     let body = &fake.chat_bodies()[1];
     let user = user_prompt(body);
@@ -203,7 +185,7 @@ fn write_file_creates_new_files_and_local_servers_need_no_key() {
     steps.push(finish("tool_calls"));
     steps.push(done());
     fake.push_sse(steps);
-    let msgs = send(&mut b, "Write a todo list");
+    let msgs = b.turn_stream("Write a todo list");
     assert_eq!(texts(&msgs, "thinking"), "thinking locally");
     let done = msgs.last().unwrap();
     assert_eq!(done["type"], "done", "{done}");
@@ -240,7 +222,7 @@ fn the_environment_key_overrides_the_config_key() {
     b.ok(json!({"action": "bb7_init", "project_root": env.project}));
     b.ok(json!({"action": "chat_new"}));
     fake.push_sse(response("", "hi", vec![]));
-    assert_eq!(send(&mut b, "hello").last().unwrap()["type"], "done");
+    assert_eq!(b.turn_stream("hello").last().unwrap()["type"], "done");
     assert_eq!(
         fake.requests()[0].authorization.as_deref(),
         Some("Bearer sk-from-env")

@@ -225,6 +225,31 @@ impl Bb7 {
     }
 
     /// Hands stdin to the caller (for writers on another thread).
+    /// Reads the stream of `rid` until its final message (`done`, `error` or
+    /// `diff_error`), which is the last one returned.
+    pub fn stream(&mut self, rid: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let m = self.reply_to(rid);
+            let end = matches!(m["type"].as_str(), Some("done" | "error" | "diff_error"));
+            out.push(m);
+            if end {
+                return out;
+            }
+        }
+    }
+
+    /// Sends `content` in the active chat and returns every message of its stream.
+    pub fn turn_stream(&mut self, content: &str) -> Vec<Value> {
+        let rid = self.send(json!({"action": "send", "content": content}));
+        self.stream(&rid)
+    }
+
+    /// Sends `content` in the active chat and returns the stream's final message.
+    pub fn turn(&mut self, content: &str) -> Value {
+        self.turn_stream(content).pop().unwrap_or_default()
+    }
+
     pub fn take_stdin(&mut self) -> ChildStdin {
         self.stdin.take().unwrap()
     }
