@@ -55,8 +55,34 @@ pub enum Reply<'a> {
         path: &'a str,
         /// Its content (LF line ends, the disk file's final newline).
         content: &'a str,
-        /// The checkpoint of this apply.
-        checkpoint_id: &'a str,
+        /// The checkpoint of this apply (`null` when nothing changed on disk).
+        checkpoint_id: Option<&'a str>,
+    },
+    /// `chat_get`: the active chat.
+    Chat {
+        /// Its id.
+        id: &'a str,
+        /// Its name.
+        name: &'a str,
+        /// RFC 3339 creation time.
+        created: &'a str,
+        /// The chat's model.
+        model: &'a str,
+        /// The chat's reasoning effort, if set.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_effort: Option<&'a str>,
+        /// The unsent input.
+        draft: &'a str,
+        /// A global chat.
+        global: bool,
+        /// Retrieval tools: `off`, `ask` or `auto`.
+        tools: &'a str,
+        /// The history.
+        messages: &'a [crate::chat::model::Message],
+        /// The context entries.
+        context_files: &'a [crate::chat::model::ContextFile],
+        /// Where the instruction files are and whether they are usable.
+        instructions_info: InstructionsInfo,
     },
     /// `chat_list`.
     ChatList {
@@ -144,6 +170,24 @@ pub enum Reply<'a> {
         /// `{path, restored, conflict, reason?}` per file.
         files: &'a [Value],
     },
+}
+
+/// `chat_get.instructions_info`: where the instruction files are and whether they can
+/// be used. `project_error` is left out when there is none (the reference plugin
+/// shows any string, even an empty one, as an error).
+#[derive(Debug, Serialize)]
+pub struct InstructionsInfo {
+    /// `~/.config/bb7/instructions.md`, absolute.
+    pub global_path: String,
+    /// Whether it exists.
+    pub global_exists: bool,
+    /// `.bb7/instructions`, absolute (empty for a global chat).
+    pub project_path: String,
+    /// Whether it exists.
+    pub project_exists: bool,
+    /// Why the project file cannot be used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_error: Option<String>,
 }
 
 impl Reply<'_> {

@@ -9,7 +9,7 @@ use crate::project::lock::ChatLock;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
 
 impl Session {
@@ -63,23 +63,20 @@ impl Session {
     pub(super) fn chat_get(&self) -> Result<Value> {
         let a = self.active()?;
         let c = &a.chat;
-        let mut v = json!({
-            "type": "chat",
-            "id": c.id,
-            "name": c.name,
-            "created": c.created,
-            "model": c.model,
-            "draft": c.draft,
-            "global": a.store.global,
-            "messages": c.messages,
-            "context_files": c.context_files,
-            "instructions_info": self.instructions_info(),
-        });
-        if let Some(e) = &c.reasoning_effort {
-            v["reasoning_effort"] = json!(e);
+        Reply::Chat {
+            id: &c.id,
+            name: &c.name,
+            created: &c.created,
+            model: &c.model,
+            reasoning_effort: c.reasoning_effort.as_deref(),
+            draft: &c.draft,
+            global: a.store.global,
+            tools: c.tools.as_deref().unwrap_or("off"),
+            messages: &c.messages,
+            context_files: &c.context_files,
+            instructions_info: self.instructions_info(),
         }
-        v["tools"] = json!(c.tools.as_deref().unwrap_or("off"));
-        Ok(v)
+        .to_value()
     }
 
     pub(super) fn chat_active(&self) -> Result<Value> {

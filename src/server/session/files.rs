@@ -173,9 +173,12 @@ impl Session {
         let (rel, abs) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
-        Ok(
-            json!({"type": "diff_paths", "path": rel, "output_path": output_path, "local_path": abs}),
-        )
+        Reply::DiffPaths {
+            path: &rel,
+            output_path: &output_path,
+            local_path: &abs,
+        }
+        .to_value()
     }
 
     /// `apply_file` / `apply_file_as`: the apply engine merges the output into the
@@ -206,10 +209,12 @@ impl Session {
         let files = ChatFiles::new(&a.store, &a.chat.id);
         files.remove_output(&applied.source)?;
         crate::review::decided::clear(files, &applied.source)?;
-        Ok(
-            json!({"type": "ok", "path": applied.path, "content": applied.content,
-                  "checkpoint_id": applied.checkpoint_id}),
-        )
+        Reply::Applied {
+            path: &applied.path,
+            content: &applied.content,
+            checkpoint_id: applied.checkpoint_id.as_deref(),
+        }
+        .to_value()
     }
 
     /// Drops the review decisions of `path`: its output is gone as a whole.

@@ -8,6 +8,7 @@ use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
 use crate::protocol::params;
+use crate::protocol::replies::InstructionsInfo;
 use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
 use serde::Serialize;
@@ -208,17 +209,6 @@ impl Session {
         }
         Reply::InstructionsPath { path: &path }.to_value()
     }
-}
-
-/// `chat_get.instructions_info`.
-#[derive(Debug, Serialize)]
-pub(super) struct InstructionsInfo {
-    global_path: String,
-    global_exists: bool,
-    project_path: String,
-    project_exists: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    project_error: Option<String>,
 }
 
 /// The `customization_info` reply.
