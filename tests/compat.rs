@@ -306,6 +306,22 @@ fn edit_truncates_before_a_user_message_and_warns_about_deleted_files() {
     assert_eq!(files[0]["path"], "a.rs");
 }
 
+#[test]
+fn edit_with_an_empty_content_keeps_the_message_text_as_the_draft() {
+    // The reference plugin's <C-e> sends the message's `content`, which bb7's messages
+    // (text in parts) do not have, so it sends "".
+    let (env, fake) = fake_env(json!({}));
+    env.write("a.rs", "fn a() {}\nfn b() {}\n");
+    env.write("b.rs", "one\n");
+    let (mut b, id) = env.with_chat();
+    let (_, second) = two_exchanges(&mut b, &env, &fake, &id);
+    b.ok(json!({"action": "chat_edit", "chat_id": id, "message_index": second, "content": ""}));
+    assert_eq!(
+        b.ok(json!({"action": "chat_get"}))["draft"],
+        "Second question"
+    );
+}
+
 // ----- point 7: chat_new_with_context ------------------------------------------------
 
 #[test]

@@ -64,7 +64,15 @@ pub fn edit(
     index: usize,
     content: String,
 ) -> Result<Vec<ContextWarning>> {
-    let refs = user_message(chat, index)?.context_snapshot.clone();
+    let msg = user_message(chat, index)?;
+    let refs = msg.context_snapshot.clone();
+    // The reference plugin sends the message's `content`, which a message stored as
+    // parts does not have: an empty draft then means "the message as it was".
+    let content = if content.is_empty() {
+        msg.text()
+    } else {
+        content
+    };
     let mut warnings = Vec::new();
     if let Some(refs) = refs {
         let (restored, w) = restore_context(chat, index, &refs, root);
