@@ -84,6 +84,47 @@ pub enum Reply<'a> {
         /// Where the instruction files are and whether they are usable.
         instructions_info: InstructionsInfo,
     },
+    /// `review_get`: files with pending output and their hunks.
+    Review {
+        /// One entry per file.
+        files: &'a [ReviewFile],
+    },
+    /// `review_apply`: what happened to each hunk.
+    ReviewApplied {
+        /// The file.
+        path: &'a str,
+        /// Hunks written to the file.
+        applied: &'a [String],
+        /// Hunks dropped from the output.
+        rejected: &'a [String],
+        /// Hunks still pending.
+        pending: &'a [String],
+        /// Accepted hunks that overlap the user's edits and were not written.
+        conflicts: &'a [String],
+        /// The checkpoint, when the file changed.
+        checkpoint_id: Option<&'a str>,
+        /// The file's content now.
+        content: &'a str,
+    },
+    /// `estimate_tokens`: the parts of the next request.
+    TokenEstimate {
+        /// The sum of the parts.
+        total: usize,
+        /// Context files.
+        context_files: usize,
+        /// Earlier messages.
+        history: usize,
+        /// Instruction files.
+        instructions: usize,
+        /// The system prompt.
+        system_prompt: usize,
+        /// The unsent draft.
+        input_text: usize,
+        /// Per context file.
+        files: &'a [FileEstimate],
+        /// Always 0: bb7 sends only the pending version of a changed file.
+        potential_savings: usize,
+    },
     /// `chat_list`.
     ChatList {
         /// One summary per chat.
@@ -170,6 +211,48 @@ pub enum Reply<'a> {
         /// `{path, restored, conflict, reason?}` per file.
         files: &'a [Value],
     },
+}
+
+/// One file of a `review` reply.
+#[derive(Debug, Serialize)]
+pub struct ReviewFile {
+    /// Project-relative path.
+    pub path: String,
+    /// `M`, `A` or `!A`.
+    pub status: &'static str,
+    /// `sha256:…` of the file on disk, `null` when it does not exist.
+    pub disk_hash: Option<String>,
+    /// The context version the model saw (`null` for a new file).
+    pub base_version: Option<String>,
+    /// The output's version.
+    pub output_version: String,
+    /// `pending`, or `partial` once some hunks are decided.
+    pub review_state: &'static str,
+    /// Decided hunks first, then pending ones.
+    pub hunks: Vec<crate::review::HunkView>,
+}
+
+/// One file of an `estimate_tokens` reply.
+#[derive(Debug, Serialize)]
+pub struct FileEstimate {
+    /// The context entry's path.
+    pub path: String,
+    /// Tokens of what is sent for it.
+    pub tokens: usize,
+    /// Whether it has pending output.
+    pub has_output: bool,
+    /// Tokens of the snapshot, when output is pending.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_tokens: Option<usize>,
+    /// Tokens of the output, when pending.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<usize>,
+    /// A section's first line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// A section's last line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
 }
 
 /// `chat_get.instructions_info`: where the instruction files are and whether they can

@@ -15,7 +15,7 @@ use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
 use crate::protocol::Request;
 use crate::protocol::params;
-use crate::protocol::replies::Reply;
+use crate::protocol::replies::{Reply, ReviewFile};
 use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
 use crate::review::{self, Selection, decided};
 
@@ -90,17 +90,17 @@ impl Session {
                 (None, Some(_)) => "!A",
                 (None, None) => "A",
             };
-            out.push(json!({
-                "path": rel,
-                "status": status,
-                "disk_hash": disk.hash,
-                "base_version": cf.as_ref().map(|c| c.version.clone()),
-                "output_version": ids::file_version(&rel, &output),
-                "review_state": review_state,
-                "hunks": hunks,
-            }));
+            out.push(ReviewFile {
+                status,
+                disk_hash: disk.hash,
+                base_version: cf.as_ref().map(|c| c.version.clone()),
+                output_version: ids::file_version(&rel, &output),
+                review_state,
+                hunks,
+                path: rel,
+            });
         }
-        Ok(json!({"type": "review", "files": out}))
+        Reply::Review { files: &out }.to_value()
     }
 
     /// `review_apply`: applies accepted hunks to the file on disk (keeping the user's
@@ -215,16 +215,16 @@ impl Session {
             }
         }
         let ids_of = |l: &[(String, String)]| l.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>();
-        Ok(json!({
-            "type": "review_applied",
-            "path": shown_path,
-            "applied": ids_of(&decision.applied),
-            "rejected": ids_of(&decision.rejected),
-            "pending": decision.pending,
-            "conflicts": decision.conflicts,
-            "checkpoint_id": checkpoint_id,
-            "content": content,
-        }))
+        Reply::ReviewApplied {
+            path: &shown_path,
+            applied: &ids_of(&decision.applied),
+            rejected: &ids_of(&decision.rejected),
+            pending: &decision.pending,
+            conflicts: &decision.conflicts,
+            checkpoint_id: checkpoint_id.as_deref(),
+            content: &content,
+        }
+        .to_value()
     }
 
     /// `checkpoint_list`: all checkpoints (oldest first), or one chat's.

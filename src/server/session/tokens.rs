@@ -8,9 +8,9 @@ use crate::output;
 use crate::prompt::assemble::{self};
 use crate::protocol::Request;
 use crate::protocol::params;
-use crate::protocol::replies::Reply;
+use crate::protocol::replies::{FileEstimate, Reply};
 use crate::tokens;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request.
@@ -31,38 +31,35 @@ impl Session {
         // The statuses hold every count, cached per file version.
         let statuses = output::statuses(&a.chat, files, &root, false)?;
         let context_total: usize = statuses.iter().map(|r| r.tokens).sum();
-        let rows: Vec<Value> = statuses
+        let rows: Vec<FileEstimate> = statuses
             .into_iter()
             .map(|r| {
-                let mut row =
-                    json!({"path": r.path, "tokens": r.tokens, "has_output": r.has_output});
-                if let Some(o) = r.original_tokens {
-                    row["original_tokens"] = json!(o);
+                let section = r.start_line.zip(r.end_line);
+                FileEstimate {
+                    path: r.path,
+                    tokens: r.tokens,
+                    has_output: r.has_output,
+                    original_tokens: r.original_tokens,
+                    output_tokens: r.output_tokens,
+                    start_line: section.map(|(s, _)| s),
+                    end_line: section.map(|(_, e)| e),
                 }
-                if let Some(o) = r.output_tokens {
-                    row["output_tokens"] = json!(o);
-                }
-                if let (Some(s), Some(e)) = (r.start_line, r.end_line) {
-                    row["start_line"] = json!(s);
-                    row["end_line"] = json!(e);
-                }
-                row
             })
             .collect();
         let input_tokens = tokens::count(input);
-        Ok(json!({
-            "type": "token_estimate",
-            "total": system_prompt + instructions + history + context_total + input_tokens,
-            "context_files": context_total,
-            "history": history,
-            "instructions": instructions,
-            "system_prompt": system_prompt,
-            "input_text": input_tokens,
-            "files": rows,
+        Reply::TokenEstimate {
+            total: system_prompt + instructions + history + context_total + input_tokens,
+            context_files: context_total,
+            history,
+            instructions,
+            system_prompt,
+            input_text: input_tokens,
+            files: &rows,
             // bb7 sends only the pending version of a changed file, so applying
             // output saves no prompt tokens.
-            "potential_savings": 0,
-        }))
+            potential_savings: 0,
+        }
+        .to_value()
     }
 
     /// `estimate_text_tokens`: one count per text.
