@@ -354,10 +354,20 @@ impl ChatStore {
                 created,
             });
         }
+        // `created` has whole seconds; within one second the index, which lists chats
+        // in the order they were made, tells which is newer.
+        let order: HashMap<&str, usize> = index
+            .chats
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.as_str(), i))
+            .collect();
+        let position = |c: &ChatSummary| order.get(c.id.as_str()).copied();
         out.sort_by(|a, b| {
             b.pinned
                 .cmp(&a.pinned)
                 .then_with(|| b.created.cmp(&a.created))
+                .then_with(|| position(b).cmp(&position(a)))
                 .then_with(|| a.id.cmp(&b.id))
         });
         Ok(out)
@@ -373,7 +383,8 @@ impl ChatStore {
         let needle = query.trim().to_lowercase();
         if needle.is_empty() {
             let mut all = self.list(false)?;
-            all.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.id.cmp(&b.id)));
+            // Stable: chats of the same second keep the order `list` gave them.
+            all.sort_by(|a, b| b.created.cmp(&a.created));
             return Ok(all
                 .into_iter()
                 .map(|c| SearchHit {

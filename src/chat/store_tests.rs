@@ -120,3 +120,14 @@ fn an_old_chat_is_migrated_on_load_keeping_unknown_fields() {
         "system text kept as content"
     );
 }
+
+#[test]
+fn chats_made_in_the_same_second_list_newest_first() {
+    let (_tmp, s) = store();
+    let ids: Vec<String> = (0..5)
+        .map(|i| s.create(Some(&format!("c{i}")), "m").unwrap().id)
+        .collect();
+    let listed: Vec<String> = s.list(false).unwrap().into_iter().map(|c| c.id).collect();
+    let newest_first: Vec<String> = ids.into_iter().rev().collect();
+    assert_eq!(listed, newest_first);
+}
