@@ -203,31 +203,6 @@ fn no_arguments_prints_help_on_a_terminal_and_serves_a_pipe() {
     }
 }
 
-/// A pseudo-terminal pair (master, slave), for a child whose stdin is a terminal.
-fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
-    use std::os::fd::FromRawFd;
-    let (mut m, mut s) = (0, 0);
-    // SAFETY: openpty writes two new descriptors into the given integers; the name,
-    // termios and winsize pointers may be null.
-    let r = unsafe {
-        libc::openpty(
-            &mut m,
-            &mut s,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(r, 0, "openpty failed");
-    // SAFETY: both descriptors were just opened and are owned by nobody else.
-    unsafe {
-        (
-            std::os::fd::OwnedFd::from_raw_fd(m),
-            std::os::fd::OwnedFd::from_raw_fd(s),
-        )
-    }
-}
-
 #[test]
 fn init_offers_a_gitignore_line() {
     // Without a terminal: the line to add is printed; nothing is written.

@@ -121,28 +121,3 @@ fn ask_mode_prompts_on_the_terminal_and_clarifications_are_asked_there() {
     assert!(last[1].contains("declined"), "{last:?}");
     assert_eq!(last[2], "the secret one");
 }
-
-/// A pseudo-terminal pair (master, slave).
-fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
-    use std::os::fd::FromRawFd;
-    let (mut m, mut s) = (0, 0);
-    // SAFETY: openpty writes two new descriptors into the given integers; the name,
-    // termios and winsize pointers may be null.
-    let r = unsafe {
-        libc::openpty(
-            &mut m,
-            &mut s,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(r, 0, "openpty failed");
-    // SAFETY: both descriptors were just opened and are owned by nobody else.
-    unsafe {
-        (
-            std::os::fd::OwnedFd::from_raw_fd(m),
-            std::os::fd::OwnedFd::from_raw_fd(s),
-        )
-    }
-}

@@ -90,3 +90,28 @@ pub fn spawn(env: &Env, dir: &Path, args: &[&str]) -> Child {
     cmd.stdin(Stdio::null());
     cmd.spawn().unwrap()
 }
+
+/// A pseudo-terminal pair (master, slave), for a child whose stdin is a terminal.
+pub fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let (mut m, mut s) = (0, 0);
+    // SAFETY: openpty writes two new descriptors into the given integers; the name,
+    // termios and winsize pointers may be null.
+    let r = unsafe {
+        libc::openpty(
+            &mut m,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(r, 0, "openpty failed");
+    // SAFETY: both descriptors were just opened and are owned by nobody else.
+    unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(m),
+            std::os::fd::OwnedFd::from_raw_fd(s),
+        )
+    }
+}
