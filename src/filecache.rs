@@ -246,14 +246,7 @@ pub fn file_facts(base: &Path, path: &Path, tokens: bool) -> crate::error::Resul
     };
     let stamp = Stamp::of(&meta);
     let key = path.to_string_lossy().into_owned();
-    let known = with_cache(base, |c| {
-        let e = c
-            .data
-            .stat
-            .get(&key)
-            .filter(|e| e.stamp == stamp && !e.racy)?;
-        c.data.content.get(&e.sha256).cloned()
-    });
+    let known = cached(base, &key, &stamp);
     if let Some(f) = known
         && (!tokens || f.tokens.is_some())
     {
@@ -274,6 +267,19 @@ pub fn file_facts(base: &Path, path: &Path, tokens: bool) -> crate::error::Resul
     )))
 }
 
+/// The facts cached for `key` when its file still has `stamp` and the entry was not
+/// taken in the same instant as a write (a racy entry is hashed again).
+fn cached(base: &Path, key: &str, stamp: &Stamp) -> Option<Facts> {
+    with_cache(base, |c| {
+        let e = c
+            .data
+            .stat
+            .get(key)
+            .filter(|e| &e.stamp == stamp && !e.racy)?;
+        c.data.content.get(&e.sha256).cloned()
+    })
+}
+
 /// Like [`file_facts`] for lines `start..=end` of a file (the text a section covers),
 /// cached under the file's metadata and the range. `Ok(None)`: the file is missing or
 /// shorter than the range.
@@ -289,14 +295,7 @@ pub fn section_facts(
     };
     let stamp = Stamp::of(&meta);
     let key = format!("{}\0{start}-{end}", path.to_string_lossy());
-    let known = with_cache(base, |c| {
-        let e = c
-            .data
-            .stat
-            .get(&key)
-            .filter(|e| e.stamp == stamp && !e.racy)?;
-        c.data.content.get(&e.sha256).cloned()
-    });
+    let known = cached(base, &key, &stamp);
     if known.is_some() {
         return Ok(known);
     }
