@@ -29,10 +29,12 @@ pub struct ContextWarning {
 }
 
 /// A new chat made by [`fork`].
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Forked {
     /// The new chat, saved.
     pub chat: Chat,
+    /// Its lock, held since before the index named it.
+    pub lock: crate::project::lock::ChatLock,
     /// The text of the forked user message (the new chat's draft).
     pub content: String,
     /// Files that differ from the forked message's context.
@@ -96,7 +98,8 @@ pub fn fork(source: &Chat, store: &ChatStore, root: Option<&Path>, index: usize)
     let content = msg.text();
     let refs = msg.context_snapshot.clone().unwrap_or_default();
     let (restored, warnings) = restore_context(source, index, &refs, root);
-    let mut chat = store.create(Some(&format!("Fork of {}", source.name)), &source.model)?;
+    let (mut chat, lock) =
+        store.create_locked(Some(&format!("Fork of {}", source.name)), &source.model)?;
     chat.reasoning_effort = source.reasoning_effort.clone();
     chat.tools = source.tools.clone();
     chat.messages = source.messages[..index].to_vec();
@@ -110,6 +113,7 @@ pub fn fork(source: &Chat, store: &ChatStore, root: Option<&Path>, index: usize)
     store.save(&chat)?;
     Ok(Forked {
         chat,
+        lock,
         content,
         warnings,
     })

@@ -172,6 +172,13 @@ impl ChatStore {
 
     /// Creates a new chat with a fresh id and adds it to the index as the active chat.
     pub fn create(&self, name: Option<&str>, model: &str) -> Result<Chat> {
+        self.create_locked(name, model).map(|(chat, _)| chat)
+    }
+
+    /// [`ChatStore::create`], holding the new chat's lock from before the index names
+    /// it: another process that opens the project in between then finds the chat
+    /// taken instead of taking it (invariant 7). Errors: as `create`, and `locked`.
+    pub fn create_locked(&self, name: Option<&str>, model: &str) -> Result<(Chat, lock::ChatLock)> {
         let chats = self.chats_dir()?;
         std::fs::create_dir_all(&chats)
             .map_err(|e| Error::io("Cannot create chats directory", e))?;
@@ -192,6 +199,7 @@ impl ChatStore {
         };
         let dir = self.chat_dir(&id)?;
         std::fs::create_dir_all(&dir).map_err(|e| Error::io("Cannot create chat", e))?;
+        let held = lock::ChatLock::acquire(&dir)?;
         self.save(&chat)?;
         // Every caller activates the new chat next; recording that here lets the
         // activation find the index unchanged, so the index is written once.
@@ -199,7 +207,7 @@ impl ChatStore {
             index_chat(idx, &chat);
             idx.active_chat_id = Some(chat.id.clone());
         })?;
-        Ok(chat)
+        Ok((chat, held))
     }
 
     /// Reads the index; a missing or damaged index is an empty one (it is a cache).

@@ -131,3 +131,17 @@ fn chats_made_in_the_same_second_list_newest_first() {
     let newest_first: Vec<String> = ids.into_iter().rev().collect();
     assert_eq!(listed, newest_first);
 }
+
+#[test]
+fn a_new_chat_is_locked_before_the_index_names_it() {
+    let (_tmp, s) = store();
+    let (chat, held) = s.create_locked(None, "m").unwrap();
+    assert_eq!(
+        s.read_index().active_chat_id.as_deref(),
+        Some(chat.id.as_str())
+    );
+    // Another taker finds it held while this process has it, and free after.
+    assert!(lock::ChatLock::acquire(&s.chat_dir(&chat.id).unwrap()).is_err());
+    drop(held);
+    assert!(lock::ChatLock::acquire(&s.chat_dir(&chat.id).unwrap()).is_ok());
+}

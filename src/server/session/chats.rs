@@ -39,8 +39,9 @@ impl Session {
             Some(m) if !m.is_empty() => m.to_owned(),
             _ => config::model_for_new_chat(&self.config, &self.global_state()),
         };
-        let chat = store.create(args.name.as_deref(), &model)?;
+        let (chat, lock) = store.create_locked(args.name.as_deref(), &model)?;
         let id = chat.id.clone();
+        self.locks.insert(chat_key(&store, &id), lock);
         self.activate(store, &id)?;
         Reply::Created { id: &id }.to_value()
     }

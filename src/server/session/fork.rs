@@ -45,13 +45,19 @@ impl Session {
         } else {
             store.load(&id)?
         };
-        let forked = fork::fork(&source, &store, self.project_root().as_deref(), index)?;
-        let new_id = forked.chat.id.clone();
+        let fork::Forked {
+            chat,
+            lock,
+            content,
+            warnings,
+        } = fork::fork(&source, &store, self.project_root().as_deref(), index)?;
+        let new_id = chat.id;
+        self.locks.insert(chat_key(&store, &new_id), lock);
         self.activate(store, &new_id)?;
         Reply::ForkResult {
             new_chat_id: &new_id,
-            fork_message_content: &forked.content,
-            context_warnings: &forked.warnings,
+            fork_message_content: &content,
+            context_warnings: &warnings,
         }
         .to_value()
     }
@@ -69,7 +75,8 @@ impl Session {
             store.load(&id)?
         };
         let src_files = ChatFiles::new(&store, &id);
-        let mut chat = store.create(None, &source.model)?;
+        let (mut chat, lock) = store.create_locked(None, &source.model)?;
+        self.locks.insert(chat_key(&store, &chat.id), lock);
         chat.reasoning_effort = source.reasoning_effort.clone();
         chat.tools = source.tools.clone();
         let new_id = chat.id.clone();
