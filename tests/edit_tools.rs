@@ -16,22 +16,7 @@ fn setup(extra: Value) -> (Env, FakeModel, Bb7, String) {
 
 fn turn(b: &mut Bb7, fake: &FakeModel, calls: Vec<(&str, Value)>) -> Value {
     fake.push_sse(response("", "ok", calls));
-    let rid = b.send(json!({"action": "send", "content": "change it"}));
-    loop {
-        let m = b.reply_to(&rid);
-        if matches!(m["type"].as_str(), Some("done" | "error" | "diff_error")) {
-            return m;
-        }
-    }
-}
-
-fn add(env: &Env, b: &mut Bb7, path: &str, content: &str) {
-    env.write(path, content);
-    b.ok(json!({"action": "context_add", "path": path, "content": content}));
-}
-
-fn output(env: &Env, id: &str, path: &str) -> Option<String> {
-    std::fs::read_to_string(env.chat_dir(id).join("output").join(path)).ok()
+    b.turn("change it")
 }
 
 #[test]
@@ -80,7 +65,7 @@ fn each_diff_mode_exposes_the_reference_schema() {
 fn file_id_resolves_pending_writes_then_output_then_snapshot() {
     let (env, fake, mut b, id) = setup(json!({}));
     let snapshot = "a = 1\nb = 2\n";
-    add(&env, &mut b, "v.py", snapshot);
+    env.add(&mut b, "v.py", snapshot);
     let snap_id = file_id("v.py", snapshot);
     // First turn: edits against the snapshot, both with the id the model was shown;
     // the second edit sees the first.
@@ -95,7 +80,7 @@ fn file_id_resolves_pending_writes_then_output_then_snapshot() {
         )],
     );
     assert_eq!(m["type"], "done", "{m}");
-    let out = output(&env, &id, "v.py").unwrap();
+    let out = env.output(&id, "v.py").unwrap();
     assert_eq!(out, "a = 10\nb = 20\n");
     // Now the writable version is the pending output: the snapshot's id is stale.
     let m = turn(
@@ -113,7 +98,7 @@ fn file_id_resolves_pending_writes_then_output_then_snapshot() {
         m["errors"][0].as_str().unwrap().contains(&out_id),
         "the error names the writable id: {m}"
     );
-    assert_eq!(output(&env, &id, "v.py").unwrap(), out);
+    assert_eq!(env.output(&id, "v.py").unwrap(), out);
     // With the output's id, a write_file and a later edit of the same response chain.
     let m = turn(
         &mut b,
@@ -130,14 +115,13 @@ fn file_id_resolves_pending_writes_then_output_then_snapshot() {
         ],
     );
     assert_eq!(m["type"], "done", "{m}");
-    assert_eq!(output(&env, &id, "v.py").unwrap(), "a = 10\nb = 4\n");
+    assert_eq!(env.output(&id, "v.py").unwrap(), "a = 10\nb = 4\n");
 }
 
 #[test]
 fn refusals_carry_codes_match_lines_and_suggestions() {
     let (env, fake, mut b, id) = setup(json!({}));
-    add(
-        &env,
+    env.add(
         &mut b,
         "r.go",
         "package r\n\nfunc A() {}\n\nfunc A2() {}\n\nfunc A() {}\n",
@@ -174,13 +158,13 @@ fn refusals_carry_codes_match_lines_and_suggestions() {
         "the refusal quotes the expected shape: {}",
         calls[2]
     );
-    assert!(output(&env, &id, "r.go").is_none());
+    assert!(env.output(&id, "r.go").is_none());
 }
 
 #[test]
 fn every_escaping_path_is_a_failed_call_and_bb7_keeps_serving() {
     let (env, fake, mut b, id) = setup(json!({}));
-    add(&env, &mut b, "ok.txt", "fine\n");
+    env.add(&mut b, "ok.txt", "fine\n");
     let outside = env.project.parent().unwrap().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::os::unix::fs::symlink(&outside, env.project.join("link")).unwrap();
@@ -207,7 +191,7 @@ fn every_escaping_path_is_a_failed_call_and_bb7_keeps_serving() {
         );
         assert_eq!(m["type"], "diff_error", "{path}: {m}");
         assert_eq!(m["tool_calls"][1]["code"], "path_escape", "{path}: {m}");
-        assert!(output(&env, &id, "ok.txt").is_none(), "{path}");
+        assert!(env.output(&id, "ok.txt").is_none(), "{path}");
     }
     assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
     assert!(!env.project.join(".git/config").exists());
@@ -221,13 +205,13 @@ fn every_escaping_path_is_a_failed_call_and_bb7_keeps_serving() {
         )],
     );
     assert_eq!(m["type"], "done", "{m}");
-    assert_eq!(output(&env, &id, "ok.txt").unwrap(), "changed\n");
+    assert_eq!(env.output(&id, "ok.txt").unwrap(), "changed\n");
 }
 
 #[test]
 fn a_chat_with_tool_calls_in_older_shapes_replays() {
     let (env, fake, mut b, id) = setup(json!({}));
-    add(&env, &mut b, "a.txt", "one\ntwo\n");
+    env.add(&mut b, "a.txt", "one\ntwo\n");
     // bb7's earlier shape (a top-level path), then the reference's.
     let m = turn(
         &mut b,
@@ -252,5 +236,5 @@ fn a_chat_with_tool_calls_in_older_shapes_replays() {
         )],
     );
     assert_eq!(m["type"], "done", "{m}");
-    assert_eq!(output(&env, &id, "a.txt").unwrap(), "uno\ndos\n");
+    assert_eq!(env.output(&id, "a.txt").unwrap(), "uno\ndos\n");
 }

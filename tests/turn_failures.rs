@@ -16,15 +16,9 @@ fn setup(extra: Value) -> (Env, FakeModel, Bb7, String) {
 }
 
 fn run(b: &mut Bb7, content: &str) -> (Vec<Value>, Value) {
-    let rid = b.send(json!({"action": "send", "content": content}));
-    let mut seen = Vec::new();
-    loop {
-        let m = b.reply_to(&rid);
-        if matches!(m["type"].as_str(), Some("done" | "error" | "diff_error")) {
-            return (seen, m);
-        }
-        seen.push(m);
-    }
+    let mut seen = b.turn_stream(content);
+    let end = seen.pop().unwrap_or_default();
+    (seen, end)
 }
 
 fn messages(env: &Env, id: &str) -> Vec<Value> {

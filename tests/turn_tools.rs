@@ -14,22 +14,7 @@ fn setup(extra: Value) -> (Env, FakeModel, Bb7, String) {
 }
 
 fn finish_of(b: &mut Bb7, content: &str) -> Value {
-    let rid = b.send(json!({"action": "send", "content": content}));
-    loop {
-        let m = b.reply_to(&rid);
-        if matches!(m["type"].as_str(), Some("done" | "error" | "diff_error")) {
-            return m;
-        }
-    }
-}
-
-fn add(env: &Env, b: &mut Bb7, path: &str, content: &str) {
-    env.write(path, content);
-    b.ok(json!({"action": "context_add", "path": path, "content": content}));
-}
-
-fn output(env: &Env, id: &str, path: &str) -> Option<String> {
-    std::fs::read_to_string(env.chat_dir(id).join("output").join(path)).ok()
+    b.turn(content)
 }
 
 const CODE: &str =
@@ -38,7 +23,7 @@ const CODE: &str =
 #[test]
 fn search_replace_mode_and_the_matching_steps() {
     let (env, fake, mut b, id) = setup(json!({"diff_mode": "search_replace"}));
-    add(&env, &mut b, "calc.py", CODE);
+    env.add(&mut b, "calc.py", CODE);
     // Trailing whitespace in the file differs from old_string.
     fake.push_sse(response("", "ok", vec![("edit_file", json!({"path": "calc.py",
         "old_string": "    for i in items:\n        s += i", "new_string": "    for i in items:\n        s += i * 2"}))]));
@@ -47,7 +32,7 @@ fn search_replace_mode_and_the_matching_steps() {
     let tools = &fake.chat_bodies()[0]["tools"];
     assert!(tools[1]["function"]["parameters"]["properties"]["old_string"].is_object());
     assert_eq!(
-        output(&env, &id, "calc.py").unwrap(),
+        env.output(&id, "calc.py").unwrap(),
         "def total(items):\n    s = 0\n    for i in items:   \n        s += i * 2\n    return s\n",
         "the line the model kept keeps the file's trailing spaces"
     );
@@ -63,7 +48,7 @@ fn search_replace_mode_and_the_matching_steps() {
     ));
     assert_eq!(finish_of(&mut b, "guard")["type"], "done");
     assert!(
-        output(&env, &id, "calc.py")
+        env.output(&id, "calc.py")
             .unwrap()
             .ends_with("    if not s:\n        return 0\n    return s\n")
     );
@@ -72,12 +57,12 @@ fn search_replace_mode_and_the_matching_steps() {
 #[test]
 fn anchored_and_off_modes() {
     let (env, fake, mut b, id) = setup(json!({"diff_mode": "anchored"}));
-    add(&env, &mut b, "calc.py", CODE);
+    env.add(&mut b, "calc.py", CODE);
     // The reference's anchored shape, then bb7's earlier one (still accepted).
     fake.push_sse(response("", "ok", vec![("edit_file", json!({"path": "calc.py", "file_id": file_id("calc.py", CODE),
         "changes": [{"start": ["def total(items):"], "end": ["    s = 0"], "content": ["def total(items):", "    s = 1"]}]}))]));
     assert_eq!(finish_of(&mut b, "x")["type"], "done");
-    let after = output(&env, &id, "calc.py").unwrap();
+    let after = env.output(&id, "calc.py").unwrap();
     assert!(
         after.starts_with("def total(items):\n    s = 1\n    for"),
         "{after}"
@@ -88,7 +73,7 @@ fn anchored_and_off_modes() {
     fake.push_sse(response("", "ok", vec![("edit_file", json!({"path": "calc.py",
         "edits": [{"start_anchor": "def total(items):", "end_anchor": "s = 1", "replacement": "def total(items):\n    s = 2\n"}]}))]));
     assert_eq!(finish_of(&mut b, "x")["type"], "done");
-    let after = output(&env, &id, "calc.py").unwrap();
+    let after = env.output(&id, "calc.py").unwrap();
     assert!(
         after.starts_with("def total(items):\n    s = 2\n    for"),
         "{after}"
@@ -105,8 +90,8 @@ fn anchored_and_off_modes() {
 #[test]
 fn a_partly_failed_response_writes_nothing_and_reports_each_call() {
     let (env, fake, mut b, id) = setup(json!({}));
-    add(&env, &mut b, "calc.py", CODE);
-    add(&env, &mut b, "dup.txt", "x = 1\ny = 2\nx = 1\n");
+    env.add(&mut b, "calc.py", CODE);
+    env.add(&mut b, "dup.txt", "x = 1\ny = 2\nx = 1\n");
     fake.push_sse(response("", "Three edits.", vec![
         ("write_file", json!({"path": "new.txt", "content": "fresh\n"})),
         ("edit_file", json!({"path": "dup.txt", "edits": [{"old_string": "x = 1", "new_string": "x = 9"}]})),
@@ -160,7 +145,7 @@ fn a_partly_failed_response_writes_nothing_and_reports_each_call() {
 #[test]
 fn auto_retry_repairs_failed_edits_in_one_hidden_round() {
     let (env, fake, mut b, id) = setup(json!({"auto_retry_partial_edits": true}));
-    add(&env, &mut b, "calc.py", CODE);
+    env.add(&mut b, "calc.py", CODE);
     fake.push_sse(response("", "Two changes.", vec![
         ("write_file", json!({"path": "new.txt", "content": "fresh\n"})),
         ("edit_file", json!({"path": "calc.py", "edits": [{"old_string": "s = 00", "new_string": "s = 1"}]})),
@@ -190,8 +175,8 @@ fn auto_retry_repairs_failed_edits_in_one_hidden_round() {
     assert!(!chunks.contains("hidden repair"));
     assert_eq!(done["output_files"], json!(["calc.py", "new.txt"]));
     assert_eq!(done["usage"]["prompt_tokens"], 150);
-    assert!(output(&env, &id, "calc.py").unwrap().contains("s = 1"));
-    assert_eq!(output(&env, &id, "new.txt").unwrap(), "fresh\n");
+    assert!(env.output(&id, "calc.py").unwrap().contains("s = 1"));
+    assert_eq!(env.output(&id, "new.txt").unwrap(), "fresh\n");
     // The repair request carried the tool results.
     let repair_body = &fake.chat_bodies()[1];
     let msgs = repair_body["messages"].as_array().unwrap();
@@ -208,7 +193,7 @@ fn read_only_files_sections_and_stale_file_ids_are_refused() {
     b.ok(json!({"action": "context_add", "path": "ro.txt", "content": "keep\n", "readonly": true}));
     env.write("sec.txt", "a\nb\nc\n");
     b.ok(json!({"action": "context_add_section", "path": "sec.txt", "content": "a\nb\nc\n", "start_line": 1, "end_line": 2}));
-    add(&env, &mut b, "w.txt", "one\n");
+    env.add(&mut b, "w.txt", "one\n");
     for (name, args) in [
         (
             "write_file",
@@ -231,7 +216,7 @@ fn read_only_files_sections_and_stale_file_ids_are_refused() {
         fake.push_sse(response("", "", vec![(name, args.clone())]));
         let m = finish_of(&mut b, "change it");
         assert_eq!(m["type"], "diff_error", "{name} {args}: {m}");
-        assert!(output(&env, &id, args["path"].as_str().unwrap()).is_none());
+        assert!(env.output(&id, args["path"].as_str().unwrap()).is_none());
     }
     // Invalid JSON arguments are reported raw.
     let mut steps = vec![role()];
@@ -265,7 +250,7 @@ fn a_write_outside_the_project_is_a_failed_call_and_bb7_keeps_serving() {
     // No input ends bb7: it still answers.
     assert_eq!(b.request(json!({"action": "ping"}))["type"], "ok");
     assert!(!env.project.parent().unwrap().join("escaped.txt").exists());
-    assert!(output(&env, &id, "fine.txt").is_none());
+    assert!(env.output(&id, "fine.txt").is_none());
     // The chat records what happened, and the process keeps serving.
     let chat = env.chat_json(&id);
     let last = chat["messages"].as_array().unwrap().last().unwrap().clone();
@@ -295,7 +280,7 @@ fn an_interrupted_commit_is_finished_or_discarded_when_the_chat_opens() {
         ],
     ));
     assert_eq!(finish_of(&mut b, "x")["type"], "done");
-    assert_eq!(output(&env, &id, "two/deep.txt").as_deref(), Some("2\n"));
+    assert_eq!(env.output(&id, "two/deep.txt").as_deref(), Some("2\n"));
     assert!(!env.chat_dir(&id).join("staging").exists());
     drop(b);
 
@@ -313,10 +298,7 @@ fn an_interrupted_commit_is_finished_or_discarded_when_the_chat_opens() {
     let mut b = env.spawn();
     b.ok(json!({"action": "init", "project_root": env.project}));
     assert_eq!(b.ok(json!({"action": "chat_active"}))["id"], id.as_str());
-    assert_eq!(
-        output(&env, &id, "src/a.txt").as_deref(),
-        Some("committed\n")
-    );
-    assert!(output(&env, &id, "b.txt").is_none());
+    assert_eq!(env.output(&id, "src/a.txt").as_deref(), Some("committed\n"));
+    assert!(env.output(&id, "b.txt").is_none());
     assert!(!staging.exists());
 }

@@ -32,6 +32,17 @@ impl Env {
         }
     }
 
+    /// Writes a project file and adds it to the active chat's context.
+    pub fn add(&self, b: &mut Bb7, rel: &str, content: &str) {
+        self.write(rel, content);
+        b.ok(json!({"action": "context_add", "path": rel, "content": content}));
+    }
+
+    /// The model's output copy of `rel` in chat `id`, if there is one.
+    pub fn output(&self, id: &str, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.chat_dir(id).join("output").join(rel)).ok()
+    }
+
     /// Writes a project file (creating directories).
     pub fn write(&self, rel: &str, content: &str) {
         let p = self.project.join(rel);
