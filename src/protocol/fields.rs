@@ -118,6 +118,23 @@ pub enum HunkSelection {
     None,
 }
 
+impl HunkSelection {
+    /// Whether no hunk is named (the field is left out when sending).
+    pub fn is_none(&self) -> bool {
+        matches!(self, HunkSelection::None)
+    }
+}
+
+impl Serialize for HunkSelection {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HunkSelection::All => s.serialize_str("all"),
+            HunkSelection::Ids(ids) => ids.serialize(s),
+            HunkSelection::None => s.serialize_none(),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for HunkSelection {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match serde_json::Value::deserialize(d)? {

@@ -2,6 +2,7 @@
 //! tagged by `action` whose parameters are the types in [`params`]; messages are JSON
 //! objects tagged by `type`, classified by [`MessageKind`]. One object per line.
 
+pub mod action;
 pub mod events;
 mod fields;
 pub mod params;

@@ -5,29 +5,31 @@
 //!
 //! `Option` fields are optional; `null` counts as absent.
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 pub use super::fields::{HunkSelection, LineNumber, NonEmpty, RequestId, Uint};
 
 /// `bb7_init` and `init`: the project directory, absolute or relative to bb7's working
 /// directory. `init` without it (or with `""`) starts global-only mode.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Init {
     /// The project root.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub project_root: Option<String>,
 }
 
 /// `prepare_instructions`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PrepareInstructions {
     /// `project`, `global` or `system`.
     pub level: String,
 }
 
 /// Selects the chat store: `global: true` addresses `~/.bb7/chats/`.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Scope {
     /// Global chats instead of the project's.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub global: Option<bool>,
 }
 
@@ -39,11 +41,13 @@ impl Scope {
 }
 
 /// `chat_new`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatNew {
     /// The chat's name; absent gives a dated default.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The model; absent gives the last used one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Which store.
     #[serde(flatten)]
@@ -51,9 +55,10 @@ pub struct ChatNew {
 }
 
 /// `chat_list`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatList {
     /// List archived chats too.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub include_archived: Option<bool>,
     /// Which store.
     #[serde(flatten)]
@@ -61,7 +66,7 @@ pub struct ChatList {
 }
 
 /// `chat_select`, `chat_delete`, `chat_force_unlock`: one chat by id.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatRef {
     /// The chat id (10 hex characters).
     pub id: NonEmpty,
@@ -71,7 +76,7 @@ pub struct ChatRef {
 }
 
 /// `chat_rename`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatRename {
     /// The chat id.
     pub id: NonEmpty,
@@ -83,7 +88,7 @@ pub struct ChatRename {
 }
 
 /// `chat_move`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatMove {
     /// The chat id.
     pub id: NonEmpty,
@@ -92,13 +97,15 @@ pub struct ChatMove {
 }
 
 /// `chat_pin` (`pinned`) and `chat_archive` (`archived`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatFlag {
     /// The chat id.
     pub id: NonEmpty,
     /// The value of `chat_pin`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned: Option<bool>,
     /// The value of `chat_archive`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub archived: Option<bool>,
     /// Which store.
     #[serde(flatten)]
@@ -106,7 +113,7 @@ pub struct ChatFlag {
 }
 
 /// `search_chats`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchChats {
     /// Text to find; empty lists every chat.
     pub query: String,
@@ -116,7 +123,7 @@ pub struct SearchChats {
 }
 
 /// `chat_edit`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatEdit {
     /// The chat.
     pub chat_id: NonEmpty,
@@ -127,7 +134,7 @@ pub struct ChatEdit {
 }
 
 /// `fork_chat`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ForkChat {
     /// The chat to fork.
     pub chat_id: NonEmpty,
@@ -136,35 +143,38 @@ pub struct ForkChat {
 }
 
 /// `chat_new_with_context`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatNewWithContext {
     /// The chat whose context is copied.
     pub source_chat_id: NonEmpty,
 }
 
 /// `save_draft`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SaveDraft {
     /// The unsent input text.
     pub draft: String,
 }
 
 /// `add_system_message`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AddSystemMessage {
     /// The text, stored as a system message.
     pub message: String,
 }
 
 /// `save_chat_settings`. Each field is changed only when present.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SaveChatSettings {
     /// The model id; empty means no change.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// `Some(None)` (null, `""` or `none`) clears the effort.
     #[serde(default, deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<Option<String>>,
     /// Retrieval tools: `off`, `ask` or `auto`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<String>,
 }
 
@@ -177,25 +187,26 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 
 /// Actions that name one file: `context_remove`, `sync_context`, `get_output_file`,
 /// `output_delete`, `get_diff_paths`, `diff_local_done`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PathOnly {
     /// Project-relative (or, for external context files, absolute) path.
     pub path: NonEmpty,
 }
 
 /// `context_add`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ContextAdd {
     /// The file's path.
     pub path: NonEmpty,
     /// Its content as the editor has it.
     pub content: String,
     /// Keep the model from writing it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub readonly: Option<bool>,
 }
 
 /// `context_update`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ContextUpdate {
     /// The file's path.
     pub path: NonEmpty,
@@ -204,7 +215,7 @@ pub struct ContextUpdate {
 }
 
 /// `context_add_section`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ContextAddSection {
     /// The file's path.
     pub path: NonEmpty,
@@ -217,7 +228,7 @@ pub struct ContextAddSection {
 }
 
 /// `context_remove_section`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SectionRef {
     /// The file's path.
     pub path: NonEmpty,
@@ -228,7 +239,7 @@ pub struct SectionRef {
 }
 
 /// `context_set_readonly`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ContextSetReadonly {
     /// The file's path.
     pub path: NonEmpty,
@@ -237,76 +248,87 @@ pub struct ContextSetReadonly {
 }
 
 /// `get_context_file`: a whole file, or one section of it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GetContextFile {
     /// The file's path.
     pub path: NonEmpty,
     /// The section's first line.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_line: Option<Uint>,
     /// The section's last line.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_line: Option<Uint>,
 }
 
 /// `get_file_statuses`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileStatuses {
     /// Send file texts (default `true`); `false` sends hashes only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub contents: Option<bool>,
 }
 
 /// `apply_file` and `apply_file_as`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ApplyFile {
     /// The output file to apply.
     pub path: NonEmpty,
     /// `apply_file_as`: where to write it instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub destination: Option<NonEmpty>,
     /// Write even over conflicting edits on disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
 }
 
 /// `review_get`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReviewGet {
     /// One file; absent reviews every file with pending output.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }
 
 /// `review_apply`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReviewApply {
     /// The file.
     pub path: NonEmpty,
     /// Hunks to write to the file.
     #[serde(default)]
+    #[serde(skip_serializing_if = "HunkSelection::is_none")]
     pub accept: HunkSelection,
     /// Hunks to drop from the output.
     #[serde(default)]
+    #[serde(skip_serializing_if = "HunkSelection::is_none")]
     pub reject: HunkSelection,
     /// The disk hash the review was computed against (`null`: the file did not exist).
     /// Required, even when `null`.
     #[serde(deserialize_with = "present")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_disk_hash: Option<Option<String>>,
     /// Why, per hunk id; kept with the decision for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reasons: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `checkpoint_list`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointList {
     /// Only this chat's checkpoints.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_id: Option<String>,
 }
 
 /// `checkpoint_get`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointRef {
     /// The checkpoint.
     pub checkpoint_id: NonEmpty,
 }
 
 /// `checkpoint_diff3`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointDiff3 {
     /// The checkpoint.
     pub checkpoint_id: NonEmpty,
@@ -315,40 +337,45 @@ pub struct CheckpointDiff3 {
 }
 
 /// `checkpoint_rollback`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointRollback {
     /// The checkpoint to undo.
     pub checkpoint_id: NonEmpty,
     /// `hard_all` or `scoped_selected`.
     pub mode: String,
     /// `hard_all`: restore over later edits.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
     /// `scoped_selected`: the hunks to undo.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hunk_ids: Option<Vec<String>>,
 }
 
 /// `send`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Send {
     /// The user's message.
     pub content: String,
     /// The chat (default: the active chat).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chat_id: Option<String>,
     /// The model for this turn (default: the chat's).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The reasoning effort (`""`/`none` for none; default: the chat's).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
 }
 
 /// `cancel`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cancel {
     /// The `request_id` of the `send` to stop.
     pub target_request_id: RequestId,
 }
 
 /// `tool_approve`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolApprove {
     /// From the `tool_approval` message.
     pub approval_id: NonEmpty,
@@ -357,7 +384,7 @@ pub struct ToolApprove {
 }
 
 /// `clarify`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Clarify {
     /// From the `clarification` message.
     pub question_id: NonEmpty,
@@ -366,7 +393,7 @@ pub struct Clarify {
 }
 
 /// `generate_title`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GenerateTitle {
     /// The chat to name.
     pub chat_id: NonEmpty,
@@ -375,21 +402,23 @@ pub struct GenerateTitle {
 }
 
 /// `get_models`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GetModels {
     /// Fetch the list again even when the cache is fresh.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh: Option<bool>,
 }
 
 /// `estimate_tokens`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EstimateTokens {
     /// The unsent draft.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_text: Option<String>,
 }
 
 /// `estimate_text_tokens`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EstimateTextTokens {
     /// The texts to count, one estimate each.
     pub texts: Vec<String>,

@@ -18,6 +18,7 @@ use crate::llm::Provider;
 use crate::project::lock::ChatLock;
 use crate::project::paths::{Location, locate};
 use crate::project::{Project, UserDirs};
+use crate::protocol::action::Action;
 use crate::protocol::replies::Reply;
 use crate::protocol::{Request, ok};
 use crate::server::Outbox;
@@ -117,70 +118,83 @@ impl Session {
 
     /// Handles one request and returns the reply message (without `request_id`), or
     /// `None` when the reply comes later from background work (a `send` stream).
+    /// Errors: the request's parameters ([`Action::from_request`]) or its handler's.
     pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Value>, Flow)> {
-        let reply = match req.action.as_str() {
-            "ping" => ok(),
-            "version" => Reply::Version {
+        let action = Action::from_request(req)?;
+        self.dispatch(action, req.request_id.as_deref(), ctx)
+    }
+
+    /// The dispatch table: one handler per action.
+    fn dispatch(
+        &mut self,
+        action: Action,
+        request_id: Option<&str>,
+        ctx: &Ctx,
+    ) -> Result<(Option<Value>, Flow)> {
+        let later = |r: Result<()>| r.map(|()| (None, Flow::Continue));
+        let reply = match action {
+            Action::Ping => ok(),
+            Action::Version => Reply::Version {
                 version: env!("CARGO_PKG_VERSION"),
             }
             .to_value()?,
-            "shutdown" => return Ok((Some(ok()), Flow::Shutdown)),
-            "bb7_init" => self.bb7_init(req)?,
-            "init" => self.init(req)?,
-            "get_customization_info" => to_value(self.customization_info()?)?,
-            "prepare_instructions" => self.prepare_instructions(req)?,
-            "chat_new" => self.chat_new(req)?,
-            "chat_list" => self.chat_list(req)?,
-            "chat_select" => self.chat_select(req)?,
-            "chat_get" => self.chat_get()?,
-            "chat_active" => self.chat_active()?,
-            "chat_rename" => self.chat_rename(req)?,
-            "chat_delete" => self.chat_delete(req)?,
-            "chat_move" => self.chat_move(req)?,
-            "chat_force_unlock" => self.chat_force_unlock(req)?,
-            "search_chats" => self.search_chats(req)?,
-            "chat_edit" => self.chat_edit(req)?,
-            "fork_chat" => self.fork_chat(req)?,
-            "chat_new_with_context" => self.chat_new_with_context(req)?,
-            "chat_pin" => self.chat_flag(req, "pinned")?,
-            "chat_archive" => self.chat_flag(req, "archived")?,
-            "save_draft" => self.save_draft(req)?,
-            "save_chat_settings" => self.save_chat_settings(req)?,
-            "add_system_message" => self.add_system_message(req)?,
-            "context_add" => self.context_add(req)?,
-            "context_add_section" => self.context_add_section(req)?,
-            "context_update" => self.context_update(req)?,
-            "sync_context" => self.sync_context(req)?,
-            "context_remove" => self.context_remove(req)?,
-            "context_remove_section" => self.context_remove_section(req)?,
-            "context_set_readonly" => self.context_set_readonly(req)?,
-            "context_list" => self.context_list(req)?,
-            "get_context_file" => self.get_context_file(req)?,
-            "get_output_file" => self.get_output_file(req)?,
-            "output_delete" => self.output_delete(req)?,
-            "get_diff_paths" => self.get_diff_paths(req)?,
-            "diff_local_done" => self.diff_local_done(req)?,
-            "get_file_statuses" => self.get_file_statuses(req)?,
-            "apply_file" | "apply_file_as" => self.apply(req)?,
-            "review_get" => self.review_get(req)?,
-            "review_apply" => self.review_apply(req)?,
-            "checkpoint_list" => self.checkpoint_list(req)?,
-            "checkpoint_get" => self.checkpoint_get(req)?,
-            "checkpoint_diff3" => self.checkpoint_diff3(req)?,
-            "checkpoint_rollback" => self.checkpoint_rollback(req)?,
-            "cancel" => self.cancel(req)?,
-            "tool_approve" => self.tool_approve(req)?,
-            "clarify" => self.clarify(req)?,
-            "send" => return self.send(req, ctx).map(|()| (None, Flow::Continue)),
-            "generate_title" => self.generate_title(req, ctx)?,
-            "get_models" => match self.get_models(req, ctx)? {
+            Action::Shutdown => return Ok((Some(ok()), Flow::Shutdown)),
+            Action::Bb7Init(p) => self.bb7_init(p)?,
+            Action::Init(p) => self.init(p)?,
+            Action::GetCustomizationInfo => to_value(self.customization_info()?)?,
+            Action::PrepareInstructions(p) => self.prepare_instructions(p)?,
+            Action::ChatNew(p) => self.chat_new(p)?,
+            Action::ChatList(p) => self.chat_list(p)?,
+            Action::ChatSelect(p) => self.chat_select(p)?,
+            Action::ChatGet => self.chat_get()?,
+            Action::ChatActive => self.chat_active()?,
+            Action::ChatRename(p) => self.chat_rename(p)?,
+            Action::ChatDelete(p) => self.chat_delete(p)?,
+            Action::ChatMove(p) => self.chat_move(p)?,
+            Action::ChatForceUnlock(p) => self.chat_force_unlock(p)?,
+            Action::SearchChats(p) => self.search_chats(p)?,
+            Action::ChatEdit(p) => self.chat_edit(p)?,
+            Action::ForkChat(p) => self.fork_chat(p)?,
+            Action::ChatNewWithContext(p) => self.chat_new_with_context(p)?,
+            Action::ChatPin(p) => self.chat_flag(p, "pinned")?,
+            Action::ChatArchive(p) => self.chat_flag(p, "archived")?,
+            Action::SaveDraft(p) => self.save_draft(p)?,
+            Action::SaveChatSettings(p) => self.save_chat_settings(p)?,
+            Action::AddSystemMessage(p) => self.add_system_message(p)?,
+            Action::ContextAdd(p) => self.context_add(p)?,
+            Action::ContextAddSection(p) => self.context_add_section(p)?,
+            Action::ContextUpdate(p) => self.context_update(p)?,
+            Action::SyncContext(p) => self.sync_context(p)?,
+            Action::ContextRemove(p) => self.context_remove(p)?,
+            Action::ContextRemoveSection(p) => self.context_remove_section(p)?,
+            Action::ContextSetReadonly(p) => self.context_set_readonly(p)?,
+            Action::ContextList => self.context_list()?,
+            Action::GetContextFile(p) => self.get_context_file(p)?,
+            Action::GetOutputFile(p) => self.get_output_file(p)?,
+            Action::OutputDelete(p) => self.output_delete(p)?,
+            Action::GetDiffPaths(p) => self.get_diff_paths(p)?,
+            Action::DiffLocalDone(p) => self.diff_local_done(p)?,
+            Action::GetFileStatuses(p) => self.get_file_statuses(p)?,
+            Action::ApplyFile(p) => self.apply(p, false)?,
+            Action::ApplyFileAs(p) => self.apply(p, true)?,
+            Action::ReviewGet(p) => self.review_get(p)?,
+            Action::ReviewApply(p) => self.review_apply(p)?,
+            Action::CheckpointList(p) => self.checkpoint_list(p)?,
+            Action::CheckpointGet(p) => self.checkpoint_get(p)?,
+            Action::CheckpointDiff3(p) => self.checkpoint_diff3(p)?,
+            Action::CheckpointRollback(p) => self.checkpoint_rollback(p)?,
+            Action::Cancel(p) => self.cancel(p)?,
+            Action::ToolApprove(p) => self.tool_approve(p)?,
+            Action::Clarify(p) => self.clarify(p)?,
+            Action::Send(p) => return later(self.send(p, request_id, ctx)),
+            Action::GenerateTitle(p) => self.generate_title(p, ctx)?,
+            Action::GetModels(p) => match self.get_models(p, request_id, ctx)? {
                 Some(v) => v,
                 None => return Ok((None, Flow::Continue)),
             },
-            "get_balance" => return self.get_balance(req, ctx).map(|()| (None, Flow::Continue)),
-            "estimate_tokens" => self.estimate_tokens(req)?,
-            "estimate_text_tokens" => self.estimate_text_tokens(req)?,
-            other => return Err(Error::invalid(format!("Unknown action: {other}"))),
+            Action::GetBalance => return later(self.get_balance(request_id, ctx)),
+            Action::EstimateTokens(p) => self.estimate_tokens(p)?,
+            Action::EstimateTextTokens(p) => self.estimate_text_tokens(p)?,
         };
         Ok((Some(reply), Flow::Continue))
     }

@@ -6,15 +6,14 @@ use crate::config::{self, GlobalState};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
+use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Request, ok};
 use serde_json::Value;
 use std::path::Path;
 
 impl Session {
-    pub(super) fn save_draft(&mut self, req: &Request) -> Result<Value> {
-        let args: params::SaveDraft = req.params()?;
+    pub(super) fn save_draft(&mut self, args: params::SaveDraft) -> Result<Value> {
         let draft = args.draft.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.draft = draft;
@@ -22,8 +21,7 @@ impl Session {
         })?;
         Ok(ok())
     }
-    pub(super) fn add_system_message(&mut self, req: &Request) -> Result<Value> {
-        let args: params::AddSystemMessage = req.params()?;
+    pub(super) fn add_system_message(&mut self, args: params::AddSystemMessage) -> Result<Value> {
         let text = args.message.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.messages.push(system_message(text));
@@ -32,8 +30,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_new(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatNew = req.params()?;
+    pub(super) fn chat_new(&mut self, args: params::ChatNew) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
@@ -46,15 +43,13 @@ impl Session {
         Reply::Created { id: &id }.to_value()
     }
 
-    pub(super) fn chat_list(&self, req: &Request) -> Result<Value> {
-        let args: params::ChatList = req.params()?;
+    pub(super) fn chat_list(&self, args: params::ChatList) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let chats = store.list(args.include_archived.unwrap_or(false))?;
         Reply::ChatList { chats: &chats }.to_value()
     }
 
-    pub(super) fn chat_select(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatRef = req.params()?;
+    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         self.activate(store, id)?;
@@ -95,8 +90,7 @@ impl Session {
         .to_value()
     }
 
-    pub(super) fn chat_rename(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatRename = req.params()?;
+    pub(super) fn chat_rename(&mut self, args: params::ChatRename) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let name = args.name.as_str().trim().to_owned();
@@ -115,8 +109,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_delete(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatRef = req.params()?;
+    pub(super) fn chat_delete(&mut self, args: params::ChatRef) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -133,8 +126,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_move(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatMove = req.params()?;
+    pub(super) fn chat_move(&mut self, args: params::ChatMove) -> Result<Value> {
         let id = args.id.as_str().to_owned();
         let to_global = match args.to.as_str() {
             "global" => true,
@@ -211,8 +203,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_force_unlock(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatRef = req.params()?;
+    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -224,15 +215,13 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn search_chats(&self, req: &Request) -> Result<Value> {
-        let args: params::SearchChats = req.params()?;
+    pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let results = store.search(args.query.as_str())?;
         Reply::SearchResults { results: &results }.to_value()
     }
 
-    pub(super) fn chat_flag(&mut self, req: &Request, field: &str) -> Result<Value> {
-        let args: params::ChatFlag = req.params()?;
+    pub(super) fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Value> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let on = match field {
@@ -248,8 +237,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn save_chat_settings(&mut self, req: &Request) -> Result<Value> {
-        let args: params::SaveChatSettings = req.params()?;
+    pub(super) fn save_chat_settings(&mut self, args: params::SaveChatSettings) -> Result<Value> {
         let model = args.model.filter(|m| !m.is_empty());
         let effort = match args.reasoning_effort {
             None => None,

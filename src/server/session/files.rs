@@ -9,56 +9,53 @@ use crate::error::{Error, Result};
 use crate::output;
 use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
+use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Request, ok};
 use serde_json::{Value, json};
 
 impl Session {
-    pub(super) fn context_update(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ContextUpdate = req.params()?;
+    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Value> {
         let path = args.path.as_str();
         let content = args.content.as_str();
         let key = self.locate(path)?.key();
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
         Ok(ok())
     }
-    pub(super) fn context_remove(&mut self, req: &Request) -> Result<Value> {
-        let args: params::PathOnly = req.params()?;
+    pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Value> {
         let key = self.locate(args.path.as_str())?.key();
         self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
         Ok(ok())
     }
-    pub(super) fn context_remove_section(&mut self, req: &Request) -> Result<Value> {
-        let args: params::SectionRef = req.params()?;
+    pub(super) fn context_remove_section(&mut self, args: params::SectionRef) -> Result<Value> {
         let key = self.locate(args.path.as_str())?.key();
         let (start, end) = (args.start_line.0, args.end_line.0);
         self.mutate(|chat, files, _| context::remove_section(chat, files, &key, start, end))?;
         Ok(ok())
     }
-    pub(super) fn context_set_readonly(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ContextSetReadonly = req.params()?;
+    pub(super) fn context_set_readonly(
+        &mut self,
+        args: params::ContextSetReadonly,
+    ) -> Result<Value> {
         let key = self.locate(args.path.as_str())?.key();
         let readonly = args.readonly;
         self.mutate(|chat, files, _| context::set_readonly(chat, files, &key, readonly))?;
         Ok(ok())
     }
-    pub(super) fn context_list(&mut self, _req: &Request) -> Result<Value> {
+    pub(super) fn context_list(&mut self) -> Result<Value> {
         let active = self.active()?;
         Reply::ContextList {
             files: &active.chat.context_files,
         }
         .to_value()
     }
-    pub(super) fn output_delete(&mut self, req: &Request) -> Result<Value> {
-        let args: params::PathOnly = req.params()?;
+    pub(super) fn output_delete(&mut self, args: params::PathOnly) -> Result<Value> {
         let path = args.path.as_str().to_owned();
         self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
         self.forget_decisions(&path)?;
         Ok(ok())
     }
-    pub(super) fn diff_local_done(&mut self, req: &Request) -> Result<Value> {
-        let args: params::PathOnly = req.params()?;
+    pub(super) fn diff_local_done(&mut self, args: params::PathOnly) -> Result<Value> {
         let path = args.path.as_str().to_owned();
         let outcome =
             self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
@@ -67,8 +64,7 @@ impl Session {
         }
         Reply::MergedByHand { outcome }.to_value()
     }
-    pub(super) fn get_file_statuses(&mut self, req: &Request) -> Result<Value> {
-        let args: params::FileStatuses = req.params()?;
+    pub(super) fn get_file_statuses(&mut self, args: params::FileStatuses) -> Result<Value> {
         let root = self.root()?.to_path_buf();
         let active = self.active()?;
         let files = ChatFiles::new(&active.store, &active.chat.id);
@@ -104,8 +100,7 @@ impl Session {
         }
     }
 
-    pub(super) fn context_add(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ContextAdd = req.params()?;
+    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Value> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
@@ -113,8 +108,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn context_add_section(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ContextAddSection = req.params()?;
+    pub(super) fn context_add_section(&mut self, args: params::ContextAddSection) -> Result<Value> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
@@ -122,8 +116,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn sync_context(&mut self, req: &Request) -> Result<Value> {
-        let args: params::PathOnly = req.params()?;
+    pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Value> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let key = loc.key();
         let text = read_text(loc.abs(), &key)?;
@@ -131,8 +124,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn get_context_file(&self, req: &Request) -> Result<Value> {
-        let args: params::GetContextFile = req.params()?;
+    pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<Value> {
         let key = self.locate_for_context(args.path.as_str())?.key();
         let start = args.start_line.map(|n| n.0);
         let end = args.end_line.map(|n| n.0);
@@ -154,8 +146,7 @@ impl Session {
         .to_value()
     }
 
-    pub(super) fn get_output_file(&self, req: &Request) -> Result<Value> {
-        let args: params::PathOnly = req.params()?;
+    pub(super) fn get_output_file(&self, args: params::PathOnly) -> Result<Value> {
         let (rel, _) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let content = ChatFiles::new(&a.store, &a.chat.id)
@@ -168,8 +159,7 @@ impl Session {
         .to_value()
     }
 
-    pub(super) fn get_diff_paths(&self, req: &Request) -> Result<Value> {
-        let args: params::PathOnly = req.params()?;
+    pub(super) fn get_diff_paths(&self, args: params::PathOnly) -> Result<Value> {
         let (rel, abs) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
@@ -184,16 +174,13 @@ impl Session {
     /// `apply_file` / `apply_file_as`: the apply engine merges the output into the
     /// file on disk; the output is removed only once the chat recording the apply is
     /// saved (Durability 3).
-    pub(super) fn apply(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ApplyFile = req.params()?;
+    pub(super) fn apply(&mut self, args: params::ApplyFile, to_destination: bool) -> Result<Value> {
         let path = args.path.as_str().to_owned();
         let force = args.force.unwrap_or(false);
-        let destination = match (req.action.as_str(), args.destination) {
-            ("apply_file_as", None) => {
-                return Err(Error::invalid("Missing required field: destination"));
-            }
-            ("apply_file_as", Some(d)) => Some(d.0),
-            _ => None,
+        let destination = match (to_destination, args.destination) {
+            (true, None) => return Err(Error::invalid("Missing required field: destination")),
+            (true, Some(d)) => Some(d.0),
+            (false, _) => None,
         };
         self.ensure_project_chat()?;
         let checkpoints = self.checkpoints()?;

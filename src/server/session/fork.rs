@@ -8,7 +8,6 @@ use crate::chat::model::ContextFile;
 use crate::context::{self, ChatFiles};
 use crate::error::Result;
 use crate::project::fsutil::{read_text, to_lf};
-use crate::protocol::Request;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
 use serde_json::Value;
@@ -19,8 +18,7 @@ impl Session {
         self.root.clone().filter(|_| !self.global_only)
     }
 
-    pub(super) fn chat_edit(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatEdit = req.params()?;
+    pub(super) fn chat_edit(&mut self, args: params::ChatEdit) -> Result<Value> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.message_index.0 as usize;
         let content = args.content.as_str().to_owned();
@@ -35,8 +33,7 @@ impl Session {
         .to_value()
     }
 
-    pub(super) fn fork_chat(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ForkChat = req.params()?;
+    pub(super) fn fork_chat(&mut self, args: params::ForkChat) -> Result<Value> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.fork_message_index.0 as usize;
         let store = self.find_store(&id)?;
@@ -65,8 +62,10 @@ impl Session {
     /// `chat_new_with_context`: an empty chat with the source's model, effort and
     /// context. Full files are read fresh from disk (the snapshot is kept for a file
     /// that cannot be read); sections are copied as they are.
-    pub(super) fn chat_new_with_context(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ChatNewWithContext = req.params()?;
+    pub(super) fn chat_new_with_context(
+        &mut self,
+        args: params::ChatNewWithContext,
+    ) -> Result<Value> {
         let id = args.source_chat_id.as_str().to_owned();
         let store = self.find_store(&id)?;
         let source = if self.is_active(&store, &id) {

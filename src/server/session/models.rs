@@ -12,9 +12,9 @@ use crate::llm::{ApiError, Provider};
 use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
+use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Request, ok};
 use crate::turn::stream::ChatKey;
 use serde_json::Value;
 use std::sync::Arc;
@@ -68,8 +68,11 @@ impl Session {
     }
 
     /// `generate_title`: replies `ok`, then a `title_updated` event.
-    pub(super) fn generate_title(&mut self, req: &Request, ctx: &Ctx) -> Result<Value> {
-        let args: params::GenerateTitle = req.params()?;
+    pub(super) fn generate_title(
+        &mut self,
+        args: params::GenerateTitle,
+        ctx: &Ctx,
+    ) -> Result<Value> {
         let id = args.chat_id.as_str().to_owned();
         let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
@@ -108,8 +111,12 @@ impl Session {
 
     /// `get_models`: from the on-disk cache unless `refresh`, else fetched in the
     /// background (the reply then comes later).
-    pub(super) fn get_models(&mut self, req: &Request, ctx: &Ctx) -> Result<Option<Value>> {
-        let args: params::GetModels = req.params()?;
+    pub(super) fn get_models(
+        &mut self,
+        args: params::GetModels,
+        request_id: Option<&str>,
+        ctx: &Ctx,
+    ) -> Result<Option<Value>> {
         let refresh = args.refresh.unwrap_or(false);
         let cache_path = self.dirs()?.state.join("models.json");
         let cached = ModelsCache::load(&cache_path);
@@ -126,7 +133,7 @@ impl Session {
         let stale = cached.map(|c| c.models);
         let provider = self.provider()?;
         let outbox = ctx.outbox.clone();
-        let rid = req.request_id.clone();
+        let rid = request_id.map(str::to_owned);
         tokio::spawn(async move {
             match provider.get_json("models".into()).await {
                 Ok(v) => {
@@ -155,10 +162,10 @@ impl Session {
 
     /// `get_balance`: `{"type":"balance","total_credits","total_usage"}` from
     /// `/credits`; servers without it get a clear error.
-    pub(super) fn get_balance(&mut self, req: &Request, ctx: &Ctx) -> Result<()> {
+    pub(super) fn get_balance(&mut self, request_id: Option<&str>, ctx: &Ctx) -> Result<()> {
         let provider = self.provider()?;
         let outbox = ctx.outbox.clone();
-        let rid = req.request_id.clone();
+        let rid = request_id.map(str::to_owned);
         tokio::spawn(async move {
             match provider.get_json("credits".into()).await {
                 Ok(v) => {

@@ -7,17 +7,16 @@ use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
+use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::InstructionsInfo;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Request, ok};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
 
 impl Session {
-    pub(super) fn bb7_init(&mut self, req: &Request) -> Result<Value> {
-        let args: params::Init = req.params()?;
+    pub(super) fn bb7_init(&mut self, args: params::Init) -> Result<Value> {
         let root = crate::project::canonical_root(
             args.project_root
                 .as_deref()
@@ -31,8 +30,7 @@ impl Session {
     /// `init`: a root with `.bb7/` opens that project; an absent or empty root starts
     /// global-only mode; a root without `.bb7/` is the error the reference plugin
     /// answers by retrying with an empty root.
-    pub(super) fn init(&mut self, req: &Request) -> Result<Value> {
-        let args: params::Init = req.params()?;
+    pub(super) fn init(&mut self, args: params::Init) -> Result<Value> {
         let root = match args.project_root.as_deref() {
             None | Some("") => None,
             Some(r) => {
@@ -181,8 +179,7 @@ impl Session {
         })
     }
 
-    pub(super) fn prepare_instructions(&self, req: &Request) -> Result<Value> {
-        let args: params::PrepareInstructions = req.params()?;
+    pub(super) fn prepare_instructions(&self, args: params::PrepareInstructions) -> Result<Value> {
         let level = args.level.as_str();
         let dirs = self.dirs()?;
         let (path, template) = match level {

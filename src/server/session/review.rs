@@ -13,7 +13,6 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
-use crate::protocol::Request;
 use crate::protocol::params;
 use crate::protocol::replies::{Reply, ReviewFile};
 use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
@@ -53,8 +52,7 @@ impl Session {
 
     /// `review_get`: the hunks of every file with output, or of `path`: those already
     /// decided (state `accepted` / `rejected`) first, then the pending ones.
-    pub(super) fn review_get(&self, req: &Request) -> Result<Value> {
-        let args: params::ReviewGet = req.params()?;
+    pub(super) fn review_get(&self, args: params::ReviewGet) -> Result<Value> {
         let root = self.root()?.to_path_buf();
         let a = self.active()?;
         let files = ChatFiles::new(&a.store, &a.chat.id);
@@ -106,8 +104,7 @@ impl Session {
     /// `review_apply`: applies accepted hunks to the file on disk (keeping the user's
     /// edits), removes rejected ones from the output, records the decisions, and makes
     /// a checkpoint when the file changed.
-    pub(super) fn review_apply(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ReviewApply = req.params()?;
+    pub(super) fn review_apply(&mut self, args: params::ReviewApply) -> Result<Value> {
         let root = self.root()?.to_path_buf();
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
         let accept = selection(args.accept);
@@ -228,8 +225,7 @@ impl Session {
     }
 
     /// `checkpoint_list`: all checkpoints (oldest first), or one chat's.
-    pub(super) fn checkpoint_list(&self, req: &Request) -> Result<Value> {
-        let args: params::CheckpointList = req.params()?;
+    pub(super) fn checkpoint_list(&self, args: params::CheckpointList) -> Result<Value> {
         self.root()?;
         let list = self.checkpoints()?.list(args.chat_id.as_deref())?;
         let rows: Vec<Value> = list.iter().map(|c| c.summary()).collect();
@@ -237,8 +233,7 @@ impl Session {
     }
 
     /// `checkpoint_get`: one checkpoint with contents.
-    pub(super) fn checkpoint_get(&self, req: &Request) -> Result<Value> {
-        let args: params::CheckpointRef = req.params()?;
+    pub(super) fn checkpoint_get(&self, args: params::CheckpointRef) -> Result<Value> {
         self.root()?;
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
         let mut v =
@@ -249,8 +244,7 @@ impl Session {
 
     /// `checkpoint_diff3`: the checkpoint's base, the file now, and what the model
     /// proposed.
-    pub(super) fn checkpoint_diff3(&self, req: &Request) -> Result<Value> {
-        let args: params::CheckpointDiff3 = req.params()?;
+    pub(super) fn checkpoint_diff3(&self, args: params::CheckpointDiff3) -> Result<Value> {
         let root = self.root()?.to_path_buf();
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
@@ -273,8 +267,10 @@ impl Session {
     /// `checkpoint_rollback`: `hard_all` restores the files as they were before the
     /// checkpoint (a file changed since only with `force`); `scoped_selected` reverses
     /// only `hunk_ids`, keeping newer unrelated edits. The rollback is a checkpoint.
-    pub(super) fn checkpoint_rollback(&mut self, req: &Request) -> Result<Value> {
-        let args: params::CheckpointRollback = req.params()?;
+    pub(super) fn checkpoint_rollback(
+        &mut self,
+        args: params::CheckpointRollback,
+    ) -> Result<Value> {
         let root = self.root()?.to_path_buf();
         let store = self.checkpoints()?;
         let cp = store.get(args.checkpoint_id.as_str())?;

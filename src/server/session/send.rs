@@ -16,8 +16,8 @@ use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
+use crate::protocol::ok;
 use crate::protocol::params;
-use crate::protocol::{Request, ok};
 use crate::retrieval::ToolsMode;
 use crate::turn::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
 use serde_json::Value;
@@ -69,14 +69,17 @@ impl Session {
 
     /// Starts a turn in the active chat: saves the user message with its context
     /// snapshot, then streams in the background.
-    pub(super) fn send(&mut self, req: &Request, ctx: &Ctx) -> Result<()> {
-        let args: params::Send = req.params()?;
+    pub(super) fn send(
+        &mut self,
+        args: params::Send,
+        request_id: Option<&str>,
+        ctx: &Ctx,
+    ) -> Result<()> {
         if args.content.trim().is_empty() {
             return Err(Error::invalid("Message is empty"));
         }
-        let request_id = req
-            .request_id
-            .clone()
+        let request_id = request_id
+            .map(str::to_owned)
             .ok_or_else(|| Error::invalid("Missing required field: request_id"))?;
         if self.in_flight.contains_key(&request_id) {
             return Err(Error::invalid(
@@ -318,8 +321,7 @@ impl Session {
     }
 
     /// `cancel`: stops the turn started by `target_request_id`.
-    pub(super) fn cancel(&mut self, req: &Request) -> Result<Value> {
-        let args: params::Cancel = req.params()?;
+    pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Value> {
         let target = args.target_request_id.0;
         match self.in_flight.get(&target) {
             Some(f) => {
@@ -331,14 +333,12 @@ impl Session {
     }
 
     /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
-    pub(super) fn tool_approve(&mut self, req: &Request) -> Result<Value> {
-        let args: params::ToolApprove = req.params()?;
+    pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Value> {
         self.answer_client("approval_id", &args.approval_id, Value::Bool(args.approved))
     }
 
     /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
-    pub(super) fn clarify(&mut self, req: &Request) -> Result<Value> {
-        let args: params::Clarify = req.params()?;
+    pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Value> {
         self.answer_client("question_id", &args.question_id, Value::String(args.answer))
     }
 

@@ -6,7 +6,6 @@ use crate::context::ChatFiles;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::prompt::assemble::{self};
-use crate::protocol::Request;
 use crate::protocol::params;
 use crate::protocol::replies::{FileEstimate, Reply};
 use crate::tokens;
@@ -14,8 +13,7 @@ use serde_json::Value;
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request.
-    pub(super) fn estimate_tokens(&self, req: &Request) -> Result<Value> {
-        let args: params::EstimateTokens = req.params()?;
+    pub(super) fn estimate_tokens(&self, args: params::EstimateTokens) -> Result<Value> {
         let input = args.input_text.as_deref().unwrap_or("");
         let a = self.active()?;
         let system_prompt = tokens::count_memo(&self.system_prompt_base());
@@ -63,8 +61,7 @@ impl Session {
     }
 
     /// `estimate_text_tokens`: one count per text.
-    pub(super) fn estimate_text_tokens(&self, req: &Request) -> Result<Value> {
-        let args: params::EstimateTextTokens = req.params()?;
+    pub(super) fn estimate_text_tokens(&self, args: params::EstimateTextTokens) -> Result<Value> {
         let texts = args.texts;
         if texts.is_empty() {
             return Err(Error::invalid("Field 'texts' must not be empty"));

@@ -1,0 +1,238 @@
+//! [`Action`]: a request line as one typed value, the action with its parameters. The
+//! server dispatches on it and the command line builds and sends it, so both speak the
+//! same types; `tests/protocol_doc.rs` checks docs/PROTOCOL.md names the same actions.
+//!
+//! Reading goes through [`Action::from_request`], not serde's tagged-enum reader, so that
+//! a bad field is answered in the reference's words (`Missing required field: path`);
+//! writing is plain serde: `{"action":"context_add","path":…}`.
+
+use serde::Serialize;
+
+use super::Request;
+use super::params::*;
+use crate::error::{Error, Result};
+
+/// Declares [`Action`], its wire names and its reader from one list, so a new action is
+/// one line here plus its handler.
+macro_rules! actions {
+    ($( $(#[$doc:meta])* $variant:ident $( ($params:ty) )? = $name:literal, )*) => {
+        /// One request: the action and its typed parameters (docs/PROTOCOL.md lists them
+        /// with their fields). Serializes to the request object, `action` included.
+        #[derive(Debug, Clone, Serialize)]
+        #[serde(tag = "action")]
+        pub enum Action {
+            $(
+                $(#[$doc])*
+                #[serde(rename = $name)]
+                $variant $( ($params) )?,
+            )*
+        }
+
+        /// Every action name bb7 serves, in the order of docs/PROTOCOL.md's list.
+        pub const ACTION_NAMES: &[&str] = &[$($name),*];
+
+        impl Action {
+            /// Reads the parameters of `req`'s action. Errors (`invalid_request`):
+            /// `Unknown action: x`, and the field errors of [`Request::params`].
+            pub fn from_request(req: &Request) -> Result<Action> {
+                Ok(match req.action.as_str() {
+                    $( $name => Action::$variant $( (req.params::<$params>()?) )?, )*
+                    other => return Err(Error::invalid(format!("Unknown action: {other}"))),
+                })
+            }
+
+            /// The wire name, e.g. `context_add`.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( Action::$variant { .. } => $name, )*
+                }
+            }
+        }
+    };
+}
+
+actions! {
+    /// Answer `ok` (liveness).
+    Ping = "ping",
+    /// The crate version.
+    Version = "version",
+    /// Answer `ok`, then exit 0.
+    Shutdown = "shutdown",
+    /// Create `.bb7/` in a project and open it.
+    Bb7Init(Init) = "bb7_init",
+    /// Open a project (or global-only mode) and restore its active chat.
+    Init(Init) = "init",
+    /// Where the instruction files are and whether they load.
+    GetCustomizationInfo = "get_customization_info",
+    /// Create an instruction file from its template.
+    PrepareInstructions(PrepareInstructions) = "prepare_instructions",
+    /// Start a chat; it becomes active.
+    ChatNew(ChatNew) = "chat_new",
+    /// The chats of a store.
+    ChatList(ChatList) = "chat_list",
+    /// Make a chat active (takes its lock).
+    ChatSelect(ChatRef) = "chat_select",
+    /// The active chat with its messages.
+    ChatGet = "chat_get",
+    /// The active chat's id.
+    ChatActive = "chat_active",
+    /// Rename a chat.
+    ChatRename(ChatRename) = "chat_rename",
+    /// Delete a chat.
+    ChatDelete(ChatRef) = "chat_delete",
+    /// Move a chat between the project and the global store.
+    ChatMove(ChatMove) = "chat_move",
+    /// Take over a chat another process holds.
+    ChatForceUnlock(ChatRef) = "chat_force_unlock",
+    /// Chats whose names or messages contain a text.
+    SearchChats(SearchChats) = "search_chats",
+    /// Edit a user message: the chat goes back to before it.
+    ChatEdit(ChatEdit) = "chat_edit",
+    /// A new chat with the history before a user message.
+    ForkChat(ForkChat) = "fork_chat",
+    /// A new chat with another chat's context.
+    ChatNewWithContext(ChatNewWithContext) = "chat_new_with_context",
+    /// Pin or unpin a chat.
+    ChatPin(ChatFlag) = "chat_pin",
+    /// Archive or unarchive a chat.
+    ChatArchive(ChatFlag) = "chat_archive",
+    /// Keep the unsent input.
+    SaveDraft(SaveDraft) = "save_draft",
+    /// Change the active chat's model, reasoning effort or tools mode.
+    SaveChatSettings(SaveChatSettings) = "save_chat_settings",
+    /// Add a system message to the history.
+    AddSystemMessage(AddSystemMessage) = "add_system_message",
+    /// Add a file snapshot to the context.
+    ContextAdd(ContextAdd) = "context_add",
+    /// Add a read-only section snapshot.
+    ContextAddSection(ContextAddSection) = "context_add_section",
+    /// Replace a file's snapshot.
+    ContextUpdate(ContextUpdate) = "context_update",
+    /// Re-snapshot a file from disk.
+    SyncContext(PathOnly) = "sync_context",
+    /// Drop a file from the context.
+    ContextRemove(PathOnly) = "context_remove",
+    /// Drop a section from the context.
+    ContextRemoveSection(SectionRef) = "context_remove_section",
+    /// Make a context file read-only for the model, or writable.
+    ContextSetReadonly(ContextSetReadonly) = "context_set_readonly",
+    /// The context files and sections.
+    ContextList = "context_list",
+    /// A snapshot's content.
+    GetContextFile(GetContextFile) = "get_context_file",
+    /// The model's output of a file.
+    GetOutputFile(PathOnly) = "get_output_file",
+    /// Discard the model's output of a file.
+    OutputDelete(PathOnly) = "output_delete",
+    /// Files for an external diff of an output.
+    GetDiffPaths(PathOnly) = "get_diff_paths",
+    /// An external diff ended; take over the merged file.
+    DiffLocalDone(PathOnly) = "diff_local_done",
+    /// Statuses of the context and output files.
+    GetFileStatuses(FileStatuses) = "get_file_statuses",
+    /// Write the model's output into the file on disk.
+    ApplyFile(ApplyFile) = "apply_file",
+    /// Write the model's output into another file.
+    ApplyFileAs(ApplyFile) = "apply_file_as",
+    /// The pending hunks.
+    ReviewGet(ReviewGet) = "review_get",
+    /// Accept and reject hunks of one file.
+    ReviewApply(ReviewApply) = "review_apply",
+    /// The project's checkpoints.
+    CheckpointList(CheckpointList) = "checkpoint_list",
+    /// One checkpoint with its files.
+    CheckpointGet(CheckpointRef) = "checkpoint_get",
+    /// Base, ours and theirs of one file of a checkpoint.
+    CheckpointDiff3(CheckpointDiff3) = "checkpoint_diff3",
+    /// Undo a checkpoint.
+    CheckpointRollback(CheckpointRollback) = "checkpoint_rollback",
+    /// Stop a running `send`.
+    Cancel(Cancel) = "cancel",
+    /// Answer a `tool_approval`.
+    ToolApprove(ToolApprove) = "tool_approve",
+    /// Answer a `clarification`.
+    Clarify(Clarify) = "clarify",
+    /// Ask the model; the answer streams.
+    Send(Send) = "send",
+    /// Name a chat after a text, with the model.
+    GenerateTitle(GenerateTitle) = "generate_title",
+    /// The model list.
+    GetModels(GetModels) = "get_models",
+    /// The account's credit.
+    GetBalance = "get_balance",
+    /// Tokens of the next request, by part.
+    EstimateTokens(EstimateTokens) = "estimate_tokens",
+    /// Tokens of each of some texts.
+    EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens",
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(line: &str) -> Result<Action> {
+        Action::from_request(&Request::parse(line.as_bytes()).map_err(|e| e.error)?)
+    }
+
+    #[test]
+    fn a_written_action_reads_back_the_same() {
+        let sent = Action::ContextAddSection(ContextAddSection {
+            path: NonEmpty("src/a.rs".into()),
+            content: "x\n".into(),
+            start_line: LineNumber(3),
+            end_line: LineNumber(4),
+        });
+        let line = serde_json::to_string(&sent).unwrap();
+        assert!(line.starts_with(r#"{"action":"context_add_section","path":"src/a.rs""#));
+        let Action::ContextAddSection(p) = read(&line).unwrap() else {
+            panic!("wrong action: {line}");
+        };
+        assert_eq!((p.start_line.0, p.end_line.0), (3, 4));
+        let line = serde_json::to_string(&Action::ChatGet).unwrap();
+        assert_eq!(line, r#"{"action":"chat_get"}"#);
+        assert_eq!(read(&line).unwrap().name(), "chat_get");
+    }
+
+    #[test]
+    fn absent_options_are_left_out_and_null_clears() {
+        let settings = |effort| {
+            serde_json::to_string(&Action::SaveChatSettings(SaveChatSettings {
+                model: None,
+                reasoning_effort: effort,
+                tools: Some("auto".into()),
+            }))
+            .unwrap()
+        };
+        assert_eq!(
+            settings(None),
+            r#"{"action":"save_chat_settings","tools":"auto"}"#
+        );
+        assert_eq!(
+            settings(Some(None)),
+            r#"{"action":"save_chat_settings","reasoning_effort":null,"tools":"auto"}"#
+        );
+        let apply = Action::ReviewApply(ReviewApply {
+            path: NonEmpty("a".into()),
+            accept: HunkSelection::All,
+            reject: HunkSelection::None,
+            expected_disk_hash: Some(None),
+            reasons: None,
+        });
+        assert_eq!(
+            serde_json::to_string(&apply).unwrap(),
+            r#"{"action":"review_apply","path":"a","accept":"all","expected_disk_hash":null}"#
+        );
+    }
+
+    #[test]
+    fn unknown_actions_and_bad_fields_keep_the_reference_words() {
+        let e = read(r#"{"action":"fly"}"#).unwrap_err();
+        assert_eq!(e.message, "Unknown action: fly");
+        let e = read(r#"{"action":"context_remove"}"#).unwrap_err();
+        assert_eq!(e.message, "Missing required field: path");
+        let mut names = ACTION_NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ACTION_NAMES.len(), "an action name is listed twice");
+    }
+}
