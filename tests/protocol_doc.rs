@@ -43,7 +43,10 @@ fn every_documented_action_is_served_and_every_served_action_is_documented() {
     let documented = documented();
     let known: BTreeSet<String> = ACTION_NAMES.iter().map(|s| s.to_string()).collect();
     let undocumented: Vec<_> = known.difference(&documented).collect();
-    assert!(undocumented.is_empty(), "not in docs/PROTOCOL.md: {undocumented:?}");
+    assert!(
+        undocumented.is_empty(),
+        "not in docs/PROTOCOL.md: {undocumented:?}"
+    );
     let unknown: Vec<_> = documented.difference(&known).collect();
     assert!(unknown.is_empty(), "documented but not served: {unknown:?}");
 

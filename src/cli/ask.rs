@@ -8,10 +8,12 @@ use tokio::signal::unix::{SignalKind, signal};
 use super::args::ToolsMode;
 use super::context::out_of_sync;
 use super::prompt;
-use super::wire::{Ack, FileStatuses, Request, StreamMsg};
+use super::wire::{Ack, FileStatuses, StreamMsg};
 use super::{Failure, Res, Session};
 use crate::chat::store::ChatStore;
 use crate::project::Project;
+use crate::protocol::action::Action;
+use crate::protocol::params::{self, NonEmpty, RequestId};
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report an interrupted command.
 pub const INTERRUPTED: u8 = 130;
@@ -76,9 +78,11 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
         .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
     let chat_id = s.ensure_chat().await?;
     if let Some(t) = o.tools {
-        s.c.call::<Ack>(Request::SaveChatSettings {
+        s.c.call::<Ack>(Action::SaveChatSettings(params::SaveChatSettings {
+            model: None,
+            reasoning_effort: None,
             tools: Some(t.as_str().to_owned()),
-        })
+        }))
         .await?;
     }
     check_sync(s, o.refresh).await?;
@@ -91,10 +95,12 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
         return Err(aborted());
     }
     let id =
-        s.c.send(&Request::Send {
+        s.c.send(&Action::Send(params::Send {
             content: message,
+            chat_id: None,
             model: o.model,
-        })
+            reasoning_effort: None,
+        }))
         .await?;
     let mut lines = Lines {
         out_ended: true,
@@ -156,10 +162,10 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     continue;
                 };
                 if !cancelled {
-                    s.c.send(&Request::ToolApprove {
-                        approval_id,
+                    s.c.send(&Action::ToolApprove(params::ToolApprove {
+                        approval_id: NonEmpty(approval_id),
                         approved,
-                    })
+                    }))
                     .await?;
                 }
             }
@@ -177,10 +183,10 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     continue;
                 };
                 if !cancelled {
-                    s.c.send(&Request::Clarify {
-                        question_id,
+                    s.c.send(&Action::Clarify(params::Clarify {
+                        question_id: NonEmpty(question_id),
                         answer,
-                    })
+                    }))
                     .await?;
                 }
             }
@@ -201,7 +207,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             }
             StreamMsg::Error { code, message } => {
                 lines.close_all(s);
-                if cancelled || code.as_deref() == Some("cancelled") {
+                if cancelled || code == Some(crate::error::ErrorCode::Cancelled) {
                     return Err(aborted());
                 }
                 return Err(Failure::new(message));
@@ -246,17 +252,17 @@ async fn interrupt(
     *cancelled = true;
     lines.close_all(s);
     eprintln!("bb7: stopping; the partial answer is kept (Ctrl-C again to quit at once)");
-    s.c.send(&Request::Cancel {
-        target_request_id: id.to_owned(),
-    })
+    s.c.send(&Action::Cancel(params::Cancel {
+        target_request_id: RequestId(id.to_owned()),
+    }))
     .await?;
     Ok(())
 }
 
 fn aborted() -> Failure {
     Failure {
-        message: "aborted".into(),
         status: INTERRUPTED,
+        ..Failure::new("aborted")
     }
 }
 
@@ -288,7 +294,11 @@ async fn clarify(question: &str) -> String {
 /// Warns about context files changed on disk since their snapshot, or re-snapshots
 /// them with `refresh`.
 async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
-    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    let r: FileStatuses =
+        s.c.call(Action::GetFileStatuses(params::FileStatuses {
+            contents: None,
+        }))
+        .await?;
     let stale: Vec<String> = r
         .files
         .iter()
@@ -300,7 +310,7 @@ async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
             // A file that cannot be refreshed is reported, and the question still goes.
             match s
                 .c
-                .call::<Ack>(Request::SyncContext { path: path.clone() })
+                .call::<Ack>(Action::SyncContext(params::PathOnly::new(&path)))
                 .await
             {
                 Ok(_) => eprintln!("bb7: refreshed {path}"),

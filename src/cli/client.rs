@@ -6,7 +6,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use super::wire::{Request, StreamMsg};
+use super::wire::StreamMsg;
+use crate::error::ErrorCode;
+use crate::protocol::MessageKind;
+use crate::protocol::action::Action;
 
 /// A failed command: the message for stderr and the exit status.
 #[derive(Debug)]
@@ -15,6 +18,8 @@ pub struct Failure {
     pub message: String,
     /// Exit status: 1, or 130 after Ctrl-C.
     pub status: u8,
+    /// The server's error code, when the failure is an `error` reply.
+    pub code: Option<ErrorCode>,
 }
 
 impl Failure {
@@ -23,7 +28,13 @@ impl Failure {
         Failure {
             message: message.into(),
             status: 1,
+            code: None,
         }
+    }
+
+    /// Whether the server answered with error code `code`.
+    pub fn is(&self, code: ErrorCode) -> bool {
+        self.code == Some(code)
     }
 }
 
@@ -34,7 +45,7 @@ pub type Res<T> = Result<T, Failure>;
 #[derive(Serialize)]
 struct Line<'a> {
     #[serde(flatten)]
-    req: &'a Request,
+    req: &'a Action,
     request_id: &'a str,
 }
 
@@ -68,7 +79,7 @@ impl Client {
     }
 
     /// Writes `req` with a fresh request id; returns the id.
-    pub async fn send(&mut self, req: &Request) -> Res<String> {
+    pub async fn send(&mut self, req: &Action) -> Res<String> {
         self.next += 1;
         let id = format!("cli{}", self.next);
         let mut line = serde_json::to_string(&Line {
@@ -105,13 +116,22 @@ impl Client {
     /// The next stream message of `send` request `id`.
     pub async fn next_stream(&mut self, id: &str) -> Res<StreamMsg> {
         let msg = self.next_for(id).await?;
-        // A malformed message of a known type is skipped like an unknown one.
-        Ok(serde_json::from_value(msg).unwrap_or(StreamMsg::Other))
+        let kind = MessageKind::of(&msg);
+        match serde_json::from_value(msg) {
+            Ok(m) => Ok(m),
+            // A malformed final message still ends the stream; any other is skipped
+            // like a type this build does not know.
+            Err(e) if kind.is_final() => Ok(StreamMsg::Error {
+                code: None,
+                message: format!("bb7 sent a malformed {kind:?} message: {e}"),
+            }),
+            Err(_) => Ok(StreamMsg::Other),
+        }
     }
 
     /// Sends `req` and decodes its reply as `T`; an `error` reply is a [`Failure`]
     /// with its message (prefixed by its code for `conflict`).
-    pub async fn call<T: DeserializeOwned>(&mut self, req: Request) -> Res<T> {
+    pub async fn call<T: DeserializeOwned>(&mut self, req: Action) -> Res<T> {
         let id = self.send(&req).await?;
         let msg = self.next_for(&id).await?;
         if msg.get("type").and_then(Value::as_str) == Some("error") {
@@ -119,12 +139,20 @@ impl Client {
                 message: "error".into(),
                 code: None,
             });
-            return Err(Failure::new(match e.code.as_deref() {
-                Some("conflict") if !e.message.contains("onflict") => {
+            // Codes this bb7 does not know are kept out, not an error.
+            let code = e
+                .code
+                .and_then(|c| serde_json::from_value::<ErrorCode>(Value::String(c)).ok());
+            let message = match code {
+                Some(ErrorCode::Conflict) if !e.message.contains("onflict") => {
                     format!("conflict: {}", e.message)
                 }
                 _ => e.message,
-            }));
+            };
+            return Err(Failure {
+                code,
+                ..Failure::new(message)
+            });
         }
         serde_json::from_value(msg).map_err(|e| Failure::new(format!("bad reply: {e}")))
     }

@@ -1,14 +1,17 @@
 //! Context and output commands: `add`, `remove`, `status`, `diff`, `apply`, `reject`.
 
-use super::wire::{Ack, Applied, ContextList, FileStatus, FileStatuses, Request};
+use super::wire::{Ack, Applied, ContextList, FileStatus, FileStatuses};
 use super::{Failure, Res, Session};
+use crate::error::ErrorCode;
+use crate::protocol::action::Action;
+use crate::protocol::params::{self, LineNumber, NonEmpty};
 use crate::review::hunks::unified_diff;
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
 /// context gets a fresh snapshot instead of an error.
 pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Res<()> {
     s.ensure_chat().await?;
-    let listed: ContextList = s.c.call(Request::ContextList).await?;
+    let listed: ContextList = s.c.call(Action::ContextList).await?;
     for spec in specs {
         let (typed, range) = split_range(spec);
         let path = s.path(typed);
@@ -28,37 +31,37 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
                 });
                 // A section has no update action: the same section is replaced.
                 if same {
-                    s.c.call::<Ack>(Request::ContextRemoveSection {
-                        path: path.clone(),
-                        start_line,
-                        end_line,
-                    })
+                    s.c.call::<Ack>(Action::ContextRemoveSection(params::SectionRef {
+                        path: NonEmpty(path.clone()),
+                        start_line: LineNumber(start_line),
+                        end_line: LineNumber(end_line),
+                    }))
                     .await?;
                 }
-                s.c.call::<Ack>(Request::ContextAddSection {
-                    path: path.clone(),
+                s.c.call::<Ack>(Action::ContextAddSection(params::ContextAddSection {
+                    path: NonEmpty(path.clone()),
                     content,
-                    start_line,
-                    end_line,
-                })
+                    start_line: LineNumber(start_line),
+                    end_line: LineNumber(end_line),
+                }))
                 .await?;
                 let verb = if same { "refreshed" } else { "added" };
                 eprintln!("bb7: {verb} {path}:{start_line}-{end_line}");
             }
             None if known => {
-                s.c.call::<Ack>(Request::ContextUpdate {
-                    path: path.clone(),
+                s.c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
+                    path: NonEmpty(path.clone()),
                     content,
-                })
+                }))
                 .await?;
                 eprintln!("bb7: refreshed {path} (it was already in context)");
             }
             None => {
-                s.c.call::<Ack>(Request::ContextAdd {
-                    path: path.clone(),
+                s.c.call::<Ack>(Action::ContextAdd(params::ContextAdd {
+                    path: NonEmpty(path.clone()),
                     content,
-                    readonly,
-                })
+                    readonly: Some(readonly),
+                }))
                 .await?;
                 eprintln!("bb7: added {path}");
             }
@@ -83,7 +86,7 @@ fn split_range(spec: &str) -> (&str, Option<(u64, u64)>) {
 pub(super) async fn remove(s: &mut Session, path: &str) -> Res<()> {
     s.active().await?;
     let path = s.path(path);
-    s.c.call::<Ack>(Request::ContextRemove { path: path.clone() })
+    s.c.call::<Ack>(Action::ContextRemove(params::PathOnly::new(&path)))
         .await?;
     eprintln!("bb7: removed {path}");
     Ok(())
@@ -125,7 +128,11 @@ fn status_mark(s: &Session, f: &FileStatus) -> String {
 /// `bb7 status`: one line per file, `STATUS PATH[:start-end]`, and a legend on stderr.
 pub(super) async fn status(s: &mut Session) -> Res<()> {
     s.active().await?;
-    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    let r: FileStatuses =
+        s.c.call(Action::GetFileStatuses(params::FileStatuses {
+            contents: None,
+        }))
+        .await?;
     if r.files.is_empty() {
         eprintln!("bb7: no files in context and no pending changes (add some with `bb7 add`)");
         return Ok(());
@@ -150,7 +157,11 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
 pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
     s.active().await?;
     let want = path.map(|p| s.path(&p));
-    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    let r: FileStatuses =
+        s.c.call(Action::GetFileStatuses(params::FileStatuses {
+            contents: None,
+        }))
+        .await?;
     let mut text = String::new();
     for f in &r.files {
         if !f.has_output || want.as_ref().is_some_and(|w| w != &f.path) {
@@ -173,7 +184,11 @@ pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
 pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) -> Res<()> {
     s.active().await?;
     let want = path.map(|p| s.path(&p));
-    let r: FileStatuses = s.c.call(Request::GetFileStatuses).await?;
+    let r: FileStatuses =
+        s.c.call(Action::GetFileStatuses(params::FileStatuses {
+            contents: None,
+        }))
+        .await?;
     let mut applied = 0;
     let mut conflicts = Vec::new();
     for f in &r.files {
@@ -194,10 +209,11 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
         if !wanted {
             continue;
         }
-        let req = Request::ApplyFile {
-            path: p.clone(),
-            force,
-        };
+        let req = Action::ApplyFile(params::ApplyFile {
+            path: NonEmpty(p.clone()),
+            destination: None,
+            force: force.then_some(true),
+        });
         match s.c.call::<Applied>(req).await {
             Ok(a) => {
                 let cp = a
@@ -207,7 +223,7 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
                 eprintln!("bb7: applied {p}{cp}");
                 applied += 1;
             }
-            Err(e) if e.message.contains("onflict") => {
+            Err(e) if e.is(ErrorCode::Conflict) => {
                 eprintln!("bb7: {p}: {}", e.message);
                 conflicts.push(p.clone());
             }
@@ -234,7 +250,7 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
 pub(super) async fn reject(s: &mut Session, path: &str) -> Res<()> {
     s.active().await?;
     let path = s.path(path);
-    s.c.call::<Ack>(Request::OutputDelete { path: path.clone() })
+    s.c.call::<Ack>(Action::OutputDelete(params::PathOnly::new(&path)))
         .await?;
     eprintln!("bb7: rejected the output of {path}");
     Ok(())

@@ -3,21 +3,30 @@
 
 use std::path::Path;
 
-use super::wire::{ChatList, ChatReply, IdReply, Models, Request};
+use super::wire::{ChatList, ChatReply, IdReply, Models};
 use super::{Res, Session, project_store, prompt};
 use crate::chat::model::Message;
+use crate::protocol::action::Action;
+use crate::protocol::params;
 
 /// `bb7 new [NAME]`: prints the new chat's id.
 pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
-    let r: IdReply = s.c.call(Request::ChatNew { name }).await?;
+    let r: IdReply =
+        s.c.call(Action::ChatNew(params::ChatNew {
+            name,
+            ..Default::default()
+        }))
+        .await?;
     s.out(&format!("{}\n", r.id.unwrap_or_default()));
     Ok(())
 }
 
 /// `bb7 chats`: `* ID  CREATED  NAME`, `*` on the active chat.
 pub(super) async fn chats(s: &mut Session) -> Res<()> {
-    let r: ChatList = s.c.call(Request::ChatList).await?;
-    let active: IdReply = s.c.call(Request::ChatActive).await?;
+    let r: ChatList =
+        s.c.call(Action::ChatList(params::ChatList::default()))
+            .await?;
+    let active: IdReply = s.c.call(Action::ChatActive).await?;
     if r.chats.is_empty() {
         eprintln!("bb7: no chats yet (`bb7 new` or `bb7 ask` starts one)");
         return Ok(());
@@ -41,7 +50,11 @@ pub(super) async fn chats(s: &mut Session) -> Res<()> {
 
 /// `bb7 models [--refresh]`: `ID  CONTEXT  $PROMPT/$COMPLETION per million tokens`.
 pub(super) async fn models(s: &mut Session, refresh: bool) -> Res<()> {
-    let r: Models = s.c.call(Request::GetModels { refresh }).await?;
+    let r: Models =
+        s.c.call(Action::GetModels(params::GetModels {
+            refresh: Some(refresh),
+        }))
+        .await?;
     if r.stale {
         eprintln!("bb7: the model API could not be reached; this list is from the cache");
     }
@@ -123,7 +136,7 @@ fn markdown(chat: &ChatReply) -> String {
 /// `bb7 show [--last]`.
 pub(super) async fn show(s: &mut Session, last: bool) -> Res<()> {
     s.active().await?;
-    let chat: ChatReply = s.c.call(Request::ChatGet).await?;
+    let chat: ChatReply = s.c.call(Action::ChatGet).await?;
     if last {
         let answer = chat
             .messages
@@ -157,7 +170,9 @@ fn cost_of(messages: &[Message]) -> f64 {
 
 /// `bb7 log`: `ID  CREATED  $COST  MESSAGES  NAME`, newest first.
 pub(super) async fn log(s: &mut Session) -> Res<()> {
-    let r: ChatList = s.c.call(Request::ChatList).await?;
+    let r: ChatList =
+        s.c.call(Action::ChatList(params::ChatList::default()))
+            .await?;
     if r.chats.is_empty() {
         eprintln!("bb7: no chats yet");
         return Ok(());

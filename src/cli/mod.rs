@@ -16,9 +16,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::error::ErrorCode;
+use crate::protocol::action::Action;
+use crate::protocol::params;
 pub use args::{Command, ToolsMode};
 pub use client::{Client, Failure, Res};
-use wire::{Ack, IdReply, InitReply, Request};
+use wire::{Ack, IdReply, InitReply};
 
 use crate::chat::store::ChatStore;
 use crate::project::Project;
@@ -56,7 +59,7 @@ impl Session {
 
     /// The active chat's id.
     async fn active(&mut self) -> Res<String> {
-        let a: IdReply = self.c.call(Request::ChatActive).await?;
+        let a: IdReply = self.c.call(Action::ChatActive).await?;
         a.id.ok_or_else(|| {
             Failure::new("no active chat: run `bb7 new`, or pass --chat ID (see `bb7 chats`)")
         })
@@ -67,7 +70,10 @@ impl Session {
         if let Ok(id) = self.active().await {
             return Ok(id);
         }
-        let r: IdReply = self.c.call(Request::ChatNew { name: None }).await?;
+        let r: IdReply = self
+            .c
+            .call(Action::ChatNew(params::ChatNew::default()))
+            .await?;
         let id = r.id.unwrap_or_default();
         eprintln!("bb7: started chat {id}");
         Ok(id)
@@ -93,7 +99,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
     let result = dispatch(&mut s, cmd, &opts).await;
     // Ends the server in order, so the chat's lock is released and nothing is left
     // half-written; a server that does not answer in time is dropped with the runtime.
-    let shutdown = s.c.call::<Ack>(Request::Shutdown);
+    let shutdown = s.c.call::<Ack>(Action::Shutdown);
     let _ = tokio::time::timeout(Duration::from_secs(5), shutdown).await;
     // `--chat` addresses a chat for this command only: the project's active chat stays
     // what it was for later commands and editors.
@@ -119,9 +125,9 @@ fn active_in_index(root: &Path) -> Option<String> {
 async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     let root = s.root.to_string_lossy().into_owned();
     if let Command::Init = cmd {
-        s.c.call::<Ack>(Request::Bb7Init {
-            project_root: root.clone(),
-        })
+        s.c.call::<Ack>(Action::Bb7Init(params::Init {
+            project_root: Some(root.clone()),
+        }))
         .await?;
         info::offer_gitignore(&s.root).await?;
         // Last, so an editor showing the final line of output shows this one.
@@ -131,15 +137,21 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     // `init` refuses a directory without `.bb7/`; only `chats` and `models` fall back
     // to global-only mode (an empty root), as the reference plugin does.
     let global_ok = matches!(cmd, Command::Chats | Command::Models { .. });
-    let init: InitReply = match s.c.call(Request::Init { project_root: root }).await {
+    let init: InitReply = match s
+        .c
+        .call(Action::Init(params::Init {
+            project_root: Some(root),
+        }))
+        .await
+    {
         Ok(reply) => reply,
-        Err(f) if f.message.starts_with("Not initialized") && global_ok => {
-            s.c.call(Request::Init {
-                project_root: String::new(),
-            })
+        Err(f) if f.is(ErrorCode::NotInitialized) && global_ok => {
+            s.c.call(Action::Init(params::Init {
+                project_root: Some(String::new()),
+            }))
             .await?
         }
-        Err(f) if f.message.starts_with("Not initialized") => {
+        Err(f) if f.is(ErrorCode::NotInitialized) => {
             return Err(Failure::new(format!(
                 "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
                 opts.cwd.display()
@@ -160,8 +172,11 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         eprintln!("bb7: warning: {e}");
     }
     if let Some(id) = &opts.chat {
-        s.c.call::<Ack>(Request::ChatSelect { id: id.clone() })
-            .await?;
+        s.c.call::<Ack>(Action::ChatSelect(params::ChatRef {
+            id: params::NonEmpty(id.clone()),
+            scope: params::Scope::default(),
+        }))
+        .await?;
     }
     match cmd {
         Command::Init | Command::Serve => Ok(()),

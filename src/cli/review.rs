@@ -1,7 +1,9 @@
 //! Hunk review and checkpoints from a shell: `review`, `checkpoints`, `rollback`.
 
-use super::wire::{Checkpoints, Request, Review, ReviewApplied, RollbackResult, Selection};
+use super::wire::{Checkpoints, Review, ReviewApplied, RollbackResult};
 use super::{Failure, Res, Session};
+use crate::protocol::action::Action;
+use crate::protocol::params::{self, HunkSelection, NonEmpty};
 
 /// `bb7 review [PATH] [--accept ID…] [--reject ID…] [--all]`: without a decision,
 /// lists the pending hunks with their ids; with one, applies it file by file.
@@ -14,7 +16,9 @@ pub(super) async fn review(
 ) -> Res<()> {
     s.active().await?;
     let path = path.map(|p| s.path(&p));
-    let r: Review = s.c.call(Request::ReviewGet { path: path.clone() }).await?;
+    let r: Review =
+        s.c.call(Action::ReviewGet(params::ReviewGet { path: path.clone() }))
+            .await?;
     // Decided hunks stay in the review with their state; only pending ones are listed.
     let files: Vec<_> = r
         .files
@@ -81,16 +85,17 @@ pub(super) async fn review(
         if !all && acc.is_empty() && rej.is_empty() {
             continue;
         }
-        let req = Request::ReviewApply {
-            path: f.path.clone(),
+        let req = Action::ReviewApply(params::ReviewApply {
+            path: NonEmpty(f.path.clone()),
             accept: if all {
-                Selection::All("all")
+                HunkSelection::All
             } else {
-                Selection::Ids(acc)
+                HunkSelection::Ids(acc)
             },
-            reject: Selection::Ids(rej),
-            expected_disk_hash: f.disk_hash.clone(),
-        };
+            reject: HunkSelection::Ids(rej),
+            expected_disk_hash: Some(f.disk_hash.clone()),
+            reasons: None,
+        });
         let r: ReviewApplied = s.c.call(req).await?;
         let cp = r
             .checkpoint_id
@@ -123,7 +128,11 @@ pub(super) async fn review(
 
 /// `bb7 checkpoints`: `ID  TIME  FILES…  (ACTION)`, oldest first.
 pub(super) async fn checkpoints(s: &mut Session) -> Res<()> {
-    let r: Checkpoints = s.c.call(Request::CheckpointList).await?;
+    let r: Checkpoints =
+        s.c.call(Action::CheckpointList(params::CheckpointList {
+            chat_id: None,
+        }))
+        .await?;
     if r.checkpoints.is_empty() {
         eprintln!("bb7: no checkpoints yet (every apply and rollback makes one)");
         return Ok(());
@@ -156,12 +165,12 @@ pub(super) async fn rollback(
         "scoped_selected"
     };
     let r: RollbackResult =
-        s.c.call(Request::CheckpointRollback {
-            checkpoint_id: id,
+        s.c.call(Action::CheckpointRollback(params::CheckpointRollback {
+            checkpoint_id: NonEmpty(id),
             mode: mode.into(),
-            hunk_ids: scoped,
-            force,
-        })
+            hunk_ids: (!scoped.is_empty()).then_some(scoped),
+            force: force.then_some(true),
+        }))
         .await?;
     let mut conflicts = Vec::new();
     for f in &r.files {

@@ -1,122 +1,9 @@
-//! The protocol as the command line speaks it: the requests it sends and the replies
-//! it reads, as serde types (see docs/PROTOCOL.md for every field).
+//! The replies and stream messages as the command line reads them: views with only the
+//! fields a command prints, all defaulted so a newer server's additions do no harm. The
+//! requests it sends are the server's own [`crate::protocol::action::Action`].
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
-
-/// A request the command line sends; serialized with its `action` tag.
-#[derive(Debug, Clone, Serialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-pub enum Request {
-    /// Create `.bb7/` in `project_root`.
-    Bb7Init { project_root: String },
-    /// Open the project at `project_root` (restores its active chat).
-    Init { project_root: String },
-    /// Start a chat (it becomes active).
-    ChatNew {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
-    },
-    /// The project's chats.
-    ChatList,
-    /// The active chat's id.
-    ChatActive,
-    /// Make a chat active (takes its lock).
-    ChatSelect { id: String },
-    /// The active chat with its messages.
-    ChatGet,
-    /// Change settings of the active chat.
-    SaveChatSettings {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        tools: Option<String>,
-    },
-    /// Add a file snapshot.
-    ContextAdd {
-        path: String,
-        content: String,
-        readonly: bool,
-    },
-    /// Add a read-only section snapshot.
-    ContextAddSection {
-        path: String,
-        content: String,
-        start_line: u64,
-        end_line: u64,
-    },
-    /// Replace a file's snapshot with `content`.
-    ContextUpdate { path: String, content: String },
-    /// Re-snapshot a file from disk.
-    SyncContext { path: String },
-    /// Drop a file from context.
-    ContextRemove { path: String },
-    /// Drop a section from context.
-    ContextRemoveSection {
-        path: String,
-        start_line: u64,
-        end_line: u64,
-    },
-    /// The context files.
-    ContextList,
-    /// Statuses of context and output files.
-    GetFileStatuses,
-    /// Write the model's output of `path` into the file on disk.
-    ApplyFile {
-        path: String,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        force: bool,
-    },
-    /// Discard the model's output of `path`.
-    OutputDelete { path: String },
-    /// Ask the model.
-    Send {
-        content: String,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        model: Option<String>,
-    },
-    /// Stop the stream of `target_request_id`.
-    Cancel { target_request_id: String },
-    /// Answer a `tool_approval`.
-    ToolApprove { approval_id: String, approved: bool },
-    /// Answer a `clarification`.
-    Clarify { question_id: String, answer: String },
-    /// The pending hunks (of one file).
-    ReviewGet {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        path: Option<String>,
-    },
-    /// Accept and reject hunks of one file.
-    ReviewApply {
-        path: String,
-        accept: Selection,
-        reject: Selection,
-        expected_disk_hash: Option<String>,
-    },
-    /// The checkpoints of the project.
-    CheckpointList,
-    /// Undo a checkpoint.
-    CheckpointRollback {
-        checkpoint_id: String,
-        mode: String,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        hunk_ids: Vec<String>,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        force: bool,
-    },
-    /// The model list.
-    GetModels { refresh: bool },
-    /// End the in-process server.
-    Shutdown,
-}
-
-/// Hunks chosen in `review_apply`: a list of ids or every hunk (`"all"`).
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum Selection {
-    /// These hunk ids.
-    Ids(Vec<String>),
-    /// The string `"all"`.
-    All(&'static str),
-}
 
 /// A reply whose fields the command does not need (`ok`).
 #[derive(Debug, Deserialize)]
@@ -432,7 +319,7 @@ pub enum StreamMsg {
     /// The turn failed.
     Error {
         #[serde(default)]
-        code: Option<String>,
+        code: Option<crate::error::ErrorCode>,
         #[serde(default)]
         message: String,
     },

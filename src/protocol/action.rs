@@ -233,6 +233,10 @@ mod tests {
         let mut names = ACTION_NAMES.to_vec();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), ACTION_NAMES.len(), "an action name is listed twice");
+        assert_eq!(
+            names.len(),
+            ACTION_NAMES.len(),
+            "an action name is listed twice"
+        );
     }
 }

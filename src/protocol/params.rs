@@ -33,6 +33,15 @@ pub struct Scope {
     pub global: Option<bool>,
 }
 
+impl PathOnly {
+    /// The parameters naming `path`.
+    pub fn new(path: &str) -> PathOnly {
+        PathOnly {
+            path: NonEmpty(path.to_owned()),
+        }
+    }
+}
+
 impl Scope {
     /// Whether the request addresses global chats.
     pub fn is_global(&self) -> bool {
@@ -41,7 +50,7 @@ impl Scope {
 }
 
 /// `chat_new`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ChatNew {
     /// The chat's name; absent gives a dated default.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,7 +64,7 @@ pub struct ChatNew {
 }
 
 /// `chat_list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ChatList {
     /// List archived chats too.
     #[serde(skip_serializing_if = "Option::is_none")]
