@@ -231,28 +231,3 @@ pub fn statuses(
 fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(<sha2::Sha256 as sha2::Digest>::digest(bytes))
 }
-
-/// The `files` array of a `file_statuses` reply. Snapshot and output texts are moved
-/// into the JSON value rather than copied, so a reply with contents holds each text
-/// once.
-pub fn rows_to_json(rows: Vec<FileStatus>) -> serde_json::Value {
-    use serde_json::Value;
-    let values = rows
-        .into_iter()
-        .map(|mut row| {
-            let context = row.context_content.take();
-            let output = row.output_content.take();
-            let mut v = serde_json::to_value(&row).unwrap_or(Value::Null);
-            if let Some(map) = v.as_object_mut() {
-                if let Some(t) = context {
-                    map.insert("context_content".into(), Value::String(t));
-                }
-                if let Some(t) = output {
-                    map.insert("output_content".into(), Value::String(t));
-                }
-            }
-            v
-        })
-        .collect();
-    Value::Array(values)
-}

@@ -10,9 +10,9 @@ pub mod replies;
 
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// Longest request line bb7 accepts, in bytes (64 MiB). Longer lines are discarded
 /// whole and answered with an `error`; the limit is documented in docs/PROTOCOL.md.
@@ -170,20 +170,84 @@ impl MessageKind {
     }
 }
 
+/// One outgoing message object, already encoded, without its `request_id`. Replies
+/// are encoded straight from the state they borrow ([`replies::Reply`]), with no
+/// intermediate `Value`; [`Json::into_line`] adds the id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Json(String);
+
+impl Json {
+    /// Encodes a message. Errors (`io`): the value is not a JSON object, or a field
+    /// cannot be encoded (map keys that are not strings); the reply types rule both out.
+    pub fn encode(msg: &impl serde::Serialize) -> Result<Json> {
+        let text = serde_json::to_string(msg)
+            .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the reply: {e}")))?;
+        if !(text.starts_with('{') && text.ends_with('}')) {
+            return Err(Error::new(
+                ErrorCode::Internal,
+                "Cannot encode the reply: not a JSON object",
+            ));
+        }
+        Ok(Json(text))
+    }
+
+    /// The encoded object.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The message line (without the newline), with `request_id` set when given.
+    pub fn into_line(self, request_id: Option<&str>) -> String {
+        let Some(id) = request_id else {
+            return self.0;
+        };
+        let mut line = self.0;
+        line.pop();
+        if line.len() > 1 {
+            line.push(',');
+        }
+        line.push_str("\"request_id\":");
+        // A string always encodes.
+        line.push_str(&serde_json::to_string(id).unwrap_or_else(|_| "null".into()));
+        line.push('}');
+        line
+    }
+}
+
 /// `{"type":"ok"}`: success without data.
-pub fn ok() -> Value {
-    json!({"type": "ok"})
+pub fn ok() -> Json {
+    Json(r#"{"type":"ok"}"#.to_owned())
 }
 
 /// Builds an `error` message from an [`Error`] (docs/PROTOCOL.md "Conventions").
-pub fn error_message(err: &Error) -> Value {
-    json!({"type": "error", "message": err.message, "code": err.code})
+pub fn error_message(err: &Error) -> Json {
+    #[derive(serde::Serialize)]
+    struct ErrorMessage<'a> {
+        r#type: &'static str,
+        message: &'a str,
+        code: ErrorCode,
+    }
+    Json::encode(&ErrorMessage {
+        r#type: "error",
+        message: &err.message,
+        code: err.code,
+    })
+    .unwrap_or_else(|_| Json(r#"{"type":"error","message":"error","code":"internal"}"#.into()))
 }
 
-/// Sets `request_id` on an outgoing message object (no-op for non-objects or `None`).
-pub fn with_request_id(mut msg: Value, request_id: Option<&str>) -> Value {
-    if let (Some(id), Value::Object(map)) = (request_id, &mut msg) {
-        map.insert("request_id".into(), Value::String(id.to_owned()));
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn the_request_id_is_added_to_any_object() {
+        assert_eq!(ok().into_line(None), r#"{"type":"ok"}"#);
+        assert_eq!(
+            ok().into_line(Some("7\"")),
+            r#"{"type":"ok","request_id":"7\""}"#
+        );
+        let empty = Json::encode(&serde_json::json!({})).unwrap();
+        assert_eq!(empty.into_line(Some("1")), r#"{"request_id":"1"}"#);
+        assert!(Json::encode(&3).is_err());
     }
-    msg
 }

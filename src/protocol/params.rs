@@ -318,7 +318,7 @@ pub struct ReviewApply {
     pub expected_disk_hash: Option<Option<String>>,
     /// Why, per hunk id; kept with the decision for the model.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reasons: Option<serde_json::Map<String, serde_json::Value>>,
+    pub reasons: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `checkpoint_list`.

@@ -4,7 +4,6 @@
 //! Fields borrow from the session's state, so building a reply copies nothing.
 
 use serde::Serialize;
-use serde_json::Value;
 
 /// A reply to one request.
 #[derive(Debug, Serialize)]
@@ -201,16 +200,52 @@ pub enum Reply<'a> {
     },
     /// `checkpoint_list`.
     Checkpoints {
-        /// Summaries, oldest first.
-        checkpoints: &'a [Value],
+        /// Summaries (files without contents), oldest first.
+        checkpoints: &'a [crate::review::checkpoint::CheckpointSummary<'a>],
+    },
+    /// `checkpoint_get`: one checkpoint with its files' contents.
+    Checkpoint {
+        /// The checkpoint's fields, at the top level of the reply.
+        #[serde(flatten)]
+        checkpoint: &'a crate::review::checkpoint::Checkpoint,
+    },
+    /// `checkpoint_diff3`: three versions of one file of a checkpoint.
+    Diff3 {
+        /// Project-relative path.
+        path: &'a str,
+        /// Before the checkpoint (`null`: the file did not exist).
+        checkpoint_base: Option<&'a str>,
+        /// On disk now (`null`: it does not exist).
+        current: Option<&'a str>,
+        /// What the model proposed (or, for older checkpoints, what was written).
+        proposed: Option<&'a str>,
     },
     /// `checkpoint_rollback`.
     RollbackResult {
         /// The checkpoint the rollback itself made (`null` when nothing changed).
         checkpoint_id: Option<&'a str>,
-        /// `{path, restored, conflict, reason?}` per file.
-        files: &'a [Value],
+        /// One row per file of the checkpoint.
+        files: &'a [RollbackFile],
     },
+    /// `get_file_statuses`: one row per context entry and per output file.
+    FileStatuses {
+        /// The rows (docs/PROTOCOL.md lists the fields).
+        files: &'a [crate::output::FileStatus],
+    },
+}
+
+/// One file of a `rollback_result` reply.
+#[derive(Debug, Serialize)]
+pub struct RollbackFile {
+    /// Project-relative path.
+    pub path: String,
+    /// Written back to its state before the checkpoint.
+    pub restored: bool,
+    /// Left alone because it changed since (see `reason`).
+    pub conflict: bool,
+    /// Why a file was left alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One file of a `review` reply.
@@ -274,14 +309,9 @@ pub struct InstructionsInfo {
 }
 
 impl Reply<'_> {
-    /// The reply as a message object. Errors: only if a field cannot be encoded, which
-    /// the types above rule out; reported as an `io` error rather than a panic.
-    pub fn to_value(&self) -> crate::error::Result<Value> {
-        serde_json::to_value(self).map_err(|e| {
-            crate::error::Error::new(
-                crate::error::ErrorCode::Io,
-                format!("Cannot encode the reply: {e}"),
-            )
-        })
+    /// The reply, encoded. Errors: only if a field cannot be encoded, which the types
+    /// above rule out; reported as an error reply rather than a panic.
+    pub fn json(&self) -> crate::error::Result<super::Json> {
+        super::Json::encode(self)
     }
 }

@@ -51,18 +51,52 @@ pub struct Checkpoint {
 
 impl Checkpoint {
     /// The summary for `checkpoint_list`: files without their contents.
-    pub fn summary(&self) -> serde_json::Value {
-        let files: Vec<serde_json::Value> = self
-            .files
-            .iter()
-            .map(|f| {
-                serde_json::json!({"path": f.path, "before_hash": f.before_hash,
-                                   "after_hash": f.after_hash, "hunk_ids": f.hunk_ids})
-            })
-            .collect();
-        serde_json::json!({"checkpoint_id": self.checkpoint_id, "chat_id": self.chat_id,
-                           "created_at": self.created_at, "action": self.action, "files": files})
+    pub fn summary(&self) -> CheckpointSummary<'_> {
+        CheckpointSummary {
+            checkpoint_id: &self.checkpoint_id,
+            chat_id: &self.chat_id,
+            created_at: &self.created_at,
+            action: &self.action,
+            files: self
+                .files
+                .iter()
+                .map(|f| FileSummary {
+                    path: &f.path,
+                    before_hash: f.before_hash.as_deref(),
+                    after_hash: f.after_hash.as_deref(),
+                    hunk_ids: &f.hunk_ids,
+                })
+                .collect(),
+        }
     }
+}
+
+/// A checkpoint in `checkpoint_list`: its fields, and its files without contents.
+#[derive(Debug, Serialize)]
+pub struct CheckpointSummary<'a> {
+    /// See [`Checkpoint::checkpoint_id`].
+    pub checkpoint_id: &'a str,
+    /// The chat whose apply made it.
+    pub chat_id: &'a str,
+    /// RFC 3339 UTC.
+    pub created_at: &'a str,
+    /// What made it.
+    pub action: &'a str,
+    /// The files it changed.
+    pub files: Vec<FileSummary<'a>>,
+}
+
+/// A file of a [`CheckpointSummary`].
+#[derive(Debug, Serialize)]
+pub struct FileSummary<'a> {
+    /// Project-relative path.
+    pub path: &'a str,
+    /// `sha256:…` before (`null`: the file did not exist).
+    pub before_hash: Option<&'a str>,
+    /// `sha256:…` after (`null`: the file was deleted).
+    pub after_hash: Option<&'a str>,
+    /// The hunks the change wrote.
+    pub hunk_ids: &'a [String],
 }
 
 /// Builds the record of one file's change.

@@ -4,12 +4,11 @@
 
 pub mod session;
 
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::error::{Error, ErrorCode};
-use crate::protocol::{MAX_LINE_BYTES, Request, error_message, with_request_id};
+use crate::protocol::{Json, MAX_LINE_BYTES, Request, error_message};
 use session::{Ctx, Flow, Session};
 
 /// Sends finished message lines to the writer task. Cloneable; background work (a
@@ -21,18 +20,16 @@ pub struct Outbox {
 
 impl Outbox {
     /// Queues `msg` with `request_id` set. A closed writer (stdout gone) drops it.
-    pub fn send(&self, msg: Value, request_id: Option<&str>) {
-        let msg = with_request_id(msg, request_id);
-        if let Ok(line) = serde_json::to_string(&msg) {
-            let _ = self.tx.send(line);
-        }
+    pub fn send(&self, msg: Json, request_id: Option<&str>) {
+        let _ = self.tx.send(msg.into_line(request_id));
     }
 
     /// Queues a typed message (a [`crate::protocol::events::TurnMessage`] or a reply
     /// struct) with `request_id` set.
     pub fn emit(&self, msg: &impl serde::Serialize, request_id: Option<&str>) {
-        if let Ok(value) = serde_json::to_value(msg) {
-            self.send(value, request_id);
+        match Json::encode(msg) {
+            Ok(json) => self.send(json, request_id),
+            Err(e) => self.send_error(&e, request_id),
         }
     }
 

@@ -6,8 +6,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::chat::model::Chat;
 use crate::chat::store::ChatStore;
 use crate::config::{Config, GlobalState};
@@ -20,7 +18,7 @@ use crate::project::paths::{Location, locate};
 use crate::project::{Project, UserDirs};
 use crate::protocol::action::Action;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Request, ok};
+use crate::protocol::{Json, Request, ok};
 use crate::server::Outbox;
 use crate::turn::complete::system_message;
 use crate::turn::stream::ChatKey;
@@ -119,7 +117,7 @@ impl Session {
     /// Handles one request and returns the reply message (without `request_id`), or
     /// `None` when the reply comes later from background work (a `send` stream).
     /// Errors: the request's parameters ([`Action::from_request`]) or its handler's.
-    pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Value>, Flow)> {
+    pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Json>, Flow)> {
         let action = Action::from_request(req)?;
         self.dispatch(action, req.request_id.as_deref(), ctx)
     }
@@ -130,14 +128,14 @@ impl Session {
         action: Action,
         request_id: Option<&str>,
         ctx: &Ctx,
-    ) -> Result<(Option<Value>, Flow)> {
+    ) -> Result<(Option<Json>, Flow)> {
         let later = |r: Result<()>| r.map(|()| (None, Flow::Continue));
         let reply = match action {
             Action::Ping => ok(),
             Action::Version => Reply::Version {
                 version: env!("CARGO_PKG_VERSION"),
             }
-            .to_value()?,
+            .json()?,
             Action::Shutdown => return Ok((Some(ok()), Flow::Shutdown)),
             Action::Bb7Init(p) => self.bb7_init(p)?,
             Action::Init(p) => self.init(p)?,
@@ -415,9 +413,8 @@ impl Session {
 }
 
 /// A reply struct as a message object.
-fn to_value(reply: impl serde::Serialize) -> Result<Value> {
-    serde_json::to_value(reply)
-        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the reply: {e}")))
+fn to_value(reply: impl serde::Serialize) -> Result<Json> {
+    Json::encode(&reply)
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {

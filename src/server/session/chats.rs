@@ -6,14 +6,13 @@ use crate::config::{self, GlobalState};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
-use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use serde_json::Value;
+use crate::protocol::{Json, ok};
 use std::path::Path;
 
 impl Session {
-    pub(super) fn save_draft(&mut self, args: params::SaveDraft) -> Result<Value> {
+    pub(super) fn save_draft(&mut self, args: params::SaveDraft) -> Result<Json> {
         let draft = args.draft.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.draft = draft;
@@ -21,7 +20,7 @@ impl Session {
         })?;
         Ok(ok())
     }
-    pub(super) fn add_system_message(&mut self, args: params::AddSystemMessage) -> Result<Value> {
+    pub(super) fn add_system_message(&mut self, args: params::AddSystemMessage) -> Result<Json> {
         let text = args.message.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.messages.push(system_message(text));
@@ -30,7 +29,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_new(&mut self, args: params::ChatNew) -> Result<Value> {
+    pub(super) fn chat_new(&mut self, args: params::ChatNew) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
@@ -40,23 +39,23 @@ impl Session {
         let id = chat.id.clone();
         self.locks.insert(chat_key(&store, &id), lock);
         self.activate(store, &id)?;
-        Reply::Created { id: &id }.to_value()
+        Reply::Created { id: &id }.json()
     }
 
-    pub(super) fn chat_list(&self, args: params::ChatList) -> Result<Value> {
+    pub(super) fn chat_list(&self, args: params::ChatList) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let chats = store.list(args.include_archived.unwrap_or(false))?;
-        Reply::ChatList { chats: &chats }.to_value()
+        Reply::ChatList { chats: &chats }.json()
     }
 
-    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Value> {
+    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         self.activate(store, id)?;
         Ok(ok())
     }
 
-    pub(super) fn chat_get(&self) -> Result<Value> {
+    pub(super) fn chat_get(&self) -> Result<Json> {
         let a = self.active()?;
         let c = &a.chat;
         Reply::Chat {
@@ -72,10 +71,10 @@ impl Session {
             context_files: &c.context_files,
             instructions_info: self.instructions_info(),
         }
-        .to_value()
+        .json()
     }
 
-    pub(super) fn chat_active(&self) -> Result<Value> {
+    pub(super) fn chat_active(&self) -> Result<Json> {
         self.root()?;
         match &self.active {
             Some(a) => Reply::ChatActive {
@@ -87,10 +86,10 @@ impl Session {
                 global: None,
             },
         }
-        .to_value()
+        .json()
     }
 
-    pub(super) fn chat_rename(&mut self, args: params::ChatRename) -> Result<Value> {
+    pub(super) fn chat_rename(&mut self, args: params::ChatRename) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let name = args.name.as_str().trim().to_owned();
@@ -109,7 +108,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_delete(&mut self, args: params::ChatRef) -> Result<Value> {
+    pub(super) fn chat_delete(&mut self, args: params::ChatRef) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -126,7 +125,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_move(&mut self, args: params::ChatMove) -> Result<Value> {
+    pub(super) fn chat_move(&mut self, args: params::ChatMove) -> Result<Json> {
         let id = args.id.as_str().to_owned();
         let to_global = match args.to.as_str() {
             "global" => true,
@@ -203,7 +202,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Value> {
+    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -215,13 +214,13 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<Value> {
+    pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let results = store.search(args.query.as_str())?;
-        Reply::SearchResults { results: &results }.to_value()
+        Reply::SearchResults { results: &results }.json()
     }
 
-    pub(super) fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Value> {
+    pub(super) fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Json> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let on = match field {
@@ -237,7 +236,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn save_chat_settings(&mut self, args: params::SaveChatSettings) -> Result<Value> {
+    pub(super) fn save_chat_settings(&mut self, args: params::SaveChatSettings) -> Result<Json> {
         let model = args.model.filter(|m| !m.is_empty());
         let effort = match args.reasoning_effort {
             None => None,

@@ -9,25 +9,24 @@ use crate::error::{Error, Result};
 use crate::output;
 use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
-use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use serde_json::{Value, json};
+use crate::protocol::{Json, ok};
 
 impl Session {
-    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Value> {
+    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Json> {
         let path = args.path.as_str();
         let content = args.content.as_str();
         let key = self.locate(path)?.key();
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
         Ok(ok())
     }
-    pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Value> {
+    pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Json> {
         let key = self.locate(args.path.as_str())?.key();
         self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
         Ok(ok())
     }
-    pub(super) fn context_remove_section(&mut self, args: params::SectionRef) -> Result<Value> {
+    pub(super) fn context_remove_section(&mut self, args: params::SectionRef) -> Result<Json> {
         let key = self.locate(args.path.as_str())?.key();
         let (start, end) = (args.start_line.0, args.end_line.0);
         self.mutate(|chat, files, _| context::remove_section(chat, files, &key, start, end))?;
@@ -36,44 +35,41 @@ impl Session {
     pub(super) fn context_set_readonly(
         &mut self,
         args: params::ContextSetReadonly,
-    ) -> Result<Value> {
+    ) -> Result<Json> {
         let key = self.locate(args.path.as_str())?.key();
         let readonly = args.readonly;
         self.mutate(|chat, files, _| context::set_readonly(chat, files, &key, readonly))?;
         Ok(ok())
     }
-    pub(super) fn context_list(&mut self) -> Result<Value> {
+    pub(super) fn context_list(&mut self) -> Result<Json> {
         let active = self.active()?;
         Reply::ContextList {
             files: &active.chat.context_files,
         }
-        .to_value()
+        .json()
     }
-    pub(super) fn output_delete(&mut self, args: params::PathOnly) -> Result<Value> {
+    pub(super) fn output_delete(&mut self, args: params::PathOnly) -> Result<Json> {
         let path = args.path.as_str().to_owned();
         self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
         self.forget_decisions(&path)?;
         Ok(ok())
     }
-    pub(super) fn diff_local_done(&mut self, args: params::PathOnly) -> Result<Value> {
+    pub(super) fn diff_local_done(&mut self, args: params::PathOnly) -> Result<Json> {
         let path = args.path.as_str().to_owned();
         let outcome =
             self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
         if outcome == "full" {
             self.forget_decisions(&path)?;
         }
-        Reply::MergedByHand { outcome }.to_value()
+        Reply::MergedByHand { outcome }.json()
     }
-    pub(super) fn get_file_statuses(&mut self, args: params::FileStatuses) -> Result<Value> {
+    pub(super) fn get_file_statuses(&mut self, args: params::FileStatuses) -> Result<Json> {
         let root = self.root()?.to_path_buf();
         let active = self.active()?;
         let files = ChatFiles::new(&active.store, &active.chat.id);
         let contents = args.contents.unwrap_or(true);
         let rows = output::statuses(&active.chat, files, &root, contents)?;
-        // Assigned, not written inside `json!`, which would copy every text.
-        let mut reply = json!({"type": "file_statuses"});
-        reply["files"] = output::rows_to_json(rows);
-        Ok(reply)
+        Reply::FileStatuses { files: &rows }.json()
     }
 
     /// Resolves a path for adding to context: a project path that leads outside the
@@ -100,7 +96,7 @@ impl Session {
         }
     }
 
-    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Value> {
+    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Json> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
@@ -108,7 +104,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn context_add_section(&mut self, args: params::ContextAddSection) -> Result<Value> {
+    pub(super) fn context_add_section(&mut self, args: params::ContextAddSection) -> Result<Json> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
@@ -116,7 +112,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Value> {
+    pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Json> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let key = loc.key();
         let text = read_text(loc.abs(), &key)?;
@@ -124,7 +120,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<Value> {
+    pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<Json> {
         let key = self.locate_for_context(args.path.as_str())?.key();
         let start = args.start_line.map(|n| n.0);
         let end = args.end_line.map(|n| n.0);
@@ -143,10 +139,10 @@ impl Session {
             path: &key,
             content: &content,
         }
-        .to_value()
+        .json()
     }
 
-    pub(super) fn get_output_file(&self, args: params::PathOnly) -> Result<Value> {
+    pub(super) fn get_output_file(&self, args: params::PathOnly) -> Result<Json> {
         let (rel, _) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let content = ChatFiles::new(&a.store, &a.chat.id)
@@ -156,10 +152,10 @@ impl Session {
             path: &rel,
             content: &content,
         }
-        .to_value()
+        .json()
     }
 
-    pub(super) fn get_diff_paths(&self, args: params::PathOnly) -> Result<Value> {
+    pub(super) fn get_diff_paths(&self, args: params::PathOnly) -> Result<Json> {
         let (rel, abs) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
@@ -168,13 +164,13 @@ impl Session {
             output_path: &output_path,
             local_path: &abs,
         }
-        .to_value()
+        .json()
     }
 
     /// `apply_file` / `apply_file_as`: the apply engine merges the output into the
     /// file on disk; the output is removed only once the chat recording the apply is
     /// saved (Durability 3).
-    pub(super) fn apply(&mut self, args: params::ApplyFile, to_destination: bool) -> Result<Value> {
+    pub(super) fn apply(&mut self, args: params::ApplyFile, to_destination: bool) -> Result<Json> {
         let path = args.path.as_str().to_owned();
         let force = args.force.unwrap_or(false);
         let destination = match (to_destination, args.destination) {
@@ -201,7 +197,7 @@ impl Session {
             content: &applied.content,
             checkpoint_id: applied.checkpoint_id.as_deref(),
         }
-        .to_value()
+        .json()
     }
 
     /// Drops the review decisions of `path`: its output is gone as a whole.

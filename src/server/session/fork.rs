@@ -10,7 +10,6 @@ use crate::error::Result;
 use crate::project::fsutil::{read_text, to_lf};
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use serde_json::Value;
 
 impl Session {
     /// The project root for reading project files; `None` in global-only mode.
@@ -18,7 +17,7 @@ impl Session {
         self.root.clone().filter(|_| !self.global_only)
     }
 
-    pub(super) fn chat_edit(&mut self, args: params::ChatEdit) -> Result<Value> {
+    pub(super) fn chat_edit(&mut self, args: params::ChatEdit) -> Result<Json> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.message_index.0 as usize;
         let content = args.content.as_str().to_owned();
@@ -30,10 +29,10 @@ impl Session {
         Reply::Edited {
             context_warnings: &warnings,
         }
-        .to_value()
+        .json()
     }
 
-    pub(super) fn fork_chat(&mut self, args: params::ForkChat) -> Result<Value> {
+    pub(super) fn fork_chat(&mut self, args: params::ForkChat) -> Result<Json> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.fork_message_index.0 as usize;
         let store = self.find_store(&id)?;
@@ -56,7 +55,7 @@ impl Session {
             fork_message_content: &content,
             context_warnings: &warnings,
         }
-        .to_value()
+        .json()
     }
 
     /// `chat_new_with_context`: an empty chat with the source's model, effort and
@@ -65,7 +64,7 @@ impl Session {
     pub(super) fn chat_new_with_context(
         &mut self,
         args: params::ChatNewWithContext,
-    ) -> Result<Value> {
+    ) -> Result<Json> {
         let id = args.source_chat_id.as_str().to_owned();
         let store = self.find_store(&id)?;
         let source = if self.is_active(&store, &id) {
@@ -100,7 +99,7 @@ impl Session {
         }
         store.save(&chat)?;
         self.activate(store, &new_id)?;
-        Reply::Created { id: &new_id }.to_value()
+        Reply::Created { id: &new_id }.json()
     }
 
     /// The current text (LF) of a context path on disk, if it can be read.

@@ -12,9 +12,9 @@ use crate::llm::{ApiError, Provider};
 use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
-use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
+use crate::protocol::{Json, ok};
 use crate::turn::stream::ChatKey;
 use serde_json::Value;
 use std::sync::Arc;
@@ -72,7 +72,7 @@ impl Session {
         &mut self,
         args: params::GenerateTitle,
         ctx: &Ctx,
-    ) -> Result<Value> {
+    ) -> Result<Json> {
         let id = args.chat_id.as_str().to_owned();
         let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
@@ -116,7 +116,7 @@ impl Session {
         args: params::GetModels,
         request_id: Option<&str>,
         ctx: &Ctx,
-    ) -> Result<Option<Value>> {
+    ) -> Result<Option<Json>> {
         let refresh = args.refresh.unwrap_or(false);
         let cache_path = self.dirs()?.state.join("models.json");
         let cached = ModelsCache::load(&cache_path);
@@ -128,7 +128,7 @@ impl Session {
                 models: &c.models,
                 stale: false,
             };
-            return Ok(Some(reply.to_value()?));
+            return Ok(Some(reply.json()?));
         }
         let stale = cached.map(|c| c.models);
         let provider = self.provider()?;

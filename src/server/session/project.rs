@@ -7,16 +7,15 @@ use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
-use crate::protocol::ok;
 use crate::protocol::params;
 use crate::protocol::replies::InstructionsInfo;
 use crate::protocol::replies::Reply;
+use crate::protocol::{Json, ok};
 use serde::Serialize;
-use serde_json::Value;
 use std::path::PathBuf;
 
 impl Session {
-    pub(super) fn bb7_init(&mut self, args: params::Init) -> Result<Value> {
+    pub(super) fn bb7_init(&mut self, args: params::Init) -> Result<Json> {
         let root = crate::project::canonical_root(
             args.project_root
                 .as_deref()
@@ -30,7 +29,7 @@ impl Session {
     /// `init`: a root with `.bb7/` opens that project; an absent or empty root starts
     /// global-only mode; a root without `.bb7/` is the error the reference plugin
     /// answers by retrying with an empty root.
-    pub(super) fn init(&mut self, args: params::Init) -> Result<Value> {
+    pub(super) fn init(&mut self, args: params::Init) -> Result<Json> {
         let root = match args.project_root.as_deref() {
             None | Some("") => None,
             Some(r) => {
@@ -86,7 +85,7 @@ impl Session {
                 .filter(|m| !m.is_empty()),
             config_error: self.config_error.as_deref(),
         }
-        .to_value()
+        .json()
     }
 
     pub(super) fn open_root(&mut self, root: PathBuf) {
@@ -179,7 +178,7 @@ impl Session {
         })
     }
 
-    pub(super) fn prepare_instructions(&self, args: params::PrepareInstructions) -> Result<Value> {
+    pub(super) fn prepare_instructions(&self, args: params::PrepareInstructions) -> Result<Json> {
         let level = args.level.as_str();
         let dirs = self.dirs()?;
         let (path, template) = match level {
@@ -204,7 +203,7 @@ impl Session {
         if path.symlink_metadata().is_err() {
             write_atomic(&path, template.as_bytes())?;
         }
-        Reply::InstructionsPath { path: &path }.to_value()
+        Reply::InstructionsPath { path: &path }.json()
     }
 }
 

@@ -2,7 +2,7 @@
 //! "Review, apply and rollback"). Every write to the user's files goes through the
 //! apply engine (`crate::apply::commit`).
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::Session;
 use crate::apply::{self, FileWrite, read_disk};
@@ -13,8 +13,9 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
+use crate::protocol::Json;
 use crate::protocol::params;
-use crate::protocol::replies::{Reply, ReviewFile};
+use crate::protocol::replies::{Reply, ReviewFile, RollbackFile};
 use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
 use crate::review::{self, Selection, decided};
 
@@ -52,7 +53,7 @@ impl Session {
 
     /// `review_get`: the hunks of every file with output, or of `path`: those already
     /// decided (state `accepted` / `rejected`) first, then the pending ones.
-    pub(super) fn review_get(&self, args: params::ReviewGet) -> Result<Value> {
+    pub(super) fn review_get(&self, args: params::ReviewGet) -> Result<Json> {
         let root = self.root()?.to_path_buf();
         let a = self.active()?;
         let files = ChatFiles::new(&a.store, &a.chat.id);
@@ -98,19 +99,19 @@ impl Session {
                 path: rel,
             });
         }
-        Reply::Review { files: &out }.to_value()
+        Reply::Review { files: &out }.json()
     }
 
     /// `review_apply`: applies accepted hunks to the file on disk (keeping the user's
     /// edits), removes rejected ones from the output, records the decisions, and makes
     /// a checkpoint when the file changed.
-    pub(super) fn review_apply(&mut self, args: params::ReviewApply) -> Result<Value> {
+    pub(super) fn review_apply(&mut self, args: params::ReviewApply) -> Result<Json> {
         let root = self.root()?.to_path_buf();
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
         let accept = selection(args.accept);
         let reject = selection(args.reject);
         let expected = args.expected_disk_hash.flatten();
-        let reasons = args.reasons.map(Value::Object).unwrap_or(Value::Null);
+        let reasons = args.reasons.unwrap_or_default();
         self.ensure_project_chat()?;
         let output = {
             let a = self.active()?;
@@ -155,7 +156,7 @@ impl Session {
         }
         let newly_decided =
             review::decided_views(&rel, &base, &output, disk_lf.as_deref(), &decision);
-        let reason_of = |id: &str| reasons.get(id).and_then(Value::as_str).map(str::to_owned);
+        let reason_of = |id: &str| reasons.get(id).cloned();
         let d = decision.clone();
         let shown_path = rel.clone();
         let record_path = rel.clone();
@@ -221,30 +222,27 @@ impl Session {
             checkpoint_id: checkpoint_id.as_deref(),
             content: &content,
         }
-        .to_value()
+        .json()
     }
 
     /// `checkpoint_list`: all checkpoints (oldest first), or one chat's.
-    pub(super) fn checkpoint_list(&self, args: params::CheckpointList) -> Result<Value> {
+    pub(super) fn checkpoint_list(&self, args: params::CheckpointList) -> Result<Json> {
         self.root()?;
         let list = self.checkpoints()?.list(args.chat_id.as_deref())?;
-        let rows: Vec<Value> = list.iter().map(|c| c.summary()).collect();
-        Reply::Checkpoints { checkpoints: &rows }.to_value()
+        let rows: Vec<_> = list.iter().map(|c| c.summary()).collect();
+        Reply::Checkpoints { checkpoints: &rows }.json()
     }
 
     /// `checkpoint_get`: one checkpoint with contents.
-    pub(super) fn checkpoint_get(&self, args: params::CheckpointRef) -> Result<Value> {
+    pub(super) fn checkpoint_get(&self, args: params::CheckpointRef) -> Result<Json> {
         self.root()?;
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
-        let mut v =
-            serde_json::to_value(&cp).map_err(|e| Error::new(ErrorCode::Io, e.to_string()))?;
-        v["type"] = json!("checkpoint");
-        Ok(v)
+        Reply::Checkpoint { checkpoint: &cp }.json()
     }
 
     /// `checkpoint_diff3`: the checkpoint's base, the file now, and what the model
     /// proposed.
-    pub(super) fn checkpoint_diff3(&self, args: params::CheckpointDiff3) -> Result<Value> {
+    pub(super) fn checkpoint_diff3(&self, args: params::CheckpointDiff3) -> Result<Json> {
         let root = self.root()?.to_path_buf();
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
@@ -255,22 +253,19 @@ impl Session {
             ))
         })?;
         let current = read_disk(&abs, &rel)?.text;
-        Ok(json!({
-            "type": "diff3",
-            "path": rel,
-            "checkpoint_base": f.before_content,
-            "current": current,
-            "proposed": f.proposed_content.clone().or_else(|| f.after_content.clone()),
-        }))
+        Reply::Diff3 {
+            path: &rel,
+            checkpoint_base: f.before_content.as_deref(),
+            current: current.as_deref(),
+            proposed: f.proposed_content.as_deref().or(f.after_content.as_deref()),
+        }
+        .json()
     }
 
     /// `checkpoint_rollback`: `hard_all` restores the files as they were before the
     /// checkpoint (a file changed since only with `force`); `scoped_selected` reverses
     /// only `hunk_ids`, keeping newer unrelated edits. The rollback is a checkpoint.
-    pub(super) fn checkpoint_rollback(
-        &mut self,
-        args: params::CheckpointRollback,
-    ) -> Result<Value> {
+    pub(super) fn checkpoint_rollback(&mut self, args: params::CheckpointRollback) -> Result<Json> {
         let root = self.root()?.to_path_buf();
         let store = self.checkpoints()?;
         let cp = store.get(args.checkpoint_id.as_str())?;
@@ -308,12 +303,12 @@ impl Session {
                     proposed: None,
                 });
             }
-            let mut row =
-                json!({"path": rel, "restored": plan.restored, "conflict": plan.conflict});
-            if let Some(r) = plan.reason {
-                row["reason"] = json!(r);
-            }
-            results.push(row);
+            results.push(RollbackFile {
+                path: rel,
+                restored: plan.restored,
+                conflict: plan.conflict,
+                reason: plan.reason,
+            });
         }
         let chat_id = self
             .active
@@ -327,8 +322,8 @@ impl Session {
         {
             let restored: Vec<String> = results
                 .iter()
-                .filter(|r| r["restored"] == true)
-                .filter_map(|r| r["path"].as_str().map(str::to_owned))
+                .filter(|r| r.restored)
+                .map(|r| r.path.clone())
                 .collect();
             let source = cp.checkpoint_id.clone();
             self.mutate(move |chat, _, _| {
@@ -344,6 +339,6 @@ impl Session {
             checkpoint_id: new_id.as_deref(),
             files: &results,
         }
-        .to_value()
+        .json()
     }
 }

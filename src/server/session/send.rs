@@ -16,8 +16,8 @@ use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
-use crate::protocol::ok;
 use crate::protocol::params;
+use crate::protocol::{Json, ok};
 use crate::retrieval::ToolsMode;
 use crate::turn::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
 use serde_json::Value;
@@ -321,7 +321,7 @@ impl Session {
     }
 
     /// `cancel`: stops the turn started by `target_request_id`.
-    pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Value> {
+    pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Json> {
         let target = args.target_request_id.0;
         match self.in_flight.get(&target) {
             Some(f) => {
@@ -333,16 +333,16 @@ impl Session {
     }
 
     /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
-    pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Value> {
+    pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Json> {
         self.answer_client("approval_id", &args.approval_id, Value::Bool(args.approved))
     }
 
     /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
-    pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Value> {
+    pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Json> {
         self.answer_client("question_id", &args.question_id, Value::String(args.answer))
     }
 
-    fn answer_client(&mut self, id_field: &str, id: &str, value: Value) -> Result<Value> {
+    fn answer_client(&mut self, id_field: &str, id: &str, value: Value) -> Result<Json> {
         let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
         match waiting {
             Some(tx) => {

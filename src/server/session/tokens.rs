@@ -6,14 +6,14 @@ use crate::context::ChatFiles;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::prompt::assemble::{self};
+use crate::protocol::Json;
 use crate::protocol::params;
 use crate::protocol::replies::{FileEstimate, Reply};
 use crate::tokens;
-use serde_json::Value;
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request.
-    pub(super) fn estimate_tokens(&self, args: params::EstimateTokens) -> Result<Value> {
+    pub(super) fn estimate_tokens(&self, args: params::EstimateTokens) -> Result<Json> {
         let input = args.input_text.as_deref().unwrap_or("");
         let a = self.active()?;
         let system_prompt = tokens::count_memo(&self.system_prompt_base());
@@ -57,16 +57,16 @@ impl Session {
             // output saves no prompt tokens.
             potential_savings: 0,
         }
-        .to_value()
+        .json()
     }
 
     /// `estimate_text_tokens`: one count per text.
-    pub(super) fn estimate_text_tokens(&self, args: params::EstimateTextTokens) -> Result<Value> {
+    pub(super) fn estimate_text_tokens(&self, args: params::EstimateTextTokens) -> Result<Json> {
         let texts = args.texts;
         if texts.is_empty() {
             return Err(Error::invalid("Field 'texts' must not be empty"));
         }
         let counts: Vec<usize> = texts.iter().map(|t| tokens::count(t)).collect();
-        Reply::TextTokenEstimate { tokens: &counts }.to_value()
+        Reply::TextTokenEstimate { tokens: &counts }.json()
     }
 }
