@@ -30,13 +30,7 @@ fn cancel_ends_the_send_with_the_reference_error_and_keeps_the_partial_answer() 
         done(),
     ]);
     let rid = b.send(json!({"action": "send", "content": "long question"}));
-    let mut got = String::new();
-    while got != "Partial answer" {
-        let m = b.reply_to(&rid);
-        if m["type"] == "chunk" {
-            got.push_str(m["content"].as_str().unwrap());
-        }
-    }
+    b.wait_for_text(&rid, "Partial answer");
     assert_eq!(
         b.ok(json!({"action": "cancel", "target_request_id": rid}))["type"],
         "ok"

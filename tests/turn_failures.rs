@@ -47,14 +47,7 @@ fn cancel_stops_the_stream_and_keeps_the_partial_answer() {
         done(),
     ]);
     let rid = b.send(json!({"action": "send", "content": "long question"}));
-    // Wait for the partial text to arrive, then cancel.
-    let mut got = String::new();
-    while got != "Partial answer" {
-        let m = b.reply_to(&rid);
-        if m["type"] == "chunk" {
-            got.push_str(m["content"].as_str().unwrap());
-        }
-    }
+    b.wait_for_text(&rid, "Partial answer");
     // ping answers while the stream runs.
     assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
     let started = Instant::now();

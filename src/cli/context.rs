@@ -84,11 +84,21 @@ fn split_range(spec: &str) -> (&str, Option<(u64, u64)>) {
 
 /// `bb7 remove`.
 pub(super) async fn remove(s: &mut Session, path: &str) -> Res<()> {
+    on_path(s, path, Action::ContextRemove, "removed").await
+}
+
+/// Sends a one-path action for the active chat and reports `done` on stderr.
+async fn on_path(
+    s: &mut Session,
+    typed: &str,
+    action: fn(params::PathOnly) -> Action,
+    done: &str,
+) -> Res<()> {
     s.active().await?;
-    let path = s.path(path);
-    s.c.call::<Ack>(Action::ContextRemove(params::PathOnly::new(&path)))
+    let path = s.path(typed);
+    s.c.call::<Ack>(action(params::PathOnly::new(&path)))
         .await?;
-    eprintln!("bb7: removed {path}");
+    eprintln!("bb7: {done} {path}");
     Ok(())
 }
 
@@ -248,12 +258,7 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
 
 /// `bb7 reject PATH`.
 pub(super) async fn reject(s: &mut Session, path: &str) -> Res<()> {
-    s.active().await?;
-    let path = s.path(path);
-    s.c.call::<Ack>(Action::OutputDelete(params::PathOnly::new(&path)))
-        .await?;
-    eprintln!("bb7: rejected the output of {path}");
-    Ok(())
+    on_path(s, path, Action::OutputDelete, "rejected the output of").await
 }
 
 #[cfg(test)]

@@ -235,7 +235,22 @@ impl Bb7 {
         r
     }
 
-    /// Hands stdin to the caller (for writers on another thread).
+    /// Reads the `chunk`s of stream `rid` until their text is exactly `text` (panics
+    /// when the stream ends first).
+    pub fn wait_for_text(&mut self, rid: &str, text: &str) {
+        let mut got = String::new();
+        while got != text {
+            let m = self.reply_to(rid);
+            match m["type"].as_str() {
+                Some("chunk") => got.push_str(m["content"].as_str().unwrap_or("")),
+                Some("done" | "error" | "diff_error") => {
+                    panic!("stream {rid} ended after {got:?}, before {text:?}: {m}")
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// Reads the stream of `rid` until its final message (`done`, `error` or
     /// `diff_error`), which is the last one returned.
     pub fn stream(&mut self, rid: &str) -> Vec<Value> {
@@ -261,6 +276,7 @@ impl Bb7 {
         self.turn_stream(content).pop().unwrap_or_default()
     }
 
+    /// Hands stdin to the caller (for writers on another thread).
     pub fn take_stdin(&mut self) -> ChildStdin {
         self.stdin.take().unwrap()
     }
