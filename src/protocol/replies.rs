@@ -253,7 +253,7 @@ pub struct RollbackFile {
 pub struct ReviewFile {
     /// Project-relative path.
     pub path: String,
-    /// `M`, `A` or `!A`.
+    /// The status letter as `get_file_statuses` gives it (`output::status_of`).
     pub status: &'static str,
     /// `sha256:…` of the file on disk, `null` when it does not exist.
     pub disk_hash: Option<String>,

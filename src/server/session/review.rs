@@ -11,6 +11,7 @@ use crate::chat::model::{ContextFile, Part};
 use crate::context::{ChatFiles, event_for, find_file, push_event};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
+use crate::output::{Entry, status_of};
 use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
 use crate::protocol::Json;
@@ -84,11 +85,14 @@ impl Session {
                 &output,
                 disk_lf.as_deref(),
             ));
-            let status = match (&cf, &disk.text) {
-                (Some(_), _) => "M",
-                (None, Some(_)) => "!A",
-                (None, None) => "A",
-            };
+            let status = status_of(match &cf {
+                Some(_) => Entry::InContext {
+                    output_differs: output != base,
+                },
+                None => Entry::OutputOnly {
+                    exists_locally: disk.text.is_some(),
+                },
+            });
             out.push(ReviewFile {
                 status,
                 disk_hash: disk.hash,
