@@ -12,12 +12,12 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::edit::ToolCall;
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
-use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
 use crate::server::Outbox;
+use crate::tools::ToolCall;
+use crate::tools::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
 
 /// Which chat a turn belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

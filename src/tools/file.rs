@@ -1,16 +1,47 @@
-//! The file tools as the model sees them (one `edit_file` schema per `diff_mode`), and
-//! reading a call's arguments back, including the near-variants models send when
-//! their meaning is unambiguous.
+//! The file tools as the model sees them (`write_file`, and one `edit_file` schema per
+//! `diff_mode`), and reading a call's arguments back, including the near-variants
+//! models send when their meaning is unambiguous. Planning and applying the calls is
+//! the edit engine's work ([`crate::edit`]).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::DiffMode;
+use crate::edit::text::model_lines;
+use crate::error::{Error, Result as BbResult};
 
 const MULTI_PROMPT: &str = include_str!("../../prompts/edit_file_multi.md");
 const SINGLE_PROMPT: &str = include_str!("../../prompts/edit_file_single.md");
 const ANCHORED_PROMPT: &str = include_str!("../../prompts/edit_file_anchored.md");
 const WRITE_PROMPT: &str = include_str!("../../prompts/write_file.md");
+
+/// Which `edit_file` schema the model gets (config `diff_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffMode {
+    /// `edit_file({"edits":[{path, file_id, old_string, new_string, replace_all?}]})`.
+    SearchReplaceMulti,
+    /// `edit_file({path, file_id, old_string, new_string, replace_all?})`.
+    SearchReplace,
+    /// `edit_file({path, file_id, changes:[{start:[lines], end?:[lines], content:[lines]}]})`.
+    Anchored,
+    /// No `edit_file`; only `write_file`.
+    Off,
+}
+
+impl DiffMode {
+    /// Parses the config value; absent means `search_replace_multi`.
+    /// Errors: an unknown name.
+    pub fn parse(name: Option<&str>) -> BbResult<DiffMode> {
+        match name.unwrap_or("search_replace_multi") {
+            "search_replace_multi" | "" => Ok(DiffMode::SearchReplaceMulti),
+            "search_replace" => Ok(DiffMode::SearchReplace),
+            "anchored" => Ok(DiffMode::Anchored),
+            "off" => Ok(DiffMode::Off),
+            other => Err(Error::invalid(format!(
+                "Unknown diff_mode {other}: use search_replace_multi, search_replace, anchored or off"
+            ))),
+        }
+    }
+}
 
 /// The shape `search_replace_multi` expects, quoted in refusals.
 pub const MULTI_SHAPE: &str =
@@ -23,7 +54,7 @@ pub const ANCHORED_SHAPE: &str =
 
 /// The `tools` array of a chat request for `mode`: `write_file`, and `edit_file` in the
 /// schema of the mode (none for `off`).
-pub fn tool_definitions(mode: DiffMode) -> Vec<Value> {
+pub fn definitions(mode: DiffMode) -> Vec<Value> {
     let path = json!({"type": "string", "description": "Relative file path of the existing file to modify."});
     let file_id = json!({"type": "string", "description": "The id of the writable file version shown with the file (file_id)."});
     let old = json!({"type": "string", "description": "The exact text to find in the file. Must match exactly once (unless replace_all is true)."});
@@ -110,7 +141,7 @@ impl Lines {
     fn into_vec(self) -> Vec<String> {
         match self {
             Lines::List(v) => v,
-            Lines::Text(t) => super::text::model_lines(&t),
+            Lines::Text(t) => model_lines(&t),
         }
     }
 }
@@ -351,7 +382,7 @@ fn anchored_from(raw: RawEdit) -> Result<Change, String> {
         return Ok(Change {
             start: vec![start],
             end: raw.end_anchor.map(|e| vec![e]),
-            content: super::text::model_lines(&raw.replacement.unwrap_or_default()),
+            content: model_lines(&raw.replacement.unwrap_or_default()),
         });
     }
     let start = raw.start.ok_or("start is missing")?.into_vec();
