@@ -146,6 +146,34 @@ impl Lines {
     }
 }
 
+/// An edit's `file_id`: a string, or an id of digits sent unquoted; anything else is
+/// kept to be refused by name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FileIdArg {
+    Text(String),
+    Number(serde_json::Number),
+    Other(Value),
+}
+
+/// A list of objects as models send it: a list, one object standing for a list of one,
+/// or a JSON string of either. Reading the arguments never fails on it: the problem is
+/// kept and reported when the list is used, after the checks that come first.
+#[derive(Debug, Clone)]
+struct ObjectList<T>(Result<Vec<T>, String>);
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ObjectList<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items = as_list(Value::deserialize(d)?).and_then(|items| {
+            items
+                .into_iter()
+                .map(|v| serde_json::from_value(v).map_err(|e| e.to_string()))
+                .collect()
+        });
+        Ok(ObjectList(items))
+    }
+}
+
 /// The fields any edit object may carry (all optional here; checked after).
 #[derive(Debug, Clone, Default, Deserialize)]
 struct RawEdit {
@@ -154,15 +182,15 @@ struct RawEdit {
     #[serde(alias = "filePath")]
     filepath: Option<String>,
     #[serde(alias = "fileId")]
-    file_id: Option<Value>,
+    file_id: Option<FileIdArg>,
     #[serde(alias = "old_str", alias = "oldString")]
     old_string: Option<String>,
     #[serde(alias = "new_str", alias = "newString")]
     new_string: Option<String>,
     #[serde(alias = "replaceAll")]
     replace_all: Option<Flag>,
-    edits: Option<Value>,
-    changes: Option<Value>,
+    edits: Option<ObjectList<RawEdit>>,
+    changes: Option<ObjectList<RawEdit>>,
     start: Option<Lines>,
     end: Option<Lines>,
     content: Option<Lines>,
@@ -187,12 +215,13 @@ impl RawEdit {
 
     fn file_id(&self) -> Result<Option<String>, String> {
         match &self.file_id {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
-            // An id of digits only, sent unquoted.
-            Some(Value::Number(n)) => Ok(Some(format!("{n:0>8}"))),
-            Some(other) => Err(format!("file_id must be a string, not {other}")),
+            None => Ok(None),
+            Some(FileIdArg::Text(s)) if s.trim().is_empty() => Ok(None),
+            Some(FileIdArg::Text(s)) => Ok(Some(s.trim().to_owned())),
+            // File ids are 8 hex digits; one of digits only, sent unquoted, lost its
+            // leading zeros.
+            Some(FileIdArg::Number(n)) => Ok(Some(format!("{:0>8}", n.to_string()))),
+            Some(FileIdArg::Other(other)) => Err(format!("file_id must be a string, not {other}")),
         }
     }
 }
@@ -259,8 +288,7 @@ fn expected(mode: DiffMode) -> &'static str {
 /// string of the list) instead of a list, `file_path` for `path`, and the other
 /// `edit_file` schemas. Errors: a message that says which shape was expected.
 pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, String> {
-    let raw: RawEdit = serde_json::from_value(args.clone())
-        .map_err(|e| format!("{name}: invalid arguments ({e})"))?;
+    let raw = RawEdit::deserialize(args).map_err(|e| format!("{name}: invalid arguments ({e})"))?;
     match name {
         "write_file" => {
             let path = raw
@@ -285,32 +313,24 @@ pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, St
     }
 }
 
-fn parse_edit(raw: RawEdit, mode: DiffMode) -> Result<Parsed, String> {
+fn parse_edit(mut raw: RawEdit, mode: DiffMode) -> Result<Parsed, String> {
     let want = expected(mode);
     let top_path = raw.path()?;
     let top_id = raw.file_id()?;
-    if let Some(changes) = raw.changes.clone() {
+    if let Some(ObjectList(items)) = raw.changes.take() {
         let path = top_path.ok_or_else(|| format!("edit_file expects {want}: path is missing"))?;
-        let items = as_list(changes).map_err(|e| format!("edit_file expects {want}: {e}"))?;
         let changes = items
-            .into_iter()
-            .map(|c| change(c).map_err(|e| format!("edit_file expects {want}: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
+            .and_then(|items| items.into_iter().map(anchored_from).collect())
+            .map_err(|e| format!("edit_file expects {want}: {e}"))?;
         return Ok(Parsed::Anchored {
             path,
             file_id: top_id,
             changes,
         });
     }
-    let items: Vec<RawEdit> = match raw.edits.clone() {
-        Some(edits) => as_list(edits)
-            .map_err(|e| format!("edit_file expects {want}: {e}"))?
-            .into_iter()
-            .map(|v| {
-                serde_json::from_value(v).map_err(|e| format!("edit_file expects {want}: {e}"))
-            })
-            .collect::<Result<_, _>>()?,
-        None if raw.old_string.is_some() || raw.start.is_some() => vec![raw.clone()],
+    let items: Vec<RawEdit> = match raw.edits.take() {
+        Some(ObjectList(items)) => items.map_err(|e| format!("edit_file expects {want}: {e}"))?,
+        None if raw.old_string.is_some() || raw.start.is_some() => vec![raw],
         None => return Err(format!("edit_file expects {want}: edits is missing")),
     };
     if items.is_empty() {
@@ -371,11 +391,6 @@ fn as_list(v: Value) -> Result<Vec<Value>, String> {
     }
 }
 
-fn change(v: Value) -> Result<Change, String> {
-    let raw: RawEdit = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    anchored_from(raw)
-}
-
 fn anchored_from(raw: RawEdit) -> Result<Change, String> {
     if let Some(start) = raw.start_anchor {
         // bb7's earlier anchored shape: one start line, one end line, a replacement.
@@ -393,3 +408,7 @@ fn anchored_from(raw: RawEdit) -> Result<Change, String> {
         content,
     })
 }
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

@@ -9,13 +9,14 @@
 //!   `off`.
 
 pub mod file;
+mod reads;
 pub mod retrieval;
 
 use serde::Serialize;
 use serde_json::Value;
 
 pub use file::DiffMode;
-pub use retrieval::ToolsMode;
+pub use retrieval::{ToolsMode, is_retrieval};
 
 /// One complete tool call from the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -26,29 +27,6 @@ pub struct ToolCall {
     pub name: String,
     /// The JSON arguments, as streamed (may be invalid).
     pub arguments: String,
-}
-
-/// Which family a tool call belongs to, by its function name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolKind {
-    /// `write_file` or `edit_file`: planned and applied when the response is complete.
-    File,
-    /// `list_files`, `search_project`, `read_file` or `clarify_user`: run during the
-    /// turn, their results sent back to the model.
-    Retrieval,
-    /// A name bb7 does not offer; planning reports it as a failed file call.
-    Unknown,
-}
-
-impl ToolKind {
-    /// The family of the tool called `name`.
-    pub fn of(name: &str) -> ToolKind {
-        match name {
-            "write_file" | "edit_file" => ToolKind::File,
-            n if retrieval::is_retrieval(n) => ToolKind::Retrieval,
-            _ => ToolKind::Unknown,
-        }
-    }
 }
 
 /// The `tools` array a turn sends: the file tools in the schema of `diff_mode`, and the

@@ -5,13 +5,15 @@
 //! `.gitignore`, and withhold files that likely hold secrets ([`is_secret`]) in every
 //! mode: the model is told such a file exists but is withheld. A file the user adds to
 //! context explicitly is the user's choice and is not affected.
+//!
+//! This file is the tools' interface (definitions, arguments, approval payloads);
+//! [`super::reads`] does the reading.
 
 use std::path::Path;
 
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-use crate::project::fsutil::read_text;
-use crate::project::paths::locate_in_project;
 
 /// Whether and how the model may use the retrieval tools (chat setting `tools`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,12 +51,6 @@ impl ToolsMode {
 
 /// Most retrieval tool calls in one turn (`max_tool_calls`).
 pub const MAX_TOOL_CALLS: usize = 12;
-const MAX_LIST: usize = 500;
-const DEFAULT_SEARCH_LIMIT: usize = 20;
-const MAX_SEARCH_LIMIT: usize = 100;
-const DEFAULT_READ_BYTES: usize = 32 * 1024;
-const MAX_READ_BYTES: usize = 256 * 1024;
-const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The retrieval tools' definitions for the request's `tools` array.
 pub fn definitions() -> Vec<Value> {
@@ -101,273 +97,253 @@ pub fn is_retrieval(name: &str) -> bool {
     )
 }
 
-/// The approval payload of a read (`tool_approval.payload`): `type` `read`, `search`
-/// or `list`, a one-line `description`, and `path` where there is one.
-pub fn approval_payload(name: &str, args: &Value) -> Value {
-    let s = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    match name {
-        "read_file" => {
-            let range = match (args["start_line"].as_u64(), args["end_line"].as_u64()) {
-                (Some(a), Some(b)) => format!(" lines {a}-{b}"),
-                _ => String::new(),
-            };
-            json!({"type": "read", "description": format!("Read {}{range}", s("path")), "path": s("path")})
+/// An optional argument that is ignored when the model sends it with the wrong type
+/// (`"start_line": "ten"`), as if it were absent: a read with a default is more use to
+/// the model than a refusal.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
+/// Arguments of `list_files`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ListFilesArgs {
+    /// Directory to list, project-relative (absent or empty: the whole project).
+    #[serde(default, deserialize_with = "lenient")]
+    pub prefix: Option<String>,
+    /// Only paths matching this glob.
+    #[serde(default, deserialize_with = "lenient")]
+    pub glob: Option<String>,
+}
+
+/// Arguments of `search_project`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct SearchArgs {
+    /// The text to find, case-insensitive (refused when blank).
+    #[serde(default, deserialize_with = "lenient")]
+    pub query: Option<String>,
+    /// Only files matching this glob.
+    #[serde(default, deserialize_with = "lenient")]
+    pub glob: Option<String>,
+    /// Most matches to return (default 20, clamped to 1..=100).
+    #[serde(default, deserialize_with = "lenient")]
+    pub limit: Option<u64>,
+}
+
+/// Arguments of `read_file`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ReadArgs {
+    /// Project-relative path.
+    #[serde(default, deserialize_with = "lenient")]
+    pub path: Option<String>,
+    /// First line, 1-based (default 1).
+    #[serde(default, deserialize_with = "lenient")]
+    pub start_line: Option<u64>,
+    /// Last line, inclusive (default: the last line of the file).
+    #[serde(default, deserialize_with = "lenient")]
+    pub end_line: Option<u64>,
+    /// Most bytes to return (default 32 KiB, at most 256 KiB).
+    #[serde(default, deserialize_with = "lenient")]
+    pub max_bytes: Option<u64>,
+}
+
+/// Arguments of `clarify_user`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ClarifyArgs {
+    /// The question for the user.
+    #[serde(default, deserialize_with = "lenient")]
+    pub question: Option<String>,
+}
+
+/// A read of the project: what runs after approval in `ask` mode.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// `list_files`.
+    List(ListFilesArgs),
+    /// `search_project`.
+    Search(SearchArgs),
+    /// `read_file`.
+    File(ReadArgs),
+}
+
+/// A retrieval tool call, read from its name and arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RetrievalCall {
+    /// A read of the project.
+    Read(Read),
+    /// `clarify_user`: a question for the user, answered with `clarify`.
+    Clarify(ClarifyArgs),
+}
+
+impl RetrievalCall {
+    /// Reads a call of tool `name`. `None` when `name` is not a retrieval tool or the
+    /// arguments are not a JSON object; fields of the wrong type count as absent.
+    pub fn parse(name: &str, args: &Value) -> Option<RetrievalCall> {
+        if !args.is_object() {
+            return None;
         }
-        "search_project" => {
-            json!({"type": "search", "description": format!("Search the project for \"{}\"", s("query")),
-                                   "query": s("query"), "glob": args.get("glob")})
+        fn read<T: DeserializeOwned>(args: &Value) -> Option<T> {
+            T::deserialize(args).ok()
         }
-        _ => {
-            json!({"type": "list", "description": format!("List files under {}", if s("prefix").is_empty() { "the project".to_owned() } else { s("prefix") }),
-                     "prefix": args.get("prefix"), "glob": args.get("glob")})
-        }
-    }
-}
-
-/// Runs a read tool. Returns the text for the model and a one-line summary for the
-/// user, or an error message (sent to the model as the result).
-pub fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), String> {
-    match name {
-        "list_files" => list_files(root, args),
-        "search_project" => search_project(root, args),
-        "read_file" => read_file(root, args),
-        other => Err(format!("Unknown tool {other}")),
-    }
-}
-
-fn glob_matcher(args: &Value) -> Result<Option<globset::GlobMatcher>, String> {
-    match args
-        .get("glob")
-        .and_then(Value::as_str)
-        .filter(|g| !g.is_empty())
-    {
-        None => Ok(None),
-        Some(g) => globset::Glob::new(g)
-            .map(|g| Some(g.compile_matcher()))
-            .map_err(|e| format!("Bad glob {g}: {e}")),
-    }
-}
-
-/// Directories whose whole content is withheld from the model as likely secrets.
-const SECRET_DIRS: &[&str] = &[".aws", ".ssh", ".gnupg"];
-
-/// Whether a project-relative path likely holds secrets: `.env`, `.env.*`, `*.pem`,
-/// `*.key`, `id_rsa*`, `id_ed25519*`, `.npmrc`, `.pypirc`, `.netrc`, `*.kdbx`, or
-/// anything under a `.aws/`, `.ssh/` or `.gnupg/` directory (at any depth).
-pub fn is_secret(rel: &str) -> bool {
-    let mut parts: Vec<&str> = rel.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
-    let Some(name) = parts.pop() else {
-        return false;
-    };
-    if parts.iter().any(|d| SECRET_DIRS.contains(d)) || SECRET_DIRS.contains(&name) {
-        return true;
-    }
-    let lower = name.to_ascii_lowercase();
-    lower == ".env"
-        || lower.starts_with(".env.")
-        || lower.ends_with(".pem")
-        || lower.ends_with(".key")
-        || lower.ends_with(".kdbx")
-        || lower.starts_with("id_rsa")
-        || lower.starts_with("id_ed25519")
-        || matches!(lower.as_str(), ".npmrc" | ".pypirc" | ".netrc")
-}
-
-fn withheld(rel: &str) -> String {
-    format!(
-        "{rel} is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
-    )
-}
-
-/// Project files under `prefix`, relative and sorted, and how many were withheld as
-/// secrets; version-control and bb7 state never.
-fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), String> {
-    let start = if prefix.is_empty() || prefix == "." || prefix == "/" {
-        root.to_path_buf()
-    } else {
-        locate_in_project(root, prefix.trim_end_matches('/'))
-            .map_err(|e| e.message)?
-            .1
-    };
-    let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(&start)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| {
-            let n = e.file_name().to_string_lossy();
-            !(e.file_type().is_some_and(|t| t.is_dir())
-                && crate::apply::PROTECTED_DIRS.contains(&n.as_ref()))
+        Some(match name {
+            "list_files" => RetrievalCall::Read(Read::List(read(args)?)),
+            "search_project" => RetrievalCall::Read(Read::Search(read(args)?)),
+            "read_file" => RetrievalCall::Read(Read::File(read(args)?)),
+            "clarify_user" => RetrievalCall::Clarify(read(args)?),
+            _ => return None,
         })
-        .build();
-    let mut secret = 0;
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
+    }
+}
+
+/// What a read waits for approval on (`tool_approval.payload`, docs/PROTOCOL.md):
+/// tagged by `type`, with a one-line `description` for the user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ApprovalPayload {
+    /// `read_file`.
+    Read {
+        /// `Read <path>`, with ` lines a-b` when both ends are given.
+        description: String,
+        /// The path as the model wrote it.
+        path: String,
+    },
+    /// `search_project`.
+    Search {
+        /// `Search the project for "<query>"`.
+        description: String,
+        /// The query.
+        query: String,
+        /// The glob, `null` when none.
+        glob: Option<String>,
+    },
+    /// `list_files`.
+    List {
+        /// `List files under <prefix>` (or `the project`).
+        description: String,
+        /// The prefix, `null` when none.
+        prefix: Option<String>,
+        /// The glob, `null` when none.
+        glob: Option<String>,
+    },
+}
+
+impl ApprovalPayload {
+    /// The one line shown to the user.
+    pub fn description(&self) -> &str {
+        match self {
+            ApprovalPayload::Read { description, .. }
+            | ApprovalPayload::Search { description, .. }
+            | ApprovalPayload::List { description, .. } => description,
         }
-        if let Ok(rel) = entry.path().strip_prefix(root)
-            && let Some(s) = rel.to_str()
-        {
-            if is_secret(s) {
-                secret += 1;
-            } else {
-                out.push(s.to_owned());
+    }
+}
+
+impl Read {
+    /// The approval payload of this read.
+    pub fn approval_payload(&self) -> ApprovalPayload {
+        match self {
+            Read::File(a) => {
+                let path = a.path.clone().unwrap_or_default();
+                let range = match (a.start_line, a.end_line) {
+                    (Some(s), Some(e)) => format!(" lines {s}-{e}"),
+                    _ => String::new(),
+                };
+                ApprovalPayload::Read {
+                    description: format!("Read {path}{range}"),
+                    path,
+                }
             }
-        }
-    }
-    out.sort();
-    Ok((out, secret))
-}
-
-fn withheld_note(n: usize) -> String {
-    if n == 0 {
-        String::new()
-    } else {
-        format!("\n({n} file(s) withheld: they likely hold secrets)")
-    }
-}
-
-fn list_files(root: &Path, args: &Value) -> Result<(String, String), String> {
-    let prefix = args.get("prefix").and_then(Value::as_str).unwrap_or("");
-    let glob = glob_matcher(args)?;
-    let (files, secret) = walk(root, prefix)?;
-    let files: Vec<String> = files
-        .into_iter()
-        .filter(|f| glob.as_ref().is_none_or(|g| g.is_match(f)))
-        .collect();
-    let shown = files.len().min(MAX_LIST);
-    let mut text = files[..shown].join("\n");
-    if files.len() > shown {
-        text.push_str(&format!("\n… and {} more", files.len() - shown));
-    }
-    text.push_str(&withheld_note(secret));
-    let under = if prefix.is_empty() {
-        String::new()
-    } else {
-        format!(" under {prefix}")
-    };
-    Ok((text, format!("Listed {} files{under}", files.len())))
-}
-
-fn search_project(root: &Path, args: &Value) -> Result<(String, String), String> {
-    let query = args
-        .get("query")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim()
-        .to_owned();
-    if query.is_empty() {
-        return Err("query must not be empty".into());
-    }
-    let needle = query.to_lowercase();
-    let limit = args
-        .get("limit")
-        .and_then(Value::as_u64)
-        .map(|l| (l as usize).clamp(1, MAX_SEARCH_LIMIT))
-        .unwrap_or(DEFAULT_SEARCH_LIMIT);
-    let glob = glob_matcher(args)?;
-    let mut hits = Vec::new();
-    let mut total = 0;
-    let (all, secret) = walk(root, "")?;
-    for rel in all {
-        if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
-            continue;
-        }
-        let abs = root.join(&rel);
-        if std::fs::metadata(&abs)
-            .map(|m| m.len() > MAX_SEARCH_FILE_BYTES)
-            .unwrap_or(true)
-        {
-            continue;
-        }
-        let Ok(text) = read_text(&abs, &rel) else {
-            continue;
-        };
-        for (i, line) in text.lines().enumerate() {
-            if line.to_lowercase().contains(&needle) {
-                total += 1;
-                if hits.len() < limit {
-                    let shown: String = line.trim().chars().take(200).collect();
-                    hits.push(format!("{rel}:{}: {shown}", i + 1));
+            Read::Search(a) => {
+                let query = a.query.clone().unwrap_or_default();
+                ApprovalPayload::Search {
+                    description: format!("Search the project for \"{query}\""),
+                    query,
+                    glob: a.glob.clone(),
+                }
+            }
+            Read::List(a) => {
+                let under = match a.prefix.as_deref() {
+                    None | Some("") => "the project",
+                    Some(p) => p,
+                };
+                ApprovalPayload::List {
+                    description: format!("List files under {under}"),
+                    prefix: a.prefix.clone(),
+                    glob: a.glob.clone(),
                 }
             }
         }
     }
-    let mut text = if hits.is_empty() {
-        "No matches.".to_owned()
-    } else {
-        hits.join("\n")
-    };
-    if total > hits.len() {
-        text.push_str(&format!("\n… {} more matches", total - hits.len()));
+
+    /// Runs the read under `root`. Returns the text for the model and a one-line
+    /// summary for the user, or an error message (sent to the model as the result).
+    pub fn run(&self, root: &Path) -> Result<(String, String), String> {
+        match self {
+            Read::List(a) => super::reads::list_files(root, a),
+            Read::Search(a) => super::reads::search_project(root, a),
+            Read::File(a) => super::reads::read_file(root, a),
+        }
     }
-    text.push_str(&withheld_note(secret));
-    Ok((text, format!("Found {total} matches for \"{query}\"")))
 }
 
-fn read_file(root: &Path, args: &Value) -> Result<(String, String), String> {
-    let path = args.get("path").and_then(Value::as_str).unwrap_or("");
-    let (rel, abs) = locate_in_project(root, path).map_err(|e| e.message)?;
-    if let Some(dir) = crate::apply::protected_dir(&rel) {
-        return Err(format!(
-            "{rel} is inside {dir}/, which the tools do not read"
-        ));
-    }
-    // Also by where a symlink inside the project really leads (`keys -> .ssh`).
-    let real = std::fs::canonicalize(&abs).ok().and_then(|r| {
-        r.strip_prefix(root)
-            .ok()
-            .map(|p| p.to_string_lossy().into_owned())
-    });
-    if is_secret(&rel) || real.as_deref().is_some_and(is_secret) {
-        return Err(withheld(&rel));
-    }
-    let text = read_text(&abs, &rel).map_err(|e| format!("{}: {rel}", e.message))?;
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let n = lines.len();
-    let start = args
-        .get("start_line")
-        .and_then(Value::as_u64)
-        .unwrap_or(1)
-        .max(1) as usize;
-    let end = args
-        .get("end_line")
-        .and_then(Value::as_u64)
-        .map(|e| e as usize)
-        .unwrap_or(n)
-        .min(n);
-    if start > end.max(1) || start > n.max(1) {
-        return Err(format!(
-            "{rel} has {n} lines; lines {start}-{end} do not exist"
-        ));
-    }
-    let max = args
-        .get("max_bytes")
-        .and_then(Value::as_u64)
-        .map(|m| (m as usize).clamp(1, MAX_READ_BYTES))
-        .unwrap_or(DEFAULT_READ_BYTES);
-    let mut body = String::new();
-    let mut last = start.saturating_sub(1);
-    for (i, l) in lines.iter().enumerate().take(end).skip(start - 1) {
-        if body.len() + l.len() > max {
-            break;
-        }
-        body.push_str(l);
-        last = i + 1;
-    }
-    let truncated = last < end;
-    let mut out = format!("{rel} lines {start}-{last} of {n}:\n{body}");
-    if truncated {
-        out.push_str(&format!(
-            "\n[truncated at {max} bytes; read from line {} for more]",
-            last + 1
-        ));
-    }
-    Ok((out, format!("Read {rel} lines {start}-{last}")))
-}
+pub use super::reads::is_secret;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs a read as the model would call it.
+    fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), String> {
+        match RetrievalCall::parse(name, args) {
+            Some(RetrievalCall::Read(read)) => read.run(root),
+            other => panic!("not a read: {other:?}"),
+        }
+    }
+
+    /// Approval payloads as the client receives them, and wrongly typed fields read as
+    /// absent.
+    #[test]
+    fn approval_payloads_keep_their_wire_shape() {
+        let payload = |name: &str, args: Value| match RetrievalCall::parse(name, &args) {
+            Some(RetrievalCall::Read(read)) => {
+                serde_json::to_value(read.approval_payload()).unwrap()
+            }
+            other => panic!("not a read: {other:?}"),
+        };
+        assert_eq!(
+            payload(
+                "read_file",
+                json!({"path": "a.rs", "start_line": 2, "end_line": 5})
+            ),
+            json!({"type": "read", "description": "Read a.rs lines 2-5", "path": "a.rs"})
+        );
+        assert_eq!(
+            payload(
+                "read_file",
+                json!({"path": "a.rs", "start_line": "two", "end_line": 5})
+            ),
+            json!({"type": "read", "description": "Read a.rs", "path": "a.rs"})
+        );
+        assert_eq!(
+            payload("search_project", json!({"query": "x"})),
+            json!({"type": "search", "description": "Search the project for \"x\"", "query": "x", "glob": null})
+        );
+        assert_eq!(
+            payload("list_files", json!({"glob": "*.rs"})),
+            json!({"type": "list", "description": "List files under the project", "prefix": null, "glob": "*.rs"})
+        );
+        assert_eq!(
+            payload("list_files", json!({"prefix": "src/"})),
+            json!({"type": "list", "description": "List files under src/", "prefix": "src/", "glob": null})
+        );
+        assert_eq!(
+            RetrievalCall::parse("clarify_user", &json!({"question": "Which?"})),
+            Some(RetrievalCall::Clarify(ClarifyArgs {
+                question: Some("Which?".into())
+            }))
+        );
+        assert_eq!(RetrievalCall::parse("read_file", &json!("a.rs")), None);
+        assert_eq!(RetrievalCall::parse("write_file", &json!({})), None);
+    }
 
     #[test]
     fn tools_stay_in_the_project_and_honour_gitignore() {
