@@ -181,7 +181,7 @@ pub fn plan(
             Ok(args @ Value::Object(_)) => {
                 report.args = Some(args.clone());
                 file::parse_call(&call.name, &args, mode)
-                    .map_err(|m| Failure::new("invalid_arguments", m))
+                    .map_err(|e| Failure::new("invalid_arguments", e.to_string()))
                     .and_then(|parsed| {
                         report.path = first_path(&parsed);
                         let mut staged = pending.clone();

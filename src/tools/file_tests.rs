@@ -341,3 +341,26 @@ fn accepted_variants_read_as_the_call_they_mean() {
         }
     );
 }
+
+/// Errors are values a caller can match, with the text the user reads.
+#[test]
+fn errors_are_typed() {
+    assert_eq!(
+        parse_call("edit_file", &json!({}), DiffMode::Off),
+        Err(ArgError::EditOff)
+    );
+    assert_eq!(
+        parse_call("edit_file", &json!({"edits": []}), DiffMode::Anchored),
+        Err(ArgError::Shape {
+            expected: ANCHORED_SHAPE,
+            problem: ShapeProblem::Empty
+        })
+    );
+    assert_eq!(DiffMode::parse(None), Ok(DiffMode::SearchReplaceMulti));
+    assert_eq!(DiffMode::parse(Some("off")), Ok(DiffMode::Off));
+    let e = DiffMode::parse(Some("unified")).unwrap_err();
+    assert_eq!(
+        crate::error::Error::from(e).message,
+        "Unknown diff_mode unified: use search_replace_multi, search_replace, anchored or off"
+    );
+}

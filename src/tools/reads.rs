@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::project::fsutil::read_text;
 use crate::project::paths::locate_in_project;
 
-use super::retrieval::{ListFilesArgs, ReadArgs, SearchArgs};
+use super::retrieval::{ListFilesArgs, ReadArgs, ReadError, ReadOutput, SearchArgs};
 
 const MAX_LIST: usize = 500;
 const DEFAULT_SEARCH_LIMIT: usize = 20;
@@ -16,12 +16,15 @@ const DEFAULT_READ_BYTES: usize = 32 * 1024;
 const MAX_READ_BYTES: usize = 256 * 1024;
 const MAX_SEARCH_FILE_BYTES: u64 = 1024 * 1024;
 
-fn glob_matcher(glob: Option<&str>) -> Result<Option<globset::GlobMatcher>, String> {
+fn glob_matcher(glob: Option<&str>) -> Result<Option<globset::GlobMatcher>, ReadError> {
     match glob.filter(|g| !g.is_empty()) {
         None => Ok(None),
         Some(g) => globset::Glob::new(g)
             .map(|g| Some(g.compile_matcher()))
-            .map_err(|e| format!("Bad glob {g}: {e}")),
+            .map_err(|e| ReadError::BadGlob {
+                glob: g.to_owned(),
+                reason: e.to_string(),
+            }),
     }
 }
 
@@ -50,20 +53,14 @@ pub fn is_secret(rel: &str) -> bool {
         || matches!(lower.as_str(), ".npmrc" | ".pypirc" | ".netrc")
 }
 
-fn withheld(rel: &str) -> String {
-    format!(
-        "{rel} is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
-    )
-}
-
 /// Project files under `prefix`, relative and sorted, and how many were withheld as
 /// secrets; version-control and bb7 state never.
-fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), String> {
+fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), ReadError> {
     let start = if prefix.is_empty() || prefix == "." || prefix == "/" {
         root.to_path_buf()
     } else {
         locate_in_project(root, prefix.trim_end_matches('/'))
-            .map_err(|e| e.message)?
+            .map_err(|e| ReadError::Path(e.message))?
             .1
     };
     let mut out = Vec::new();
@@ -104,7 +101,7 @@ fn withheld_note(n: usize) -> String {
 }
 
 /// `list_files`: the text for the model and the summary for the user.
-pub(super) fn list_files(root: &Path, args: &ListFilesArgs) -> Result<(String, String), String> {
+pub(super) fn list_files(root: &Path, args: &ListFilesArgs) -> Result<ReadOutput, ReadError> {
     let prefix = args.prefix.as_deref().unwrap_or("");
     let glob = glob_matcher(args.glob.as_deref())?;
     let (files, secret) = walk(root, prefix)?;
@@ -123,14 +120,17 @@ pub(super) fn list_files(root: &Path, args: &ListFilesArgs) -> Result<(String, S
     } else {
         format!(" under {prefix}")
     };
-    Ok((text, format!("Listed {} files{under}", files.len())))
+    Ok(ReadOutput {
+        text,
+        summary: format!("Listed {} files{under}", files.len()),
+    })
 }
 
 /// `search_project`: the text for the model and the summary for the user.
-pub(super) fn search_project(root: &Path, args: &SearchArgs) -> Result<(String, String), String> {
+pub(super) fn search_project(root: &Path, args: &SearchArgs) -> Result<ReadOutput, ReadError> {
     let query = args.query.as_deref().unwrap_or("").trim().to_owned();
     if query.is_empty() {
-        return Err("query must not be empty".into());
+        return Err(ReadError::EmptyQuery);
     }
     let needle = query.to_lowercase();
     let limit = args
@@ -174,17 +174,21 @@ pub(super) fn search_project(root: &Path, args: &SearchArgs) -> Result<(String, 
         text.push_str(&format!("\n… {} more matches", total - hits.len()));
     }
     text.push_str(&withheld_note(secret));
-    Ok((text, format!("Found {total} matches for \"{query}\"")))
+    Ok(ReadOutput {
+        text,
+        summary: format!("Found {total} matches for \"{query}\""),
+    })
 }
 
 /// `read_file`: the text for the model and the summary for the user.
-pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, String), String> {
+pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<ReadOutput, ReadError> {
     let path = args.path.as_deref().unwrap_or("");
-    let (rel, abs) = locate_in_project(root, path).map_err(|e| e.message)?;
+    let (rel, abs) = locate_in_project(root, path).map_err(|e| ReadError::Path(e.message))?;
     if let Some(dir) = crate::apply::protected_dir(&rel) {
-        return Err(format!(
-            "{rel} is inside {dir}/, which the tools do not read"
-        ));
+        return Err(ReadError::Protected {
+            rel,
+            dir: dir.to_owned(),
+        });
     }
     // Also by where a symlink inside the project really leads (`keys -> .ssh`).
     let real = std::fs::canonicalize(&abs).ok().and_then(|r| {
@@ -193,17 +197,23 @@ pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, String)
             .map(|p| p.to_string_lossy().into_owned())
     });
     if is_secret(&rel) || real.as_deref().is_some_and(is_secret) {
-        return Err(withheld(&rel));
+        return Err(ReadError::Withheld(rel));
     }
-    let text = read_text(&abs, &rel).map_err(|e| format!("{}: {rel}", e.message))?;
+    let text = read_text(&abs, &rel).map_err(|e| ReadError::Unreadable {
+        message: e.message,
+        rel: rel.clone(),
+    })?;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let n = lines.len();
     let start = args.start_line.unwrap_or(1).max(1) as usize;
     let end = args.end_line.map(|e| e as usize).unwrap_or(n).min(n);
     if start > end.max(1) || start > n.max(1) {
-        return Err(format!(
-            "{rel} has {n} lines; lines {start}-{end} do not exist"
-        ));
+        return Err(ReadError::NoSuchLines {
+            rel,
+            lines: n,
+            start,
+            end,
+        });
     }
     let max = args
         .max_bytes
@@ -226,5 +236,8 @@ pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<(String, String)
             last + 1
         ));
     }
-    Ok((out, format!("Read {rel} lines {start}-{last}")))
+    Ok(ReadOutput {
+        text: out,
+        summary: format!("Read {rel} lines {start}-{last}"),
+    })
 }

@@ -274,9 +274,9 @@ impl Read {
         }
     }
 
-    /// Runs the read under `root`. Returns the text for the model and a one-line
-    /// summary for the user, or an error message (sent to the model as the result).
-    pub fn run(&self, root: &Path) -> Result<(String, String), String> {
+    /// Runs the read under `root`: the text for the model and a one-line summary for
+    /// the user. Errors: a [`ReadError`], whose text is sent to the model as the result.
+    pub fn run(&self, root: &Path) -> Result<ReadOutput, ReadError> {
         match self {
             Read::List(a) => super::reads::list_files(root, a),
             Read::Search(a) => super::reads::search_project(root, a),
@@ -287,14 +287,79 @@ impl Read {
 
 pub use super::reads::is_secret;
 
+/// What a read returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOutput {
+    /// The result for the model.
+    pub text: String,
+    /// One line for the user (the `tool_call` step's `summary`).
+    pub summary: String,
+}
+
+/// Why a read failed. The text goes to the model as the tool result (`Error: …`) and
+/// to the user in the step's summary (`Failed: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// A `glob` that does not parse.
+    #[error("Bad glob {glob}: {reason}")]
+    BadGlob {
+        /// The glob given.
+        glob: String,
+        /// The parser's reason.
+        reason: String,
+    },
+    /// A path that does not resolve inside the project (the resolver's message).
+    #[error("{0}")]
+    Path(String),
+    /// A blank `query`.
+    #[error("query must not be empty")]
+    EmptyQuery,
+    /// A path inside version-control or bb7 state.
+    #[error("{rel} is inside {dir}/, which the tools do not read")]
+    Protected {
+        /// The project-relative path.
+        rel: String,
+        /// The protected directory.
+        dir: String,
+    },
+    /// A file that likely holds secrets ([`is_secret`]), project-relative.
+    #[error(
+        "{0} is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
+    )]
+    Withheld(String),
+    /// A file that cannot be read as text (missing, binary, …).
+    #[error("{message}: {rel}")]
+    Unreadable {
+        /// The reader's message.
+        message: String,
+        /// The project-relative path.
+        rel: String,
+    },
+    /// A line range past the end of the file.
+    #[error("{rel} has {lines} lines; lines {start}-{end} do not exist")]
+    NoSuchLines {
+        /// The project-relative path.
+        rel: String,
+        /// Lines in the file.
+        lines: usize,
+        /// First line asked for.
+        start: usize,
+        /// Last line asked for (clamped to the file).
+        end: usize,
+    },
+    /// The read stopped unexpectedly (its task panicked or was cancelled).
+    #[error("the tool failed: {0}")]
+    Crashed(String),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Runs a read as the model would call it.
-    fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), String> {
+    fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), ReadError> {
         match RetrievalCall::parse(name, args) {
-            Some(RetrievalCall::Read(read)) => read.run(root),
+            Some(RetrievalCall::Read(read)) => read.run(root).map(|o| (o.text, o.summary)),
             other => panic!("not a read: {other:?}"),
         }
     }
@@ -423,6 +488,9 @@ mod tests {
         std::fs::write(root.join(".ssh/config"), "Host x\n").unwrap();
         std::os::unix::fs::symlink(root.join(".ssh"), root.join("keys")).unwrap();
         let e = execute("read_file", &json!({"path": "keys/config"}), &root).unwrap_err();
-        assert!(e.contains("withheld"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "keys/config is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
+        );
     }
 }

@@ -17,7 +17,7 @@ use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::server::Outbox;
 use crate::tools::ToolCall;
-use crate::tools::retrieval::{MAX_TOOL_CALLS, RetrievalCall, ToolsMode, is_retrieval};
+use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
 
 /// Which chat a turn belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -468,11 +468,11 @@ async fn retrieval_step(
     let root = spec.root.clone();
     let result = tokio::task::spawn_blocking(move || read.run(&root))
         .await
-        .unwrap_or_else(|e| Err(format!("the tool failed: {e}")));
+        .unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string())));
     match result {
-        Ok((text, summary)) => {
-            record("completed", &summary);
-            Some(text)
+        Ok(out) => {
+            record("completed", &out.summary);
+            Some(out.text)
         }
         Err(e) => {
             record("completed", &format!("Failed: {e}"));
