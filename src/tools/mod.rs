@@ -1,7 +1,7 @@
 //! The model's tools, as offered in a chat request and as read back from its tool
 //! calls (docs/PROTOCOL.md, "The model's file tools" and "approved retrieval tools"):
 //!
-//! - [`file`]: `write_file` and `edit_file`, whose schema the config's `diff_mode`
+//! - [`mod@file`]: `write_file` and `edit_file`, whose schema the config's `diff_mode`
 //!   selects ([`DiffMode`]), and the reading of their arguments with the variants
 //!   models send. The edit engine ([`crate::edit`]) plans and applies the calls.
 //! - [`retrieval`]: the read-only `list_files`, `search_project`, `read_file` and
@@ -37,4 +37,44 @@ pub fn definitions(diff_mode: DiffMode, tools_mode: ToolsMode) -> Vec<Value> {
         tools.extend(retrieval::definitions());
     }
     tools
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(tools: &[Value]) -> Vec<&str> {
+        tools
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect()
+    }
+
+    /// What a turn offers for each setting, and every offered retrieval tool is one the
+    /// turn runs as such.
+    #[test]
+    fn a_turn_offers_the_tools_of_its_settings() {
+        let off = definitions(DiffMode::Off, ToolsMode::Off);
+        assert_eq!(names(&off), ["write_file"]);
+        let plain = definitions(DiffMode::Anchored, ToolsMode::Off);
+        assert_eq!(names(&plain), ["write_file", "edit_file"]);
+        let all = definitions(DiffMode::SearchReplaceMulti, ToolsMode::Ask);
+        assert_eq!(
+            names(&all),
+            [
+                "write_file",
+                "edit_file",
+                "list_files",
+                "search_project",
+                "read_file",
+                "clarify_user"
+            ]
+        );
+        for name in &names(&all)[2..] {
+            assert!(is_retrieval(name), "{name}");
+            let call = retrieval::RetrievalCall::parse(name, &serde_json::json!({}));
+            assert!(call.is_some(), "{name}");
+        }
+        assert!(!is_retrieval("write_file") && !is_retrieval("edit_file"));
+    }
 }

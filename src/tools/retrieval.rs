@@ -7,7 +7,7 @@
 //! context explicitly is the user's choice and is not affected.
 //!
 //! This file is the tools' interface (definitions, arguments, approval payloads);
-//! [`super::reads`] does the reading.
+//! `tools/reads.rs` does the reading.
 
 use std::path::Path;
 
