@@ -13,201 +13,167 @@ fn err(name: &str, args: Value, mode: DiffMode) -> String {
 #[test]
 fn refusals_say_which_shape_was_expected() {
     use DiffMode::*;
-    let cases: Vec<(&str, Value, DiffMode, &str)> = vec![
-        (
-            "write_file",
-            json!({"content": "x"}),
-            SearchReplaceMulti,
-            "write_file expects {\"path\",\"content\"}: path is missing",
-        ),
-        (
-            "write_file",
-            json!({"path": "a"}),
-            SearchReplaceMulti,
-            "write_file expects {\"path\",\"content\"}: content is missing",
-        ),
-        (
-            "write_file",
-            json!({"path": 3, "content": "x"}),
-            SearchReplaceMulti,
-            "write_file: invalid arguments (invalid type: integer `3`, expected a string)",
-        ),
-        (
-            "write_file",
-            json!({"path": "a", "file_path": "b", "content": "x"}),
-            SearchReplaceMulti,
-            "path and file_path name different files",
-        ),
-        (
-            "edit_file",
-            json!({"edits": []}),
-            Off,
-            "edit_file is not available (diff_mode off); use write_file",
-        ),
-        (
-            "delete_file",
-            json!({"path": "a"}),
-            SearchReplaceMulti,
-            "Unknown tool delete_file; use write_file or edit_file",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a"}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edits is missing",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a"}),
-            SearchReplace,
-            "edit_file expects {\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}: edits is missing",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a"}),
-            Anchored,
-            "edit_file expects {\"path\",\"file_id\",\"changes\":[{\"start\":[lines],\"end\"?:[lines],\"content\":[lines]}]}: edits is missing",
-        ),
-        (
-            "edit_file",
-            json!({"edits": []}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edits is empty",
-        ),
-        (
-            "edit_file",
-            json!({"edits": 3}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: expected a list of objects, got 3",
-        ),
-        (
-            "edit_file",
-            json!({"edits": "not json"}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: expected a list of objects, got a string",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [3]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: invalid type: integer `3`, expected struct RawEdit",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"old_string": "a", "new_string": "b"}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edit 1: path is missing",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"path": "a", "new_string": "b"}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edit 1: old_string is missing",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"path": "a", "old_string": "b"}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edit 1: new_string is missing",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"path": "a", "old_string": "b", "new_string": "c", "replace_all": "yes"}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edit 1: replace_all must be true or false, not \"yes\"",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"path": "a", "file_path": "b", "old_string": "b", "new_string": "c"}]}),
-            SearchReplaceMulti,
-            "path and file_path name different files",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"path": "a", "file_id": [1], "old_string": "b", "new_string": "c"}]}),
-            SearchReplaceMulti,
-            "file_id must be a string, not [1]",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "file_id": true, "old_string": "b", "new_string": "c"}),
-            SearchReplace,
-            "file_id must be a string, not true",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"path": "a", "old_string": 1, "new_string": "c"}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: invalid type: integer `1`, expected a string",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "old_string": 1, "new_string": "c"}),
-            SearchReplace,
-            "edit_file: invalid arguments (invalid type: integer `1`, expected a string)",
-        ),
-        (
-            "edit_file",
-            json!({"changes": [{"start": ["a"]}]}),
-            Anchored,
-            "edit_file expects {\"path\",\"file_id\",\"changes\":[{\"start\":[lines],\"end\"?:[lines],\"content\":[lines]}]}: path is missing",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "changes": [{"start": ["a"]}]}),
-            Anchored,
-            "edit_file expects {\"path\",\"file_id\",\"changes\":[{\"start\":[lines],\"end\"?:[lines],\"content\":[lines]}]}: content is missing",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "changes": [{"content": ["a"]}]}),
-            Anchored,
-            "edit_file expects {\"path\",\"file_id\",\"changes\":[{\"start\":[lines],\"end\"?:[lines],\"content\":[lines]}]}: start is missing",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "changes": 5}),
-            Anchored,
-            "edit_file expects {\"path\",\"file_id\",\"changes\":[{\"start\":[lines],\"end\"?:[lines],\"content\":[lines]}]}: expected a list of objects, got 5",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "changes": [{"start": 5, "content": []}]}),
-            Anchored,
-            "edit_file expects {\"path\",\"file_id\",\"changes\":[{\"start\":[lines],\"end\"?:[lines],\"content\":[lines]}]}: data did not match any variant of untagged enum Lines",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"start": ["x"], "content": []}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: path is missing",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "edits": [{"start": ["x"]}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: content is missing",
-        ),
-        (
-            "edit_file",
-            json!({"edits": [{"path": "a", "old_string": "b", "new_string": "c"}, {"path": "a", "old_string": "b"}]}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edit 2: new_string is missing",
-        ),
-        (
-            "edit_file",
-            json!({"path": "a", "edits": {"old_string": "b", "new_string": "c", "replace_all": 2}}),
-            SearchReplaceMulti,
-            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: data did not match any variant of untagged enum Flag",
-        ),
-    ];
-    for (name, args, mode, want) in cases {
+    let expects = |mode: DiffMode, shape: &str, args: Value, problem: &str| {
+        let want = format!("edit_file expects {shape}: {problem}");
+        assert_eq!(
+            err("edit_file", args.clone(), mode),
+            want,
+            "{args} {mode:?}"
+        );
+    };
+    let multi = |args, problem| expects(SearchReplaceMulti, MULTI_SHAPE, args, problem);
+    let single = |args, problem| expects(SearchReplace, SINGLE_SHAPE, args, problem);
+    let anchored = |args, problem| expects(Anchored, ANCHORED_SHAPE, args, problem);
+    let other = |name: &str, args: Value, mode: DiffMode, want: &str| {
         assert_eq!(
             err(name, args.clone(), mode),
             want,
             "{name} {args} {mode:?}"
         );
+    };
+    // The shapes in full, as the model reads them.
+    for (mode, want) in [
+        (
+            SearchReplaceMulti,
+            "edit_file expects {\"edits\":[{\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}]}: edits is missing",
+        ),
+        (
+            SearchReplace,
+            "edit_file expects {\"path\",\"file_id\",\"old_string\",\"new_string\",\"replace_all\"?}: edits is missing",
+        ),
+        (
+            Anchored,
+            "edit_file expects {\"path\",\"file_id\",\"changes\":[{\"start\":[lines],\"end\"?:[lines],\"content\":[lines]}]}: edits is missing",
+        ),
+    ] {
+        other("edit_file", json!({"path": "a"}), mode, want);
     }
+    other(
+        "write_file",
+        json!({"content": "x"}),
+        SearchReplaceMulti,
+        "write_file expects {\"path\",\"content\"}: path is missing",
+    );
+    other(
+        "write_file",
+        json!({"path": "a"}),
+        SearchReplaceMulti,
+        "write_file expects {\"path\",\"content\"}: content is missing",
+    );
+    other(
+        "write_file",
+        json!({"path": 3, "content": "x"}),
+        SearchReplaceMulti,
+        "write_file: invalid arguments (invalid type: integer `3`, expected a string)",
+    );
+    other(
+        "write_file",
+        json!({"path": "a", "file_path": "b", "content": "x"}),
+        SearchReplaceMulti,
+        "path and file_path name different files",
+    );
+    other(
+        "edit_file",
+        json!({"edits": []}),
+        Off,
+        "edit_file is not available (diff_mode off); use write_file",
+    );
+    other(
+        "delete_file",
+        json!({"path": "a"}),
+        SearchReplaceMulti,
+        "Unknown tool delete_file; use write_file or edit_file",
+    );
+    multi(json!({"path": "a"}), "edits is missing");
+    single(json!({"path": "a"}), "edits is missing");
+    anchored(json!({"path": "a"}), "edits is missing");
+    multi(json!({"edits": []}), "edits is empty");
+    multi(json!({"edits": 3}), "expected a list of objects, got 3");
+    multi(
+        json!({"edits": "not json"}),
+        "expected a list of objects, got a string",
+    );
+    multi(
+        json!({"edits": [3]}),
+        "invalid type: integer `3`, expected struct RawEdit",
+    );
+    multi(
+        json!({"edits": [{"old_string": "a", "new_string": "b"}]}),
+        "edit 1: path is missing",
+    );
+    multi(
+        json!({"edits": [{"path": "a", "new_string": "b"}]}),
+        "edit 1: old_string is missing",
+    );
+    multi(
+        json!({"edits": [{"path": "a", "old_string": "b"}]}),
+        "edit 1: new_string is missing",
+    );
+    multi(
+        json!({"edits": [{"path": "a", "old_string": "b", "new_string": "c", "replace_all": "yes"}]}),
+        "edit 1: replace_all must be true or false, not \"yes\"",
+    );
+    other(
+        "edit_file",
+        json!({"edits": [{"path": "a", "file_path": "b", "old_string": "b", "new_string": "c"}]}),
+        SearchReplaceMulti,
+        "path and file_path name different files",
+    );
+    other(
+        "edit_file",
+        json!({"edits": [{"path": "a", "file_id": [1], "old_string": "b", "new_string": "c"}]}),
+        SearchReplaceMulti,
+        "file_id must be a string, not [1]",
+    );
+    other(
+        "edit_file",
+        json!({"path": "a", "file_id": true, "old_string": "b", "new_string": "c"}),
+        SearchReplace,
+        "file_id must be a string, not true",
+    );
+    multi(
+        json!({"edits": [{"path": "a", "old_string": 1, "new_string": "c"}]}),
+        "invalid type: integer `1`, expected a string",
+    );
+    other(
+        "edit_file",
+        json!({"path": "a", "old_string": 1, "new_string": "c"}),
+        SearchReplace,
+        "edit_file: invalid arguments (invalid type: integer `1`, expected a string)",
+    );
+    anchored(json!({"changes": [{"start": ["a"]}]}), "path is missing");
+    anchored(
+        json!({"path": "a", "changes": [{"start": ["a"]}]}),
+        "content is missing",
+    );
+    anchored(
+        json!({"path": "a", "changes": [{"content": ["a"]}]}),
+        "start is missing",
+    );
+    anchored(
+        json!({"path": "a", "changes": 5}),
+        "expected a list of objects, got 5",
+    );
+    anchored(
+        json!({"path": "a", "changes": [{"start": 5, "content": []}]}),
+        "data did not match any variant of untagged enum Lines",
+    );
+    multi(
+        json!({"edits": [{"start": ["x"], "content": []}]}),
+        "path is missing",
+    );
+    multi(
+        json!({"path": "a", "edits": [{"start": ["x"]}]}),
+        "content is missing",
+    );
+    multi(
+        json!({"edits": [{"path": "a", "old_string": "b", "new_string": "c"}, {"path": "a", "old_string": "b"}]}),
+        "edit 2: new_string is missing",
+    );
+    multi(
+        json!({"path": "a", "edits": {"old_string": "b", "new_string": "c", "replace_all": 2}}),
+        "data did not match any variant of untagged enum Flag",
+    );
 }
 
 fn sr(path: &str, file_id: Option<&str>, old: &str, new: &str, all: bool) -> SrEdit {
