@@ -1,11 +1,13 @@
-//! The model's file tools: `write_file` and `edit_file` in the schema selected by
-//! `diff_mode` (see `docs/PROTOCOL.md`, "The model's file tools"). A response's tool
-//! calls are planned in memory first: either every call applies and the resulting
-//! files are written together, or nothing is written.
+//! The edit engine behind the model's file tools (`write_file`, `edit_file`; their
+//! definitions and arguments are in [`crate::tools::file`], see `docs/PROTOCOL.md`,
+//! "The model's file tools"). A response's tool calls are planned in memory first:
+//! either every call applies and the resulting files are written together, or nothing
+//! is written.
 //!
-//! Layout: [`schema`] (tool definitions, reading arguments), [`paths`] (model path
-//! validation), [`matching`] (finding the region an edit means), [`apply`] (rewriting
-//! that region), [`text`] (lines, line endings, indentation).
+//! Layout: [`paths`] (model path validation), [`matching`] (finding the region an edit
+//! means, with [`blanks`] and [`anchored`] as further passes), [`apply`] (rewriting that
+//! region), [`merge`] (edits written against the same version), [`text`] (lines, line
+//! endings, indentation).
 
 pub mod anchored;
 pub mod apply;
@@ -13,7 +15,6 @@ pub mod blanks;
 pub mod matching;
 pub mod merge;
 pub mod paths;
-pub mod schema;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -23,51 +24,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::chat::ids;
-use crate::error::{Error, Result};
+use crate::tools::file::{self, Change, Parsed, SrEdit};
+use crate::tools::{DiffMode, ToolCall};
 use matching::EditError;
-use schema::{Change, Parsed, SrEdit};
-
-pub use schema::tool_definitions;
-
-/// Which `edit_file` schema the model gets (config `diff_mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffMode {
-    /// `edit_file({"edits":[{path, file_id, old_string, new_string, replace_all?}]})`.
-    SearchReplaceMulti,
-    /// `edit_file({path, file_id, old_string, new_string, replace_all?})`.
-    SearchReplace,
-    /// `edit_file({path, file_id, changes:[{start:[lines], end?:[lines], content:[lines]}]})`.
-    Anchored,
-    /// No `edit_file`; only `write_file`.
-    Off,
-}
-
-impl DiffMode {
-    /// Parses the config value; absent means `search_replace_multi`.
-    /// Errors: an unknown name.
-    pub fn parse(name: Option<&str>) -> Result<DiffMode> {
-        match name.unwrap_or("search_replace_multi") {
-            "search_replace_multi" | "" => Ok(DiffMode::SearchReplaceMulti),
-            "search_replace" => Ok(DiffMode::SearchReplace),
-            "anchored" => Ok(DiffMode::Anchored),
-            "off" => Ok(DiffMode::Off),
-            other => Err(Error::invalid(format!(
-                "Unknown diff_mode {other}: use search_replace_multi, search_replace, anchored or off"
-            ))),
-        }
-    }
-}
-
-/// One complete tool call from the model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCall {
-    /// The provider's call id.
-    pub id: String,
-    /// Function name.
-    pub name: String,
-    /// The JSON arguments, as streamed (may be invalid).
-    pub arguments: String,
-}
 
 /// What the model may do with a path, as the prompt showed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,8 +180,8 @@ pub fn plan(
         let outcome = match serde_json::from_str::<Value>(&call.arguments) {
             Ok(args @ Value::Object(_)) => {
                 report.args = Some(args.clone());
-                schema::parse_call(&call.name, &args, mode)
-                    .map_err(|m| Failure::new("invalid_arguments", m))
+                file::parse_call(&call.name, &args, mode)
+                    .map_err(|e| Failure::new("invalid_arguments", e.to_string()))
                     .and_then(|parsed| {
                         report.path = first_path(&parsed);
                         let mut staged = pending.clone();

@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::edit::CallReport;
 use crate::error::ErrorCode;
 use crate::llm::Usage;
+use crate::tools::retrieval::ApprovalPayload;
 
 /// One message bb7 writes while a turn runs, or when it ends.
 #[derive(Debug, Clone, Serialize)]
@@ -45,7 +46,7 @@ pub enum TurnMessage {
         /// The id to answer with.
         approval_id: String,
         /// What the read is: `{"type","description","path"?,…}`.
-        payload: Value,
+        payload: ApprovalPayload,
         /// The chat.
         chat_id: String,
     },

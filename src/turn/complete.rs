@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 
 use crate::chat::ids;
 use crate::chat::model::{Message, Part};
-use crate::edit::{Plan, ToolCall};
+use crate::edit::Plan;
 use crate::error::ErrorCode;
 use crate::llm::Usage;
 use crate::protocol::events::{Change, TurnMessage};
+use crate::tools::ToolCall;
 use crate::turn::stream::TurnOutcome;
 
 /// How a cancelled turn ends: the stream's `error` message and the system message

@@ -7,7 +7,7 @@ use super::*;
 use crate::edit::CallReport;
 use crate::llm::ApiError;
 use crate::llm::request::ChatRequest;
-use crate::retrieval::ToolsMode;
+use crate::tools::ToolsMode;
 use crate::turn::stream::{ChatKey, ToolStep, TurnSpec};
 
 fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {

@@ -12,12 +12,12 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::edit::ToolCall;
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
-use crate::retrieval::{MAX_TOOL_CALLS, ToolsMode, approval_payload, execute, is_retrieval};
 use crate::server::Outbox;
+use crate::tools::ToolCall;
+use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
 
 /// Which chat a turn belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -413,10 +413,10 @@ async fn retrieval_step(
             summary: summary.to_owned(),
         });
     };
-    if !args.is_object() {
+    let Some(parsed) = RetrievalCall::parse(&call.name, &args) else {
         record("denied", "invalid arguments");
         return Some("Error: the arguments are not a valid JSON object.".into());
-    }
+    };
     if *budget == 0 {
         record("denied", "tool call limit reached");
         return Some(format!(
@@ -425,32 +425,35 @@ async fn retrieval_step(
     }
     *budget -= 1;
     let n = MAX_TOOL_CALLS - *budget;
-    if call.name == "clarify_user" {
-        let question = args["question"].as_str().unwrap_or("").to_owned();
-        outbox.emit(&step("requested", &question), Some(&spec.request_id));
-        let id = format!("{}-q{n}", spec.request_id);
-        let msg = TurnMessage::Clarification {
-            question_id: id.clone(),
-            question: question.clone(),
-            chat_id: chat_id.clone(),
-        };
-        let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
-        let answer = answer
-            .as_str()
-            .filter(|a| !a.trim().is_empty())
-            .unwrap_or("no_user_answer")
-            .to_owned();
-        record("completed", &format!("Asked: {question}"));
-        return Some(answer);
-    }
-    let payload = approval_payload(&call.name, &args);
-    let description = payload["description"].as_str().unwrap_or("").to_owned();
+    let read = match parsed {
+        RetrievalCall::Read(read) => read,
+        RetrievalCall::Clarify(c) => {
+            let question = c.question.unwrap_or_default();
+            outbox.emit(&step("requested", &question), Some(&spec.request_id));
+            let id = format!("{}-q{n}", spec.request_id);
+            let msg = TurnMessage::Clarification {
+                question_id: id.clone(),
+                question: question.clone(),
+                chat_id: chat_id.clone(),
+            };
+            let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
+            let answer = answer
+                .as_str()
+                .filter(|a| !a.trim().is_empty())
+                .unwrap_or("no_user_answer")
+                .to_owned();
+            record("completed", &format!("Asked: {question}"));
+            return Some(answer);
+        }
+    };
+    let payload = read.approval_payload();
+    let description = payload.description().to_owned();
     outbox.emit(&step("requested", &description), Some(&spec.request_id));
     if spec.tools == ToolsMode::Ask {
         let id = format!("{}-a{n}", spec.request_id);
         let msg = TurnMessage::ToolApproval {
             approval_id: id.clone(),
-            payload: payload.clone(),
+            payload,
             chat_id: chat_id.clone(),
         };
         let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
@@ -463,14 +466,13 @@ async fn retrieval_step(
         }
     }
     let root = spec.root.clone();
-    let (name, a) = (call.name.clone(), args.clone());
-    let result = tokio::task::spawn_blocking(move || execute(&name, &a, &root))
+    let result = tokio::task::spawn_blocking(move || read.run(&root))
         .await
-        .unwrap_or_else(|e| Err(format!("the tool failed: {e}")));
+        .unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string())));
     match result {
-        Ok((text, summary)) => {
-            record("completed", &summary);
-            Some(text)
+        Ok(out) => {
+            record("completed", &out.summary);
+            Some(out.text)
         }
         Err(e) => {
             record("completed", &format!("Failed: {e}"));

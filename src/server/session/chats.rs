@@ -253,7 +253,7 @@ impl Session {
         };
         let tools = match args.tools.as_deref() {
             Some(t) => Some(
-                crate::retrieval::ToolsMode::parse(Some(t))
+                crate::tools::ToolsMode::parse(Some(t))
                     .map_err(Error::from)
                     .map(|_| t.to_owned())?,
             ),

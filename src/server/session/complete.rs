@@ -5,12 +5,12 @@ use super::{Ctx, Flow, Session};
 use crate::chat::ids;
 use crate::chat::model::Chat;
 use crate::context::{ChatFiles, find_file};
-use crate::edit::{self, DiffMode, FileAccess, Plan, ToolCall};
+use crate::edit::{self, FileAccess, Plan};
 use crate::error::Result;
 use crate::llm::Usage;
 use crate::llm::request::{ChatMessage, Role};
 use crate::protocol::events::Change;
-use crate::retrieval::ToolsMode;
+use crate::tools::{DiffMode, ToolCall, ToolsMode};
 use crate::turn::complete::{Ended, REPAIR_REQUEST, complete};
 use crate::turn::stream::{ChatKey, TurnOutcome};
 
@@ -159,7 +159,7 @@ impl Session {
 /// written.
 fn guard_plan(plan: &mut Plan, global: bool) {
     for r in &mut plan.reports {
-        if r.status != "ok" || crate::retrieval::is_retrieval(&r.tool) {
+        if r.status != "ok" || crate::tools::retrieval::is_retrieval(&r.tool) {
             continue;
         }
         let refusal = match r.path.as_deref() {

@@ -7,7 +7,6 @@ use crate::chat::model::{Chat, Message, Part, SnapshotRef};
 use crate::chat::store::ChatStore;
 use crate::config::GlobalState;
 use crate::context::{ChatFiles, find_file};
-use crate::edit::{self, DiffMode};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
@@ -18,7 +17,7 @@ use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
 use crate::protocol::{Json, ok};
-use crate::retrieval::ToolsMode;
+use crate::tools::{DiffMode, ToolsMode};
 use crate::turn::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
 use serde_json::Value;
 use std::sync::Arc;
@@ -183,13 +182,11 @@ impl Session {
         // is built, and the text moves into the body.
         drop(files);
         // Global chats never write into a project: no file tools at all.
-        let mut tools = Vec::new();
-        if !global_chat {
-            tools = edit::tool_definitions(diff_mode);
-            if tools_mode != ToolsMode::Off {
-                tools.extend(crate::retrieval::definitions());
-            }
-        }
+        let tools = if global_chat {
+            Vec::new()
+        } else {
+            crate::tools::definitions(diff_mode, tools_mode)
+        };
         let body = self
             .request_body(
                 &model,

@@ -1,16 +1,56 @@
-//! The file tools as the model sees them (one `edit_file` schema per `diff_mode`), and
-//! reading a call's arguments back, including the near-variants models send when
-//! their meaning is unambiguous.
+//! The file tools as the model sees them (`write_file`, and one `edit_file` schema per
+//! `diff_mode`), and reading a call's arguments back, including the near-variants
+//! models send when their meaning is unambiguous. Planning and applying the calls is
+//! the edit engine's work ([`crate::edit`]).
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::DiffMode;
+use crate::edit::text::model_lines;
+use crate::error::Error;
 
 const MULTI_PROMPT: &str = include_str!("../../prompts/edit_file_multi.md");
 const SINGLE_PROMPT: &str = include_str!("../../prompts/edit_file_single.md");
 const ANCHORED_PROMPT: &str = include_str!("../../prompts/edit_file_anchored.md");
 const WRITE_PROMPT: &str = include_str!("../../prompts/write_file.md");
+
+/// Which `edit_file` schema the model gets (config `diff_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffMode {
+    /// `edit_file({"edits":[{path, file_id, old_string, new_string, replace_all?}]})`.
+    SearchReplaceMulti,
+    /// `edit_file({path, file_id, old_string, new_string, replace_all?})`.
+    SearchReplace,
+    /// `edit_file({path, file_id, changes:[{start:[lines], end?:[lines], content:[lines]}]})`.
+    Anchored,
+    /// No `edit_file`; only `write_file`.
+    Off,
+}
+
+impl DiffMode {
+    /// Parses the config value; absent means `search_replace_multi`.
+    /// Errors: an unknown name.
+    pub fn parse(name: Option<&str>) -> Result<DiffMode, UnknownDiffMode> {
+        match name.unwrap_or("search_replace_multi") {
+            "search_replace_multi" | "" => Ok(DiffMode::SearchReplaceMulti),
+            "search_replace" => Ok(DiffMode::SearchReplace),
+            "anchored" => Ok(DiffMode::Anchored),
+            "off" => Ok(DiffMode::Off),
+            other => Err(UnknownDiffMode(other.to_owned())),
+        }
+    }
+}
+
+/// A `diff_mode` setting that is not one of the four schemas.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Unknown diff_mode {0}: use search_replace_multi, search_replace, anchored or off")]
+pub struct UnknownDiffMode(pub String);
+
+impl From<UnknownDiffMode> for Error {
+    fn from(e: UnknownDiffMode) -> Self {
+        Error::invalid(e.to_string())
+    }
+}
 
 /// The shape `search_replace_multi` expects, quoted in refusals.
 pub const MULTI_SHAPE: &str =
@@ -23,7 +63,7 @@ pub const ANCHORED_SHAPE: &str =
 
 /// The `tools` array of a chat request for `mode`: `write_file`, and `edit_file` in the
 /// schema of the mode (none for `off`).
-pub fn tool_definitions(mode: DiffMode) -> Vec<Value> {
+pub fn definitions(mode: DiffMode) -> Vec<Value> {
     let path = json!({"type": "string", "description": "Relative file path of the existing file to modify."});
     let file_id = json!({"type": "string", "description": "The id of the writable file version shown with the file (file_id)."});
     let old = json!({"type": "string", "description": "The exact text to find in the file. Must match exactly once (unless replace_all is true)."});
@@ -78,6 +118,71 @@ pub fn tool_definitions(mode: DiffMode) -> Vec<Value> {
     tools
 }
 
+/// Why a file tool call's arguments were refused. The text is what the model reads in
+/// the repair round and the user in `diff_error` (code `invalid_arguments`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    /// A field of a type no accepted variant has, found while reading the arguments.
+    #[error("{tool}: invalid arguments ({detail})")]
+    Invalid {
+        /// The tool called.
+        tool: String,
+        /// The reader's description of the field.
+        detail: String,
+    },
+    /// `write_file` without `path` or `content` (the missing field's name).
+    #[error("write_file expects {{\"path\",\"content\"}}: {0} is missing")]
+    WriteMissing(&'static str),
+    /// `edit_file` while `diff_mode` is `off`.
+    #[error("edit_file is not available (diff_mode off); use write_file")]
+    EditOff,
+    /// A tool bb7 does not offer.
+    #[error("Unknown tool {0}; use write_file or edit_file")]
+    UnknownTool(String),
+    /// `path`, `file_path` and `filepath` given with different values.
+    #[error("path and file_path name different files")]
+    PathConflict,
+    /// A `file_id` that is neither a string nor a number (the JSON given).
+    #[error("file_id must be a string, not {0}")]
+    FileIdType(String),
+    /// An `edit_file` call that is not the shape `expected` (the mode's schema).
+    #[error("edit_file expects {expected}: {problem}")]
+    Shape {
+        /// The shape of the mode's schema, as the model is shown it.
+        expected: &'static str,
+        /// What is wrong with the call.
+        problem: ShapeProblem,
+    },
+}
+
+/// What is wrong with an `edit_file` call's shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeProblem {
+    /// A required field is absent (its name).
+    #[error("{0} is missing")]
+    Missing(&'static str),
+    /// An empty `edits` list.
+    #[error("edits is empty")]
+    Empty,
+    /// `edits` or `changes` is not a list of objects (`a string`, or the JSON given).
+    #[error("expected a list of objects, got {0}")]
+    NotAList(String),
+    /// An item of the list has a field of the wrong type (the reader's description).
+    #[error("{0}")]
+    Item(String),
+    /// A `replace_all` string other than `true`/`false`.
+    #[error("replace_all must be true or false, not {0:?}")]
+    Flag(String),
+    /// A problem of the `n`th (1-based) search/replace edit.
+    #[error("edit {n}: {problem}")]
+    InEdit {
+        /// Which edit, from 1.
+        n: usize,
+        /// What is wrong with it.
+        problem: Box<ShapeProblem>,
+    },
+}
+
 /// A boolean that some models send as a string.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
@@ -87,13 +192,13 @@ enum Flag {
 }
 
 impl Flag {
-    fn get(flag: &Option<Flag>) -> Result<bool, String> {
+    fn get(flag: &Option<Flag>) -> Result<bool, ShapeProblem> {
         match flag {
             None => Ok(false),
             Some(Flag::Bool(b)) => Ok(*b),
             Some(Flag::Text(t)) if t == "true" => Ok(true),
             Some(Flag::Text(t)) if t == "false" || t.is_empty() => Ok(false),
-            Some(Flag::Text(t)) => Err(format!("replace_all must be true or false, not {t:?}")),
+            Some(Flag::Text(t)) => Err(ShapeProblem::Flag(t.clone())),
         }
     }
 }
@@ -110,8 +215,36 @@ impl Lines {
     fn into_vec(self) -> Vec<String> {
         match self {
             Lines::List(v) => v,
-            Lines::Text(t) => super::text::model_lines(&t),
+            Lines::Text(t) => model_lines(&t),
         }
+    }
+}
+
+/// An edit's `file_id`: a string, or an id of digits sent unquoted; anything else is
+/// kept to be refused by name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum FileIdArg {
+    Text(String),
+    Number(serde_json::Number),
+    Other(Value),
+}
+
+/// A list of objects as models send it: a list, one object standing for a list of one,
+/// or a JSON string of either. Reading the arguments never fails on it: the problem is
+/// kept and reported when the list is used, after the checks that come first.
+#[derive(Debug, Clone)]
+struct ObjectList<T>(Result<Vec<T>, ShapeProblem>);
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for ObjectList<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let items = as_list(Value::deserialize(d)?).and_then(|items| {
+            items
+                .into_iter()
+                .map(|v| serde_json::from_value(v).map_err(|e| ShapeProblem::Item(e.to_string())))
+                .collect()
+        });
+        Ok(ObjectList(items))
     }
 }
 
@@ -123,15 +256,15 @@ struct RawEdit {
     #[serde(alias = "filePath")]
     filepath: Option<String>,
     #[serde(alias = "fileId")]
-    file_id: Option<Value>,
+    file_id: Option<FileIdArg>,
     #[serde(alias = "old_str", alias = "oldString")]
     old_string: Option<String>,
     #[serde(alias = "new_str", alias = "newString")]
     new_string: Option<String>,
     #[serde(alias = "replaceAll")]
     replace_all: Option<Flag>,
-    edits: Option<Value>,
-    changes: Option<Value>,
+    edits: Option<ObjectList<RawEdit>>,
+    changes: Option<ObjectList<RawEdit>>,
     start: Option<Lines>,
     end: Option<Lines>,
     content: Option<Lines>,
@@ -141,7 +274,7 @@ struct RawEdit {
 }
 
 impl RawEdit {
-    fn path(&self) -> Result<Option<String>, String> {
+    fn path(&self) -> Result<Option<String>, ArgError> {
         let given: Vec<&String> = [&self.path, &self.file_path, &self.filepath]
             .into_iter()
             .flatten()
@@ -150,18 +283,19 @@ impl RawEdit {
             [] => Ok(None),
             [p] => Ok(Some(p.clone())),
             [a, ..] if given.iter().all(|p| p == &a) => Ok(Some(a.clone())),
-            _ => Err("path and file_path name different files".into()),
+            _ => Err(ArgError::PathConflict),
         }
     }
 
-    fn file_id(&self) -> Result<Option<String>, String> {
+    fn file_id(&self) -> Result<Option<String>, ArgError> {
         match &self.file_id {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
-            // An id of digits only, sent unquoted.
-            Some(Value::Number(n)) => Ok(Some(format!("{n:0>8}"))),
-            Some(other) => Err(format!("file_id must be a string, not {other}")),
+            None => Ok(None),
+            Some(FileIdArg::Text(s)) if s.trim().is_empty() => Ok(None),
+            Some(FileIdArg::Text(s)) => Ok(Some(s.trim().to_owned())),
+            // File ids are 8 hex digits; one of digits only, sent unquoted, lost its
+            // leading zeros.
+            Some(FileIdArg::Number(n)) => Ok(Some(format!("{:0>8}", n.to_string()))),
+            Some(FileIdArg::Other(other)) => Err(ArgError::FileIdType(other.to_string())),
         }
     }
 }
@@ -226,74 +360,64 @@ fn expected(mode: DiffMode) -> &'static str {
 /// Reads the arguments of tool `name`. Accepted besides the schema of `mode`: a
 /// top-level `path`/`file_id` for edits that lack one, one edit object (or a JSON
 /// string of the list) instead of a list, `file_path` for `path`, and the other
-/// `edit_file` schemas. Errors: a message that says which shape was expected.
-pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, String> {
-    let raw: RawEdit = serde_json::from_value(args.clone())
-        .map_err(|e| format!("{name}: invalid arguments ({e})"))?;
+/// `edit_file` schemas. Errors: an [`ArgError`] that says which shape was expected.
+pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, ArgError> {
+    let raw = RawEdit::deserialize(args).map_err(|e| ArgError::Invalid {
+        tool: name.to_owned(),
+        detail: e.to_string(),
+    })?;
     match name {
         "write_file" => {
-            let path = raw
-                .path()?
-                .ok_or("write_file expects {\"path\",\"content\"}: path is missing")?;
+            let path = raw.path()?.ok_or(ArgError::WriteMissing("path"))?;
             let content = match raw.content {
                 Some(Lines::Text(t)) => t,
                 Some(Lines::List(l)) => l.join("\n"),
-                None => {
-                    return Err(
-                        "write_file expects {\"path\",\"content\"}: content is missing".into(),
-                    );
-                }
+                None => return Err(ArgError::WriteMissing("content")),
             };
             Ok(Parsed::Write { path, content })
         }
-        "edit_file" if mode == DiffMode::Off => {
-            Err("edit_file is not available (diff_mode off); use write_file".into())
-        }
+        "edit_file" if mode == DiffMode::Off => Err(ArgError::EditOff),
         "edit_file" => parse_edit(raw, mode),
-        other => Err(format!("Unknown tool {other}; use write_file or edit_file")),
+        other => Err(ArgError::UnknownTool(other.to_owned())),
     }
 }
 
-fn parse_edit(raw: RawEdit, mode: DiffMode) -> Result<Parsed, String> {
-    let want = expected(mode);
+fn parse_edit(mut raw: RawEdit, mode: DiffMode) -> Result<Parsed, ArgError> {
+    let shape = |problem| ArgError::Shape {
+        expected: expected(mode),
+        problem,
+    };
     let top_path = raw.path()?;
     let top_id = raw.file_id()?;
-    if let Some(changes) = raw.changes.clone() {
-        let path = top_path.ok_or_else(|| format!("edit_file expects {want}: path is missing"))?;
-        let items = as_list(changes).map_err(|e| format!("edit_file expects {want}: {e}"))?;
+    if let Some(ObjectList(items)) = raw.changes.take() {
+        let path = top_path.ok_or(shape(ShapeProblem::Missing("path")))?;
         let changes = items
-            .into_iter()
-            .map(|c| change(c).map_err(|e| format!("edit_file expects {want}: {e}")))
-            .collect::<Result<Vec<_>, _>>()?;
+            .and_then(|items| items.into_iter().map(anchored_from).collect())
+            .map_err(shape)?;
         return Ok(Parsed::Anchored {
             path,
             file_id: top_id,
             changes,
         });
     }
-    let items: Vec<RawEdit> = match raw.edits.clone() {
-        Some(edits) => as_list(edits)
-            .map_err(|e| format!("edit_file expects {want}: {e}"))?
-            .into_iter()
-            .map(|v| {
-                serde_json::from_value(v).map_err(|e| format!("edit_file expects {want}: {e}"))
-            })
-            .collect::<Result<_, _>>()?,
-        None if raw.old_string.is_some() || raw.start.is_some() => vec![raw.clone()],
-        None => return Err(format!("edit_file expects {want}: edits is missing")),
+    let items: Vec<RawEdit> = match raw.edits.take() {
+        Some(ObjectList(items)) => items.map_err(shape)?,
+        None if raw.old_string.is_some() || raw.start.is_some() => vec![raw],
+        None => return Err(shape(ShapeProblem::Missing("edits"))),
     };
     if items.is_empty() {
-        return Err(format!("edit_file expects {want}: edits is empty"));
+        return Err(shape(ShapeProblem::Empty));
     }
     if items
         .iter()
         .any(|e| e.start.is_some() || e.start_anchor.is_some())
     {
-        let path = top_path.ok_or_else(|| format!("edit_file expects {want}: path is missing"))?;
+        let path = top_path.ok_or(shape(ShapeProblem::Missing("path")))?;
         let changes = items
             .into_iter()
-            .map(|e| anchored_from(e).map_err(|m| format!("edit_file expects {want}: {m}")))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(anchored_from)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(shape)?;
         return Ok(Parsed::Anchored {
             path,
             file_id: top_id,
@@ -302,63 +426,70 @@ fn parse_edit(raw: RawEdit, mode: DiffMode) -> Result<Parsed, String> {
     }
     let mut edits = Vec::new();
     for (n, e) in items.into_iter().enumerate() {
-        let which = |m: &str| format!("edit_file expects {want}: edit {}: {m}", n + 1);
+        let which = |problem| {
+            shape(ShapeProblem::InEdit {
+                n: n + 1,
+                problem: Box::new(problem),
+            })
+        };
         let path = e
             .path()?
             .or_else(|| top_path.clone())
-            .ok_or_else(|| which("path is missing"))?;
+            .ok_or_else(|| which(ShapeProblem::Missing("path")))?;
         let file_id = e.file_id()?.or_else(|| top_id.clone());
         let old_string = e
             .old_string
             .clone()
-            .ok_or_else(|| which("old_string is missing"))?;
+            .ok_or_else(|| which(ShapeProblem::Missing("old_string")))?;
         let new_string = e
             .new_string
             .clone()
-            .ok_or_else(|| which("new_string is missing"))?;
+            .ok_or_else(|| which(ShapeProblem::Missing("new_string")))?;
         edits.push(SrEdit {
             path,
             file_id,
             old_string,
             new_string,
-            replace_all: Flag::get(&e.replace_all).map_err(|m| which(&m))?,
+            replace_all: Flag::get(&e.replace_all).map_err(which)?,
         });
     }
     Ok(Parsed::Edits(edits))
 }
 
 /// A list, one object standing for a list of one, or a JSON string of either.
-fn as_list(v: Value) -> Result<Vec<Value>, String> {
+fn as_list(v: Value) -> Result<Vec<Value>, ShapeProblem> {
     match v {
         Value::Array(a) => Ok(a),
         Value::Object(_) => Ok(vec![v]),
         Value::String(s) => match serde_json::from_str::<Value>(&s) {
             Ok(inner @ (Value::Array(_) | Value::Object(_))) => as_list(inner),
-            _ => Err("expected a list of objects, got a string".into()),
+            _ => Err(ShapeProblem::NotAList("a string".into())),
         },
-        other => Err(format!("expected a list of objects, got {other}")),
+        other => Err(ShapeProblem::NotAList(other.to_string())),
     }
 }
 
-fn change(v: Value) -> Result<Change, String> {
-    let raw: RawEdit = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    anchored_from(raw)
-}
-
-fn anchored_from(raw: RawEdit) -> Result<Change, String> {
+fn anchored_from(raw: RawEdit) -> Result<Change, ShapeProblem> {
     if let Some(start) = raw.start_anchor {
         // bb7's earlier anchored shape: one start line, one end line, a replacement.
         return Ok(Change {
             start: vec![start],
             end: raw.end_anchor.map(|e| vec![e]),
-            content: super::text::model_lines(&raw.replacement.unwrap_or_default()),
+            content: model_lines(&raw.replacement.unwrap_or_default()),
         });
     }
-    let start = raw.start.ok_or("start is missing")?.into_vec();
-    let content = raw.content.ok_or("content is missing")?.into_vec();
+    let start = raw.start.ok_or(ShapeProblem::Missing("start"))?.into_vec();
+    let content = raw
+        .content
+        .ok_or(ShapeProblem::Missing("content"))?
+        .into_vec();
     Ok(Change {
         start,
         end: raw.end.map(Lines::into_vec).filter(|e| !e.is_empty()),
         content,
     })
 }
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

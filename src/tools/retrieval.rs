@@ -1,0 +1,496 @@
+//! Approved retrieval tools (docs/PROTOCOL.md, "approved retrieval tools"):
+//! read-only `list_files`, `search_project`, `read_file` and `clarify_user`, offered to
+//! the model only when the chat's `tools` setting is `ask` or `auto`. They never write,
+//! never leave the project, never read `.bb7/` or version-control state, honour
+//! `.gitignore`, and withhold files that likely hold secrets ([`is_secret`]) in every
+//! mode: the model is told such a file exists but is withheld. A file the user adds to
+//! context explicitly is the user's choice and is not affected.
+//!
+//! This file is the tools' interface (definitions, arguments, approval payloads);
+//! `tools/reads.rs` does the reading.
+
+use std::path::Path;
+
+use serde::de::{DeserializeOwned, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Whether and how the model may use the retrieval tools (chat setting `tools`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolsMode {
+    /// No retrieval tools: the non-agentic BB-7 behaviour (default).
+    Off,
+    /// Each read waits for the user's approval (`tool_approval` / `tool_approve`).
+    Ask,
+    /// Reads run without asking.
+    Auto,
+}
+
+/// A `tools` setting that is not `off`, `ask` or `auto`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Unknown tools setting {0}: use off, ask or auto")]
+pub struct UnknownToolsMode(pub String);
+
+impl From<UnknownToolsMode> for crate::error::Error {
+    fn from(e: UnknownToolsMode) -> Self {
+        crate::error::Error::invalid(e.to_string())
+    }
+}
+
+impl ToolsMode {
+    /// Parses the setting; absent is `off`. Errors on other values.
+    pub fn parse(v: Option<&str>) -> Result<ToolsMode, UnknownToolsMode> {
+        match v.unwrap_or("off") {
+            "off" | "" => Ok(ToolsMode::Off),
+            "ask" => Ok(ToolsMode::Ask),
+            "auto" => Ok(ToolsMode::Auto),
+            other => Err(UnknownToolsMode(other.to_owned())),
+        }
+    }
+}
+
+/// Most retrieval tool calls in one turn (`max_tool_calls`).
+pub const MAX_TOOL_CALLS: usize = 12;
+
+/// The retrieval tools' definitions for the request's `tools` array.
+pub fn definitions() -> Vec<Value> {
+    let f = |name: &str, description: &str, properties: Value, required: Value| {
+        json!({"type": "function", "function": {"name": name, "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required}}})
+    };
+    vec![
+        f(
+            "list_files",
+            "List project files (respecting .gitignore). Use it to find files that are not in context.",
+            json!({"prefix": {"type": "string", "description": "Directory to list, e.g. src/ (default: the whole project)."},
+                   "glob": {"type": "string", "description": "Only paths matching this glob, e.g. **/*.rs."}}),
+            json!([]),
+        ),
+        f(
+            "search_project",
+            "Search the project's text files for a string (case-insensitive). Returns path:line: text.",
+            json!({"query": {"type": "string"}, "glob": {"type": "string", "description": "Only files matching this glob."},
+                   "limit": {"type": "integer", "description": "Most matches to return (default 20, at most 100)."}}),
+            json!(["query"]),
+        ),
+        f(
+            "read_file",
+            "Read a project file, or a line range of it. The content is for this answer only; ask the user to add files you need to change.",
+            json!({"path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
+                   "max_bytes": {"type": "integer", "description": "At most this many bytes (default 32768)."}}),
+            json!(["path"]),
+        ),
+        f(
+            "clarify_user",
+            "Ask the user one question when the request is ambiguous. The answer may be no_user_answer.",
+            json!({"question": {"type": "string"}}),
+            json!(["question"]),
+        ),
+    ]
+}
+
+/// Whether `name` is a retrieval tool (as opposed to a file tool).
+pub fn is_retrieval(name: &str) -> bool {
+    matches!(
+        name,
+        "list_files" | "search_project" | "read_file" | "clarify_user"
+    )
+}
+
+/// An optional argument that is ignored when the model sends it with the wrong type
+/// (`"start_line": "ten"`), as if it were absent: a read with a default is more use to
+/// the model than a refusal.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(serde_json::from_value(Value::deserialize(d)?).ok())
+}
+
+/// Arguments of `list_files`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ListFilesArgs {
+    /// Directory to list, project-relative (absent or empty: the whole project).
+    #[serde(default, deserialize_with = "lenient")]
+    pub prefix: Option<String>,
+    /// Only paths matching this glob.
+    #[serde(default, deserialize_with = "lenient")]
+    pub glob: Option<String>,
+}
+
+/// Arguments of `search_project`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct SearchArgs {
+    /// The text to find, case-insensitive (refused when blank).
+    #[serde(default, deserialize_with = "lenient")]
+    pub query: Option<String>,
+    /// Only files matching this glob.
+    #[serde(default, deserialize_with = "lenient")]
+    pub glob: Option<String>,
+    /// Most matches to return (default 20, clamped to 1..=100).
+    #[serde(default, deserialize_with = "lenient")]
+    pub limit: Option<u64>,
+}
+
+/// Arguments of `read_file`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ReadArgs {
+    /// Project-relative path.
+    #[serde(default, deserialize_with = "lenient")]
+    pub path: Option<String>,
+    /// First line, 1-based (default 1).
+    #[serde(default, deserialize_with = "lenient")]
+    pub start_line: Option<u64>,
+    /// Last line, inclusive (default: the last line of the file).
+    #[serde(default, deserialize_with = "lenient")]
+    pub end_line: Option<u64>,
+    /// Most bytes to return (default 32 KiB, at most 256 KiB).
+    #[serde(default, deserialize_with = "lenient")]
+    pub max_bytes: Option<u64>,
+}
+
+/// Arguments of `clarify_user`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ClarifyArgs {
+    /// The question for the user.
+    #[serde(default, deserialize_with = "lenient")]
+    pub question: Option<String>,
+}
+
+/// A read of the project: what runs after approval in `ask` mode.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// `list_files`.
+    List(ListFilesArgs),
+    /// `search_project`.
+    Search(SearchArgs),
+    /// `read_file`.
+    File(ReadArgs),
+}
+
+/// A retrieval tool call, read from its name and arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RetrievalCall {
+    /// A read of the project.
+    Read(Read),
+    /// `clarify_user`: a question for the user, answered with `clarify`.
+    Clarify(ClarifyArgs),
+}
+
+impl RetrievalCall {
+    /// Reads a call of tool `name`. `None` when `name` is not a retrieval tool or the
+    /// arguments are not a JSON object; fields of the wrong type count as absent.
+    pub fn parse(name: &str, args: &Value) -> Option<RetrievalCall> {
+        if !args.is_object() {
+            return None;
+        }
+        fn read<T: DeserializeOwned>(args: &Value) -> Option<T> {
+            T::deserialize(args).ok()
+        }
+        Some(match name {
+            "list_files" => RetrievalCall::Read(Read::List(read(args)?)),
+            "search_project" => RetrievalCall::Read(Read::Search(read(args)?)),
+            "read_file" => RetrievalCall::Read(Read::File(read(args)?)),
+            "clarify_user" => RetrievalCall::Clarify(read(args)?),
+            _ => return None,
+        })
+    }
+}
+
+/// What a read waits for approval on (`tool_approval.payload`, docs/PROTOCOL.md):
+/// tagged by `type`, with a one-line `description` for the user.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ApprovalPayload {
+    /// `read_file`.
+    Read {
+        /// `Read <path>`, with ` lines a-b` when both ends are given.
+        description: String,
+        /// The path as the model wrote it.
+        path: String,
+    },
+    /// `search_project`.
+    Search {
+        /// `Search the project for "<query>"`.
+        description: String,
+        /// The query.
+        query: String,
+        /// The glob, `null` when none.
+        glob: Option<String>,
+    },
+    /// `list_files`.
+    List {
+        /// `List files under <prefix>` (or `the project`).
+        description: String,
+        /// The prefix, `null` when none.
+        prefix: Option<String>,
+        /// The glob, `null` when none.
+        glob: Option<String>,
+    },
+}
+
+impl ApprovalPayload {
+    /// The one line shown to the user.
+    pub fn description(&self) -> &str {
+        match self {
+            ApprovalPayload::Read { description, .. }
+            | ApprovalPayload::Search { description, .. }
+            | ApprovalPayload::List { description, .. } => description,
+        }
+    }
+}
+
+impl Read {
+    /// The approval payload of this read.
+    pub fn approval_payload(&self) -> ApprovalPayload {
+        match self {
+            Read::File(a) => {
+                let path = a.path.clone().unwrap_or_default();
+                let range = match (a.start_line, a.end_line) {
+                    (Some(s), Some(e)) => format!(" lines {s}-{e}"),
+                    _ => String::new(),
+                };
+                ApprovalPayload::Read {
+                    description: format!("Read {path}{range}"),
+                    path,
+                }
+            }
+            Read::Search(a) => {
+                let query = a.query.clone().unwrap_or_default();
+                ApprovalPayload::Search {
+                    description: format!("Search the project for \"{query}\""),
+                    query,
+                    glob: a.glob.clone(),
+                }
+            }
+            Read::List(a) => {
+                let under = match a.prefix.as_deref() {
+                    None | Some("") => "the project",
+                    Some(p) => p,
+                };
+                ApprovalPayload::List {
+                    description: format!("List files under {under}"),
+                    prefix: a.prefix.clone(),
+                    glob: a.glob.clone(),
+                }
+            }
+        }
+    }
+
+    /// Runs the read under `root`: the text for the model and a one-line summary for
+    /// the user. Errors: a [`ReadError`], whose text is sent to the model as the result.
+    pub fn run(&self, root: &Path) -> Result<ReadOutput, ReadError> {
+        match self {
+            Read::List(a) => super::reads::list_files(root, a),
+            Read::Search(a) => super::reads::search_project(root, a),
+            Read::File(a) => super::reads::read_file(root, a),
+        }
+    }
+}
+
+pub use super::reads::is_secret;
+
+/// What a read returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOutput {
+    /// The result for the model.
+    pub text: String,
+    /// One line for the user (the `tool_call` step's `summary`).
+    pub summary: String,
+}
+
+/// Why a read failed. The text goes to the model as the tool result (`Error: …`) and
+/// to the user in the step's summary (`Failed: …`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// A `glob` that does not parse.
+    #[error("Bad glob {glob}: {reason}")]
+    BadGlob {
+        /// The glob given.
+        glob: String,
+        /// The parser's reason.
+        reason: String,
+    },
+    /// A path that does not resolve inside the project (the resolver's message).
+    #[error("{0}")]
+    Path(String),
+    /// A blank `query`.
+    #[error("query must not be empty")]
+    EmptyQuery,
+    /// A path inside version-control or bb7 state.
+    #[error("{rel} is inside {dir}/, which the tools do not read")]
+    Protected {
+        /// The project-relative path.
+        rel: String,
+        /// The protected directory.
+        dir: String,
+    },
+    /// A file that likely holds secrets ([`is_secret`]), project-relative.
+    #[error(
+        "{0} is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
+    )]
+    Withheld(String),
+    /// A file that cannot be read as text (missing, binary, …).
+    #[error("{message}: {rel}")]
+    Unreadable {
+        /// The reader's message.
+        message: String,
+        /// The project-relative path.
+        rel: String,
+    },
+    /// A line range past the end of the file.
+    #[error("{rel} has {lines} lines; lines {start}-{end} do not exist")]
+    NoSuchLines {
+        /// The project-relative path.
+        rel: String,
+        /// Lines in the file.
+        lines: usize,
+        /// First line asked for.
+        start: usize,
+        /// Last line asked for (clamped to the file).
+        end: usize,
+    },
+    /// The read stopped unexpectedly (its task panicked or was cancelled).
+    #[error("the tool failed: {0}")]
+    Crashed(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a read as the model would call it.
+    fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), ReadError> {
+        match RetrievalCall::parse(name, args) {
+            Some(RetrievalCall::Read(read)) => read.run(root).map(|o| (o.text, o.summary)),
+            other => panic!("not a read: {other:?}"),
+        }
+    }
+
+    /// Approval payloads as the client receives them, and wrongly typed fields read as
+    /// absent.
+    #[test]
+    fn approval_payloads_keep_their_wire_shape() {
+        let payload = |name: &str, args: Value| match RetrievalCall::parse(name, &args) {
+            Some(RetrievalCall::Read(read)) => {
+                serde_json::to_value(read.approval_payload()).unwrap()
+            }
+            other => panic!("not a read: {other:?}"),
+        };
+        assert_eq!(
+            payload(
+                "read_file",
+                json!({"path": "a.rs", "start_line": 2, "end_line": 5})
+            ),
+            json!({"type": "read", "description": "Read a.rs lines 2-5", "path": "a.rs"})
+        );
+        assert_eq!(
+            payload(
+                "read_file",
+                json!({"path": "a.rs", "start_line": "two", "end_line": 5})
+            ),
+            json!({"type": "read", "description": "Read a.rs", "path": "a.rs"})
+        );
+        assert_eq!(
+            payload("search_project", json!({"query": "x"})),
+            json!({"type": "search", "description": "Search the project for \"x\"", "query": "x", "glob": null})
+        );
+        assert_eq!(
+            payload("list_files", json!({"glob": "*.rs"})),
+            json!({"type": "list", "description": "List files under the project", "prefix": null, "glob": "*.rs"})
+        );
+        assert_eq!(
+            payload("list_files", json!({"prefix": "src/"})),
+            json!({"type": "list", "description": "List files under src/", "prefix": "src/", "glob": null})
+        );
+        assert_eq!(
+            RetrievalCall::parse("clarify_user", &json!({"question": "Which?"})),
+            Some(RetrievalCall::Clarify(ClarifyArgs {
+                question: Some("Which?".into())
+            }))
+        );
+        assert_eq!(RetrievalCall::parse("read_file", &json!("a.rs")), None);
+        assert_eq!(RetrievalCall::parse("write_file", &json!({})), None);
+    }
+
+    #[test]
+    fn tools_stay_in_the_project_and_honour_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join(".bb7/chats")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "fn alpha() {}\nfn beta() {}\n").unwrap();
+        std::fs::write(root.join("notes.md"), "Alpha notes\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        std::fs::write(root.join("target/out.rs"), "fn alpha() {}\n").unwrap();
+        std::fs::write(root.join(".bb7/chats/index.json"), "alpha").unwrap();
+        let (list, _) = execute("list_files", &json!({}), &root).unwrap();
+        assert_eq!(list, ".gitignore\nnotes.md\nsrc/a.rs");
+        let (list, _) = execute("list_files", &json!({"glob": "**/*.rs"}), &root).unwrap();
+        assert_eq!(list, "src/a.rs");
+        let (hits, summary) = execute("search_project", &json!({"query": "ALPHA"}), &root).unwrap();
+        assert_eq!(hits, "notes.md:1: Alpha notes\nsrc/a.rs:1: fn alpha() {}");
+        assert_eq!(summary, "Found 2 matches for \"ALPHA\"");
+        let (read, _) = execute(
+            "read_file",
+            &json!({"path": "src/a.rs", "start_line": 2}),
+            &root,
+        )
+        .unwrap();
+        assert_eq!(read, "src/a.rs lines 2-2 of 2:\nfn beta() {}\n");
+        assert!(execute("read_file", &json!({"path": "../etc/passwd"}), &root).is_err());
+        assert!(
+            execute(
+                "read_file",
+                &json!({"path": ".bb7/chats/index.json"}),
+                &root
+            )
+            .is_err()
+        );
+        assert!(execute("read_file", &json!({"path": "/etc/passwd"}), &root).is_err());
+        let (read, _) = execute(
+            "read_file",
+            &json!({"path": "src/a.rs", "max_bytes": 5}),
+            &root,
+        )
+        .unwrap();
+        assert!(read.contains("[truncated at 5 bytes"));
+    }
+
+    #[test]
+    fn secrets_are_recognised() {
+        for s in [
+            ".env",
+            "app/.env.local",
+            "certs/server.pem",
+            "tls.key",
+            "id_rsa",
+            "keys/id_ed25519.pub",
+            ".npmrc",
+            ".pypirc",
+            ".netrc",
+            ".aws/credentials",
+            "home/.ssh/config",
+            ".gnupg/pubring.kbx",
+            "vault.kdbx",
+        ] {
+            assert!(is_secret(s), "{s}");
+        }
+        for s in [
+            "environment.rs",
+            "src/keys.rs",
+            "docs/env.md",
+            "keyboard.key.rs",
+        ] {
+            assert!(!is_secret(s), "{s}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".ssh")).unwrap();
+        std::fs::write(root.join(".ssh/config"), "Host x\n").unwrap();
+        std::os::unix::fs::symlink(root.join(".ssh"), root.join("keys")).unwrap();
+        let e = execute("read_file", &json!({"path": "keys/config"}), &root).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "keys/config is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
+        );
+    }
+}
