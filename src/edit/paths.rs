@@ -56,12 +56,12 @@ pub fn resolve(root: &Path, raw: &str) -> Result<String, PathError> {
     }
     match locate_in_project(root, trimmed) {
         Ok((rel, _)) => Ok(rel),
-        Err(e) if e.code == crate::error::ErrorCode::PathEscape => {
+        Err(e) if e.code() == crate::error::ErrorCode::PathEscape => {
             Err(escape(raw, "it leads outside through a link"))
         }
         Err(e) => Err(PathError {
             code: "invalid_path",
-            message: e.message,
+            message: e.to_string(),
         }),
     }
 }

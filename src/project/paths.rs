@@ -5,8 +5,57 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::ErrorCode;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode};
+
+/// Why a path was refused. Each maps to one [`ErrorCode`] (`invalid_request` or
+/// `path_escape`); the message names the path as it was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The empty string.
+    #[error("Path must not be empty")]
+    Empty,
+    /// A NUL byte, which no file name can hold.
+    #[error("Path must not contain NUL characters")]
+    Nul,
+    /// A component that is not UTF-8.
+    #[error("Path is not valid UTF-8: {0}")]
+    NotUtf8(String),
+    /// The project root itself.
+    #[error("Path names the project root, not a file: {0}")]
+    Root(String),
+    /// Out of the project by `..`, an absolute path or a symlink.
+    #[error("Path is outside the project: {0}")]
+    Escape(String),
+    /// Into bb7's own state (`.bb7/`).
+    #[error("Path is inside bb7's state directory: {0}")]
+    StateDir(String),
+    /// Out of bb7's state directory, or through a symlink planted in it.
+    #[error("Refusing to follow a path that leaves bb7's state directory: {0}")]
+    LeavesState(String),
+}
+
+impl PathError {
+    /// The error code a client gets.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            PathError::Empty | PathError::Nul | PathError::NotUtf8(_) | PathError::Root(_) => {
+                ErrorCode::InvalidRequest
+            }
+            PathError::Escape(_) | PathError::StateDir(_) | PathError::LeavesState(_) => {
+                ErrorCode::PathEscape
+            }
+        }
+    }
+}
+
+impl From<PathError> for Error {
+    fn from(e: PathError) -> Error {
+        Error::new(e.code(), e.to_string())
+    }
+}
+
+/// A path's resolution, or why it was refused.
+pub type Result<T, E = PathError> = std::result::Result<T, E>;
 
 /// Where a user-supplied path points after resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,10 +106,10 @@ impl Location {
 /// (`.bb7/…`) are refused, so no client or model can reach chat state as a file.
 pub fn locate(root: &Path, path: &str) -> Result<Location> {
     if path.is_empty() {
-        return Err(Error::invalid("Path must not be empty"));
+        return Err(PathError::Empty);
     }
     if path.contains('\0') {
-        return Err(Error::invalid("Path must not contain NUL characters"));
+        return Err(PathError::Nul);
     }
     let given = Path::new(path);
     let rel_parts = if given.is_absolute() {
@@ -73,15 +122,10 @@ pub fn locate(root: &Path, path: &str) -> Result<Location> {
         components_of(given, path)?
     };
     if rel_parts.is_empty() {
-        return Err(Error::invalid(format!(
-            "Path names the project root, not a file: {path}"
-        )));
+        return Err(PathError::Root(path.to_owned()));
     }
     if rel_parts[0] == ".bb7" {
-        return Err(Error::new(
-            ErrorCode::PathEscape,
-            format!("Path is inside bb7's state directory: {path}"),
-        ));
+        return Err(PathError::StateDir(path.to_owned()));
     }
     let rel = rel_parts.join("/");
     let abs = root.join(&rel);
@@ -93,7 +137,7 @@ pub fn locate(root: &Path, path: &str) -> Result<Location> {
 pub fn locate_in_project(root: &Path, path: &str) -> Result<(String, PathBuf)> {
     match locate(root, path)? {
         Location::Project { rel, abs } => Ok((rel, abs)),
-        Location::External { .. } => Err(Error::path_escape(path)),
+        Location::External { .. } => Err(PathError::Escape(path.to_owned())),
     }
 }
 
@@ -120,16 +164,18 @@ fn components_of(rel: &Path, original: &str) -> Result<Vec<String>> {
         match c {
             Component::Normal(s) => parts.push(
                 s.to_str()
-                    .ok_or_else(|| Error::invalid(format!("Path is not valid UTF-8: {original}")))?
+                    .ok_or_else(|| PathError::NotUtf8(original.to_owned()))?
                     .to_owned(),
             ),
             Component::CurDir => {}
             Component::ParentDir => {
                 if parts.pop().is_none() {
-                    return Err(Error::path_escape(original));
+                    return Err(PathError::Escape(original.to_owned()));
                 }
             }
-            Component::RootDir | Component::Prefix(_) => return Err(Error::path_escape(original)),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(PathError::Escape(original.to_owned()));
+            }
         }
     }
     Ok(parts)
@@ -150,20 +196,20 @@ fn ensure_no_symlink_escape(root: &Path, abs: &Path, original: &str) -> Result<(
                 return if full.starts_with(root) {
                     Ok(())
                 } else {
-                    Err(Error::path_escape(original))
+                    Err(PathError::Escape(original.to_owned()))
                 };
             }
             Err(_) => {
                 // A dangling symlink cannot be canonicalised: refuse it rather than guess.
                 if existing.symlink_metadata().is_ok() {
-                    return Err(Error::path_escape(original));
+                    return Err(PathError::Escape(original.to_owned()));
                 }
                 match (existing.file_name(), existing.parent()) {
                     (Some(name), Some(parent)) => {
                         rest.push(name.to_owned());
                         existing = parent.to_path_buf();
                     }
-                    _ => return Err(Error::path_escape(original)),
+                    _ => return Err(PathError::Escape(original.to_owned())),
                 }
             }
         }
@@ -174,13 +220,8 @@ fn ensure_no_symlink_escape(root: &Path, abs: &Path, original: &str) -> Result<(
 /// leave it: absolute or `..` components, and any symlink on the way (bb7 never
 /// creates symlinks in its state, so one found there was planted, e.g. by a cloned
 /// repository). `base` itself must not be a symlink either.
-pub fn state_path(base: &Path, rel: &str) -> Result<PathBuf> {
-    let escape = || {
-        Error::new(
-            ErrorCode::PathEscape,
-            format!("Refusing to follow a path that leaves bb7's state directory: {rel}"),
-        )
-    };
+pub fn state_path(base: &Path, rel: &str) -> crate::error::Result<PathBuf> {
+    let escape = || Error::from(PathError::LeavesState(rel.to_owned()));
     let mut out = base.to_path_buf();
     if is_symlink(&out) {
         return Err(escape());
@@ -233,11 +274,11 @@ mod tests {
         );
         assert!(locate(&root, "/etc/passwd").unwrap().is_external());
         assert_eq!(
-            locate(&root, "../x").unwrap_err().code,
+            locate(&root, "../x").unwrap_err().code(),
             crate::error::ErrorCode::PathEscape
         );
         assert_eq!(
-            locate(&root, ".bb7/chats/index.json").unwrap_err().code,
+            locate(&root, ".bb7/chats/index.json").unwrap_err().code(),
             crate::error::ErrorCode::PathEscape
         );
     }
@@ -249,7 +290,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
         assert_eq!(
-            locate(&root, "out/new.txt").unwrap_err().code,
+            locate(&root, "out/new.txt").unwrap_err().code(),
             crate::error::ErrorCode::PathEscape
         );
         std::fs::create_dir(root.join(".bb7")).unwrap();

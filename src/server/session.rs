@@ -406,9 +406,9 @@ impl Session {
             let cwd = std::env::current_dir()
                 .map_err(|e| Error::io("Cannot read the working directory", e))?;
             let abs = cwd.join(path);
-            return locate(self.root()?, &abs.to_string_lossy());
+            return Ok(locate(self.root()?, &abs.to_string_lossy())?);
         }
-        locate(self.root()?, path)
+        Ok(locate(self.root()?, path)?)
     }
 }
 

@@ -60,7 +60,7 @@ fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), ReadError> {
         root.to_path_buf()
     } else {
         locate_in_project(root, prefix.trim_end_matches('/'))
-            .map_err(|e| ReadError::Path(e.message))?
+            .map_err(|e| ReadError::Path(e.to_string()))?
             .1
     };
     let mut out = Vec::new();
@@ -183,7 +183,7 @@ pub(super) fn search_project(root: &Path, args: &SearchArgs) -> Result<ReadOutpu
 /// `read_file`: the text for the model and the summary for the user.
 pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<ReadOutput, ReadError> {
     let path = args.path.as_deref().unwrap_or("");
-    let (rel, abs) = locate_in_project(root, path).map_err(|e| ReadError::Path(e.message))?;
+    let (rel, abs) = locate_in_project(root, path).map_err(|e| ReadError::Path(e.to_string()))?;
     if let Some(dir) = crate::apply::protected_dir(&rel) {
         return Err(ReadError::Protected {
             rel,
