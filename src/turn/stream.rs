@@ -57,7 +57,16 @@ pub struct TurnSpec {
 
 /// Pending questions to the client (`tool_approval`, `clarification`) by id; the
 /// server loop answers them from `tool_approve` and `clarify` requests.
-pub type Interactions = Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>;
+pub type Interactions = Arc<Mutex<HashMap<String, oneshot::Sender<ClientAnswer>>>>;
+
+/// The client's answer to a pending question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientAnswer {
+    /// `tool_approve`: whether the read may happen.
+    Approved(bool),
+    /// `clarify`: the user's text (`no_user_answer` or empty skips).
+    Text(String),
+}
 
 /// What a turn produced.
 #[derive(Debug, Clone)]
@@ -368,7 +377,7 @@ async fn ask_client(
     cancel: &CancellationToken,
     id: &str,
     msg: TurnMessage,
-) -> Option<Value> {
+) -> Option<ClientAnswer> {
     let (tx, rx) = oneshot::channel();
     if let Ok(mut map) = spec.interactions.lock() {
         map.insert(id.to_owned(), tx);
@@ -437,11 +446,10 @@ async fn retrieval_step(
                 chat_id: chat_id.clone(),
             };
             let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
-            let answer = answer
-                .as_str()
-                .filter(|a| !a.trim().is_empty())
-                .unwrap_or("no_user_answer")
-                .to_owned();
+            let answer = match answer {
+                ClientAnswer::Text(a) if !a.trim().is_empty() => a,
+                _ => "no_user_answer".to_owned(),
+            };
             record("completed", &format!("Asked: {question}"));
             return Some(answer);
         }
@@ -457,7 +465,7 @@ async fn retrieval_step(
             chat_id: chat_id.clone(),
         };
         let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
-        if approved != Value::Bool(true) {
+        if approved != ClientAnswer::Approved(true) {
             record("denied", &description);
             return Some(
                 "The user declined this request. Do not ask for it again; continue without it."

@@ -18,8 +18,7 @@ use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
 use crate::protocol::{Json, ok};
 use crate::tools::{DiffMode, ToolsMode};
-use crate::turn::stream::{self as turn, ChatKey, TurnOutcome, TurnSpec};
-use serde_json::Value;
+use crate::turn::stream::{self as turn, ChatKey, ClientAnswer, TurnOutcome, TurnSpec};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -331,15 +330,17 @@ impl Session {
 
     /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
     pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Json> {
-        self.answer_client("approval_id", &args.approval_id, Value::Bool(args.approved))
+        let answer = ClientAnswer::Approved(args.approved);
+        self.answer_client("approval_id", &args.approval_id, answer)
     }
 
     /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
     pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Json> {
-        self.answer_client("question_id", &args.question_id, Value::String(args.answer))
+        let answer = ClientAnswer::Text(args.answer);
+        self.answer_client("question_id", &args.question_id, answer)
     }
 
-    fn answer_client(&mut self, id_field: &str, id: &str, value: Value) -> Result<Json> {
+    fn answer_client(&mut self, id_field: &str, id: &str, value: ClientAnswer) -> Result<Json> {
         let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
         match waiting {
             Some(tx) => {
