@@ -64,11 +64,11 @@ impl EditError {
     }
 
     /// The machine-readable code of this error.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> super::CallCode {
         match self {
-            EditError::NotFound { .. } => "not_found",
-            EditError::NotUnique { .. } => "not_unique",
-            EditError::Invalid(_) => "invalid_edit",
+            EditError::NotFound { .. } => super::CallCode::NotFound,
+            EditError::NotUnique { .. } => super::CallCode::NotUnique,
+            EditError::Invalid(_) => super::CallCode::InvalidEdit,
         }
     }
 }

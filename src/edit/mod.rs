@@ -60,21 +60,54 @@ pub struct CallReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub args_raw: Option<String>,
     /// `ok` or `failed`.
-    pub status: &'static str,
+    pub status: CallStatus,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// A machine-readable reason: `path_escape`, `invalid_path`, `invalid_arguments`,
-    /// `read_only`, `not_in_context`, `file_id_mismatch`, `not_found`, `not_unique`,
-    /// `invalid_edit`.
+    /// Why, for the client and the model's retry context.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<&'static str>,
+    pub code: Option<CallCode>,
     /// For a not-unique match: where the matches start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub match_lines: Option<Vec<usize>>,
     /// For a not-found match: the closest lines of the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suggestions: Option<Vec<String>>,
+}
+
+/// Whether a tool call applied (in memory; see [`Plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// It applied.
+    Ok,
+    /// It was refused; see [`CallReport::code`].
+    Failed,
+}
+
+/// Why a tool call failed, as `diff_error.tool_calls[].code` says it
+/// (docs/PROTOCOL.md, "the model's file tools").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallCode {
+    /// The path leaves the project or names a protected directory.
+    PathEscape,
+    /// The path is empty or not a file path.
+    InvalidPath,
+    /// The arguments are not JSON or not of the tool's schema.
+    InvalidArguments,
+    /// The file is read-only (a section, an external file, a global chat).
+    ReadOnly,
+    /// An edit of a file the model was not shown.
+    NotInContext,
+    /// The edit names another version of the file.
+    FileIdMismatch,
+    /// The text to replace is not in the file.
+    NotFound,
+    /// The text to replace is in the file more than once.
+    NotUnique,
+    /// The edit itself is unusable (e.g. an empty search text).
+    InvalidEdit,
 }
 
 /// The planned effect of a response's tool calls.
@@ -95,7 +128,7 @@ pub struct Plan {
 impl Plan {
     /// Whether every call applied.
     pub fn ok(&self) -> bool {
-        self.escape.is_none() && self.reports.iter().all(|r| r.status == "ok")
+        self.escape.is_none() && self.reports.iter().all(|r| r.status == CallStatus::Ok)
     }
 
     /// The error messages of failed calls, prefixed with the path.
@@ -114,7 +147,7 @@ impl Plan {
 
 /// One failure of a call.
 struct Failure {
-    code: &'static str,
+    code: CallCode,
     message: String,
     path: Option<String>,
     match_lines: Option<Vec<usize>>,
@@ -122,7 +155,7 @@ struct Failure {
 }
 
 impl Failure {
-    fn new(code: &'static str, message: impl Into<String>) -> Failure {
+    fn new(code: CallCode, message: impl Into<String>) -> Failure {
         Failure {
             code,
             message: message.into(),
@@ -171,7 +204,7 @@ pub fn plan(
             path: None,
             args: None,
             args_raw: None,
-            status: "ok",
+            status: CallStatus::Ok,
             error: None,
             code: None,
             match_lines: None,
@@ -181,7 +214,7 @@ pub fn plan(
             Ok(args @ Value::Object(_)) => {
                 report.args = Some(args.clone());
                 file::parse_call(&call.name, &args, mode)
-                    .map_err(|e| Failure::new("invalid_arguments", e.to_string()))
+                    .map_err(|e| Failure::new(CallCode::InvalidArguments, e.to_string()))
                     .and_then(|parsed| {
                         report.path = first_path(&parsed);
                         let mut staged = pending.clone();
@@ -198,13 +231,13 @@ pub fn plan(
             _ => {
                 report.args_raw = Some(call.arguments.clone());
                 Err(Failure::new(
-                    "invalid_arguments",
+                    CallCode::InvalidArguments,
                     "The arguments are not a valid JSON object",
                 ))
             }
         };
         if let Err(f) = outcome {
-            report.status = "failed";
+            report.status = CallStatus::Failed;
             report.error = Some(f.message);
             report.code = Some(f.code);
             report.path = f.path.or(report.path);
@@ -223,7 +256,7 @@ fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Fai
     match staged.iter().find(|(_, p)| p.content.contains('\0')) {
         Some((rel, _)) => {
             let mut f = Failure::new(
-                "invalid_arguments",
+                CallCode::InvalidArguments,
                 format!("{rel}: the content holds a NUL byte; only text files can be written"),
             );
             f.path = Some(rel.clone());
@@ -262,7 +295,7 @@ fn resolve(
     let shown = match access(&rel) {
         FileAccess::ReadOnly(reason) => {
             return Err(in_path(
-                "read_only",
+                CallCode::ReadOnly,
                 format!("{rel} is read-only: {reason}"),
             ));
         }
@@ -303,7 +336,7 @@ fn check_id(rel: &str, given: Option<&str>, base: &Pending) -> std::result::Resu
     }
     let shown = base.seen_id.as_deref().unwrap_or(&current);
     let mut f = Failure::new(
-        "file_id_mismatch",
+        CallCode::FileIdMismatch,
         format!(
             "file_id {given} does not match the writable version of {rel} (file_id {shown}); edit that version and use its file_id"
         ),
@@ -382,7 +415,7 @@ fn editable(
     let (rel, current) = resolve(path, root, access, pending, bases)?;
     let Some(base) = current else {
         let mut f = Failure::new(
-            "not_in_context",
+            CallCode::NotInContext,
             format!("{rel} is not in context; use write_file to create a new file"),
         );
         f.path = Some(rel);

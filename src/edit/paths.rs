@@ -12,16 +12,16 @@ const PROTECTED: [&str; 5] = [".git", ".bb7", ".hg", ".svn", ".jj"];
 /// Why a model path was refused.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathError {
-    /// `path_escape` (outside the project or into a protected directory) or
-    /// `invalid_path`.
-    pub code: &'static str,
+    /// `PathEscape` (outside the project or into a protected directory) or
+    /// `InvalidPath`.
+    pub code: super::CallCode,
     /// What to tell the model.
     pub message: String,
 }
 
 fn escape(raw: &str, why: &str) -> PathError {
     PathError {
-        code: "path_escape",
+        code: super::CallCode::PathEscape,
         message: format!(
             "{raw} is outside the writable project ({why}); use a project-relative path"
         ),
@@ -37,7 +37,7 @@ pub fn resolve(root: &Path, raw: &str) -> Result<String, PathError> {
     let trimmed = normalized.as_str();
     if trimmed.is_empty() || trimmed.contains('\0') || trimmed.ends_with('/') {
         return Err(PathError {
-            code: "invalid_path",
+            code: super::CallCode::InvalidPath,
             message: "path must be a project-relative path of a file".into(),
         });
     }
@@ -60,7 +60,7 @@ pub fn resolve(root: &Path, raw: &str) -> Result<String, PathError> {
             Err(escape(raw, "it leads outside through a link"))
         }
         Err(e) => Err(PathError {
-            code: "invalid_path",
+            code: super::CallCode::InvalidPath,
             message: e.to_string(),
         }),
     }
@@ -83,12 +83,25 @@ mod tests {
             "~/x",
             "C:\\x",
         ] {
-            assert_eq!(resolve(&root, p).unwrap_err().code, "path_escape", "{p}");
+            assert_eq!(
+                resolve(&root, p).unwrap_err().code,
+                super::super::CallCode::PathEscape,
+                "{p}"
+            );
         }
         assert_eq!(resolve(&root, "./src/a.rs").unwrap(), "src/a.rs");
         assert_eq!(resolve(&root, "src\\a.rs").unwrap(), "src/a.rs");
-        assert_eq!(resolve(&root, "..\\x").unwrap_err().code, "path_escape");
-        assert_eq!(resolve(&root, "src/").unwrap_err().code, "invalid_path");
-        assert_eq!(resolve(&root, "").unwrap_err().code, "invalid_path");
+        assert_eq!(
+            resolve(&root, "..\\x").unwrap_err().code,
+            super::super::CallCode::PathEscape
+        );
+        assert_eq!(
+            resolve(&root, "src/").unwrap_err().code,
+            super::super::CallCode::InvalidPath
+        );
+        assert_eq!(
+            resolve(&root, "").unwrap_err().code,
+            super::super::CallCode::InvalidPath
+        );
     }
 }

@@ -80,7 +80,7 @@ impl Ended<'_> {
         calls
             .iter()
             .zip(plan.reports.iter())
-            .filter(|(_, report)| report.status == "ok")
+            .filter(|(_, report)| report.status == crate::edit::CallStatus::Ok)
             .map(|(c, _)| c.clone())
             .chain(repaired.iter().cloned())
             .collect()

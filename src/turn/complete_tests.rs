@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::edit::CallReport;
+use crate::edit::{CallReport, CallStatus};
 use crate::llm::ApiError;
 use crate::llm::request::ChatRequest;
 use crate::tools::ToolsMode;
@@ -54,7 +54,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
     }
 }
 
-fn report(status: &'static str, error: Option<&str>) -> CallReport {
+fn report(status: CallStatus, error: Option<&str>) -> CallReport {
     CallReport {
         tool: "edit_file".into(),
         path: Some("a.rs".into()),
@@ -72,7 +72,7 @@ fn written(path: &str, content: &str, base: Option<&str>) -> Plan {
     let mut plan = Plan::default();
     plan.writes.insert(path.into(), content.into());
     plan.bases.insert(path.into(), base.map(str::to_owned));
-    plan.reports.push(report("ok", None));
+    plan.reports.push(report(CallStatus::Ok, None));
     plan
 }
 
@@ -111,7 +111,7 @@ fn failed_edits_keep_the_text_and_add_the_retry_context() {
     let first = outcome("Changing it.", &[("edit_file", "{}")]);
     let mut plan = Plan::default();
     plan.reports
-        .push(report("failed", Some("old_string not found")));
+        .push(report(CallStatus::Failed, Some("old_string not found")));
     let ended = Ended {
         first: &first,
         repair: None,
@@ -191,8 +191,9 @@ fn a_repair_round_keeps_what_applied_and_adds_its_calls_and_text() {
         summary: "Read a.rs".into(),
     });
     let mut plan = Plan::default();
-    plan.reports.push(report("ok", None));
-    plan.reports.push(report("failed", Some("not unique")));
+    plan.reports.push(report(CallStatus::Ok, None));
+    plan.reports
+        .push(report(CallStatus::Failed, Some("not unique")));
     let ended = Ended {
         first: &first,
         repair: Some(&repair),

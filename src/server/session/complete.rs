@@ -5,7 +5,7 @@ use super::{Ctx, Flow, Session};
 use crate::chat::ids;
 use crate::chat::model::Chat;
 use crate::context::{ChatFiles, find_file};
-use crate::edit::{self, FileAccess, Plan};
+use crate::edit::{self, CallCode, CallStatus, FileAccess, Plan};
 use crate::error::Result;
 use crate::llm::Usage;
 use crate::llm::request::{ChatMessage, Role};
@@ -159,24 +159,24 @@ impl Session {
 /// written.
 fn guard_plan(plan: &mut Plan, global: bool) {
     for r in &mut plan.reports {
-        if r.status != "ok" || crate::tools::retrieval::is_retrieval(&r.tool) {
+        if r.status != CallStatus::Ok || crate::tools::retrieval::is_retrieval(&r.tool) {
             continue;
         }
         let refusal = match r.path.as_deref() {
             _ if global => Some((
-                "read_only",
+                CallCode::ReadOnly,
                 "this is a global chat, which cannot write files".to_owned(),
             )),
             Some(p) => crate::apply::protected_dir(p).map(|d| {
                 (
-                    "path_escape",
+                    CallCode::PathEscape,
                     format!("{p} is inside {d}/, which the model may not write"),
                 )
             }),
             None => None,
         };
         if let Some((code, e)) = refusal {
-            r.status = "failed";
+            r.status = CallStatus::Failed;
             r.code = Some(code);
             r.error = Some(e);
         }
