@@ -8,11 +8,12 @@ use tokio::signal::unix::{SignalKind, signal};
 use super::args::ToolsMode;
 use super::context::out_of_sync;
 use super::prompt;
-use super::wire::{Ack, FileStatuses, StreamMsg};
+use super::wire::{Ack, FileStatuses};
 use super::{Failure, Res, Session};
 use crate::chat::store::ChatStore;
 use crate::project::Project;
 use crate::protocol::action::Action;
+use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report an interrupted command.
@@ -117,29 +118,32 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             continue;
         };
         match msg {
-            StreamMsg::Chunk { content } => {
+            TurnMessage::Chunk { content, .. } => {
                 lines.close_thinking();
                 s.out(&content);
                 if !content.is_empty() {
                     lines.out_ended = content.ends_with('\n');
                 }
             }
-            StreamMsg::Retry { delay_ms, reason } => {
+            TurnMessage::Retry {
+                delay_ms, reason, ..
+            } => {
                 lines.close_all(s);
                 // f64's Display prints 1000 ms as "1" and 10 ms as "0.01".
                 let secs = delay_ms as f64 / 1000.0;
                 eprintln!("bb7: retrying in {secs} s ({reason})");
             }
-            StreamMsg::Thinking { content } => {
+            TurnMessage::Thinking { content, .. } => {
                 if o.thinking {
                     eprint!("{content}");
                     lines.thinking_open = !content.ends_with('\n');
                 }
             }
-            StreamMsg::ToolCall {
+            TurnMessage::ToolCall {
                 name,
                 status,
                 summary,
+                ..
             } => {
                 // A `requested` step is followed by its approval question.
                 if status != "requested" {
@@ -148,13 +152,14 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     eprintln!("bb7: tool {status}: {what}");
                 }
             }
-            StreamMsg::ToolApproval {
+            TurnMessage::ToolApproval {
                 approval_id,
                 payload,
+                ..
             } => {
                 lines.close_all(s);
                 let approved = tokio::select! {
-                    a = approve(&payload.description) => Some(a),
+                    a = approve(payload.description()) => Some(a),
                     _ = sigint.recv() => None,
                 };
                 let Some(approved) = approved else {
@@ -169,9 +174,10 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     .await?;
                 }
             }
-            StreamMsg::Clarification {
+            TurnMessage::Clarification {
                 question_id,
                 question,
+                ..
             } => {
                 lines.close_all(s);
                 let answer = tokio::select! {
@@ -190,29 +196,26 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     .await?;
                 }
             }
-            StreamMsg::Other => {}
-            StreamMsg::Done(done) => {
+            TurnMessage::TitleUpdated { .. } => {}
+            TurnMessage::Done { changes, usage, .. } => {
                 lines.close_all(s);
-                if done.cancelled || cancelled {
+                if cancelled {
                     return Err(aborted());
                 }
-                for ch in &done.changes {
-                    eprintln!("bb7: {}", ch.description);
+                for ch in &changes {
+                    eprintln!("bb7: {}", ch.description());
                 }
-                eprintln!(
-                    "bb7: {} tokens, ${:.4}",
-                    done.usage.total_tokens, done.usage.cost
-                );
+                eprintln!("bb7: {} tokens, ${:.4}", usage.total_tokens, usage.cost);
                 return Ok(());
             }
-            StreamMsg::Error { code, message } => {
+            TurnMessage::Error { code, message, .. } => {
                 lines.close_all(s);
-                if cancelled || code == Some(crate::error::ErrorCode::Cancelled) {
+                if cancelled || code == crate::error::ErrorCode::Cancelled {
                     return Err(aborted());
                 }
                 return Err(Failure::new(message));
             }
-            StreamMsg::DiffError { errors } => {
+            TurnMessage::DiffError { errors, .. } => {
                 lines.close_all(s);
                 if cancelled {
                     return Err(aborted());

@@ -6,10 +6,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use super::wire::StreamMsg;
 use crate::error::ErrorCode;
 use crate::protocol::MessageKind;
 use crate::protocol::action::Action;
+use crate::protocol::events::TurnMessage;
 
 /// A failed command: the message for stderr and the exit status.
 #[derive(Debug)]
@@ -113,19 +113,25 @@ impl Client {
         }
     }
 
-    /// The next stream message of `send` request `id`.
-    pub async fn next_stream(&mut self, id: &str) -> Res<StreamMsg> {
-        let msg = self.next_for(id).await?;
-        let kind = MessageKind::of(&msg);
-        match serde_json::from_value(msg) {
-            Ok(m) => Ok(m),
-            // A malformed final message still ends the stream; any other is skipped
-            // like a type this build does not know.
-            Err(e) if kind.is_final() => Ok(StreamMsg::Error {
-                code: None,
-                message: format!("bb7 sent a malformed {kind:?} message: {e}"),
-            }),
-            Err(_) => Ok(StreamMsg::Other),
+    /// The next stream message of `send` request `id`, in the server's own type.
+    /// Cancel-safe like [`Client::next_for`].
+    pub async fn next_stream(&mut self, id: &str) -> Res<TurnMessage> {
+        loop {
+            let msg = self.next_for(id).await?;
+            let kind = MessageKind::of(&msg);
+            match serde_json::from_value(msg) {
+                Ok(m) => return Ok(m),
+                // A malformed final message still ends the stream; any other is
+                // skipped like a type this build does not know.
+                Err(e) if kind.is_final() => {
+                    return Ok(TurnMessage::Error {
+                        message: format!("bb7 sent a malformed {kind:?} message: {e}"),
+                        code: ErrorCode::Internal,
+                        chat_id: String::new(),
+                    });
+                }
+                Err(_) => continue,
+            }
         }
     }
 

@@ -20,7 +20,7 @@ pub mod text;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::ids;
@@ -46,7 +46,7 @@ pub enum FileAccess {
 }
 
 /// The outcome of one tool call, as reported in `diff_error` (docs/PROTOCOL.md).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CallReport {
     /// Tool name.
     pub tool: String,
@@ -76,7 +76,7 @@ pub struct CallReport {
 }
 
 /// Whether a tool call applied (in memory; see [`Plan`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     /// It applied.
@@ -87,7 +87,7 @@ pub enum CallStatus {
 
 /// Why a tool call failed, as `diff_error.tool_calls[].code` says it
 /// (docs/PROTOCOL.md, "the model's file tools").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallCode {
     /// The path leaves the project or names a protected directory.

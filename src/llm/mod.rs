@@ -41,7 +41,8 @@ pub enum StreamEvent {
 }
 
 /// Token usage of one response (OpenRouter's API reference, "Streaming response").
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Usage {
     /// Prompt tokens.
     pub prompt_tokens: u64,

@@ -2,7 +2,7 @@
 //! "the model turn"). Each serializes to one JSON object tagged by `type`; the server
 //! adds the `request_id`. [`super::MessageKind`] is the reading side of the same names.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::edit::CallReport;
@@ -11,7 +11,7 @@ use crate::llm::Usage;
 use crate::tools::retrieval::ApprovalPayload;
 
 /// One message bb7 writes while a turn runs, or when it ends.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum TurnMessage {
     /// A text delta of the answer.
@@ -119,7 +119,7 @@ pub enum TurnMessage {
 
 /// What a response did to one file, in `done.changes` (docs/PROTOCOL.md, "typed change
 /// payloads"). A client that does not know a `type` shows `description`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Change {
     /// An edit of a file the model had seen.
@@ -160,4 +160,60 @@ pub enum Change {
         /// The first lines.
         preview: String,
     },
+}
+
+impl Change {
+    /// The one line for the user (`Edit src/a.rs: 2 hunks, +5 −3`).
+    pub fn description(&self) -> &str {
+        match self {
+            Change::Edit { description, .. } | Change::Write { description, .. } => description,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command line reads the messages the server writes with these same types, so
+    /// each must read back as it was written.
+    #[test]
+    fn stream_messages_read_back_as_written() {
+        let done = TurnMessage::Done {
+            chat_id: "c1".into(),
+            output_files: vec!["a.rs".into()],
+            usage: Usage {
+                total_tokens: 7,
+                cost: 0.5,
+                ..Usage::default()
+            },
+            duration: 1.5,
+            changes: vec![Change::Write {
+                path: "a.rs".into(),
+                description: "Write 1 line to a.rs (new file)".into(),
+                file_id: "00000001".into(),
+                file_exists: false,
+                content_lines: 1,
+                content_bytes: 2,
+                preview_truncated: false,
+                preview: "x\n".into(),
+            }],
+        };
+        let error = TurnMessage::Error {
+            message: "Response aborted by user.".into(),
+            code: ErrorCode::Cancelled,
+            chat_id: "c1".into(),
+        };
+        for msg in [done, error] {
+            let line = serde_json::to_string(&msg).unwrap();
+            let back: TurnMessage = serde_json::from_str(&line).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), line);
+        }
+        let Ok(TurnMessage::Done { changes, .. }) = serde_json::from_str::<TurnMessage>(
+            r#"{"type":"done","chat_id":"c","output_files":[],"usage":{},"duration":0,"changes":[{"type":"write","path":"p","description":"d","file_id":"1","file_exists":false,"content_lines":0,"content_bytes":0,"preview_truncated":false,"preview":""}]}"#,
+        ) else {
+            panic!("a done message did not read");
+        };
+        assert_eq!(changes[0].description(), "d");
+    }
 }

@@ -196,7 +196,7 @@ impl RetrievalCall {
 
 /// What a read waits for approval on (`tool_approval.payload`, docs/PROTOCOL.md):
 /// tagged by `type`, with a one-line `description` for the user.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ApprovalPayload {
     /// `read_file`.
