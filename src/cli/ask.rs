@@ -6,7 +6,6 @@
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::args::ToolsMode;
-use super::context::out_of_sync;
 use super::prompt;
 use super::wire::{Ack, FileStatuses};
 use super::{Failure, Res, Session};
@@ -305,7 +304,7 @@ async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
     let stale: Vec<String> = r
         .files
         .iter()
-        .filter(|f| out_of_sync(s, f))
+        .filter(|f| f.out_of_sync)
         .map(|f| f.path.clone())
         .collect();
     for path in stale {

@@ -1,8 +1,9 @@
 //! Context and output commands: `add`, `remove`, `status`, `diff`, `apply`, `reject`.
 
-use super::wire::{Ack, Applied, ContextList, FileStatus, FileStatuses};
+use super::wire::{Ack, Applied, ContextList, FileStatuses};
 use super::{Failure, Res, Session};
 use crate::error::ErrorCode;
+use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
 use crate::review::hunks::unified_diff;
@@ -102,37 +103,15 @@ async fn on_path(
     Ok(())
 }
 
-/// Whether the file on disk differs from a whole-file snapshot, ignoring a missing
-/// final newline. Uses the server's `out_of_sync` when it sends one.
-pub(super) fn out_of_sync(s: &Session, f: &FileStatus) -> bool {
-    if let Some(flag) = f.out_of_sync {
-        return flag;
-    }
-    if f.start_line.is_some() || f.external || f.status == "A" || f.status == "!A" {
-        return false;
-    }
-    let Some(snapshot) = &f.context_content else {
-        return false;
-    };
-    match std::fs::read_to_string(s.root.join(&f.path)) {
-        Ok(disk) => {
-            disk.replace("\r\n", "\n").trim_end_matches('\n') != snapshot.trim_end_matches('\n')
-        }
-        Err(_) => true,
-    }
-}
-
 /// The status column: the server's status, `R` for a read-only file without one,
 /// prefixed by `~` when the file changed on disk since its snapshot.
-fn status_mark(s: &Session, f: &FileStatus) -> String {
-    let mut status = f.status.clone();
-    if status.is_empty() && f.readonly {
-        status = "R".into();
-    }
-    if out_of_sync(s, f) {
-        status.insert(0, '~');
-    }
-    status
+fn status_mark(f: &FileStatus) -> String {
+    let letter = match f.status {
+        Status::Unchanged if f.readonly => "R",
+        other => other.letter(),
+    };
+    let sync = if f.out_of_sync { "~" } else { "" };
+    format!("{sync}{letter}")
 }
 
 /// `bb7 status`: one line per file, `STATUS PATH[:start-end]`, and a legend on stderr.
@@ -153,7 +132,7 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
             (Some(a), Some(b)) => format!(":{a}-{b}"),
             _ => String::new(),
         };
-        text.push_str(&format!("{:<3} {}{range}\n", status_mark(s, f), f.path));
+        text.push_str(&format!("{:<3} {}{range}\n", status_mark(f), f.path));
     }
     s.out(&text);
     eprintln!(
@@ -205,9 +184,9 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
         let p = &f.path;
         let wanted = match &want {
             Some(w) => w == p && f.has_output,
-            None => f.status == "M" || f.status == "A",
+            None => matches!(f.status, Status::Modified | Status::Added),
         };
-        if f.status == "!A" && want.is_none() {
+        if f.status == Status::AddedOverExisting && want.is_none() {
             eprintln!("bb7: skipped {p}: it exists locally (apply it by name to overwrite)");
         }
         // Version-control and tool state is written only when named explicitly.

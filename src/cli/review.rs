@@ -4,6 +4,7 @@ use super::wire::{Checkpoints, Review, ReviewApplied, RollbackResult};
 use super::{Failure, Res, Session};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, HunkSelection, NonEmpty};
+use crate::review::HunkState;
 
 /// `bb7 review [PATH] [--accept ID…] [--reject ID…] [--all]`: without a decision,
 /// lists the pending hunks with their ids; with one, applies it file by file.
@@ -24,8 +25,7 @@ pub(super) async fn review(
         .files
         .into_iter()
         .map(|mut f| {
-            f.hunks
-                .retain(|h| h.state.is_empty() || h.state == "pending");
+            f.hunks.retain(|h| h.state == HunkState::Pending);
             f
         })
         .filter(|f| !f.hunks.is_empty())

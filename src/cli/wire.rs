@@ -74,33 +74,7 @@ pub struct ContextEntry {
 #[serde(default)]
 pub struct FileStatuses {
     /// One row per context or output file.
-    pub files: Vec<FileStatus>,
-}
-
-/// One row of `get_file_statuses`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct FileStatus {
-    /// Path.
-    pub path: String,
-    /// `""`, `M`, `A`, `!A` or `S`.
-    pub status: String,
-    /// Read-only for the model.
-    pub readonly: bool,
-    /// Outside the project.
-    pub external: bool,
-    /// The model wrote an output for it.
-    pub has_output: bool,
-    /// The snapshot.
-    pub context_content: Option<String>,
-    /// The model's output.
-    pub output_content: Option<String>,
-    /// Section start.
-    pub start_line: Option<u64>,
-    /// Section end.
-    pub end_line: Option<u64>,
-    /// The file on disk differs from the snapshot (sent by newer servers).
-    pub out_of_sync: Option<bool>,
+    pub files: Vec<crate::output::FileStatus>,
 }
 
 /// Reply to `review_get`.
@@ -108,41 +82,7 @@ pub struct FileStatus {
 #[serde(default)]
 pub struct Review {
     /// Files with pending output.
-    pub files: Vec<ReviewFile>,
-}
-
-/// One file under review.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct ReviewFile {
-    /// Path.
-    pub path: String,
-    /// `M`, `A` or `!A`.
-    pub status: String,
-    /// `sha256:…` of the file on disk, `None` when it does not exist.
-    pub disk_hash: Option<String>,
-    /// Pending hunks.
-    pub hunks: Vec<Hunk>,
-}
-
-/// One pending hunk.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Hunk {
-    /// Stable id.
-    pub hunk_id: String,
-    /// `@@ -a,b +c,d @@`.
-    pub header: String,
-    /// The `-`/`+` lines, no context.
-    pub patch: String,
-    /// Lines added.
-    pub added: u64,
-    /// Lines removed.
-    pub removed: u64,
-    /// False when it touches lines the user changed on disk.
-    pub applies_cleanly: bool,
-    /// `pending`, or `accepted` / `rejected` for a hunk already decided.
-    pub state: String,
+    pub files: Vec<crate::protocol::replies::ReviewFile>,
 }
 
 /// Reply to `review_apply`.

@@ -6,7 +6,7 @@ mod status;
 
 use std::path::Path;
 
-pub use status::{Entry, FileStatus, status_of, statuses};
+pub use status::{Entry, FileStatus, Status, status_of, statuses};
 
 use crate::apply::record_content;
 use crate::chat::model::{Chat, Part};

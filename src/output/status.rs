@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::chat::model::{Chat, ContextFile};
 use crate::context::ChatFiles;
@@ -16,12 +16,12 @@ use crate::error::Result;
 use crate::filecache::{self, Facts};
 
 /// One row of `get_file_statuses` (docs/PROTOCOL.md, "Base: context and output").
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileStatus {
     /// Path as in context (relative, or absolute for external files).
     pub path: String,
     /// `""`, `M`, `A`, `!A` or `S` (see [`status_of`]).
-    pub status: &'static str,
+    pub status: Status,
     /// The file (or section) is in context.
     pub in_context: bool,
     /// The model wrote an output copy.
@@ -82,20 +82,65 @@ pub enum Entry {
     },
 }
 
-/// The status letter of an entry: `S` for sections, `M` for a context file whose
-/// output differs from its snapshot, `A` for output that is not in context, `!A` when
-/// such a file exists locally, `""` otherwise.
-pub fn status_of(entry: Entry) -> &'static str {
+/// A file's status letter on the wire (docs/PROTOCOL.md, `get_file_statuses`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Status {
+    /// `""`: in context, no pending change.
+    #[default]
+    #[serde(rename = "")]
+    Unchanged,
+    /// `M`: the model's output differs from the snapshot.
+    #[serde(rename = "M")]
+    Modified,
+    /// `A`: output for a file that is not in context and not on disk.
+    #[serde(rename = "A")]
+    Added,
+    /// `!A`: output for a file that is not in context but exists on disk.
+    #[serde(rename = "!A")]
+    AddedOverExisting,
+    /// `S`: a section (read-only).
+    #[serde(rename = "S")]
+    Section,
+}
+
+impl Status {
+    /// The letter as sent (`""`, `M`, `A`, `!A`, `S`).
+    pub fn letter(self) -> &'static str {
+        match self {
+            Status::Unchanged => "",
+            Status::Modified => "M",
+            Status::Added => "A",
+            Status::AddedOverExisting => "!A",
+            Status::Section => "S",
+        }
+    }
+
+    /// Output that would create a file (`A` or `!A`).
+    pub fn is_added(self) -> bool {
+        matches!(self, Status::Added | Status::AddedOverExisting)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.letter())
+    }
+}
+
+/// The status of an entry: `S` for sections, `M` for a context file whose output
+/// differs from its snapshot, `A` for output that is not in context, `!A` when such a
+/// file exists locally, `""` otherwise.
+pub fn status_of(entry: Entry) -> Status {
     match entry {
-        Entry::Section => "S",
+        Entry::Section => Status::Section,
         Entry::InContext {
             output_differs: true,
-        } => "M",
-        Entry::InContext { .. } => "",
+        } => Status::Modified,
+        Entry::InContext { .. } => Status::Unchanged,
         Entry::OutputOnly {
             exists_locally: true,
-        } => "!A",
-        Entry::OutputOnly { .. } => "A",
+        } => Status::AddedOverExisting,
+        Entry::OutputOnly { .. } => Status::Added,
     }
 }
 

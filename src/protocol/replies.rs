@@ -3,7 +3,7 @@
 //! replies share the type `ok` (the reference's success) and differ in their fields.
 //! Fields borrow from the session's state, so building a reply copies nothing.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A reply to one request.
 #[derive(Debug, Serialize)]
@@ -249,12 +249,12 @@ pub struct RollbackFile {
 }
 
 /// One file of a `review` reply.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ReviewFile {
     /// Project-relative path.
     pub path: String,
-    /// The status letter as `get_file_statuses` gives it (`output::status_of`).
-    pub status: &'static str,
+    /// The status as `get_file_statuses` gives it (`output::status_of`).
+    pub status: crate::output::Status,
     /// `sha256:…` of the file on disk, `null` when it does not exist.
     pub disk_hash: Option<String>,
     /// The context version the model saw (`null` for a new file).
@@ -262,9 +262,19 @@ pub struct ReviewFile {
     /// The output's version.
     pub output_version: String,
     /// `pending`, or `partial` once some hunks are decided.
-    pub review_state: &'static str,
+    pub review_state: ReviewState,
     /// Decided hunks first, then pending ones.
     pub hunks: Vec<crate::review::HunkView>,
+}
+
+/// Whether any hunk of a file under review is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewState {
+    /// No hunk decided yet.
+    Pending,
+    /// Some hunks accepted or rejected, others pending.
+    Partial,
 }
 
 /// One file of an `estimate_tokens` reply.

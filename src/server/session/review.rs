@@ -16,7 +16,7 @@ use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
 use crate::protocol::Json;
 use crate::protocol::params;
-use crate::protocol::replies::{Reply, ReviewFile, RollbackFile};
+use crate::protocol::replies::{Reply, ReviewFile, ReviewState, RollbackFile};
 use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
 use crate::review::{self, Selection, decided};
 
@@ -75,9 +75,9 @@ impl Session {
             let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
             let mut hunks = decided::load(files, &rel);
             let review_state = if hunks.is_empty() {
-                "pending"
+                ReviewState::Pending
             } else {
-                "partial"
+                ReviewState::Partial
             };
             hunks.extend(review::review_hunks(
                 &rel,
