@@ -12,6 +12,7 @@ use crate::chat::ids;
 use crate::chat::model::{CHAT_VERSION, Chat, Message};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
+use crate::project::durable::{self, Rank};
 use crate::project::fsutil::{self, write_json_atomic};
 use crate::project::lock;
 use crate::project::paths::{state_path, valid_chat_id};
@@ -167,7 +168,9 @@ impl ChatStore {
             )
         })?;
         bytes.push(b'\n');
-        fsutil::write_atomic(&path, &bytes)
+        // Flushed in the background after any snapshot it names (Durability 8).
+        let dir = self.chat_dir(&chat.id)?;
+        durable::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))
     }
 
     /// Creates a new chat with a fresh id and adds it to the index as the active chat.
@@ -252,7 +255,11 @@ impl ChatStore {
             return Ok(());
         }
         let path = state_path(&self.base, "chats/index.json")?;
-        write_json_atomic(&path, &index)?;
+        let mut bytes = serde_json::to_vec(&index)
+            .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the chat index: {e}")))?;
+        bytes.push(b'\n');
+        // A cache, flushed in the background after the chats it lists (Durability 8).
+        durable::write(&path, &bytes, Rank::Cache, &self.base, None)?;
         if let Some(stamp) = file_stamp(&path) {
             let mut cache = index_cache().lock().unwrap_or_else(|p| p.into_inner());
             cache.insert(path, (stamp, Arc::new(index)));

@@ -67,10 +67,11 @@ impl ChatLock {
             let _ = file.unlock();
             return Err(locked_error(Some(pid)));
         }
+        // Not flushed to disk: the PID matters only while this process runs, and after
+        // a power loss no holder is alive, so a lost or stale PID is taken over.
         file.set_len(0).map_err(|e| Error::io(doing(), e))?;
         file.seek(SeekFrom::Start(0))
             .and_then(|_| file.write_all(std::process::id().to_string().as_bytes()))
-            .and_then(|_| file.sync_data())
             .map_err(|e| Error::io(doing(), e))?;
         Ok(Some(ChatLock {
             file,
