@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ids;
+use crate::chat::list_cache::{self, ListStamps};
 use crate::chat::model::{CHAT_VERSION, Chat, Message};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -323,24 +324,68 @@ impl ChatStore {
     /// by scanning and still listed (the index is a cache).
     pub fn list(&self, include_archived: bool) -> Result<Vec<ChatSummary>> {
         let dir = self.chats_dir()?;
+        let stamps = ListStamps {
+            chats: file_stamp(&dir),
+            index: state_path(&self.base, "chats/index.json")
+                .ok()
+                .and_then(|p| file_stamp(&p)),
+            pins: state_path(&self.base, PINS_FILE)
+                .ok()
+                .and_then(|p| file_stamp(&p)),
+            archive: state_path(&self.base, ARCHIVE_FILE)
+                .ok()
+                .and_then(|p| file_stamp(&p)),
+        };
+        let key = (dir.clone(), include_archived);
+        let cached = list_cache::get(&key, &stamps);
+        let mut rows = match cached {
+            Some(rows) => rows,
+            None => {
+                let rows = self.scan(&dir, include_archived)?;
+                list_cache::put(key, stamps, &rows);
+                rows
+            }
+        };
+        // Only chats with a holder's hint are probed: one open per chat costs more than
+        // the rest of the listing at 20,000 chats.
+        let may_be_locked = lock::hinted(&self.base);
+        if !may_be_locked.is_empty() {
+            let dir_handle = std::fs::File::open(&dir).ok();
+            for row in rows.iter_mut().filter(|r| may_be_locked.contains(&r.id)) {
+                row.locked = match &dir_handle {
+                    Some(d) => lock::holder_in(d, &row.id).is_some(),
+                    None => lock::holder(&dir.join(&row.id)).is_some(),
+                };
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The chats in `dir`, sorted as [`ChatStore::list`] gives them, none marked locked.
+    fn scan(&self, dir: &Path, include_archived: bool) -> Result<Vec<ChatSummary>> {
         let index = self.shared_index();
-        let known: HashMap<&str, &IndexEntry> =
-            index.chats.iter().map(|e| (e.id.as_str(), e)).collect();
+        // Position in the index: `created` has whole seconds, and within one second the
+        // index, which lists chats in the order they were made, tells which is newer.
+        let known: HashMap<&str, (usize, &IndexEntry)> = index
+            .chats
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.as_str(), (i, e)))
+            .collect();
         let pins = self.flags(PINS_FILE);
         let archived = self.flags(ARCHIVE_FILE);
-        let mut out = Vec::new();
-        let entries = match std::fs::read_dir(&dir) {
+        let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io("Cannot list chats", e)),
         };
-        let dir_handle = std::fs::File::open(&dir).ok();
+        let mut rows: Vec<(Option<usize>, ChatSummary)> = Vec::with_capacity(index.chats.len());
         for entry in entries.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             if !ft.is_dir() {
                 continue;
             }
-            let Some(id) = entry.file_name().to_str().map(str::to_owned) else {
+            let Ok(id) = entry.file_name().into_string() else {
                 continue;
             };
             if !valid_chat_id(&id) {
@@ -350,42 +395,33 @@ impl ChatStore {
             if is_archived && !include_archived {
                 continue;
             }
-            let (name, created) = match known.get(id.as_str()) {
-                Some(e) => (e.name.clone(), e.created.clone()),
+            let (position, name, created) = match known.get(id.as_str()) {
+                Some((i, e)) => (Some(*i), e.name.clone(), e.created.clone()),
                 None => match self.load(&id) {
-                    Ok(chat) => (chat.name, chat.created),
+                    Ok(chat) => (None, chat.name, chat.created),
                     Err(_) => continue,
                 },
             };
-            out.push(ChatSummary {
-                locked: match &dir_handle {
-                    Some(d) => lock::holder_in(d, &id).is_some(),
-                    None => lock::holder(&entry.path()).is_some(),
+            rows.push((
+                position,
+                ChatSummary {
+                    locked: false,
+                    pinned: pins.contains(&id),
+                    archived: is_archived,
+                    id,
+                    name,
+                    created,
                 },
-                pinned: pins.contains(&id),
-                archived: is_archived,
-                id,
-                name,
-                created,
-            });
+            ));
         }
-        // `created` has whole seconds; within one second the index, which lists chats
-        // in the order they were made, tells which is newer.
-        let order: HashMap<&str, usize> = index
-            .chats
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.id.as_str(), i))
-            .collect();
-        let position = |c: &ChatSummary| order.get(c.id.as_str()).copied();
-        out.sort_by(|a, b| {
+        rows.sort_unstable_by(|(pa, a), (pb, b)| {
             b.pinned
                 .cmp(&a.pinned)
                 .then_with(|| b.created.cmp(&a.created))
-                .then_with(|| position(b).cmp(&position(a)))
+                .then_with(|| pb.cmp(pa))
                 .then_with(|| a.id.cmp(&b.id))
         });
-        Ok(out)
+        Ok(rows.into_iter().map(|(_, c)| c).collect())
     }
 
     /// Searches chat names and messages, case-insensitively. A chat whose name
@@ -541,7 +577,7 @@ impl ChatStore {
 }
 
 /// Size, mtime and inode of a file: what tells a cached parse is still current.
-type Stamp = (u64, i64, i64, u64);
+pub(crate) type Stamp = (u64, i64, i64, u64);
 
 fn file_stamp(path: &Path) -> Option<Stamp> {
     use std::os::unix::fs::MetadataExt;
