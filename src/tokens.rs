@@ -2,8 +2,9 @@
 //! use (it costs tens of milliseconds), and counts of whole files are cached by file id,
 //! so repeated estimates over unchanged files cost a map lookup.
 //!
-//! Only counts are needed, never token ids or decoding, so the ranks are kept in one
-//! compact map (about 7 MB) instead of the `tiktoken-rs` tokenizer (about 25 MB with its
+//! Only counts are needed, never token ids or decoding, so the ranks are kept in three
+//! flat arrays (about 2 MB: the token bytes back to back, each rank's span, and a hash
+//! table of ranks) instead of the `tiktoken-rs` tokenizer (about 25 MB with its
 //! decoder, sorted token list and 128 copies of its pre-split regex), which is built
 //! once to read the ranks out and then dropped. The split and the merges follow
 //! `tiktoken`'s byte-pair encoding, so the counts are the same
@@ -29,8 +30,62 @@ const NONE: u32 = u32::MAX;
 /// The ordinary tokens of `cl100k_base` (special tokens are never counted).
 const ORDINARY_TOKENS: u32 = 100_256;
 
+/// The ordinary tokens, found by their bytes.
+struct Ranks {
+    /// Every token's bytes, back to back, in rank order.
+    bytes: Vec<u8>,
+    /// Where each rank's bytes lie in `bytes`.
+    spans: Vec<(u32, u32)>,
+    /// Ranks, hashed by their bytes.
+    table: hashbrown::HashTable<u32>,
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    std::hash::BuildHasher::hash_one(&rustc_hash::FxBuildHasher, bytes)
+}
+
+impl Ranks {
+    /// Reads the ranks out of the full tokenizer, which the caller then drops.
+    fn of(full: &tiktoken_rs::CoreBPE) -> Ranks {
+        let mut bytes = Vec::with_capacity(1 << 20);
+        let mut spans = Vec::with_capacity(ORDINARY_TOKENS as usize);
+        for rank in 0..ORDINARY_TOKENS {
+            let start = bytes.len() as u32;
+            if let Ok(token) = full.decode_bytes(&[rank]) {
+                bytes.extend_from_slice(&token);
+            }
+            spans.push((start, bytes.len() as u32));
+        }
+        bytes.shrink_to_fit();
+        let token = |r: u32| {
+            let (s, e) = spans[r as usize];
+            &bytes[s as usize..e as usize]
+        };
+        let mut table = hashbrown::HashTable::with_capacity(spans.len());
+        for rank in 0..ORDINARY_TOKENS {
+            if !token(rank).is_empty() {
+                table.insert_unique(hash(token(rank)), rank, |&r| hash(token(r)));
+            }
+        }
+        Ranks {
+            bytes,
+            spans,
+            table,
+        }
+    }
+
+    fn get(&self, piece: &[u8]) -> Option<u32> {
+        self.table
+            .find(hash(piece), |&r| {
+                let (s, e) = self.spans[r as usize];
+                &self.bytes[s as usize..e as usize] == piece
+            })
+            .copied()
+    }
+}
+
 struct Tokenizer {
-    ranks: HashMap<Box<[u8]>, u32, rustc_hash::FxBuildHasher>,
+    ranks: Ranks,
     split: fancy_regex::Regex,
 }
 
@@ -42,15 +97,9 @@ fn tokenizer() -> Option<&'static Tokenizer> {
         .get_or_init(|| {
             let split = fancy_regex::Regex::new(PATTERN).ok()?;
             let full = tiktoken_rs::cl100k_base().ok()?;
-            let mut ranks = HashMap::with_capacity_and_hasher(
-                ORDINARY_TOKENS as usize,
-                rustc_hash::FxBuildHasher,
-            );
-            for rank in 0..ORDINARY_TOKENS {
-                if let Ok(bytes) = full.decode_bytes(&[rank]) {
-                    ranks.insert(bytes.into_boxed_slice(), rank);
-                }
-            }
+            let ranks = Ranks::of(&full);
+            drop(full);
+            give_back_freed_memory();
             Some(Tokenizer { ranks, split })
         })
         .as_ref()
@@ -74,14 +123,14 @@ impl Tokenizer {
     }
 
     fn rank(&self, bytes: &[u8]) -> u32 {
-        self.ranks.get(bytes).copied().unwrap_or(NONE)
+        self.ranks.get(bytes).unwrap_or(NONE)
     }
 
     /// Tokens in one piece: starting from single bytes, the adjacent pair whose joined
     /// bytes have the lowest rank (the leftmost on a tie) is joined, until no joined
     /// pair is a token.
     fn piece_tokens(&self, piece: &[u8]) -> usize {
-        if piece.len() < 2 || self.ranks.contains_key(piece) {
+        if piece.len() < 2 || self.ranks.get(piece).is_some() {
             return piece.len().min(1);
         }
         // Part i is piece[starts[i]..starts[i + 1]]; join[i] ranks parts i and i + 1.
@@ -109,6 +158,18 @@ impl Tokenizer {
                 join[i - 1] = join_rank(&starts, i - 1);
             }
         }
+    }
+}
+
+/// Returns the pages the dropped full tokenizer leaves free inside the allocator's
+/// arenas to the system; without it they stay resident between the ranks built
+/// alongside them.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; any thread may
+    // call it at any time.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
