@@ -48,8 +48,11 @@ pub enum Rank {
 struct Pending {
     path: PathBuf,
     rank: Rank,
-    /// The state directory: directories up to and including it are flushed.
+    /// The state directory: when the write created directories, their parents up to
+    /// and including it are flushed too.
     root: PathBuf,
+    /// Whether the write created the file's directory (and maybe its parents).
+    new_dirs: bool,
     /// The chat directory whose marker covers this write, if any.
     chat: Option<PathBuf>,
 }
@@ -113,11 +116,12 @@ pub fn write(
     }
     // The lock is held across the rename so the thread cannot drop the marker between
     // the check above and the write it covers.
-    replace(path, bytes)?;
+    let new_dirs = replace(path, bytes)?;
     st.pending.push(Pending {
         path: path.to_path_buf(),
         rank,
         root: root.to_path_buf(),
+        new_dirs,
         chat: chat.map(Path::to_path_buf),
     });
     if *st.thread.get_or_insert_with(start_thread) {
@@ -131,11 +135,14 @@ pub fn write(
 }
 
 /// Writes `bytes` to a temporary file beside `path` and renames it over `path`,
-/// without flushing.
-fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
+/// without flushing. Returns whether the file's directory had to be created.
+fn replace(path: &Path, bytes: &[u8]) -> Result<bool> {
     let doing = || format!("Cannot write file {}", path.display());
     let parent = path.parent().ok_or_else(|| Error::invalid(doing()))?;
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(doing(), e))?;
+    let new_dirs = !parent.is_dir();
+    if new_dirs {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(doing(), e))?;
+    }
     let mut tmp = tempfile::Builder::new()
         .prefix(".bb7-tmp-")
         .tempfile_in(parent)
@@ -145,7 +152,7 @@ fn replace(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = tmp.as_file().set_permissions(meta.permissions());
     }
     tmp.persist(path).map_err(|e| Error::io(doing(), e.error))?;
-    Ok(())
+    Ok(new_dirs)
 }
 
 fn start_thread() -> bool {
@@ -201,10 +208,15 @@ fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
         if let Ok(f) = std::fs::File::open(&p.path) {
             let _ = f.sync_all();
         }
+        // The rename changed the file's directory; a created directory is an entry
+        // in its parent, and so on up to the state directory.
         let mut dir = p.path.parent();
         while let Some(d) = dir {
             dirs.insert((std::cmp::Reverse(d.components().count()), d.to_path_buf()));
-            if d == p.root || !d.starts_with(&p.root) {
+            // A chat's directory is made before its first save, not by it: its entry
+            // in `chats/` is flushed with every `chat.json`.
+            let chat_dir = p.rank == Rank::Chat && Some(d) == p.path.parent();
+            if !(p.new_dirs || chat_dir) || d == p.root || !d.starts_with(&p.root) {
                 break;
             }
             dir = d.parent();
