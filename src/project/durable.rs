@@ -198,16 +198,25 @@ fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
 
     burst.sort_by_key(|p| p.rank);
     let mut seen = HashSet::new();
+    burst.retain(|p| seen.insert(p.path.clone()));
+    for chunk in burst.chunks(256) {
+        // A file removed or replaced since is flushed by its own later entry, or gone.
+        let files: Vec<_> = chunk
+            .iter()
+            .filter_map(|p| std::fs::File::open(&p.path).ok())
+            .collect();
+        // Writeback of every file starts first, so the flushes below wait for disk
+        // writes that run together instead of one after another.
+        for f in &files {
+            start_writeback(f);
+        }
+        for f in &files {
+            let _ = f.sync_all();
+        }
+    }
     let mut dirs = BTreeSet::new();
     let mut chats = HashSet::new();
     for p in &burst {
-        if !seen.insert(&p.path) {
-            continue;
-        }
-        // A file removed or replaced since is flushed by its own later entry, or gone.
-        if let Ok(f) = std::fs::File::open(&p.path) {
-            let _ = f.sync_all();
-        }
         // The rename changed the file's directory; a created directory is an entry
         // in its parent, and so on up to the state directory.
         let mut dir = p.path.parent();
@@ -240,6 +249,21 @@ fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     st.busy = false;
     cv.notify_all();
     st
+}
+
+/// Asks the kernel to start writing `file`'s dirty pages without waiting for them.
+fn start_writeback(file: &std::fs::File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: sync_file_range only schedules writeback of an open descriptor's pages;
+        // a failure leaves the fsync that follows to do all the work.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 /// Markers in `chat_dir` left by processes other than this one: their writes may not
