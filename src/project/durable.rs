@@ -159,6 +159,7 @@ fn start_thread() -> bool {
     std::thread::Builder::new()
         .name("bb7-flush".into())
         .spawn(|| {
+            lower_priority();
             let (_, cv) = shared();
             let mut st = lock_state();
             loop {
@@ -249,6 +250,17 @@ fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     st.busy = false;
     cv.notify_all();
     st
+}
+
+/// Lowers the calling thread's CPU priority (nice 10), so background work (flushing,
+/// token counts) yields to the thread answering requests on a busy machine. Linux
+/// keeps a nice value per thread; elsewhere this does nothing.
+pub fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on the calling thread (who = 0) only changes its nice value.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
 }
 
 /// Asks the kernel to start writing `file`'s dirty pages without waiting for them.
