@@ -6,7 +6,8 @@
 //! directories on the request path made it several times slower than the write itself.
 //! So the request path here only writes a temporary file and renames it over the target
 //! (atomic: a killed process leaves the old or the new file, never a torn one), and a
-//! background thread flushes what was written, in bursts: every file of a burst in
+//! background thread flushes what was written once the writes pause ([`QUIET`], at
+//! most [`MAX_DELAY`] after the first), in one burst: every file of a burst in
 //! durability order (snapshots, then the `chat.json` that names them, then caches such
 //! as the index), then their directories.
 //!
@@ -25,6 +26,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -66,7 +68,18 @@ struct State {
     marked: HashSet<PathBuf>,
     /// Whether the background thread runs; without one, writes flush inline.
     thread: Option<bool>,
+    /// When the last deferred write was made.
+    last_write: Option<Instant>,
+    /// When the oldest write still pending was made.
+    oldest: Option<Instant>,
 }
+
+/// A burst is flushed once no write came for this long: a flush forces a journal commit
+/// that stalls the renames of requests still arriving, so a run of requests (200
+/// `context_add`s from a picker) is flushed once, after it.
+const QUIET: Duration = Duration::from_millis(30);
+/// ... but no write waits longer than this for its flush.
+const MAX_DELAY: Duration = Duration::from_millis(500);
 
 fn shared() -> &'static (Mutex<State>, Condvar) {
     static SHARED: OnceLock<(Mutex<State>, Condvar)> = OnceLock::new();
@@ -124,6 +137,9 @@ pub fn write(
         new_dirs,
         chat: chat.map(Path::to_path_buf),
     });
+    let now = Instant::now();
+    st.last_write = Some(now);
+    st.oldest.get_or_insert(now);
     if *st.thread.get_or_insert_with(start_thread) {
         shared().1.notify_all();
         Ok(())
@@ -166,6 +182,19 @@ fn start_thread() -> bool {
                 while st.pending.is_empty() || st.busy {
                     st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
+                // Wait for the run of writes to pause (or for the oldest to be due).
+                let due = match (st.last_write, st.oldest) {
+                    (Some(last), Some(oldest)) => (last + QUIET).min(oldest + MAX_DELAY),
+                    _ => Instant::now(),
+                };
+                let now = Instant::now();
+                if now < due {
+                    st = cv
+                        .wait_timeout(st, due - now)
+                        .map(|(g, _)| g)
+                        .unwrap_or_else(|p| p.into_inner().0);
+                    continue;
+                }
                 st = run_burst(st);
             }
         })
@@ -194,6 +223,7 @@ pub fn flush_now() {
 fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     let (_, cv) = shared();
     let mut burst = std::mem::take(&mut st.pending);
+    st.oldest = None;
     st.busy = true;
     drop(st);
 
