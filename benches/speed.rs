@@ -5,9 +5,11 @@
 //! Every figure is printed next to a `ping` round trip measured in the same process, as
 //! a ratio, so runs on different machines compare. Numbers are printed, never asserted.
 //! Run with `cargo bench --bench speed` (add `-- quick` to skip the 2,000-file and
-//! 20,000-chat rows). State goes to the system temp directory, or to `BB7_BENCH_DIR`:
-//! state files are fsynced, so on a disk the add figures include the disk's flush
-//! time, and on a tmpfs (`BB7_BENCH_DIR=/dev/shm`) they show bb7's own cost.
+//! 20,000-chat rows). State goes to the system temp directory, or to `BB7_BENCH_DIR`;
+//! the table is also run on `/dev/shm` (a tmpfs) when that is another directory, and
+//! both columns are printed with the directory each ran in: on a disk the figures
+//! include what flushing costs while requests run (bb7 flushes its own state in the
+//! background, docs/ARCHITECTURE.md "Durability" 8), on a tmpfs only bb7's own cost.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -105,15 +107,6 @@ impl Proc {
     }
 }
 
-/// A printed row: name, time, and its ratio to the ping of the same process.
-fn row(name: &str, d: Duration, ping: Duration) {
-    println!(
-        "  {name:<44} {:>10.3} ms  {:>8.1}x ping",
-        d.as_secs_f64() * 1e3,
-        d.as_secs_f64() / ping.as_secs_f64()
-    );
-}
-
 fn file_content(i: usize) -> String {
     let line = "    let value = compute(alpha, beta, gamma); // adjust the running total here\n";
     format!("// file {i}\n{}", line.repeat(FILE_BYTES / line.len()))
@@ -180,11 +173,15 @@ struct Env {
     project: PathBuf,
 }
 
-fn env(url: &str) -> Env {
-    let tmp = match std::env::var_os("BB7_BENCH_DIR") {
-        Some(dir) => tempfile::tempdir_in(dir).unwrap(),
-        None => tempfile::tempdir().unwrap(),
-    };
+/// Where state goes: `BB7_BENCH_DIR`, or the system temp directory.
+fn primary_dir() -> PathBuf {
+    std::env::var_os("BB7_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+fn env(url: &str, dir: &Path) -> Env {
+    let tmp = tempfile::tempdir_in(dir).unwrap();
     let home = tmp.path().join("home");
     let project = tmp.path().join("project");
     std::fs::create_dir_all(home.join(".config/bb7")).unwrap();
@@ -216,8 +213,13 @@ struct ContextFigures {
 }
 
 /// The context workload: add `n` files, ask statuses and estimates, send once.
-fn context_workload(n: usize, url: &str, first_bytes: &mpsc::Receiver<Instant>) -> ContextFigures {
-    let e = env(url);
+fn context_workload(
+    n: usize,
+    url: &str,
+    first_bytes: &mpsc::Receiver<Instant>,
+    dir: &Path,
+) -> ContextFigures {
+    let e = env(url, dir);
     for i in 0..n {
         std::fs::write(e.project.join(format!("src/f{i}.rs")), file_content(i)).unwrap();
     }
@@ -331,8 +333,8 @@ struct ChatFigures {
     ping: Duration,
 }
 
-fn chat_workload(n: usize, messages: usize, url: &str) -> ChatFigures {
-    let e = env(url);
+fn chat_workload(n: usize, messages: usize, url: &str, dir: &Path) -> ChatFigures {
+    let e = env(url, dir);
     std::fs::create_dir_all(e.project.join(".bb7")).unwrap();
     make_chats(&e.project, n, messages);
     let init = json!({"action": "init", "project_root": e.project});
@@ -372,63 +374,96 @@ fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let (url, first_bytes) = start_endpoint();
 
-    let main = context_workload(200, &url, &first_bytes);
-    let chats = chat_workload(2000, 50, &url);
+    let primary = primary_dir();
+    let main = context_workload(200, &url, &first_bytes, &primary);
+    let chats = chat_workload(2000, 50, &url, &primary);
+    // The same table on a tmpfs, beside it, when the primary directory is elsewhere.
+    let shm = Path::new("/dev/shm");
+    let second =
+        (shm.is_dir() && primary.canonicalize().ok() != shm.canonicalize().ok()).then(|| {
+            (
+                context_workload(200, &url, &first_bytes, shm),
+                chat_workload(2000, 50, &url, shm),
+            )
+        });
+    println!("\nThe table: 200 context files / 8 MB; 2,000 chats x 50 messages");
+    let heading = |dir: &Path| format!("state in {}", dir.display());
     println!(
-        "\nThe table: 200 context files / 8 MB; 2,000 chats x 50 messages; state in {}",
-        std::env::var("BB7_BENCH_DIR")
-            .unwrap_or_else(|_| std::env::temp_dir().display().to_string())
+        "  {:<44} {:>26} {:>26}",
+        "",
+        heading(&primary),
+        second.as_ref().map(|_| heading(shm)).unwrap_or_default()
     );
+    let both = [Some((&main, &chats)), second.as_ref().map(|(m, c)| (m, c))];
+    let cell = |d: Duration, ping: Duration| {
+        format!(
+            "{:>10.3} ms {:>8.1}x ping",
+            d.as_secs_f64() * 1e3,
+            d.as_secs_f64() / ping.as_secs_f64()
+        )
+    };
+    let row = |name: &str, pick: &dyn Fn(&ContextFigures, &ChatFigures) -> (Duration, Duration)| {
+        let cells: Vec<String> = both
+            .iter()
+            .flatten()
+            .map(|(m, c)| {
+                let (d, ping) = pick(m, c);
+                cell(d, ping)
+            })
+            .collect();
+        println!("  {name:<44} {}", cells.join(" "));
+    };
+    let pings: Vec<String> = both
+        .iter()
+        .flatten()
+        .map(|(m, _)| format!("{:>10.3} ms {:>13}", m.ping.as_secs_f64() * 1e3, ""))
+        .collect();
+    println!("  {:<44} {}", "ping round trip (baseline)", pings.join(" "));
+    row("get_file_statuses, warm (with contents)", &|m, _| {
+        (m.statuses_warm, m.ping)
+    });
+    row("get_file_statuses, warm (contents: false)", &|m, _| {
+        (m.statuses_lean, m.ping)
+    });
+    row("get_file_statuses, cold (first call)", &|m, _| {
+        (m.statuses_cold, m.ping)
+    });
+    row("get_file_statuses, first in a new process", &|m, _| {
+        (m.new_process_statuses, m.ping)
+    });
+    row("context_add, per call (median of 200)", &|m, _| {
+        (m.add, m.ping)
+    });
+    row("spawn -> init -> chat_new", &|_, c| (c.startup, c.ping));
+    row("estimate_tokens, warm", &|m, _| (m.estimate_warm, m.ping));
+    row("search_chats, 2,000 chats x 50 messages", &|_, c| {
+        (c.search_hit, c.ping)
+    });
+    row("send -> first request byte, 8 MB context", &|m, _| {
+        (m.first_byte, m.ping)
+    });
+    let peaks: Vec<String> = both
+        .iter()
+        .flatten()
+        .map(|(m, _)| format!("{:>10.1} MB {:>13}", m.peak_mb, ""))
+        .collect();
     println!(
-        "  ping round trip (baseline, context process)  {:>10.3} ms",
-        main.ping.as_secs_f64() * 1e3
-    );
-    row(
-        "get_file_statuses, warm (with contents)",
-        main.statuses_warm,
-        main.ping,
-    );
-    row(
-        "get_file_statuses, warm (contents: false)",
-        main.statuses_lean,
-        main.ping,
-    );
-    row(
-        "get_file_statuses, cold (first call)",
-        main.statuses_cold,
-        main.ping,
-    );
-    row(
-        "get_file_statuses, first in a new process",
-        main.new_process_statuses,
-        main.ping,
-    );
-    row("context_add, per call (median of 200)", main.add, main.ping);
-    row("spawn -> init -> chat_new", chats.startup, chats.ping);
-    row("estimate_tokens, warm", main.estimate_warm, main.ping);
-    row(
-        "search_chats, 2,000 chats x 50 messages",
-        chats.search_hit,
-        chats.ping,
-    );
-    row(
-        "send -> first request byte, 8 MB context",
-        main.first_byte,
-        main.ping,
-    );
-    println!(
-        "  {:<44} {:>10.1} MB",
-        "peak RSS after the workload (VmHWM)", main.peak_mb
+        "  {:<44} {}",
+        "peak RSS after the workload (VmHWM)",
+        peaks.join(" ")
     );
 
-    println!("\nGrowth with context size (per-file figures should stay flat)");
+    println!(
+        "\nGrowth with context size (per-file figures should stay flat), state in {}",
+        primary.display()
+    );
     let sizes: &[usize] = if quick { &[20, 200] } else { &[20, 200, 2000] };
     let mut figures = Vec::new();
     for &n in sizes {
         figures.push(if n == 200 {
             None
         } else {
-            Some(context_workload(n, &url, &first_bytes))
+            Some(context_workload(n, &url, &first_bytes, &primary))
         });
     }
     println!(
@@ -454,7 +489,10 @@ fn main() {
         );
     }
 
-    println!("\nGrowth with chat count (10 messages per chat beyond the table's 2,000 x 50)");
+    println!(
+        "\nGrowth with chat count (10 messages per chat beyond the table's 2,000 x 50), state in {}",
+        primary.display()
+    );
     let counts: &[usize] = if quick {
         &[200, 2000]
     } else {
@@ -468,7 +506,7 @@ fn main() {
         let f = if n == 2000 {
             None
         } else {
-            Some(chat_workload(n, 10, &url))
+            Some(chat_workload(n, 10, &url, &primary))
         };
         let f = f.as_ref().unwrap_or(&chats);
         let cell = |d: Duration| {

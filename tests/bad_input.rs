@@ -18,7 +18,11 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             let ft = e.file_type().unwrap();
             if ft.is_dir() {
                 stack.push(e.path());
-            } else if e.file_name() != "lock" {
+            } else if e.file_name() != "lock"
+                // A process's "not yet flushed" marker comes and goes with its
+                // background flush (docs/ARCHITECTURE.md, "Durability" 8).
+                && !e.file_name().to_string_lossy().starts_with(".unflushed-")
+            {
                 let content = std::fs::read(e.path()).unwrap_or_default();
                 out.insert(
                     e.path().strip_prefix(dir).unwrap().display().to_string(),

@@ -131,3 +131,82 @@ fn sigkill_at_random_points_leaves_every_chat_whole() {
         outputs = check(&env, &id, kill);
     }
 }
+
+/// What a power loss before the background flush can leave (docs/ARCHITECTURE.md,
+/// "Durability" 8): a dead writer's marker, one snapshot emptied and one torn. The chat
+/// opens, the two entries are dropped with remove events, the whole one stays, and
+/// the marker is gone afterwards.
+#[test]
+fn a_power_loss_before_the_flush_drops_torn_snapshots_and_opens() {
+    let (env, _fake) = fake_env(json!({}));
+    for i in 0..3 {
+        env.write(&path(i), &content(i, 0));
+    }
+    let (mut b, id) = env.with_chat();
+    for i in 0..3 {
+        b.ok(json!({"action": "context_add", "path": path(i), "content": content(i, 0)}));
+    }
+    assert_eq!(b.close().code(), Some(0));
+    let dir = env.chat_dir(&id);
+    let leftover = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".unflushed-"))
+            .count()
+    };
+    assert_eq!(
+        leftover(&dir),
+        0,
+        "a clean exit flushes and drops its marker"
+    );
+    // PIDs above the kernel's maximum never run.
+    std::fs::write(dir.join(".unflushed-99999999"), b"").unwrap();
+    std::fs::write(dir.join("context").join(path(0)), b"").unwrap();
+    std::fs::write(dir.join("context").join(path(1)), &content(1, 0)[..40]).unwrap();
+
+    let mut b = open(&env, &id);
+    let listed = b.ok(json!({"action": "context_list"}));
+    let paths: Vec<&str> = listed["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, vec![path(2).as_str()]);
+    let chat = b.ok(json!({"action": "chat_get"}));
+    let removed: Vec<&Value> = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap())
+        .filter(|p| p["action"] == "UserRemoveFile")
+        .collect();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert_eq!(b.close().code(), Some(0));
+    assert_eq!(leftover(&dir), 0, "the dead writer's marker is cleared");
+}
+
+/// A new chat whose `chat.json` a power loss left empty before its first flush opens
+/// as an empty chat under the name the index kept.
+#[test]
+fn a_power_loss_before_a_new_chats_first_flush_opens_it_empty() {
+    let (env, _fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "chat_rename", "id": id, "name": "Kept name"}));
+    assert_eq!(b.close().code(), Some(0));
+    let dir = env.chat_dir(&id);
+    std::fs::write(dir.join(".unflushed-99999999"), b"").unwrap();
+    std::fs::write(dir.join("chat.json"), b"").unwrap();
+    let mut b = open(&env, &id);
+    let chat = b.ok(json!({"action": "chat_get"}));
+    assert_eq!(chat["name"], "Kept name");
+    assert_eq!(b.close().code(), Some(0));
+
+    // Without a marker the damage is reported, not papered over.
+    std::fs::write(dir.join("chat.json"), b"").unwrap();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    let r = b.request(json!({"action": "chat_select", "id": id}));
+    assert_eq!(r["type"], "error", "{r}");
+}

@@ -220,6 +220,12 @@ fn a_chat_is_held_by_one_process_at_a_time() {
     );
     let list = second.ok(json!({"action": "chat_list"}));
     assert_eq!(list["chats"][0]["locked"], true);
+    // A holder that leaves no hint in .bb7/locks/ (a reference BB-7 process) still
+    // shows as locked on a recent chat.
+    let hint = env.project.join(".bb7/locks").join(&id);
+    std::fs::remove_file(&hint).expect("the holder keeps a lock hint");
+    let list = second.ok(json!({"action": "chat_list"}));
+    assert_eq!(list["chats"][0]["locked"], true);
     let e = second.err(json!({"action": "chat_select", "id": id}));
     assert_eq!(e["code"], "locked");
     assert!(e["message"].as_str().unwrap().contains("locked"));

@@ -2,5 +2,6 @@
 
 pub mod fork;
 pub mod ids;
+mod list_cache;
 pub mod model;
 pub mod store;

@@ -9,12 +9,18 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ids;
+use crate::chat::list_cache::{self, ListStamps};
 use crate::chat::model::{CHAT_VERSION, Chat, Message};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
+use crate::project::durable::{self, Rank};
 use crate::project::fsutil::{self, write_json_atomic};
 use crate::project::lock;
 use crate::project::paths::{state_path, valid_chat_id};
+
+/// How many of the newest chats `list` probes for a lock even without a holder's hint
+/// (see [`ChatStore::list`]).
+const PROBED_WITHOUT_HINT: usize = 64;
 
 /// One store of chats: the project's `.bb7/` or the user's `~/.bb7/`.
 #[derive(Debug, Clone)]
@@ -167,7 +173,9 @@ impl ChatStore {
             )
         })?;
         bytes.push(b'\n');
-        fsutil::write_atomic(&path, &bytes)
+        // Flushed in the background after any snapshot it names (Durability 8).
+        let dir = self.chat_dir(&chat.id)?;
+        durable::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))
     }
 
     /// Creates a new chat with a fresh id and adds it to the index as the active chat.
@@ -252,7 +260,11 @@ impl ChatStore {
             return Ok(());
         }
         let path = state_path(&self.base, "chats/index.json")?;
-        write_json_atomic(&path, &index)?;
+        let mut bytes = serde_json::to_vec(&index)
+            .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the chat index: {e}")))?;
+        bytes.push(b'\n');
+        // A cache, flushed in the background after the chats it lists (Durability 8).
+        durable::write(&path, &bytes, Rank::Cache, &self.base, None)?;
         if let Some(stamp) = file_stamp(&path) {
             let mut cache = index_cache().lock().unwrap_or_else(|p| p.into_inner());
             cache.insert(path, (stamp, Arc::new(index)));
@@ -316,24 +328,71 @@ impl ChatStore {
     /// by scanning and still listed (the index is a cache).
     pub fn list(&self, include_archived: bool) -> Result<Vec<ChatSummary>> {
         let dir = self.chats_dir()?;
+        let stamps = ListStamps {
+            chats: file_stamp(&dir),
+            index: state_path(&self.base, "chats/index.json")
+                .ok()
+                .and_then(|p| file_stamp(&p)),
+            pins: state_path(&self.base, PINS_FILE)
+                .ok()
+                .and_then(|p| file_stamp(&p)),
+            archive: state_path(&self.base, ARCHIVE_FILE)
+                .ok()
+                .and_then(|p| file_stamp(&p)),
+        };
+        let key = (dir.clone(), include_archived);
+        let cached = list_cache::get(&key, &stamps);
+        let mut rows = match cached {
+            Some(rows) => rows,
+            None => {
+                let rows = self.scan(&dir, include_archived)?;
+                list_cache::put(key, stamps, &rows);
+                rows
+            }
+        };
+        // Only chats with a holder's hint, and the newest ones, are probed: one open per
+        // chat costs more than the rest of the listing at 20,000 chats. The newest are
+        // probed without a hint because a reference BB-7 process leaves none, and the
+        // chat it holds is almost always a recent one.
+        let may_be_locked = lock::hinted(&self.base);
+        let dir_handle = std::fs::File::open(&dir).ok();
+        for (i, row) in rows.iter_mut().enumerate() {
+            if i >= PROBED_WITHOUT_HINT && !may_be_locked.contains(&row.id) {
+                continue;
+            }
+            row.locked = match &dir_handle {
+                Some(d) => lock::holder_in(d, &row.id).is_some(),
+                None => lock::holder(&dir.join(&row.id)).is_some(),
+            };
+        }
+        Ok(rows)
+    }
+
+    /// The chats in `dir`, sorted as [`ChatStore::list`] gives them, none marked locked.
+    fn scan(&self, dir: &Path, include_archived: bool) -> Result<Vec<ChatSummary>> {
         let index = self.shared_index();
-        let known: HashMap<&str, &IndexEntry> =
-            index.chats.iter().map(|e| (e.id.as_str(), e)).collect();
+        // Position in the index: `created` has whole seconds, and within one second the
+        // index, which lists chats in the order they were made, tells which is newer.
+        let known: HashMap<&str, (usize, &IndexEntry)> = index
+            .chats
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.as_str(), (i, e)))
+            .collect();
         let pins = self.flags(PINS_FILE);
         let archived = self.flags(ARCHIVE_FILE);
-        let mut out = Vec::new();
-        let entries = match std::fs::read_dir(&dir) {
+        let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(Error::io("Cannot list chats", e)),
         };
-        let dir_handle = std::fs::File::open(&dir).ok();
+        let mut rows: Vec<(Option<usize>, ChatSummary)> = Vec::with_capacity(index.chats.len());
         for entry in entries.flatten() {
             let Ok(ft) = entry.file_type() else { continue };
             if !ft.is_dir() {
                 continue;
             }
-            let Some(id) = entry.file_name().to_str().map(str::to_owned) else {
+            let Ok(id) = entry.file_name().into_string() else {
                 continue;
             };
             if !valid_chat_id(&id) {
@@ -343,42 +402,33 @@ impl ChatStore {
             if is_archived && !include_archived {
                 continue;
             }
-            let (name, created) = match known.get(id.as_str()) {
-                Some(e) => (e.name.clone(), e.created.clone()),
+            let (position, name, created) = match known.get(id.as_str()) {
+                Some((i, e)) => (Some(*i), e.name.clone(), e.created.clone()),
                 None => match self.load(&id) {
-                    Ok(chat) => (chat.name, chat.created),
+                    Ok(chat) => (None, chat.name, chat.created),
                     Err(_) => continue,
                 },
             };
-            out.push(ChatSummary {
-                locked: match &dir_handle {
-                    Some(d) => lock::holder_in(d, &id).is_some(),
-                    None => lock::holder(&entry.path()).is_some(),
+            rows.push((
+                position,
+                ChatSummary {
+                    locked: false,
+                    pinned: pins.contains(&id),
+                    archived: is_archived,
+                    id,
+                    name,
+                    created,
                 },
-                pinned: pins.contains(&id),
-                archived: is_archived,
-                id,
-                name,
-                created,
-            });
+            ));
         }
-        // `created` has whole seconds; within one second the index, which lists chats
-        // in the order they were made, tells which is newer.
-        let order: HashMap<&str, usize> = index
-            .chats
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.id.as_str(), i))
-            .collect();
-        let position = |c: &ChatSummary| order.get(c.id.as_str()).copied();
-        out.sort_by(|a, b| {
+        rows.sort_unstable_by(|(pa, a), (pb, b)| {
             b.pinned
                 .cmp(&a.pinned)
                 .then_with(|| b.created.cmp(&a.created))
-                .then_with(|| position(b).cmp(&position(a)))
+                .then_with(|| pb.cmp(pa))
                 .then_with(|| a.id.cmp(&b.id))
         });
-        Ok(out)
+        Ok(rows.into_iter().map(|(_, c)| c).collect())
     }
 
     /// Searches chat names and messages, case-insensitively. A chat whose name
@@ -534,7 +584,7 @@ impl ChatStore {
 }
 
 /// Size, mtime and inode of a file: what tells a cached parse is still current.
-type Stamp = (u64, i64, i64, u64);
+pub(crate) type Stamp = (u64, i64, i64, u64);
 
 fn file_stamp(path: &Path) -> Option<Stamp> {
     use std::os::unix::fs::MetadataExt;

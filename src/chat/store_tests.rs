@@ -145,3 +145,51 @@ fn a_new_chat_is_locked_before_the_index_names_it() {
     drop(held);
     assert!(lock::ChatLock::acquire(&s.chat_dir(&chat.id).unwrap()).is_ok());
 }
+
+/// Sets the mtime of every file the listing is built from to a minute ago, so the
+/// next listing is kept (a fresh stamp is too recent to trust).
+fn age(s: &ChatStore) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let chats = s.chats_dir().unwrap();
+    for p in [
+        chats.clone(),
+        chats.join("index.json"),
+        s.base().join(PINS_FILE),
+        s.base().join(ARCHIVE_FILE),
+    ] {
+        if let Ok(f) = std::fs::File::open(&p) {
+            f.set_modified(old).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_kept_listing_follows_new_chats_renames_pins_archive_and_locks() {
+    let (_tmp, s) = store();
+    let a = s.create(Some("a"), "m").unwrap();
+    age(&s);
+    assert_eq!(s.list(false).unwrap().len(), 1);
+    // Served from the kept listing now; every change below must still show.
+    assert_eq!(s.list(false).unwrap().len(), 1);
+    let (b, held) = s.create_locked(Some("b"), "m").unwrap();
+    age(&s);
+    let listed = s.list(false).unwrap();
+    assert_eq!(listed.len(), 2);
+    let mut chat = s.load(&a.id).unwrap();
+    s.rename(&mut chat, "renamed").unwrap();
+    age(&s);
+    let names: Vec<String> = s.list(false).unwrap().into_iter().map(|c| c.name).collect();
+    assert!(names.contains(&"renamed".to_owned()), "{names:?}");
+    s.set_pinned(&a.id, true).unwrap();
+    age(&s);
+    assert_eq!(s.list(false).unwrap()[0].id, a.id);
+    s.set_archived(&a.id, true).unwrap();
+    age(&s);
+    let ids: Vec<String> = s.list(false).unwrap().into_iter().map(|c| c.id).collect();
+    assert_eq!(ids, vec![b.id.clone()]);
+    // This process's own lock does not count as another holder's; a released one
+    // leaves no hint behind.
+    assert!(!s.list(false).unwrap()[0].locked);
+    drop(held);
+    assert!(lock::hinted(s.base()).is_empty());
+}

@@ -9,6 +9,7 @@ use crate::chat::model::{Chat, ContextFile, Message, Part};
 use crate::chat::store::ChatStore;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
+use crate::project::durable::{self, Rank};
 use crate::project::fsutil::{self, read_text, read_text_opt, to_lf, write_atomic};
 use crate::project::paths::Location;
 
@@ -97,7 +98,15 @@ impl<'a> ChatFiles<'a> {
     /// the background) so statuses need not read it back.
     pub fn write_snapshot(&self, cf: &ContextFile, content: &str) -> Result<()> {
         let path = self.snapshot_path(cf)?;
-        write_atomic(&path, content.as_bytes())?;
+        // Flushed in the background before the chat.json that names it (Durability 8).
+        let dir = self.store.chat_dir(self.id)?;
+        durable::write(
+            &path,
+            content.as_bytes(),
+            Rank::Referent,
+            self.store.base(),
+            Some(&dir),
+        )?;
         crate::filecache::record(self.store.base(), &path, content);
         Ok(())
     }

@@ -18,6 +18,8 @@ use crate::project::paths::state_path;
 pub struct ChatLock {
     file: File,
     path: PathBuf,
+    /// `{state}/locks/{id}`, present while the lock is held (see [`hinted`]).
+    hint: Option<PathBuf>,
 }
 
 impl ChatLock {
@@ -67,14 +69,24 @@ impl ChatLock {
             let _ = file.unlock();
             return Err(locked_error(Some(pid)));
         }
+        // Not flushed to disk: the PID matters only while this process runs, and after
+        // a power loss no holder is alive, so a lost or stale PID is taken over.
         file.set_len(0).map_err(|e| Error::io(doing(), e))?;
         file.seek(SeekFrom::Start(0))
             .and_then(|_| file.write_all(std::process::id().to_string().as_bytes()))
-            .and_then(|_| file.sync_data())
             .map_err(|e| Error::io(doing(), e))?;
+        let hint = hint_path(path);
+        if let Some(h) = &hint {
+            // Best effort: without the hint only `chat_list`'s `locked` flag misses it.
+            let _ = h
+                .parent()
+                .map(std::fs::create_dir_all)
+                .map(|_| std::fs::write(h, b""));
+        }
         Ok(Some(ChatLock {
             file,
             path: path.to_path_buf(),
+            hint,
         }))
     }
 
@@ -90,6 +102,9 @@ impl Drop for ChatLock {
     fn drop(&mut self) {
         if same_file(&self.file, &self.path) {
             let _ = std::fs::remove_file(&self.path);
+            if let Some(h) = &self.hint {
+                let _ = std::fs::remove_file(h);
+            }
         }
         let _ = self.file.set_len(0);
         let _ = self.file.unlock();
@@ -143,6 +158,37 @@ pub fn holder_in(chats: &File, id: &str) -> Option<u32> {
     let mut file = unsafe { File::from_raw_fd(fd) };
     let pid = read_pid(&mut file)?;
     (pid != std::process::id() && process_alive(pid)).then_some(pid)
+}
+
+/// Where a holder of the lock file `lock` (`{state}/chats/{id}/lock`) leaves its hint:
+/// `{state}/locks/{id}`. `None` when the path has another shape or the directory is a
+/// planted symlink.
+fn hint_path(lock: &Path) -> Option<PathBuf> {
+    let chat_dir = lock.parent()?;
+    let id = chat_dir.file_name()?.to_str()?;
+    let chats = chat_dir.parent()?;
+    if chats.file_name()? != "chats" {
+        return None;
+    }
+    state_path(chats.parent()?, &format!("locks/{id}")).ok()
+}
+
+/// Ids of the chats in state directory `state` that a bb7 process may hold: every
+/// holder leaves an empty file `{state}/locks/{id}` while it holds the lock, so one
+/// directory read tells which chats `chat_list` must probe with [`holder_in`] instead
+/// of probing thousands. A hint outlives a killed holder and only costs a probe; a chat
+/// held by a reference BB-7, which leaves no hint, is not reported.
+pub fn hinted(state: &Path) -> std::collections::HashSet<String> {
+    let Ok(dir) = state_path(state, "locks") else {
+        return Default::default();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Default::default();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect()
 }
 
 fn locked_error(pid: Option<u32>) -> Error {

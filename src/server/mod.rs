@@ -233,6 +233,9 @@ where
             _ => break,
         }
     }
+    // Deferred state writes reach the disk before the chat locks are let go
+    // (docs/ARCHITECTURE.md, "Durability" 8).
+    crate::project::durable::flush_now();
     drop(session);
     drop(ctx);
     drop(outbox);
