@@ -39,6 +39,9 @@ pub struct Config {
     /// First retry delay in milliseconds for 429/5xx before any content (default
     /// 1000, doubled per retry; `Retry-After` wins when sent).
     pub retry_backoff_ms: Option<u64>,
+    /// Flush bb7's own state (chats, snapshots, index) before each reply instead of in
+    /// the background (docs/ARCHITECTURE.md, Durability 8). Default false.
+    pub sync_writes: bool,
 }
 
 impl std::fmt::Debug for Config {

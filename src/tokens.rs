@@ -7,8 +7,10 @@
 //! table of ranks) instead of the `tiktoken-rs` tokenizer (about 25 MB with its
 //! decoder, sorted token list and 128 copies of its pre-split regex), which is built
 //! once to read the ranks out and then dropped. The split and the merges follow
-//! `tiktoken`'s byte-pair encoding, so the counts are the same
-//! (`counts_match_tiktoken` below).
+//! `tiktoken`'s byte-pair encoding, so the counts are the same (`counts_match_tiktoken`
+//! below), except for a single pre-split piece over 4 KiB (a run of letters or CJK
+//! text without spaces), which is merged in 4 KiB slices and may count a few tokens
+//! more per slice boundary.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};

@@ -210,3 +210,28 @@ fn a_power_loss_before_a_new_chats_first_flush_opens_it_empty() {
     let r = b.request(json!({"action": "chat_select", "id": id}));
     assert_eq!(r["type"], "error", "{r}");
 }
+
+#[test]
+fn with_sync_writes_a_reply_comes_after_the_flush_and_leaves_no_marker() {
+    let markers = |sync: bool| {
+        let (env, _fake) = fake_env(json!({"sync_writes": sync}));
+        env.write("a.txt", "one\n");
+        let (mut b, id) = env.with_chat();
+        b.ok(json!({"action": "context_add", "path": "a.txt", "content": "one\n"}));
+        // Read at once, while the process still runs: a deferred flush has not
+        // happened yet (it waits for 30 ms without writes).
+        let n = std::fs::read_dir(env.chat_dir(&id))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".unflushed-"))
+            .count();
+        b.kill();
+        n
+    };
+    assert_eq!(markers(true), 0, "sync_writes flushes before the reply");
+    assert_eq!(
+        markers(false),
+        1,
+        "by default the flush comes after the reply"
+    );
+}

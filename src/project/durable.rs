@@ -72,6 +72,19 @@ struct State {
     last_write: Option<Instant>,
     /// When the oldest write still pending was made.
     oldest: Option<Instant>,
+    /// Every write is flushed before its rename (config `sync_writes`).
+    synchronous: bool,
+}
+
+/// With `on`, every later [`write`] flushes its file before the rename and returns only
+/// then, as the user's files are written: for file systems that may leave a file
+/// renamed over an older one empty after a power loss (ext4 with `noauto_da_alloc`,
+/// XFS), at the cost of an fsync per write. Writes already queued are flushed first.
+pub fn set_synchronous(on: bool) {
+    if on {
+        flush_now();
+    }
+    lock_state().synchronous = on;
 }
 
 /// A burst is flushed once no write came for this long: a flush forces a journal commit
@@ -102,7 +115,8 @@ fn own_marker(chat_dir: &Path) -> PathBuf {
 /// an existing target's permissions are kept.
 ///
 /// Falls back to a synchronous flush when the marker cannot be written or no thread can
-/// be started. Errors: the file cannot be written.
+/// be started, and writes like [`super::fsutil::write_atomic`] (flushed before the
+/// rename) after [`set_synchronous`]. Errors: the file cannot be written.
 pub fn write(
     path: &Path,
     bytes: &[u8],
@@ -111,6 +125,10 @@ pub fn write(
     chat: Option<&Path>,
 ) -> Result<()> {
     let mut st = lock_state();
+    if st.synchronous {
+        drop(st);
+        return super::fsutil::write_atomic(path, bytes);
+    }
     if let Some(dir) = chat
         && !st.marked.contains(dir)
     {
@@ -222,11 +240,31 @@ pub fn flush_now() {
 /// markers of chats that have nothing left to flush. Returns with the lock held.
 fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     let (_, cv) = shared();
-    let mut burst = std::mem::take(&mut st.pending);
+    let burst = std::mem::take(&mut st.pending);
     st.oldest = None;
     st.busy = true;
     drop(st);
 
+    // A panic while flushing must not leave `busy` set, which would hang every later
+    // flush (and exit): the markers of an unfinished burst stay, so the next open
+    // checks those chats.
+    let chats = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flush_burst(burst)))
+        .unwrap_or_default();
+
+    let mut st = lock_state();
+    for dir in chats {
+        if !st.pending.iter().any(|p| p.chat.as_ref() == Some(&dir)) {
+            let _ = std::fs::remove_file(own_marker(&dir));
+            st.marked.remove(&dir);
+        }
+    }
+    st.busy = false;
+    cv.notify_all();
+    st
+}
+
+/// Flushes one burst in the durability order; returns the chat directories it covered.
+fn flush_burst(mut burst: Vec<Pending>) -> HashSet<PathBuf> {
     burst.sort_by_key(|p| p.rank);
     let mut seen = HashSet::new();
     burst.retain(|p| seen.insert(p.path.clone()));
@@ -269,17 +307,7 @@ fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     for (_, d) in &dirs {
         super::fsutil::sync_dir(d);
     }
-
-    let mut st = lock_state();
-    for dir in chats {
-        if !st.pending.iter().any(|p| p.chat.as_ref() == Some(&dir)) {
-            let _ = std::fs::remove_file(own_marker(&dir));
-            st.marked.remove(&dir);
-        }
-    }
-    st.busy = false;
-    cv.notify_all();
-    st
+    chats
 }
 
 /// Lowers the calling thread's CPU priority (nice 10), so background work (flushing,
@@ -309,8 +337,11 @@ fn start_writeback(file: &std::fs::File) {
 }
 
 /// Markers in `chat_dir` left by processes other than this one: their writes may not
-/// have reached the disk before they ended. Each with the PID it names.
+/// have reached the disk before they ended. Each with the PID it names. A marker with
+/// this process's PID that this process did not make is foreign too (a PID reused
+/// after a power loss).
 pub fn foreign_markers(chat_dir: &Path) -> Vec<(PathBuf, u32)> {
+    let ours = lock_state().marked.contains(chat_dir);
     let Ok(entries) = std::fs::read_dir(chat_dir) else {
         return Vec::new();
     };
@@ -319,7 +350,7 @@ pub fn foreign_markers(chat_dir: &Path) -> Vec<(PathBuf, u32)> {
         .filter_map(|e| {
             let name = e.file_name();
             let pid: u32 = name.to_str()?.strip_prefix(MARKER_PREFIX)?.parse().ok()?;
-            (pid != std::process::id()).then(|| (e.path(), pid))
+            (pid != std::process::id() || !ours).then(|| (e.path(), pid))
         })
         .collect()
 }
@@ -329,7 +360,8 @@ pub fn foreign_markers(chat_dir: &Path) -> Vec<(PathBuf, u32)> {
 pub fn clear_dead_markers(markers: &[(PathBuf, u32)]) {
     flush_now();
     for (path, pid) in markers {
-        if !process_alive(*pid) {
+        // A foreign marker with our own PID was left by an earlier holder of that PID.
+        if *pid == std::process::id() || !process_alive(*pid) {
             let _ = std::fs::remove_file(path);
         }
     }

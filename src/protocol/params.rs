@@ -187,6 +187,22 @@ pub struct SaveChatSettings {
     pub tools: Option<String>,
 }
 
+/// An object's string values; other values (a `null` reason) are left out rather than
+/// failing the request, as the reasons are only notes for the model.
+fn text_values<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, D::Error> {
+    let map = Option::<serde_json::Map<String, serde_json::Value>>::deserialize(d)?;
+    Ok(map.map(|m| {
+        m.into_iter()
+            .filter_map(|(k, v)| match v {
+                serde_json::Value::String(s) => Some((k, s)),
+                _ => None,
+            })
+            .collect()
+    }))
+}
+
 /// Tells an absent field (`None`, via `default`) from a `null` one (`Some(None)`).
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
@@ -318,6 +334,7 @@ pub struct ReviewApply {
     pub expected_disk_hash: Option<Option<String>>,
     /// Why, per hunk id; kept with the decision for the model.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "text_values")]
     pub reasons: Option<std::collections::BTreeMap<String, String>>,
 }
 
@@ -477,6 +494,13 @@ mod tests {
         assert_eq!(p.accept, HunkSelection::All);
         assert_eq!(p.reject, HunkSelection::Ids(vec!["h1".into()]));
         assert_eq!(p.expected_disk_hash, Some(None));
+        let p: ReviewApply =
+            parse(r#"{"path":"a","expected_disk_hash":"x","reasons":{"h1":"why","h2":null}}"#)
+                .unwrap();
+        assert_eq!(
+            p.reasons.unwrap().into_iter().collect::<Vec<_>>(),
+            [("h1".to_owned(), "why".to_owned())]
+        );
         let p: Cancel = parse(r#"{"target_request_id":42}"#).unwrap();
         assert_eq!(p.target_request_id.0, "42");
         let p: SaveChatSettings = parse(r#"{"reasoning_effort":null}"#).unwrap();

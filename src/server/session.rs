@@ -99,6 +99,7 @@ impl Session {
             Some(Err(e)) => (Config::default(), Some(e.message)),
             None => (Config::default(), None),
         };
+        crate::project::durable::set_synchronous(config.sync_writes);
         Session {
             dirs,
             config,

@@ -121,6 +121,8 @@ impl Session {
             // Taking the lock proves no other process drives the chat.
             let _lock = ChatLock::acquire(&store.chat_dir(id)?)?;
         }
+        // Nothing queued for the flush may name a directory about to go (Durability 8).
+        crate::project::durable::flush_now();
         store.delete(id)?;
         Ok(ok())
     }
@@ -185,6 +187,9 @@ impl Session {
         }
         let dst = to.chat_dir(&id)?;
         std::fs::create_dir_all(to.chats_dir()?).map_err(|e| Error::io("Cannot move chat", e))?;
+        // Writes queued for the background flush name the old paths: flush them first,
+        // so the moved copy is complete on disk (Durability 8).
+        crate::project::durable::flush_now();
         move_dir(&src, &dst)?;
         drop(lock);
         let mut chat = to.load(&id)?;
@@ -280,7 +285,8 @@ impl Session {
     }
 }
 
-/// Moves a chat directory; across file systems it is copied, then removed.
+/// Moves a chat directory; across file systems it is copied (and the copy flushed),
+/// then removed.
 pub(super) fn move_dir(src: &Path, dst: &Path) -> Result<()> {
     if std::fs::rename(src, dst).is_ok() {
         return Ok(());
@@ -301,7 +307,12 @@ pub(super) fn copy_dir(src: &Path, dst: &Path) -> Result<()> {
             copy_dir(&entry.path(), &to)?;
         } else if ft.is_file() {
             std::fs::copy(entry.path(), &to).map_err(|e| Error::io("Cannot copy chat", e))?;
+            // The source is removed next: the copy must be on disk first.
+            std::fs::File::open(&to)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io("Cannot copy chat", e))?;
         }
     }
+    crate::project::fsutil::sync_dir(dst);
     Ok(())
 }
