@@ -5,9 +5,10 @@
 //! Every figure is printed next to a `ping` round trip measured in the same process, as
 //! a ratio, so runs on different machines compare. Numbers are printed, never asserted.
 //! Run with `cargo bench --bench speed` (add `-- quick` to skip the 2,000-file and
-//! 20,000-chat rows). State goes to the system temp directory, or to `BB7_BENCH_DIR`;
-//! the table is also run on `/dev/shm` (a tmpfs) when that is another directory, and
-//! both columns are printed with the directory each ran in: on a disk the figures
+//! 20,000-chat rows, or `-- chats` for only the chat-count growth up to 20,000). State
+//! goes to the system temp directory, or to `BB7_BENCH_DIR`; the table is also run on
+//! `/dev/shm` (a tmpfs) when that is another directory, and both columns are printed
+//! with the directory each ran in: on a disk the figures
 //! include what flushing costs while requests run (bb7 flushes its own state in the
 //! background, docs/ARCHITECTURE.md "Durability" 8), on a tmpfs only bb7's own cost.
 
@@ -375,6 +376,10 @@ fn main() {
     let (url, first_bytes) = start_endpoint();
 
     let primary = primary_dir();
+    if std::env::args().any(|a| a == "chats") {
+        chat_growth(&[200, 2000, 20000], None, &url, &primary);
+        return;
+    }
     let main = context_workload(200, &url, &first_bytes, &primary);
     let chats = chat_workload(2000, 50, &url, &primary);
     // The same table on a tmpfs, beside it, when the primary directory is elsewhere.
@@ -489,26 +494,34 @@ fn main() {
         );
     }
 
-    println!(
-        "\nGrowth with chat count (10 messages per chat beyond the table's 2,000 x 50), state in {}",
-        primary.display()
-    );
     let counts: &[usize] = if quick {
         &[200, 2000]
     } else {
         &[200, 2000, 20000]
     };
+    chat_growth(counts, Some(&chats), &url, &primary);
+}
+
+/// Prints the chat-count growth table; `table` is the 2,000-chat workload already run
+/// for the main table, when there is one.
+fn chat_growth(counts: &[usize], table: Option<&ChatFigures>, url: &str, primary: &Path) {
+    println!(
+        "\nGrowth with chat count (10 messages per chat beyond the table's 2,000 x 50), state in {}",
+        primary.display()
+    );
     println!(
         "  {:>6} {:>9} {:>22} {:>22} {:>22} {:>22}",
         "chats", "messages", "chat_list", "search (hit)", "search (miss)", "init -> chat_new"
     );
     for &n in counts {
-        let f = if n == 2000 {
-            None
-        } else {
-            Some(chat_workload(n, 10, &url, &primary))
+        let own;
+        let f = match table {
+            Some(t) if n == 2000 => t,
+            _ => {
+                own = chat_workload(n, 10, url, primary);
+                &own
+            }
         };
-        let f = f.as_ref().unwrap_or(&chats);
         let cell = |d: Duration| {
             format!(
                 "{:>8.3} ms {:>7.1}x",
