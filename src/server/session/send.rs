@@ -484,20 +484,39 @@ pub(super) fn prompt_files(
     // context file.
     let outputs = files.list_outputs()?;
     let has_output: std::collections::HashSet<&str> = outputs.iter().map(String::as_str).collect();
-    for cf in &chat.context_files {
+    let writable_of =
+        |cf: &crate::chat::model::ContextFile| !cf.readonly && !cf.external && !cf.is_section();
+    let read = |cf: &crate::chat::model::ContextFile| -> Result<(String, Option<String>)> {
+        let snap = files.read_snapshot(cf)?;
+        let output = if writable_of(cf) && has_output.contains(cf.path.as_str()) {
+            files.read_output(&cf.path)?
+        } else {
+            None
+        };
+        Ok((snap, output))
+    };
+    // Two threads read the context: with hundreds of files the reads (open, read,
+    // UTF-8 check) are most of the time before the request can go out.
+    let half = chat.context_files.len().div_ceil(2);
+    let (front, back) = chat.context_files.split_at(half);
+    let texts: Vec<Result<(String, Option<String>)>> = std::thread::scope(|scope| {
+        let other = scope.spawn(|| back.iter().map(read).collect::<Vec<_>>());
+        let mut texts: Vec<_> = front.iter().map(read).collect();
+        match other.join() {
+            Ok(rest) => texts.extend(rest),
+            Err(_) => texts.extend(back.iter().map(read)),
+        }
+        texts
+    });
+    for (cf, text) in chat.context_files.iter().zip(texts) {
         snapshot.push(SnapshotRef {
             path: cf.path.clone(),
             file_id: cf.version.clone(),
             start_line: cf.start_line,
             end_line: cf.end_line,
         });
-        let snap = files.read_snapshot(cf)?;
-        let writable = !cf.readonly && !cf.external && !cf.is_section();
-        let output = if writable && has_output.contains(cf.path.as_str()) {
-            files.read_output(&cf.path)?
-        } else {
-            None
-        };
+        let (snap, output) = text?;
+        let writable = writable_of(cf);
         let (content, file_id, pending) = match output {
             Some(o) if o != snap => {
                 let id = ids::file_version(&cf.path, &o);
