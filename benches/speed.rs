@@ -476,13 +476,7 @@ fn main() {
         "files", "statuses warm", "statuses lean", "add per call", "first request byte", "peak MB"
     );
     for f in figures.iter().map(|f| f.as_ref().unwrap_or(&main)) {
-        let cell = |d: Duration| {
-            format!(
-                "{:>8.3} ms {:>7.1}x",
-                d.as_secs_f64() * 1e3,
-                d.as_secs_f64() / f.ping.as_secs_f64()
-            )
-        };
+        let cell = |d| growth_cell(d, f.ping);
         println!(
             "  {:>6} {:>24} {:>24} {:>24} {:>22} {:>9.1}",
             f.files,
@@ -500,6 +494,15 @@ fn main() {
         &[200, 2000, 20000]
     };
     chat_growth(counts, Some(&chats), &url, &primary);
+}
+
+/// A growth-table cell: milliseconds and the ratio to `ping`.
+fn growth_cell(d: Duration, ping: Duration) -> String {
+    format!(
+        "{:>8.3} ms {:>7.1}x",
+        d.as_secs_f64() * 1e3,
+        d.as_secs_f64() / ping.as_secs_f64()
+    )
 }
 
 /// Prints the chat-count growth table; `table` is the 2,000-chat workload already run
@@ -522,13 +525,7 @@ fn chat_growth(counts: &[usize], table: Option<&ChatFigures>, url: &str, primary
                 &own
             }
         };
-        let cell = |d: Duration| {
-            format!(
-                "{:>8.3} ms {:>7.1}x",
-                d.as_secs_f64() * 1e3,
-                d.as_secs_f64() / f.ping.as_secs_f64()
-            )
-        };
+        let cell = |d| growth_cell(d, f.ping);
         println!(
             "  {:>6} {:>9} {:>22} {:>22} {:>22} {:>22}",
             f.chats,

@@ -23,12 +23,11 @@
 //! exits (shutdown, end of input, SIGTERM), so a clean exit leaves nothing unflushed.
 
 use std::collections::{BTreeSet, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Name prefix of the marker a writing process leaves in a chat's directory.
 pub const MARKER_PREFIX: &str = ".unflushed-";
@@ -147,7 +146,7 @@ pub fn write(
     }
     // The lock is held across the rename so the thread cannot drop the marker between
     // the check above and the write it covers.
-    let new_dirs = replace(path, bytes)?;
+    let new_dirs = super::fsutil::replace_file(path, bytes, false)?;
     st.pending.push(Pending {
         path: path.to_path_buf(),
         rank,
@@ -166,27 +165,6 @@ pub fn write(
         flush_now();
         Ok(())
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`,
-/// without flushing. Returns whether the file's directory had to be created.
-fn replace(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let doing = || format!("Cannot write file {}", path.display());
-    let parent = path.parent().ok_or_else(|| Error::invalid(doing()))?;
-    let new_dirs = !parent.is_dir();
-    if new_dirs {
-        std::fs::create_dir_all(parent).map_err(|e| Error::io(doing(), e))?;
-    }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".bb7-tmp-")
-        .tempfile_in(parent)
-        .map_err(|e| Error::io(doing(), e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(doing(), e))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = tmp.as_file().set_permissions(meta.permissions());
-    }
-    tmp.persist(path).map_err(|e| Error::io(doing(), e.error))?;
-    Ok(new_dirs)
 }
 
 fn start_thread() -> bool {
@@ -361,28 +339,10 @@ pub fn clear_dead_markers(markers: &[(PathBuf, u32)]) {
     flush_now();
     for (path, pid) in markers {
         // A foreign marker with our own PID was left by an earlier holder of that PID.
-        if *pid == std::process::id() || !process_alive(*pid) {
+        if *pid == std::process::id() || !super::lock::process_alive(*pid) {
             let _ = std::fs::remove_file(path);
         }
     }
-}
-
-#[cfg(unix)]
-fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 only checks for existence and permission.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-#[cfg(not(unix))]
-fn process_alive(_pid: u32) -> bool {
-    true
 }
 
 #[cfg(test)]

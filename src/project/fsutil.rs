@@ -13,11 +13,24 @@ use crate::error::{Error, Result};
 /// survives a power loss (docs/ARCHITECTURE.md, "Durability"). Parent directories are
 /// created. When the target exists its permissions are kept.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace_file(path, bytes, true)?;
+    if let Some(parent) = path.parent() {
+        sync_dir(parent);
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`, keeping
+/// an existing target's permissions; with `flush` the temporary file is fsynced before
+/// the rename (the directory is not). Creates missing parent directories and returns
+/// whether it had to. Errors (`io`): the file cannot be written or renamed.
+pub(crate) fn replace_file(path: &Path, bytes: &[u8], flush: bool) -> Result<bool> {
     let doing = || format!("Cannot write file {}", path.display());
-    let parent = path
-        .parent()
-        .ok_or_else(|| Error::invalid(format!("Cannot write file {}", path.display())))?;
-    std::fs::create_dir_all(parent).map_err(|e| Error::io(doing(), e))?;
+    let parent = path.parent().ok_or_else(|| Error::invalid(doing()))?;
+    let new_dirs = !parent.is_dir();
+    if new_dirs {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(doing(), e))?;
+    }
     let mut tmp = tempfile::Builder::new()
         .prefix(".bb7-tmp-")
         .tempfile_in(parent)
@@ -26,12 +39,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = tmp.as_file().set_permissions(meta.permissions());
     }
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(doing(), e))?;
+    if flush {
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(doing(), e))?;
+    }
     tmp.persist(path).map_err(|e| Error::io(doing(), e.error))?;
-    sync_dir(parent);
-    Ok(())
+    Ok(new_dirs)
 }
 
 /// Flushes a directory's entries (a rename or a new file in it) to disk. Best effort:
