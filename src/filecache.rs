@@ -23,7 +23,7 @@ use std::sync::{Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::project::fsutil::to_lf;
+use crate::text::to_lf;
 
 /// Where the cache lives inside a state directory.
 const CACHE_FILE: &str = "cache/files.json";
@@ -303,7 +303,7 @@ pub fn section_facts(
         return Ok(None);
     };
     let text = to_lf(&text);
-    let Ok(section) = crate::context::section_text(&text, start, end) else {
+    let Ok(section) = crate::text::section_text(&text, start, end) else {
         return Ok(None);
     };
     let facts = Facts::of(&section);

@@ -9,8 +9,9 @@
 
 use std::fmt;
 
-use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
-use crate::review::hunks::{Edit, apply_edits, edits, lines};
+use crate::diff::{Edit, apply_edits, edits};
+use crate::text::{final_newline, set_final_newline, with_nl};
+use crate::text::{to_lf, uses_crlf, with_line_endings};
 
 /// Lines of the disk file that the model's change overlaps, 1-based and inclusive.
 /// An empty range (`end_line < start_line`) marks a point between lines.
@@ -152,47 +153,6 @@ fn ranges_in_ours(base: &str, ours: &str, which: &[usize]) -> Vec<LineRange> {
         shift += e.lines.len() as isize - (e.end - e.start) as isize;
     }
     out
-}
-
-/// Whether the merged file ends with a newline: as the disk file does, unless the
-/// model changed the end (its output and the snapshot differ there).
-pub fn final_newline(base: Option<&str>, theirs: &str, ours: Option<&str>) -> bool {
-    match (base, ours) {
-        (Some(b), _) if ends_nl(b) != ends_nl(theirs) => ends_nl(theirs),
-        (_, Some(o)) if !o.is_empty() => ends_nl(o),
-        _ => ends_nl(theirs),
-    }
-}
-
-fn ends_nl(t: &str) -> bool {
-    t.ends_with('\n')
-}
-
-/// `t` with a final newline (an empty text stays empty), so that a missing final
-/// newline is not seen as a change of the last line.
-pub fn with_nl(t: &str) -> String {
-    if t.is_empty() || t.ends_with('\n') {
-        t.to_owned()
-    } else {
-        format!("{t}\n")
-    }
-}
-
-/// `t` with its final newline added or removed.
-pub fn set_final_newline(mut t: String, on: bool) -> String {
-    if on {
-        if !t.is_empty() && !t.ends_with('\n') {
-            t.push('\n');
-        }
-    } else if t.ends_with('\n') {
-        t.pop();
-    }
-    t
-}
-
-/// Number of lines of `text` (a last line without newline counts).
-pub fn line_count(text: &str) -> usize {
-    lines(text).len()
 }
 
 #[cfg(test)]

@@ -11,10 +11,11 @@ use serde::Serialize;
 use crate::chat::ids;
 use crate::chat::model::{Chat, ContextFile, Message, Part, SnapshotRef};
 use crate::chat::store::ChatStore;
-use crate::context::{self, ChatFiles};
+use crate::context::ChatFiles;
 use crate::error::{Error, Result};
-use crate::project::fsutil::{read_text, to_lf};
+use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate};
+use crate::text::to_lf;
 
 /// A file of the message's context that differs from what the model saw then:
 /// `{"path","issue":"modified"|"deleted","original_version"}`.
@@ -178,7 +179,7 @@ pub fn restore_context(
         };
         let section = r.start_line.zip(r.end_line);
         let text = match section {
-            Some((s, e)) => match context::section_text(&disk, s, e) {
+            Some((s, e)) => match crate::text::section_text(&disk, s, e) {
                 Ok(t) => t,
                 Err(_) => {
                     warnings.push(warn(r, "deleted"));

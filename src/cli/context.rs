@@ -2,11 +2,11 @@
 
 use super::wire::{Ack, Applied, ContextList, FileStatuses};
 use super::{Failure, Res, Session};
+use crate::diff::unified_diff;
 use crate::error::ErrorCode;
 use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
-use crate::review::hunks::unified_diff;
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
 /// context gets a fresh snapshot instead of an error.

@@ -10,8 +10,9 @@ use crate::chat::store::ChatStore;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::durable::{self, Rank};
-use crate::project::fsutil::{self, read_text, read_text_opt, to_lf, write_atomic};
+use crate::project::fsutil::{self, read_text, read_text_opt, write_atomic};
 use crate::project::paths::Location;
+use crate::text::{section_text, to_lf};
 
 /// Message for adding a file that is already in context, in the reference's words:
 /// its plugin makes a repeated add a no-op when the message contains `already exists`.
@@ -264,13 +265,6 @@ pub fn event_for(action: &str, cf: &ContextFile) -> Part {
     }
 }
 
-/// Whether two texts are the same file content once a missing final newline is
-/// normalised: the reference plugin sends buffers joined with `\n`, without the
-/// file's last newline, so `"a\n"` and `"a"` are the same file.
-pub fn same_text(a: &str, b: &str) -> bool {
-    a.strip_suffix('\n').unwrap_or(a) == b.strip_suffix('\n').unwrap_or(b)
-}
-
 /// Index of the whole-file entry for `path`, if in context.
 pub fn find_file(chat: &Chat, path: &str) -> Option<usize> {
     chat.context_files
@@ -346,28 +340,6 @@ pub fn add_section(
     push_event(chat, event_for("UserAddSection", &cf));
     chat.context_files.push(cf);
     Ok(())
-}
-
-/// The text of lines `start..=end` (1-based). `content` is either exactly the
-/// section (`end - start + 1` lines) or a whole file that has line `end`.
-/// Errors: a range the content cannot cover.
-pub fn section_text(content: &str, start: u64, end: u64) -> Result<String> {
-    // Line numbers also come from chat.json, which a cloned repository may carry.
-    if start == 0 || end < start {
-        return Err(Error::invalid(format!("Invalid line range {start}-{end}")));
-    }
-    let want = (end - start + 1) as usize;
-    let lines: Vec<&str> = content.split_inclusive('\n').collect();
-    if lines.len() == want {
-        return Ok(content.to_owned());
-    }
-    if (end as usize) > lines.len() {
-        return Err(Error::invalid(format!(
-            "Invalid line range {start}-{end}: the content has {} lines",
-            lines.len()
-        )));
-    }
-    Ok(lines[(start - 1) as usize..end as usize].concat())
 }
 
 /// Re-snapshots a whole file (`context_update`, `sync_context`): `UserWriteFile`.
@@ -454,28 +426,4 @@ pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: boo
     let cf = chat.context_files[i].clone();
     push_event(chat, event_for("UserSetReadOnly", &cf));
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::section_text;
-
-    #[test]
-    fn section_ranges_are_checked() {
-        assert_eq!(section_text("a\nb\nc\n", 2, 3).unwrap(), "b\nc\n");
-        assert_eq!(section_text("b\n", 2, 2).unwrap(), "b\n");
-        assert!(section_text("a\n", 0, 1).is_err());
-        assert!(section_text("a\n", 3, 2).is_err());
-        assert!(section_text("a\nb\n", 5, 9).is_err());
-    }
-
-    #[test]
-    fn a_missing_final_newline_is_the_same_text() {
-        use super::same_text;
-        assert!(same_text("a\nb\n", "a\nb"));
-        assert!(same_text("a\nb", "a\nb\n"));
-        assert!(same_text("", ""));
-        assert!(!same_text("a\nb\n\n", "a\nb"));
-        assert!(!same_text("a\nb", "a\nc"));
-    }
 }

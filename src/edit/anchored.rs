@@ -1,8 +1,8 @@
 //! The `anchored` schema: a region from unique start lines through the first end lines
 //! after them, replaced by the given lines.
 
-use super::apply::{Norm, Region, render};
-use super::matching::{EditError, not_found, splice, windows};
+use super::error::{EditError, not_found};
+use super::replay::{Norm, Region, render, splice, windows};
 use super::text::Doc;
 
 /// Replaces the region from the lines `start` through the first following lines equal

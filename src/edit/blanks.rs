@@ -7,9 +7,10 @@
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-use super::apply::{Norm, Region, render};
-use super::matching::{EditError, splice};
-use super::text::{Doc, model_lines};
+use super::error::EditError;
+use super::replay::{Norm, Region, render, splice};
+use super::text::Doc;
+use crate::text::model_lines;
 
 /// Applies `old` → `new` ignoring blank-line differences inside `old`; `Ok(None)` when
 /// the pass does not apply.

@@ -9,69 +9,10 @@
 //! several refuses the edit, and no looser pass runs after it. The region is then
 //! rewritten by [`super::apply::render`], which keeps every line the model kept.
 
-use similar::TextDiff;
-
-use super::apply::{Norm, OutLine, Region, render};
-use super::text::{Doc, model_lines};
-
-/// Why an edit could not be applied.
-#[derive(Debug, Clone, PartialEq)]
-pub enum EditError {
-    /// `old_string` was not found. `suggestions` are the closest lines of the file,
-    /// as `"<line>: <text>"`.
-    NotFound {
-        /// Lines in the file.
-        file_lines: usize,
-        /// Closest lines, best first.
-        suggestions: Vec<String>,
-    },
-    /// `old_string` occurs more than once; `match_lines` are the 1-based first lines of
-    /// each occurrence.
-    NotUnique {
-        /// Where each match starts.
-        match_lines: Vec<usize>,
-    },
-    /// The edit itself is malformed or cannot be placed safely.
-    Invalid(String),
-}
-
-impl EditError {
-    /// The message shown to the user and sent back to the model.
-    pub fn message(&self, path: &str) -> String {
-        match self {
-            EditError::NotFound {
-                file_lines,
-                suggestions,
-            } => {
-                let mut m =
-                    format!("old_string not found in {path}. File contains {file_lines} lines.");
-                if !suggestions.is_empty() {
-                    m.push_str(&format!(" Did you mean: {}?", suggestions.join(" | ")));
-                }
-                m
-            }
-            EditError::NotUnique { match_lines } => format!(
-                "Found {} matches for old_string. Use replace_all=true or provide more context. Matches at lines: {}",
-                match_lines.len(),
-                match_lines
-                    .iter()
-                    .map(usize::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            EditError::Invalid(m) => m.clone(),
-        }
-    }
-
-    /// The machine-readable code of this error.
-    pub fn code(&self) -> super::CallCode {
-        match self {
-            EditError::NotFound { .. } => super::CallCode::NotFound,
-            EditError::NotUnique { .. } => super::CallCode::NotUnique,
-            EditError::Invalid(_) => super::CallCode::InvalidEdit,
-        }
-    }
-}
+use super::error::{EditError, not_found};
+use super::replay::{Norm, Region, render, splice, windows};
+use super::text::Doc;
+use crate::text::model_lines;
 
 type Found = Result<Option<String>, EditError>;
 
@@ -389,27 +330,6 @@ fn line_starts(text: &str) -> Vec<usize> {
     v
 }
 
-/// Start indexes of the non-overlapping windows of `doc` equal to `old` under `norm`.
-pub(crate) fn windows(doc: &Doc, old: &[String], norm: Norm) -> Vec<usize> {
-    let k = old.len();
-    if k == 0 || k > doc.lines.len() {
-        return Vec::new();
-    }
-    let want: Vec<String> = old.iter().map(|l| norm.apply(l)).collect();
-    let have: Vec<String> = doc.lines.iter().map(|l| norm.apply(l.text)).collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i + k <= have.len() {
-        if have[i..i + k] == want[..] {
-            out.push(i);
-            i += k;
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
 fn by_lines(
     doc: &Doc,
     old: &[String],
@@ -556,81 +476,4 @@ fn unescape(s: &str) -> String {
         }
     }
     out
-}
-
-/// Rebuilds the file with `parts` (start line, line count, replacement) in place. Every
-/// line but the last gets an ending; the last keeps the file's final newline unless
-/// `final_newline` says the edit changed it.
-pub(crate) fn splice(
-    doc: &Doc,
-    mut parts: Vec<(usize, usize, Vec<OutLine>)>,
-    final_newline: Option<bool>,
-) -> String {
-    parts.sort_by_key(|p| p.0);
-    let mut lines: Vec<OutLine> = Vec::new();
-    let mut i = 0;
-    for (start, len, repl) in parts {
-        for l in &doc.lines[i..start] {
-            lines.push(OutLine {
-                text: l.text.to_owned(),
-                end: Some(l.end.to_owned()),
-            });
-        }
-        lines.extend(repl);
-        i = start + len;
-    }
-    for l in &doc.lines[i..] {
-        lines.push(OutLine {
-            text: l.text.to_owned(),
-            end: Some(l.end.to_owned()),
-        });
-    }
-    let final_newline = final_newline.unwrap_or(doc.final_newline);
-    let mut out = String::new();
-    let n = lines.len();
-    for (j, l) in lines.into_iter().enumerate() {
-        out.push_str(&l.text);
-        let end = match l.end {
-            Some(e) if !e.is_empty() => e,
-            _ => doc.eol.to_owned(),
-        };
-        if j + 1 < n || final_newline {
-            out.push_str(&end);
-        }
-    }
-    out
-}
-
-/// The error for an `old` that matched nowhere, with the closest lines.
-pub(crate) fn not_found(content: &str, old: &str) -> EditError {
-    let probe = old
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    EditError::NotFound {
-        file_lines: content.lines().count(),
-        suggestions: closest_lines(content, probe, 3),
-    }
-}
-
-/// Up to `n` lines of `content` most similar to `probe` (similarity ≥ 0.5), as
-/// `"<line>: <text>"`, best first.
-pub fn closest_lines(content: &str, probe: &str, n: usize) -> Vec<String> {
-    if probe.is_empty() {
-        return Vec::new();
-    }
-    let mut scored: Vec<(f32, usize, &str)> = content
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (TextDiff::from_chars(probe, l.trim()).ratio(), i + 1, l))
-        .filter(|(r, _, _)| *r >= 0.5)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored
-        .into_iter()
-        .take(n)
-        .map(|(_, line, text)| format!("{line}: {}", text.trim()))
-        .collect()
 }

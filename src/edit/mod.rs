@@ -10,11 +10,13 @@
 //! endings, indentation).
 
 pub mod anchored;
-pub mod apply;
 pub mod blanks;
+pub mod combine;
+pub mod error;
 pub mod matching;
-pub mod merge;
 pub mod paths;
+pub mod replay;
+pub mod request;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -24,9 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::chat::ids;
-use crate::tools::file::{self, Change, Parsed, SrEdit};
-use crate::tools::{DiffMode, ToolCall};
-use matching::EditError;
+pub use error::{CallCode, EditError};
+use request::{Change, EditRequest, ProposedEdit, SrEdit};
 
 /// What the model may do with a path, as the prompt showed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,31 +84,6 @@ pub enum CallStatus {
     Ok,
     /// It was refused; see [`CallReport::code`].
     Failed,
-}
-
-/// Why a tool call failed, as `diff_error.tool_calls[].code` says it
-/// (docs/PROTOCOL.md, "the model's file tools").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallCode {
-    /// The path leaves the project or names a protected directory.
-    PathEscape,
-    /// The path is empty or not a file path.
-    InvalidPath,
-    /// The arguments are not JSON or not of the tool's schema.
-    InvalidArguments,
-    /// The file is read-only (a section, an external file, a global chat).
-    ReadOnly,
-    /// An edit of a file the model was not shown.
-    NotInContext,
-    /// The edit names another version of the file.
-    FileIdMismatch,
-    /// The text to replace is not in the file.
-    NotFound,
-    /// The text to replace is in the file more than once.
-    NotUnique,
-    /// The edit itself is unusable (e.g. an empty search text).
-    InvalidEdit,
 }
 
 /// The planned effect of a response's tool calls.
@@ -186,56 +162,41 @@ struct Pending {
     seen_id: Option<String>,
 }
 
-/// Plans `calls` against the files as `access` describes them. Calls apply in order,
-/// later edits seeing earlier ones; a failed call contributes nothing. Nothing is
+/// Plans `edits` against the files as `access` describes them. Edits apply in order,
+/// later ones seeing earlier ones; a failed one contributes nothing. Nothing is
 /// written here.
-pub fn plan(
-    calls: &[ToolCall],
-    mode: DiffMode,
-    root: &Path,
-    access: &dyn Fn(&str) -> FileAccess,
-) -> Plan {
+pub fn plan(edits: &[ProposedEdit], root: &Path, access: &dyn Fn(&str) -> FileAccess) -> Plan {
     let mut plan = Plan::default();
     let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
     let mut applied: Vec<SrEdit> = Vec::new();
-    for call in calls {
+    for proposed in edits {
         let mut report = CallReport {
-            tool: call.name.clone(),
+            tool: proposed.tool.clone(),
             path: None,
-            args: None,
-            args_raw: None,
+            args: proposed.args.clone(),
+            args_raw: proposed.args_raw.clone(),
             status: CallStatus::Ok,
             error: None,
             code: None,
             match_lines: None,
             suggestions: None,
         };
-        let outcome = match serde_json::from_str::<Value>(&call.arguments) {
-            Ok(args @ Value::Object(_)) => {
-                report.args = Some(args.clone());
-                file::parse_call(&call.name, &args, mode)
-                    .map_err(|e| Failure::new(CallCode::InvalidArguments, e.to_string()))
-                    .and_then(|parsed| {
-                        report.path = first_path(&parsed);
-                        let mut staged = pending.clone();
-                        let mut bases = plan.bases.clone();
-                        let mut done = applied.clone();
-                        apply_call(parsed, root, access, &mut staged, &mut bases, &mut done)?;
-                        refuse_nul(&staged)?;
-                        pending = staged;
-                        plan.bases = bases;
-                        applied = done;
-                        Ok(())
-                    })
-            }
-            _ => {
-                report.args_raw = Some(call.arguments.clone());
-                Err(Failure::new(
-                    CallCode::InvalidArguments,
-                    "The arguments are not a valid JSON object",
-                ))
-            }
-        };
+        let outcome = proposed
+            .request
+            .clone()
+            .map_err(|e| Failure::new(CallCode::InvalidArguments, e))
+            .and_then(|request| {
+                report.path = first_path(&request);
+                let mut staged = pending.clone();
+                let mut bases = plan.bases.clone();
+                let mut done = applied.clone();
+                apply_call(request, root, access, &mut staged, &mut bases, &mut done)?;
+                refuse_nul(&staged)?;
+                pending = staged;
+                plan.bases = bases;
+                applied = done;
+                Ok(())
+            });
         if let Err(f) = outcome {
             report.status = CallStatus::Failed;
             report.error = Some(f.message);
@@ -266,10 +227,10 @@ fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Fai
     }
 }
 
-fn first_path(parsed: &Parsed) -> Option<String> {
+fn first_path(parsed: &EditRequest) -> Option<String> {
     match parsed {
-        Parsed::Write { path, .. } | Parsed::Anchored { path, .. } => Some(path.clone()),
-        Parsed::Edits(e) => e.first().map(|e| e.path.clone()),
+        EditRequest::Write { path, .. } | EditRequest::Anchored { path, .. } => Some(path.clone()),
+        EditRequest::Edits(e) => e.first().map(|e| e.path.clone()),
     }
 }
 
@@ -346,7 +307,7 @@ fn check_id(rel: &str, given: Option<&str>, base: &Pending) -> std::result::Resu
 }
 
 fn apply_call(
-    parsed: Parsed,
+    parsed: EditRequest,
     root: &Path,
     access: &dyn Fn(&str) -> FileAccess,
     pending: &mut BTreeMap<String, Pending>,
@@ -354,12 +315,12 @@ fn apply_call(
     applied: &mut Vec<SrEdit>,
 ) -> std::result::Result<(), Failure> {
     match parsed {
-        Parsed::Write { path, content } => {
+        EditRequest::Write { path, content } => {
             let (rel, current) = resolve(&path, root, access, pending, bases)?;
             let seen_id = current.and_then(|c| c.seen_id);
             pending.insert(rel, Pending { content, seen_id });
         }
-        Parsed::Edits(edits) => {
+        EditRequest::Edits(edits) => {
             let many = edits.len() > 1;
             for (n, e) in edits.into_iter().enumerate() {
                 let prefix = if many {
@@ -381,7 +342,7 @@ fn apply_call(
                 applied.push(e);
             }
         }
-        Parsed::Anchored {
+        EditRequest::Anchored {
             path,
             file_id,
             changes,
@@ -449,7 +410,7 @@ fn apply_sr(
             let merged = shown
                 .filter(|s| *s != base.content)
                 .and_then(|s| Some((apply(&s).ok()?, s)))
-                .and_then(|(theirs, s)| merge::merge3(&s, &base.content, &theirs));
+                .and_then(|(theirs, s)| combine::merge3(&s, &base.content, &theirs));
             merged.ok_or_else(|| Failure::edit(err, &rel, prefix))?
         }
         Err(err) => return Err(Failure::edit(err, &rel, prefix)),

@@ -181,17 +181,6 @@ pub fn space_unit_of<'s>(lines: impl Iterator<Item = &'s str>) -> Option<usize> 
     (counts[best] > 0).then_some(best)
 }
 
-/// Splits a model's string into lines: `\r` dropped, one trailing newline ignored.
-/// An empty string has no lines.
-pub fn model_lines(s: &str) -> Vec<String> {
-    let s = s.replace("\r\n", "\n");
-    if s.is_empty() {
-        return Vec::new();
-    }
-    let s = s.strip_suffix('\n').unwrap_or(&s);
-    s.split('\n').map(str::to_owned).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,10 +10,12 @@ pub use status::{Entry, FileStatus, Status, status_of, statuses};
 
 use crate::apply::record_content;
 use crate::chat::model::{Chat, Part};
-use crate::context::{ChatFiles, FILE_NOT_FOUND, event_for, find_file, push_event, same_text};
+use crate::context::{ChatFiles, FILE_NOT_FOUND, event_for, find_file, push_event};
 use crate::error::{Error, Result};
-use crate::project::fsutil::{read_text_opt, to_lf};
+use crate::project::fsutil::read_text_opt;
 use crate::project::paths::locate_in_project;
+use crate::text::same_text;
+use crate::text::to_lf;
 
 /// Rejects the output of `path` (`output_delete`, event `UserRejectOutput`).
 /// Errors: `File not found` when there is no output.

@@ -111,32 +111,6 @@ pub fn remove_file_if_exists(path: &Path) -> Result<()> {
     }
 }
 
-/// Converts CRLF line endings to LF. Snapshots and outputs hold LF text; the ending
-/// style of the user's file is restored on apply (see [`uses_crlf`]).
-pub fn to_lf(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains("\r\n") {
-        std::borrow::Cow::Owned(text.replace("\r\n", "\n"))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
-/// Whether a file's text uses CRLF for most of its line breaks.
-pub fn uses_crlf(text: &str) -> bool {
-    let crlf = text.matches("\r\n").count();
-    let lf = text.matches('\n').count();
-    crlf > 0 && crlf * 2 >= lf
-}
-
-/// Writes `text` with CRLF endings when `crlf` is true (LF text in, any text out).
-pub fn with_line_endings(text: &str, crlf: bool) -> String {
-    if crlf {
-        to_lf(text).replace('\n', "\r\n")
-    } else {
-        text.to_owned()
-    }
-}
-
 /// The regular files below `root` as `/`-separated relative paths, sorted. Symlinks
 /// are skipped (never followed), and so are bb7's own temporary files (`.bb7-tmp-*`)
 /// and names that are not UTF-8. A missing `root` has no files.
@@ -166,14 +140,6 @@ pub fn relative_files(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn line_endings_round_trip() {
-        assert!(uses_crlf("a\r\nb\r\n"));
-        assert!(!uses_crlf("a\nb\n"));
-        assert_eq!(with_line_endings("a\nb", true), "a\r\nb");
-        assert_eq!(to_lf("a\r\nb\r\n"), "a\nb\n");
-    }
 
     #[test]
     fn binary_is_not_text() {

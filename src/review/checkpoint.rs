@@ -7,12 +7,13 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::hunks::{self, Edit, apply_edits};
 use crate::chat::ids;
+use crate::diff::{self as hunks, Edit, apply_edits};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
-use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings, write_json_atomic};
+use crate::project::fsutil::write_json_atomic;
 use crate::project::paths::state_path;
+use crate::text::{to_lf, uses_crlf, with_line_endings};
 
 /// One file of a checkpoint.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -11,13 +11,12 @@
 
 pub mod checkpoint;
 pub mod decided;
-pub mod hunks;
 
 use serde::{Deserialize, Serialize};
 
-use crate::apply::merge::{final_newline, set_final_newline, with_nl};
+use crate::diff::{self as hunks, Edit, Hunk, apply_edits, edits};
 use crate::error::{Error, Result};
-use hunks::{Edit, Hunk, apply_edits, edits};
+use crate::text::{final_newline, set_final_newline, with_nl};
 
 /// Where a hunk stands in its review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +68,7 @@ pub fn user_edits(base: &str, disk: Option<&str>) -> Vec<Edit> {
         None if base.is_empty() => Vec::new(),
         None => vec![Edit {
             start: 0,
-            end: hunks::lines(base).len(),
+            end: crate::text::lines(base).len(),
             lines: Vec::new(),
         }],
     }

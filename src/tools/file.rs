@@ -6,8 +6,10 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::edit::text::model_lines;
+use crate::edit::request::{Change, EditRequest, ProposedEdit, SrEdit};
 use crate::error::Error;
+use crate::text::model_lines;
+use crate::tools::ToolCall;
 
 const MULTI_PROMPT: &str = include_str!("../../prompts/edit_file_multi.md");
 const SINGLE_PROMPT: &str = include_str!("../../prompts/edit_file_single.md");
@@ -300,55 +302,6 @@ impl RawEdit {
     }
 }
 
-/// One search/replace edit.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SrEdit {
-    /// The path as the model wrote it (validated later).
-    pub path: String,
-    /// The file id the model gave, if any.
-    pub file_id: Option<String>,
-    /// Text to find.
-    pub old_string: String,
-    /// Its replacement.
-    pub new_string: String,
-    /// Replace every occurrence.
-    pub replace_all: bool,
-}
-
-/// One change of the `anchored` schema.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Change {
-    /// Lines that start the region.
-    pub start: Vec<String>,
-    /// Lines that end it, if given.
-    pub end: Option<Vec<String>>,
-    /// The lines that replace the region.
-    pub content: Vec<String>,
-}
-
-/// A tool call's arguments, read.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Parsed {
-    /// `write_file`.
-    Write {
-        /// Target path as given.
-        path: String,
-        /// Complete content.
-        content: String,
-    },
-    /// Search/replace edits, in order (possibly across files).
-    Edits(Vec<SrEdit>),
-    /// Anchored changes to one file.
-    Anchored {
-        /// Target path as given.
-        path: String,
-        /// The file id the model gave, if any.
-        file_id: Option<String>,
-        /// The changes, in order.
-        changes: Vec<Change>,
-    },
-}
-
 fn expected(mode: DiffMode) -> &'static str {
     match mode {
         DiffMode::SearchReplace => SINGLE_SHAPE,
@@ -357,11 +310,31 @@ fn expected(mode: DiffMode) -> &'static str {
     }
 }
 
+/// Reads a file tool call into the edit engine's [`ProposedEdit`]: arguments that are not
+/// a JSON object, or that no accepted variant of `mode`'s schema reads, become a request
+/// that fails with the text the model and `diff_error` show.
+pub fn proposed_edit(call: &ToolCall, mode: DiffMode) -> ProposedEdit {
+    match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(args @ Value::Object(_)) => ProposedEdit {
+            tool: call.name.clone(),
+            request: parse_call(&call.name, &args, mode).map_err(|e| e.to_string()),
+            args: Some(args),
+            args_raw: None,
+        },
+        _ => ProposedEdit {
+            tool: call.name.clone(),
+            args: None,
+            args_raw: Some(call.arguments.clone()),
+            request: Err("The arguments are not a valid JSON object".into()),
+        },
+    }
+}
+
 /// Reads the arguments of tool `name`. Accepted besides the schema of `mode`: a
 /// top-level `path`/`file_id` for edits that lack one, one edit object (or a JSON
 /// string of the list) instead of a list, `file_path` for `path`, and the other
 /// `edit_file` schemas. Errors: an [`ArgError`] that says which shape was expected.
-pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, ArgError> {
+pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<EditRequest, ArgError> {
     let raw = RawEdit::deserialize(args).map_err(|e| ArgError::Invalid {
         tool: name.to_owned(),
         detail: e.to_string(),
@@ -374,7 +347,7 @@ pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, Ar
                 Some(Lines::List(l)) => l.join("\n"),
                 None => return Err(ArgError::WriteMissing("content")),
             };
-            Ok(Parsed::Write { path, content })
+            Ok(EditRequest::Write { path, content })
         }
         "edit_file" if mode == DiffMode::Off => Err(ArgError::EditOff),
         "edit_file" => parse_edit(raw, mode),
@@ -382,7 +355,7 @@ pub fn parse_call(name: &str, args: &Value, mode: DiffMode) -> Result<Parsed, Ar
     }
 }
 
-fn parse_edit(mut raw: RawEdit, mode: DiffMode) -> Result<Parsed, ArgError> {
+fn parse_edit(mut raw: RawEdit, mode: DiffMode) -> Result<EditRequest, ArgError> {
     let shape = |problem| ArgError::Shape {
         expected: expected(mode),
         problem,
@@ -394,7 +367,7 @@ fn parse_edit(mut raw: RawEdit, mode: DiffMode) -> Result<Parsed, ArgError> {
         let changes = items
             .and_then(|items| items.into_iter().map(anchored_from).collect())
             .map_err(shape)?;
-        return Ok(Parsed::Anchored {
+        return Ok(EditRequest::Anchored {
             path,
             file_id: top_id,
             changes,
@@ -418,7 +391,7 @@ fn parse_edit(mut raw: RawEdit, mode: DiffMode) -> Result<Parsed, ArgError> {
             .map(anchored_from)
             .collect::<Result<Vec<_>, _>>()
             .map_err(shape)?;
-        return Ok(Parsed::Anchored {
+        return Ok(EditRequest::Anchored {
             path,
             file_id: top_id,
             changes,
@@ -453,7 +426,7 @@ fn parse_edit(mut raw: RawEdit, mode: DiffMode) -> Result<Parsed, ArgError> {
             replace_all: Flag::get(&e.replace_all).map_err(which)?,
         });
     }
-    Ok(Parsed::Edits(edits))
+    Ok(EditRequest::Edits(edits))
 }
 
 /// A list, one object standing for a list of one, or a JSON string of either.

@@ -195,7 +195,7 @@ fn lines(l: &[&str]) -> Vec<String> {
 fn accepted_variants_read_as_the_call_they_mean() {
     use DiffMode::*;
     let ok = |name: &str, args: Value, mode: DiffMode| parse_call(name, &args, mode).unwrap();
-    let one = |e: SrEdit| Parsed::Edits(vec![e]);
+    let one = |e: SrEdit| EditRequest::Edits(vec![e]);
     // write_file: content as a list of lines, file_path for path.
     assert_eq!(
         ok(
@@ -203,7 +203,7 @@ fn accepted_variants_read_as_the_call_they_mean() {
             json!({"file_path": "a.txt", "content": ["x", "y"]}),
             Off
         ),
-        Parsed::Write {
+        EditRequest::Write {
             path: "a.txt".into(),
             content: "x\ny".into()
         }
@@ -263,7 +263,7 @@ fn accepted_variants_read_as_the_call_they_mean() {
             json!({"path": "a", "file_id": "f", "changes": [{"start": "x\ny", "end": [], "content": "z"}]}),
             Anchored
         ),
-        Parsed::Anchored {
+        EditRequest::Anchored {
             path: "a".into(),
             file_id: Some("f".into()),
             changes: vec![Change {
@@ -279,7 +279,7 @@ fn accepted_variants_read_as_the_call_they_mean() {
             json!({"path": "a", "edits": [{"start_anchor": "x", "end_anchor": "}", "replacement": "p\nq"}]}),
             SearchReplaceMulti
         ),
-        Parsed::Anchored {
+        EditRequest::Anchored {
             path: "a".into(),
             file_id: None,
             changes: vec![Change {
@@ -296,7 +296,7 @@ fn accepted_variants_read_as_the_call_they_mean() {
             json!({"path": "a", "changes": {"start": ["x"], "end": ["y"], "content": []}}),
             SearchReplaceMulti
         ),
-        Parsed::Anchored {
+        EditRequest::Anchored {
             path: "a".into(),
             file_id: None,
             changes: vec![Change {

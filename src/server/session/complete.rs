@@ -93,7 +93,11 @@ impl Session {
         };
         let files = ChatFiles::new(&store, &key.id);
         let access = |rel: &str| file_access(&chat, files, rel);
-        let mut plan = edit::plan(calls, mode, root, &access);
+        let edits: Vec<_> = calls
+            .iter()
+            .map(|c| crate::tools::file::proposed_edit(c, mode))
+            .collect();
+        let mut plan = edit::plan(&edits, root, &access);
         guard_plan(&mut plan, key.global);
         Ok(plan)
     }
@@ -231,7 +235,7 @@ pub fn change_payload(
     match base {
         Some(old) => {
             let diff = similar::TextDiff::from_lines(old.as_str(), content);
-            let unified = crate::review::hunks::unified_diff(path, &old, content);
+            let unified = crate::diff::unified_diff(path, &old, content);
             let hunks = diff.grouped_ops(3).len();
             let (mut added, mut removed) = (0, 0);
             for change in diff.iter_all_changes() {

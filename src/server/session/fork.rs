@@ -7,9 +7,10 @@ use crate::chat::ids;
 use crate::chat::model::ContextFile;
 use crate::context::{self, ChatFiles};
 use crate::error::Result;
-use crate::project::fsutil::{read_text, to_lf};
+use crate::project::fsutil::read_text;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
+use crate::text::to_lf;
 
 impl Session {
     /// The project root for reading project files; `None` in global-only mode.

@@ -12,13 +12,13 @@ use crate::context::{ChatFiles, event_for, find_file, push_event};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output::{Entry, status_of};
-use crate::project::fsutil::{to_lf, uses_crlf, with_line_endings};
 use crate::project::paths::locate_in_project;
 use crate::protocol::Json;
 use crate::protocol::params;
 use crate::protocol::replies::{Reply, ReviewFile, ReviewState, RollbackFile};
 use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
 use crate::review::{self, Selection, decided};
+use crate::text::{to_lf, uses_crlf, with_line_endings};
 
 fn selection(hunks: params::HunkSelection) -> Selection {
     match hunks {

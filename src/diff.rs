@@ -1,8 +1,10 @@
-//! Hunks: the changed regions between two versions of a file, with stable ids, split
-//! when oversized (docs/PROTOCOL.md, "Review, apply and rollback"), and the
-//! line-range edits that apply, merge and rollback are built from.
+//! Line diffs between two versions of a file: hunks with stable ids, split when
+//! oversized (docs/PROTOCOL.md, "Review, apply and rollback"), the unified diff, and the
+//! line-range edits that apply, merge and rollback are built from. Knows text only.
 
 use sha2::{Digest, Sha256};
+
+use crate::text::lines;
 use similar::{Algorithm, DiffTag, capture_diff_slices};
 
 /// Largest hunk, in changed lines (removed plus added), before it is split
@@ -114,11 +116,6 @@ pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
         .context_radius(3)
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string()
-}
-
-/// Lines of `text`, each with its `\n` (the last may lack one).
-pub fn lines(text: &str) -> Vec<&str> {
-    text.split_inclusive('\n').collect()
 }
 
 /// The hunks that turn `old` into `new` for file `path`, in order, oversized ones

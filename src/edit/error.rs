@@ -1,0 +1,123 @@
+//! Why an edit could not be applied ([`EditError`]), with the text the model and the
+//! user see, and the closest lines of the file offered as suggestions.
+
+use serde::{Deserialize, Serialize};
+use similar::TextDiff;
+
+/// Why a tool call failed, as `diff_error.tool_calls[].code` says it
+/// (docs/PROTOCOL.md, "the model's file tools").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallCode {
+    /// The path leaves the project or names a protected directory.
+    PathEscape,
+    /// The path is empty or not a file path.
+    InvalidPath,
+    /// The arguments are not JSON or not of the tool's schema.
+    InvalidArguments,
+    /// The file is read-only (a section, an external file, a global chat).
+    ReadOnly,
+    /// An edit of a file the model was not shown.
+    NotInContext,
+    /// The edit names another version of the file.
+    FileIdMismatch,
+    /// The text to replace is not in the file.
+    NotFound,
+    /// The text to replace is in the file more than once.
+    NotUnique,
+    /// The edit itself is unusable (e.g. an empty search text).
+    InvalidEdit,
+}
+
+/// Why an edit could not be applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EditError {
+    /// `old_string` was not found. `suggestions` are the closest lines of the file,
+    /// as `"<line>: <text>"`.
+    NotFound {
+        /// Lines in the file.
+        file_lines: usize,
+        /// Closest lines, best first.
+        suggestions: Vec<String>,
+    },
+    /// `old_string` occurs more than once; `match_lines` are the 1-based first lines of
+    /// each occurrence.
+    NotUnique {
+        /// Where each match starts.
+        match_lines: Vec<usize>,
+    },
+    /// The edit itself is malformed or cannot be placed safely.
+    Invalid(String),
+}
+
+impl EditError {
+    /// The message shown to the user and sent back to the model.
+    pub fn message(&self, path: &str) -> String {
+        match self {
+            EditError::NotFound {
+                file_lines,
+                suggestions,
+            } => {
+                let mut m =
+                    format!("old_string not found in {path}. File contains {file_lines} lines.");
+                if !suggestions.is_empty() {
+                    m.push_str(&format!(" Did you mean: {}?", suggestions.join(" | ")));
+                }
+                m
+            }
+            EditError::NotUnique { match_lines } => format!(
+                "Found {} matches for old_string. Use replace_all=true or provide more context. Matches at lines: {}",
+                match_lines.len(),
+                match_lines
+                    .iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            EditError::Invalid(m) => m.clone(),
+        }
+    }
+
+    /// The machine-readable code of this error.
+    pub fn code(&self) -> super::CallCode {
+        match self {
+            EditError::NotFound { .. } => CallCode::NotFound,
+            EditError::NotUnique { .. } => CallCode::NotUnique,
+            EditError::Invalid(_) => CallCode::InvalidEdit,
+        }
+    }
+}
+
+/// The error for an `old` that matched nowhere, with the closest lines.
+pub(crate) fn not_found(content: &str, old: &str) -> EditError {
+    let probe = old
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    EditError::NotFound {
+        file_lines: content.lines().count(),
+        suggestions: closest_lines(content, probe, 3),
+    }
+}
+
+/// Up to `n` lines of `content` most similar to `probe` (similarity ≥ 0.5), as
+/// `"<line>: <text>"`, best first.
+pub fn closest_lines(content: &str, probe: &str, n: usize) -> Vec<String> {
+    if probe.is_empty() {
+        return Vec::new();
+    }
+    let mut scored: Vec<(f32, usize, &str)> = content
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (TextDiff::from_chars(probe, l.trim()).ratio(), i + 1, l))
+        .filter(|(r, _, _)| *r >= 0.5)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+        .into_iter()
+        .take(n)
+        .map(|(_, line, text)| format!("{line}: {}", text.trim()))
+        .collect()
+}
