@@ -337,6 +337,20 @@ pub fn apply_edits(base: &str, edits: &[Edit]) -> String {
     out
 }
 
+/// The user's edits: base to disk. A missing file counts as empty when the base is
+/// empty (a new file), else as everything deleted.
+pub fn user_edits(base: &str, disk: Option<&str>) -> Vec<Edit> {
+    match disk {
+        Some(d) => edits(base, d),
+        None if base.is_empty() => Vec::new(),
+        None => vec![Edit {
+            start: 0,
+            end: lines(base).len(),
+            lines: Vec::new(),
+        }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

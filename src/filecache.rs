@@ -417,7 +417,7 @@ fn count_later(base: &Path, sha: &str, path: &Path) {
 }
 
 fn counter(rx: mpsc::Receiver<Job>) {
-    crate::project::durable::lower_priority();
+    crate::project::flush_queue::lower_priority();
     while let Ok(job) = rx.recv() {
         let mut next = Some(job);
         while let Some(job) = next {

@@ -21,7 +21,7 @@ use crate::chat::model::{CHAT_VERSION, Chat, ContextFile};
 use crate::chat::store::ChatStore;
 use crate::context::{ChatFiles, event_for, push_event};
 use crate::error::Result;
-use crate::project::durable;
+use crate::project::flush_queue;
 
 /// Loads chat `id`, first finishing or discarding what a crash interrupted, and saves
 /// it again when that changed it. Errors only when the chat itself cannot be read.
@@ -32,7 +32,7 @@ pub fn open_chat(store: &ChatStore, id: &str) -> Result<Chat> {
     if let Err(e) = files.recover_staged() {
         tracing::warn!(chat = id, error = %e, "could not finish a staged output commit");
     }
-    let markers = durable::foreign_markers(&store.chat_dir(id)?);
+    let markers = flush_queue::foreign_markers(&store.chat_dir(id)?);
     let (mut chat, mut changed) = match store.load(id) {
         Ok(chat) => (chat, false),
         Err(e) => match rebuild_unflushed(store, id, &markers) {
@@ -48,7 +48,7 @@ pub fn open_chat(store: &ChatStore, id: &str) -> Result<Chat> {
         store.save(&chat)?;
     }
     if !markers.is_empty() {
-        durable::clear_dead_markers(&markers);
+        flush_queue::clear_dead_markers(&markers);
     }
     Ok(chat)
 }

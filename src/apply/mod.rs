@@ -7,6 +7,7 @@
 //! between the two leaves a checkpoint that can be rolled back, never a changed file
 //! without its record.
 
+pub mod checkpoint;
 pub mod merge;
 
 use std::path::{Path, PathBuf};
@@ -17,24 +18,8 @@ use crate::context::{ChatFiles, event_for, find_file};
 use crate::error::{Error, ErrorCode, Result};
 use crate::project::fsutil::{remove_file_if_exists, text_from_bytes, write_atomic};
 use crate::project::paths::locate_in_project;
-use crate::review::checkpoint::{CheckpointStore, file_change};
+use checkpoint::{CheckpointStore, file_change};
 pub use merge::{Conflict, LineRange, Merged};
-
-/// Directories holding version-control or tool state. A file there can run code
-/// (`.git/hooks/…`) or corrupt a repository, so the model never writes there and an
-/// "apply all" never reaches there; only an explicit `apply_file` of that one path does.
-pub const PROTECTED_DIRS: &[&str] = &[".git", ".bb7", ".hg", ".svn", ".jj"];
-
-/// The protected directory a project-relative path lies in, if any (the first path
-/// component is compared, so `src/.git/x` is an ordinary file; case is ignored, as a
-/// case-insensitive file system would).
-pub fn protected_dir(rel: &str) -> Option<&'static str> {
-    let first = rel.split(['/', '\\']).next().unwrap_or("");
-    PROTECTED_DIRS
-        .iter()
-        .copied()
-        .find(|d| d.eq_ignore_ascii_case(first))
-}
 
 /// A file on disk as the engine reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,18 +251,4 @@ pub fn record_content(
         added: Some(true),
         ..event_for(action, &cf)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::protected_dir;
-
-    #[test]
-    fn protected_dirs_are_first_components() {
-        assert_eq!(protected_dir(".git/hooks/pre-commit"), Some(".git"));
-        assert_eq!(protected_dir(".jj/repo"), Some(".jj"));
-        assert_eq!(protected_dir(".GIT/hooks/pre-commit"), Some(".git"));
-        assert_eq!(protected_dir("src/.git/x"), None);
-        assert_eq!(protected_dir(".github/workflows/ci.yml"), None);
-    }
 }

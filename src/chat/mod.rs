@@ -1,7 +1,16 @@
 //! Chats: the `chat.json` model, ids, and stores of chats (project and global).
 
-pub mod fork;
 pub mod ids;
 mod list_cache;
 pub mod model;
 pub mod store;
+
+/// A chat as a process addresses it: its store (project or global) and its id. Locks,
+/// turns in flight and background results are keyed by it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ChatKey {
+    /// In the global store.
+    pub global: bool,
+    /// Chat id.
+    pub id: String,
+}

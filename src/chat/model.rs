@@ -259,3 +259,20 @@ impl Chat {
             .find_map(|m| m.model.as_deref())
     }
 }
+
+/// A chat as `chat_list` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChatSummary {
+    /// Chat id.
+    pub id: String,
+    /// Chat name.
+    pub name: String,
+    /// RFC 3339 creation time.
+    pub created: String,
+    /// Held by another live process.
+    pub locked: bool,
+    /// Pinned (listed first).
+    pub pinned: bool,
+    /// Archived (hidden from `chat_list` unless asked for).
+    pub archived: bool,
+}

@@ -9,11 +9,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ids;
-use crate::chat::list_cache::{self, ListStamps};
+use crate::chat::list_cache::{self, ListStamps, Stamp, file_stamp};
+use crate::chat::model::ChatSummary;
 use crate::chat::model::{CHAT_VERSION, Chat, Message};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
-use crate::project::durable::{self, Rank};
+use crate::project::flush_queue::{self, Rank};
 use crate::project::fsutil::{self, write_json_atomic};
 use crate::project::lock;
 use crate::project::paths::{state_path, valid_chat_id};
@@ -61,23 +62,6 @@ pub struct IndexEntry {
     /// RFC 3339 creation time.
     #[serde(default)]
     pub created: String,
-}
-
-/// A chat as `chat_list` shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ChatSummary {
-    /// Chat id.
-    pub id: String,
-    /// Chat name.
-    pub name: String,
-    /// RFC 3339 creation time.
-    pub created: String,
-    /// Held by another live process.
-    pub locked: bool,
-    /// Pinned (listed first).
-    pub pinned: bool,
-    /// Archived (hidden from `chat_list` unless asked for).
-    pub archived: bool,
 }
 
 /// One `search_chats` hit.
@@ -175,7 +159,7 @@ impl ChatStore {
         bytes.push(b'\n');
         // Flushed in the background after any snapshot it names (Durability 8).
         let dir = self.chat_dir(&chat.id)?;
-        durable::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))
+        flush_queue::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))
     }
 
     /// Creates a new chat with a fresh id and adds it to the index as the active chat.
@@ -264,7 +248,7 @@ impl ChatStore {
             .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the chat index: {e}")))?;
         bytes.push(b'\n');
         // A cache, flushed in the background after the chats it lists (Durability 8).
-        durable::write(&path, &bytes, Rank::Cache, &self.base, None)?;
+        flush_queue::write(&path, &bytes, Rank::Cache, &self.base, None)?;
         if let Some(stamp) = file_stamp(&path) {
             let mut cache = index_cache().lock().unwrap_or_else(|p| p.into_inner());
             cache.insert(path, (stamp, Arc::new(index)));
@@ -581,15 +565,6 @@ impl ChatStore {
     pub fn remove_chat_file(&self, id: &str, rel: &str) -> Result<()> {
         fsutil::remove_file_if_exists(&self.chat_path(id, rel)?)
     }
-}
-
-/// Size, mtime and inode of a file: what tells a cached parse is still current.
-pub(crate) type Stamp = (u64, i64, i64, u64);
-
-fn file_stamp(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.len(), m.mtime(), m.mtime_nsec(), m.ino()))
 }
 
 type IndexCache = HashMap<PathBuf, (Stamp, Arc<Index>)>;

@@ -190,7 +190,8 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
             eprintln!("bb7: skipped {p}: it exists locally (apply it by name to overwrite)");
         }
         // Version-control and tool state is written only when named explicitly.
-        let protected = want.is_none() && f.has_output && crate::apply::protected_dir(p).is_some();
+        let protected =
+            want.is_none() && f.has_output && crate::project::paths::protected_dir(p).is_some();
         if protected {
             eprintln!("bb7: skipped {p}: a protected directory (apply it by name)");
         }

@@ -2,6 +2,8 @@
 //! `chats/{id}/context/`, the model's copies under `chats/{id}/output/`, and the
 //! context events every mutation appends.
 
+pub mod fork;
+
 use std::path::PathBuf;
 
 use crate::chat::ids;
@@ -9,7 +11,7 @@ use crate::chat::model::{Chat, ContextFile, Message, Part};
 use crate::chat::store::ChatStore;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
-use crate::project::durable::{self, Rank};
+use crate::project::flush_queue::{self, Rank};
 use crate::project::fsutil::{self, read_text, read_text_opt, write_atomic};
 use crate::project::paths::Location;
 use crate::text::{section_text, to_lf};
@@ -101,7 +103,7 @@ impl<'a> ChatFiles<'a> {
         let path = self.snapshot_path(cf)?;
         // Flushed in the background before the chat.json that names it (Durability 8).
         let dir = self.store.chat_dir(self.id)?;
-        durable::write(
+        flush_queue::write(
             &path,
             content.as_bytes(),
             Rank::Referent,

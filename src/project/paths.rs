@@ -257,6 +257,22 @@ pub fn valid_chat_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// Directories holding version-control or tool state. A file there can run code
+/// (`.git/hooks/…`) or corrupt a repository, so the model never writes there and an
+/// "apply all" never reaches there; only an explicit `apply_file` of that one path does.
+pub const PROTECTED_DIRS: &[&str] = &[".git", ".bb7", ".hg", ".svn", ".jj"];
+
+/// The protected directory a project-relative path lies in, if any (the first path
+/// component is compared, so `src/.git/x` is an ordinary file; case is ignored, as a
+/// case-insensitive file system would).
+pub fn protected_dir(rel: &str) -> Option<&'static str> {
+    let first = rel.split(['/', '\\']).next().unwrap_or("");
+    PROTECTED_DIRS
+        .iter()
+        .copied()
+        .find(|d| d.eq_ignore_ascii_case(first))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,5 +314,14 @@ mod tests {
         assert!(state_path(&root.join(".bb7"), "x/y").is_err());
         assert!(state_path(&root.join(".bb7"), "../y").is_err());
         assert!(state_path(&root.join(".bb7"), "a/b").is_ok());
+    }
+
+    #[test]
+    fn protected_dirs_are_first_components() {
+        assert_eq!(protected_dir(".git/hooks/pre-commit"), Some(".git"));
+        assert_eq!(protected_dir(".jj/repo"), Some(".jj"));
+        assert_eq!(protected_dir(".GIT/hooks/pre-commit"), Some(".git"));
+        assert_eq!(protected_dir("src/.git/x"), None);
+        assert_eq!(protected_dir(".github/workflows/ci.yml"), None);
     }
 }

@@ -5,6 +5,7 @@
 pub mod action;
 pub mod events;
 mod fields;
+pub mod outbox;
 pub mod params;
 pub mod replies;
 
@@ -172,14 +173,14 @@ impl MessageKind {
 
 /// One outgoing message object, already encoded, without its `request_id`. Replies
 /// are encoded straight from the state they borrow ([`replies::Reply`]), with no
-/// intermediate `Value`; [`Json::into_line`] adds the id.
+/// intermediate `Value`; [`Encoded::into_line`] adds the id.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Json(String);
+pub struct Encoded(String);
 
-impl Json {
+impl Encoded {
     /// Encodes a message. Errors (`io`): the value is not a JSON object, or a field
     /// cannot be encoded (map keys that are not strings); the reply types rule both out.
-    pub fn encode(msg: &impl serde::Serialize) -> Result<Json> {
+    pub fn encode(msg: &impl serde::Serialize) -> Result<Encoded> {
         let text = serde_json::to_string(msg)
             .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the reply: {e}")))?;
         if !(text.starts_with('{') && text.ends_with('}')) {
@@ -188,7 +189,7 @@ impl Json {
                 "Cannot encode the reply: not a JSON object",
             ));
         }
-        Ok(Json(text))
+        Ok(Encoded(text))
     }
 
     /// The encoded object.
@@ -215,24 +216,24 @@ impl Json {
 }
 
 /// `{"type":"ok"}`: success without data.
-pub fn ok() -> Json {
-    Json(r#"{"type":"ok"}"#.to_owned())
+pub fn ok() -> Encoded {
+    Encoded(r#"{"type":"ok"}"#.to_owned())
 }
 
 /// Builds an `error` message from an [`Error`] (docs/PROTOCOL.md "Conventions").
-pub fn error_message(err: &Error) -> Json {
+pub fn error_message(err: &Error) -> Encoded {
     #[derive(serde::Serialize)]
     struct ErrorMessage<'a> {
         r#type: &'static str,
         message: &'a str,
         code: ErrorCode,
     }
-    Json::encode(&ErrorMessage {
+    Encoded::encode(&ErrorMessage {
         r#type: "error",
         message: &err.message,
         code: err.code,
     })
-    .unwrap_or_else(|_| Json(r#"{"type":"error","message":"error","code":"internal"}"#.into()))
+    .unwrap_or_else(|_| Encoded(r#"{"type":"error","message":"error","code":"internal"}"#.into()))
 }
 
 #[cfg(test)]
@@ -246,8 +247,8 @@ mod json_tests {
             ok().into_line(Some("7\"")),
             r#"{"type":"ok","request_id":"7\""}"#
         );
-        let empty = Json::encode(&serde_json::json!({})).unwrap();
+        let empty = Encoded::encode(&serde_json::json!({})).unwrap();
         assert_eq!(empty.into_line(Some("1")), r#"{"request_id":"1"}"#);
-        assert!(Json::encode(&3).is_err());
+        assert!(Encoded::encode(&3).is_err());
     }
 }

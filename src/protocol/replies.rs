@@ -39,7 +39,7 @@ pub enum Reply<'a> {
     #[serde(rename = "ok")]
     Edited {
         /// `{path, issue, original_version}` per file.
-        context_warnings: &'a [crate::chat::fork::ContextWarning],
+        context_warnings: &'a [crate::context::fork::ContextWarning],
     },
     /// `diff_local_done`: how much of the output the local file now holds.
     #[serde(rename = "ok")]
@@ -127,7 +127,7 @@ pub enum Reply<'a> {
     /// `chat_list`.
     ChatList {
         /// One summary per chat.
-        chats: &'a [crate::chat::store::ChatSummary],
+        chats: &'a [crate::chat::model::ChatSummary],
     },
     /// `chat_active`: the active chat, if any.
     ChatActive {
@@ -150,7 +150,7 @@ pub enum Reply<'a> {
         /// The text of the message forked at, for the input box.
         fork_message_content: &'a str,
         /// Files changed since that message.
-        context_warnings: &'a [crate::chat::fork::ContextWarning],
+        context_warnings: &'a [crate::context::fork::ContextWarning],
     },
     /// `context_list`.
     ContextList {
@@ -201,13 +201,13 @@ pub enum Reply<'a> {
     /// `checkpoint_list`.
     Checkpoints {
         /// Summaries (files without contents), oldest first.
-        checkpoints: &'a [crate::review::checkpoint::CheckpointSummary<'a>],
+        checkpoints: &'a [crate::apply::checkpoint::CheckpointSummary<'a>],
     },
     /// `checkpoint_get`: one checkpoint with its files' contents.
     Checkpoint {
         /// The checkpoint's fields, at the top level of the reply.
         #[serde(flatten)]
-        checkpoint: &'a crate::review::checkpoint::Checkpoint,
+        checkpoint: &'a crate::apply::checkpoint::Checkpoint,
     },
     /// `checkpoint_diff3`: three versions of one file of a checkpoint.
     Diff3 {
@@ -321,7 +321,7 @@ pub struct InstructionsInfo {
 impl Reply<'_> {
     /// The reply, encoded. Errors: only if a field cannot be encoded, which the types
     /// above rule out; reported as an error reply rather than a panic.
-    pub fn json(&self) -> crate::error::Result<super::Json> {
-        super::Json::encode(self)
+    pub fn json(&self) -> crate::error::Result<super::Encoded> {
+        super::Encoded::encode(self)
     }
 }

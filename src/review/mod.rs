@@ -9,12 +9,11 @@
 //! holds the snapshot plus the hunks still pending, so the review state is simply what
 //! is on disk and survives restarts.
 
-pub mod checkpoint;
 pub mod decided;
 
 use serde::{Deserialize, Serialize};
 
-use crate::diff::{self as hunks, Edit, Hunk, apply_edits, edits};
+use crate::diff::{self as hunks, Edit, Hunk, apply_edits, user_edits};
 use crate::error::{Error, Result};
 use crate::text::{final_newline, set_final_newline, with_nl};
 
@@ -58,20 +57,6 @@ pub struct HunkView {
     pub applies_cleanly: bool,
     /// Larger than the limits and could not be split.
     pub oversized: bool,
-}
-
-/// The user's edits: base to disk. A missing file counts as empty when the base is
-/// empty (a new file), else as everything deleted.
-pub fn user_edits(base: &str, disk: Option<&str>) -> Vec<Edit> {
-    match disk {
-        Some(d) => edits(base, d),
-        None if base.is_empty() => Vec::new(),
-        None => vec![Edit {
-            start: 0,
-            end: crate::text::lines(base).len(),
-            lines: Vec::new(),
-        }],
-    }
 }
 
 /// The hunks of `path` for review. A missing final newline in any of the three texts

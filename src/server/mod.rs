@@ -8,36 +8,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 use crate::error::{Error, ErrorCode};
-use crate::protocol::{Json, MAX_LINE_BYTES, Request, error_message};
+use crate::protocol::outbox::Outbox;
+use crate::protocol::{MAX_LINE_BYTES, Request};
 use session::{Ctx, Flow, Session};
-
-/// Sends finished message lines to the writer task. Cloneable; background work (a
-/// model turn) holds one to stream its messages.
-#[derive(Clone)]
-pub struct Outbox {
-    tx: mpsc::UnboundedSender<String>,
-}
-
-impl Outbox {
-    /// Queues `msg` with `request_id` set. A closed writer (stdout gone) drops it.
-    pub fn send(&self, msg: Json, request_id: Option<&str>) {
-        let _ = self.tx.send(msg.into_line(request_id));
-    }
-
-    /// Queues a typed message (a [`crate::protocol::events::TurnMessage`] or a reply
-    /// struct) with `request_id` set.
-    pub fn emit(&self, msg: &impl serde::Serialize, request_id: Option<&str>) {
-        match Json::encode(msg) {
-            Ok(json) => self.send(json, request_id),
-            Err(e) => self.send_error(&e, request_id),
-        }
-    }
-
-    /// Queues an `error` message for `err`.
-    pub fn send_error(&self, err: &Error, request_id: Option<&str>) {
-        self.send(error_message(err), request_id);
-    }
-}
 
 /// One line read from the client.
 enum Line {
@@ -92,9 +65,9 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 }
 
 /// Finishes background work; a bug there is logged and bb7 keeps serving.
-fn on_internal(session: &mut Session, msg: session::Internal, ctx: &Ctx) {
+fn on_background(session: &mut Session, msg: session::BackgroundResult, ctx: &Ctx) {
     let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        session.on_internal(msg, ctx)
+        session.on_background(msg, ctx)
     }));
     if done.is_err() {
         tracing::error!("internal error while finishing background work");
@@ -128,7 +101,7 @@ where
         }
         let _ = out.flush().await;
     });
-    let outbox = Outbox { tx };
+    let outbox = Outbox::new(tx);
 
     // The reader runs on its own task: a line half-read when the loop below turns to
     // a background result must not be lost.
@@ -149,7 +122,7 @@ where
     let (internal_tx, mut internal) = mpsc::unbounded_channel();
     let ctx = Ctx {
         outbox: outbox.clone(),
-        internal: internal_tx,
+        background: internal_tx,
     };
     let mut session = Session::new();
     let mut read_error = None;
@@ -157,7 +130,7 @@ where
         let line = tokio::select! {
             biased;
             Some(msg) = internal.recv() => {
-                on_internal(&mut session, msg, &ctx);
+                on_background(&mut session, msg, &ctx);
                 continue;
             }
             line = lines.recv() => line,
@@ -228,14 +201,14 @@ where
     while session.has_in_flight() {
         match tokio::time::timeout_at(deadline, internal.recv()).await {
             Ok(Some(msg)) => {
-                on_internal(&mut session, msg, &ctx);
+                on_background(&mut session, msg, &ctx);
             }
             _ => break,
         }
     }
     // Deferred state writes reach the disk before the chat locks are let go
     // (docs/ARCHITECTURE.md, "Durability" 8).
-    crate::project::durable::flush_now();
+    crate::project::flush_queue::flush_now();
     drop(session);
     drop(ctx);
     drop(outbox);

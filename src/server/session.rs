@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::chat::ChatKey;
 use crate::chat::model::Chat;
 use crate::chat::store::ChatStore;
 use crate::config::{Config, GlobalState};
@@ -17,11 +18,10 @@ use crate::project::lock::ChatLock;
 use crate::project::paths::{Location, locate};
 use crate::project::{Project, UserDirs};
 use crate::protocol::action::Action;
+use crate::protocol::outbox::Outbox;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Json, Request, ok};
-use crate::server::Outbox;
+use crate::protocol::{Encoded, Request, ok};
 use crate::turn::complete::system_message;
-use crate::turn::stream::ChatKey;
 
 mod chats;
 mod complete;
@@ -33,7 +33,7 @@ mod review;
 mod send;
 mod tokens;
 
-pub use send::Internal;
+pub use send::BackgroundResult;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -57,7 +57,7 @@ pub struct Ctx {
     /// Where messages go.
     pub outbox: Outbox,
     /// Where background work reports.
-    pub internal: tokio::sync::mpsc::UnboundedSender<Internal>,
+    pub background: tokio::sync::mpsc::UnboundedSender<BackgroundResult>,
 }
 
 /// All state of one bb7 process.
@@ -99,7 +99,7 @@ impl Session {
             Some(Err(e)) => (Config::default(), Some(e.message)),
             None => (Config::default(), None),
         };
-        crate::project::durable::set_synchronous(config.sync_writes);
+        crate::project::flush_queue::set_synchronous(config.sync_writes);
         Session {
             dirs,
             config,
@@ -118,7 +118,7 @@ impl Session {
     /// Handles one request and returns the reply message (without `request_id`), or
     /// `None` when the reply comes later from background work (a `send` stream).
     /// Errors: the request's parameters ([`Action::from_request`]) or its handler's.
-    pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Json>, Flow)> {
+    pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Encoded>, Flow)> {
         let action = Action::from_request(req)?;
         self.dispatch(action, req.request_id.as_deref(), ctx)
     }
@@ -129,7 +129,7 @@ impl Session {
         action: Action,
         request_id: Option<&str>,
         ctx: &Ctx,
-    ) -> Result<(Option<Json>, Flow)> {
+    ) -> Result<(Option<Encoded>, Flow)> {
         let later = |r: Result<()>| r.map(|()| (None, Flow::Continue));
         let reply = match action {
             Action::Ping => ok(),
@@ -414,8 +414,8 @@ impl Session {
 }
 
 /// A reply struct as a message object.
-fn to_value(reply: impl serde::Serialize) -> Result<Json> {
-    Json::encode(&reply)
+fn to_value(reply: impl serde::Serialize) -> Result<Encoded> {
+    Encoded::encode(&reply)
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {

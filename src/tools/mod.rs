@@ -9,7 +9,7 @@
 //!   `off`.
 
 pub mod file;
-mod reads;
+pub mod reads;
 pub mod retrieval;
 
 use serde::Serialize;

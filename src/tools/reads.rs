@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::project::fsutil::read_text;
 use crate::project::paths::locate_in_project;
 
-use super::retrieval::{ListFilesArgs, ReadArgs, ReadError, ReadOutput, SearchArgs};
+use super::retrieval::{ListFilesArgs, Read, ReadArgs, ReadError, ReadOutput, SearchArgs};
 
 const MAX_LIST: usize = 500;
 const DEFAULT_SEARCH_LIMIT: usize = 20;
@@ -70,7 +70,7 @@ fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), ReadError> {
         .filter_entry(|e| {
             let n = e.file_name().to_string_lossy();
             !(e.file_type().is_some_and(|t| t.is_dir())
-                && crate::apply::PROTECTED_DIRS.contains(&n.as_ref()))
+                && crate::project::paths::PROTECTED_DIRS.contains(&n.as_ref()))
         })
         .build();
     let mut secret = 0;
@@ -184,7 +184,7 @@ pub(super) fn search_project(root: &Path, args: &SearchArgs) -> Result<ReadOutpu
 pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<ReadOutput, ReadError> {
     let path = args.path.as_deref().unwrap_or("");
     let (rel, abs) = locate_in_project(root, path).map_err(|e| ReadError::Path(e.to_string()))?;
-    if let Some(dir) = crate::apply::protected_dir(&rel) {
+    if let Some(dir) = crate::project::paths::protected_dir(&rel) {
         return Err(ReadError::Protected {
             rel,
             dir: dir.to_owned(),
@@ -240,4 +240,16 @@ pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<ReadOutput, Read
         text: out,
         summary: format!("Read {rel} lines {start}-{last}"),
     })
+}
+
+impl Read {
+    /// Runs the read under `root`: the text for the model and a one-line summary for
+    /// the user. Errors: a [`ReadError`], whose text is sent to the model as the result.
+    pub fn run(&self, root: &Path) -> Result<ReadOutput, ReadError> {
+        match self {
+            Read::List(a) => list_files(root, a),
+            Read::Search(a) => search_project(root, a),
+            Read::File(a) => read_file(root, a),
+        }
+    }
 }

@@ -2,14 +2,12 @@
 //! read-only `list_files`, `search_project`, `read_file` and `clarify_user`, offered to
 //! the model only when the chat's `tools` setting is `ask` or `auto`. They never write,
 //! never leave the project, never read `.bb7/` or version-control state, honour
-//! `.gitignore`, and withhold files that likely hold secrets ([`is_secret`]) in every
+//! `.gitignore`, and withhold files that likely hold secrets (`tools::reads::is_secret`) in every
 //! mode: the model is told such a file exists but is withheld. A file the user adds to
 //! context explicitly is the user's choice and is not affected.
 //!
 //! This file is the tools' interface (definitions, arguments, approval payloads);
 //! `tools/reads.rs` does the reading.
-
-use std::path::Path;
 
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};
@@ -273,19 +271,7 @@ impl Read {
             }
         }
     }
-
-    /// Runs the read under `root`: the text for the model and a one-line summary for
-    /// the user. Errors: a [`ReadError`], whose text is sent to the model as the result.
-    pub fn run(&self, root: &Path) -> Result<ReadOutput, ReadError> {
-        match self {
-            Read::List(a) => super::reads::list_files(root, a),
-            Read::Search(a) => super::reads::search_project(root, a),
-            Read::File(a) => super::reads::read_file(root, a),
-        }
-    }
 }
-
-pub use super::reads::is_secret;
 
 /// What a read returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,7 +308,7 @@ pub enum ReadError {
         /// The protected directory.
         dir: String,
     },
-    /// A file that likely holds secrets ([`is_secret`]), project-relative.
+    /// A file that likely holds secrets (`tools::reads::is_secret`), project-relative.
     #[error(
         "{0} is withheld: it likely holds secrets. Ask the user to add it to context if it is really needed."
     )]
@@ -355,6 +341,8 @@ pub enum ReadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::reads::is_secret;
+    use std::path::Path;
 
     /// Runs a read as the model would call it.
     fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), ReadError> {

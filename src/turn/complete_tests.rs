@@ -4,11 +4,12 @@
 use std::time::Duration;
 
 use super::*;
+use crate::chat::ChatKey;
 use crate::edit::{CallReport, CallStatus};
 use crate::llm::ApiError;
 use crate::llm::request::ChatRequest;
 use crate::tools::ToolsMode;
-use crate::turn::stream::{ChatKey, ToolStep, TurnSpec};
+use crate::turn::stream::{ToolStep, TurnSpec};
 
 fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
     TurnOutcome {

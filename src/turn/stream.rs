@@ -12,21 +12,13 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::chat::ChatKey;
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
-use crate::server::Outbox;
+use crate::protocol::outbox::Outbox;
 use crate::tools::ToolCall;
 use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
-
-/// Which chat a turn belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ChatKey {
-    /// In the global store.
-    pub global: bool,
-    /// Chat id.
-    pub id: String,
-}
 
 /// Everything a turn needs to run.
 #[derive(Debug, Clone)]

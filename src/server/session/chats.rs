@@ -8,11 +8,11 @@ use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Json, ok};
+use crate::protocol::{Encoded, ok};
 use std::path::Path;
 
 impl Session {
-    pub(super) fn save_draft(&mut self, args: params::SaveDraft) -> Result<Json> {
+    pub(super) fn save_draft(&mut self, args: params::SaveDraft) -> Result<Encoded> {
         let draft = args.draft.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.draft = draft;
@@ -20,7 +20,7 @@ impl Session {
         })?;
         Ok(ok())
     }
-    pub(super) fn add_system_message(&mut self, args: params::AddSystemMessage) -> Result<Json> {
+    pub(super) fn add_system_message(&mut self, args: params::AddSystemMessage) -> Result<Encoded> {
         let text = args.message.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.messages.push(system_message(text));
@@ -29,7 +29,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_new(&mut self, args: params::ChatNew) -> Result<Json> {
+    pub(super) fn chat_new(&mut self, args: params::ChatNew) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
@@ -42,20 +42,20 @@ impl Session {
         Reply::Created { id: &id }.json()
     }
 
-    pub(super) fn chat_list(&self, args: params::ChatList) -> Result<Json> {
+    pub(super) fn chat_list(&self, args: params::ChatList) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let chats = store.list(args.include_archived.unwrap_or(false))?;
         Reply::ChatList { chats: &chats }.json()
     }
 
-    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Json> {
+    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         self.activate(store, id)?;
         Ok(ok())
     }
 
-    pub(super) fn chat_get(&self) -> Result<Json> {
+    pub(super) fn chat_get(&self) -> Result<Encoded> {
         let a = self.active()?;
         let c = &a.chat;
         Reply::Chat {
@@ -74,7 +74,7 @@ impl Session {
         .json()
     }
 
-    pub(super) fn chat_active(&self) -> Result<Json> {
+    pub(super) fn chat_active(&self) -> Result<Encoded> {
         self.root()?;
         match &self.active {
             Some(a) => Reply::ChatActive {
@@ -89,7 +89,7 @@ impl Session {
         .json()
     }
 
-    pub(super) fn chat_rename(&mut self, args: params::ChatRename) -> Result<Json> {
+    pub(super) fn chat_rename(&mut self, args: params::ChatRename) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let name = args.name.as_str().trim().to_owned();
@@ -108,7 +108,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_delete(&mut self, args: params::ChatRef) -> Result<Json> {
+    pub(super) fn chat_delete(&mut self, args: params::ChatRef) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -122,12 +122,12 @@ impl Session {
             let _lock = ChatLock::acquire(&store.chat_dir(id)?)?;
         }
         // Nothing queued for the flush may name a directory about to go (Durability 8).
-        crate::project::durable::flush_now();
+        crate::project::flush_queue::flush_now();
         store.delete(id)?;
         Ok(ok())
     }
 
-    pub(super) fn chat_move(&mut self, args: params::ChatMove) -> Result<Json> {
+    pub(super) fn chat_move(&mut self, args: params::ChatMove) -> Result<Encoded> {
         let id = args.id.as_str().to_owned();
         let to_global = match args.to.as_str() {
             "global" => true,
@@ -189,7 +189,7 @@ impl Session {
         std::fs::create_dir_all(to.chats_dir()?).map_err(|e| Error::io("Cannot move chat", e))?;
         // Writes queued for the background flush name the old paths: flush them first,
         // so the moved copy is complete on disk (Durability 8).
-        crate::project::durable::flush_now();
+        crate::project::flush_queue::flush_now();
         move_dir(&src, &dst)?;
         drop(lock);
         let mut chat = to.load(&id)?;
@@ -207,7 +207,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Json> {
+    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -219,13 +219,13 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<Json> {
+    pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let results = store.search(args.query.as_str())?;
         Reply::SearchResults { results: &results }.json()
     }
 
-    pub(super) fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Json> {
+    pub(super) fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Encoded> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let on = match field {
@@ -241,7 +241,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn save_chat_settings(&mut self, args: params::SaveChatSettings) -> Result<Json> {
+    pub(super) fn save_chat_settings(&mut self, args: params::SaveChatSettings) -> Result<Encoded> {
         let model = args.model.filter(|m| !m.is_empty());
         let effort = match args.reasoning_effort {
             None => None,

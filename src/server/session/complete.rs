@@ -2,6 +2,7 @@
 //! round, the assistant message and the change payloads of `done`.
 
 use super::{Ctx, Flow, Session};
+use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::Chat;
 use crate::context::{ChatFiles, find_file};
@@ -12,7 +13,7 @@ use crate::llm::request::{ChatMessage, Role};
 use crate::protocol::events::Change;
 use crate::tools::{DiffMode, ToolCall, ToolsMode};
 use crate::turn::complete::{Ended, REPAIR_REQUEST, complete};
-use crate::turn::stream::{ChatKey, TurnOutcome};
+use crate::turn::stream::TurnOutcome;
 
 /// Lines of a new file shown in a `write` change payload.
 const PREVIEW_LINES: usize = 50;
@@ -171,7 +172,7 @@ fn guard_plan(plan: &mut Plan, global: bool) {
                 CallCode::ReadOnly,
                 "this is a global chat, which cannot write files".to_owned(),
             )),
-            Some(p) => crate::apply::protected_dir(p).map(|d| {
+            Some(p) => crate::project::paths::protected_dir(p).map(|d| {
                 (
                     CallCode::PathEscape,
                     format!("{p} is inside {d}/, which the model may not write"),
@@ -190,7 +191,7 @@ fn guard_plan(plan: &mut Plan, global: bool) {
         plan.bases.clear();
     }
     plan.writes
-        .retain(|p, _| crate::apply::protected_dir(p).is_none());
+        .retain(|p, _| crate::project::paths::protected_dir(p).is_none());
 }
 
 /// What the model may do with `rel`, matching what [`prompt_files`] showed it.

@@ -11,22 +11,22 @@ use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Json, ok};
+use crate::protocol::{Encoded, ok};
 
 impl Session {
-    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Json> {
+    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Encoded> {
         let path = args.path.as_str();
         let content = args.content.as_str();
         let key = self.locate(path)?.key();
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
         Ok(ok())
     }
-    pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Json> {
+    pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Encoded> {
         let key = self.locate(args.path.as_str())?.key();
         self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
         Ok(ok())
     }
-    pub(super) fn context_remove_section(&mut self, args: params::SectionRef) -> Result<Json> {
+    pub(super) fn context_remove_section(&mut self, args: params::SectionRef) -> Result<Encoded> {
         let key = self.locate(args.path.as_str())?.key();
         let (start, end) = (args.start_line.0, args.end_line.0);
         self.mutate(|chat, files, _| context::remove_section(chat, files, &key, start, end))?;
@@ -35,26 +35,26 @@ impl Session {
     pub(super) fn context_set_readonly(
         &mut self,
         args: params::ContextSetReadonly,
-    ) -> Result<Json> {
+    ) -> Result<Encoded> {
         let key = self.locate(args.path.as_str())?.key();
         let readonly = args.readonly;
         self.mutate(|chat, files, _| context::set_readonly(chat, files, &key, readonly))?;
         Ok(ok())
     }
-    pub(super) fn context_list(&mut self) -> Result<Json> {
+    pub(super) fn context_list(&mut self) -> Result<Encoded> {
         let active = self.active()?;
         Reply::ContextList {
             files: &active.chat.context_files,
         }
         .json()
     }
-    pub(super) fn output_delete(&mut self, args: params::PathOnly) -> Result<Json> {
+    pub(super) fn output_delete(&mut self, args: params::PathOnly) -> Result<Encoded> {
         let path = args.path.as_str().to_owned();
         self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
         self.forget_decisions(&path)?;
         Ok(ok())
     }
-    pub(super) fn diff_local_done(&mut self, args: params::PathOnly) -> Result<Json> {
+    pub(super) fn diff_local_done(&mut self, args: params::PathOnly) -> Result<Encoded> {
         let path = args.path.as_str().to_owned();
         let outcome =
             self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
@@ -63,7 +63,7 @@ impl Session {
         }
         Reply::MergedByHand { outcome }.json()
     }
-    pub(super) fn get_file_statuses(&mut self, args: params::FileStatuses) -> Result<Json> {
+    pub(super) fn get_file_statuses(&mut self, args: params::FileStatuses) -> Result<Encoded> {
         let root = self.root()?.to_path_buf();
         let active = self.active()?;
         let files = ChatFiles::new(&active.store, &active.chat.id);
@@ -96,7 +96,7 @@ impl Session {
         }
     }
 
-    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Json> {
+    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Encoded> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
@@ -104,7 +104,10 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn context_add_section(&mut self, args: params::ContextAddSection) -> Result<Json> {
+    pub(super) fn context_add_section(
+        &mut self,
+        args: params::ContextAddSection,
+    ) -> Result<Encoded> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
@@ -112,7 +115,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Json> {
+    pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Encoded> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let key = loc.key();
         let text = read_text(loc.abs(), &key)?;
@@ -120,7 +123,7 @@ impl Session {
         Ok(ok())
     }
 
-    pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<Json> {
+    pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<Encoded> {
         let key = self.locate_for_context(args.path.as_str())?.key();
         let start = args.start_line.map(|n| n.0);
         let end = args.end_line.map(|n| n.0);
@@ -142,7 +145,7 @@ impl Session {
         .json()
     }
 
-    pub(super) fn get_output_file(&self, args: params::PathOnly) -> Result<Json> {
+    pub(super) fn get_output_file(&self, args: params::PathOnly) -> Result<Encoded> {
         let (rel, _) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let content = ChatFiles::new(&a.store, &a.chat.id)
@@ -155,7 +158,7 @@ impl Session {
         .json()
     }
 
-    pub(super) fn get_diff_paths(&self, args: params::PathOnly) -> Result<Json> {
+    pub(super) fn get_diff_paths(&self, args: params::PathOnly) -> Result<Encoded> {
         let (rel, abs) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
@@ -170,7 +173,11 @@ impl Session {
     /// `apply_file` / `apply_file_as`: the apply engine merges the output into the
     /// file on disk; the output is removed only once the chat recording the apply is
     /// saved (Durability 3).
-    pub(super) fn apply(&mut self, args: params::ApplyFile, to_destination: bool) -> Result<Json> {
+    pub(super) fn apply(
+        &mut self,
+        args: params::ApplyFile,
+        to_destination: bool,
+    ) -> Result<Encoded> {
         let path = args.path.as_str().to_owned();
         let force = args.force.unwrap_or(false);
         let destination = match (to_destination, args.destination) {

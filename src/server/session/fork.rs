@@ -1,10 +1,10 @@
-//! Fork and edit of a chat at a user message (the work is in `chat::fork`), and a new
+//! Fork and edit of a chat at a user message (the work is in `context::fork`), and a new
 //! chat with the same context, its full files read fresh from disk.
 
 use super::*;
-use crate::chat::fork;
 use crate::chat::ids;
 use crate::chat::model::ContextFile;
+use crate::context::fork;
 use crate::context::{self, ChatFiles};
 use crate::error::Result;
 use crate::project::fsutil::read_text;
@@ -18,7 +18,7 @@ impl Session {
         self.root.clone().filter(|_| !self.global_only)
     }
 
-    pub(super) fn chat_edit(&mut self, args: params::ChatEdit) -> Result<Json> {
+    pub(super) fn chat_edit(&mut self, args: params::ChatEdit) -> Result<Encoded> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.message_index.0 as usize;
         let content = args.content.as_str().to_owned();
@@ -33,7 +33,7 @@ impl Session {
         .json()
     }
 
-    pub(super) fn fork_chat(&mut self, args: params::ForkChat) -> Result<Json> {
+    pub(super) fn fork_chat(&mut self, args: params::ForkChat) -> Result<Encoded> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.fork_message_index.0 as usize;
         let store = self.find_store(&id)?;
@@ -65,7 +65,7 @@ impl Session {
     pub(super) fn chat_new_with_context(
         &mut self,
         args: params::ChatNewWithContext,
-    ) -> Result<Json> {
+    ) -> Result<Encoded> {
         let id = args.source_chat_id.as_str().to_owned();
         let store = self.find_store(&id)?;
         let source = if self.is_active(&store, &id) {

@@ -2,6 +2,7 @@
 
 use super::*;
 use super::{Ctx, Session, chat_key};
+use crate::chat::ChatKey;
 use crate::chat::model::Message;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -14,8 +15,7 @@ use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
 use crate::protocol::params;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Json, ok};
-use crate::turn::stream::ChatKey;
+use crate::protocol::{Encoded, ok};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -72,7 +72,7 @@ impl Session {
         &mut self,
         args: params::GenerateTitle,
         ctx: &Ctx,
-    ) -> Result<Json> {
+    ) -> Result<Encoded> {
         let id = args.chat_id.as_str().to_owned();
         let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
@@ -116,7 +116,7 @@ impl Session {
         args: params::GetModels,
         request_id: Option<&str>,
         ctx: &Ctx,
-    ) -> Result<Option<Json>> {
+    ) -> Result<Option<Encoded>> {
         let refresh = args.refresh.unwrap_or(false);
         let cache_path = self.dirs()?.state.join("models.json");
         let cached = ModelsCache::load(&cache_path);
@@ -215,7 +215,7 @@ pub(super) fn spawn_title(
                     .unwrap_or("");
                 let title = clean_title(raw);
                 if !title.is_empty() {
-                    let _ = ctx.internal.send(Internal::Title { chat, title });
+                    let _ = ctx.background.send(BackgroundResult::Title { chat, title });
                 }
             }
             Err(e) => ctx.outbox.send_error(

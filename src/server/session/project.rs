@@ -10,12 +10,12 @@ use crate::prompt::instructions;
 use crate::protocol::params;
 use crate::protocol::replies::InstructionsInfo;
 use crate::protocol::replies::Reply;
-use crate::protocol::{Json, ok};
+use crate::protocol::{Encoded, ok};
 use serde::Serialize;
 use std::path::PathBuf;
 
 impl Session {
-    pub(super) fn bb7_init(&mut self, args: params::Init) -> Result<Json> {
+    pub(super) fn bb7_init(&mut self, args: params::Init) -> Result<Encoded> {
         let root = crate::project::canonical_root(
             args.project_root
                 .as_deref()
@@ -29,7 +29,7 @@ impl Session {
     /// `init`: a root with `.bb7/` opens that project; an absent or empty root starts
     /// global-only mode; a root without `.bb7/` is the error the reference plugin
     /// answers by retrying with an empty root.
-    pub(super) fn init(&mut self, args: params::Init) -> Result<Json> {
+    pub(super) fn init(&mut self, args: params::Init) -> Result<Encoded> {
         let root = match args.project_root.as_deref() {
             None | Some("") => None,
             Some(r) => {
@@ -178,7 +178,10 @@ impl Session {
         })
     }
 
-    pub(super) fn prepare_instructions(&self, args: params::PrepareInstructions) -> Result<Json> {
+    pub(super) fn prepare_instructions(
+        &self,
+        args: params::PrepareInstructions,
+    ) -> Result<Encoded> {
         let level = args.level.as_str();
         let dirs = self.dirs()?;
         let (path, template) = match level {

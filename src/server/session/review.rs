@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use super::Session;
+use crate::apply::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
 use crate::apply::{self, FileWrite, read_disk};
 use crate::chat::ids;
 use crate::chat::model::{ContextFile, Part};
@@ -13,10 +14,9 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output::{Entry, status_of};
 use crate::project::paths::locate_in_project;
-use crate::protocol::Json;
+use crate::protocol::Encoded;
 use crate::protocol::params;
 use crate::protocol::replies::{Reply, ReviewFile, ReviewState, RollbackFile};
-use crate::review::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
 use crate::review::{self, Selection, decided};
 use crate::text::{to_lf, uses_crlf, with_line_endings};
 
@@ -54,7 +54,7 @@ impl Session {
 
     /// `review_get`: the hunks of every file with output, or of `path`: those already
     /// decided (state `accepted` / `rejected`) first, then the pending ones.
-    pub(super) fn review_get(&self, args: params::ReviewGet) -> Result<Json> {
+    pub(super) fn review_get(&self, args: params::ReviewGet) -> Result<Encoded> {
         let root = self.root()?.to_path_buf();
         let a = self.active()?;
         let files = ChatFiles::new(&a.store, &a.chat.id);
@@ -109,7 +109,7 @@ impl Session {
     /// `review_apply`: applies accepted hunks to the file on disk (keeping the user's
     /// edits), removes rejected ones from the output, records the decisions, and makes
     /// a checkpoint when the file changed.
-    pub(super) fn review_apply(&mut self, args: params::ReviewApply) -> Result<Json> {
+    pub(super) fn review_apply(&mut self, args: params::ReviewApply) -> Result<Encoded> {
         let root = self.root()?.to_path_buf();
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
         let accept = selection(args.accept);
@@ -230,7 +230,7 @@ impl Session {
     }
 
     /// `checkpoint_list`: all checkpoints (oldest first), or one chat's.
-    pub(super) fn checkpoint_list(&self, args: params::CheckpointList) -> Result<Json> {
+    pub(super) fn checkpoint_list(&self, args: params::CheckpointList) -> Result<Encoded> {
         self.root()?;
         let list = self.checkpoints()?.list(args.chat_id.as_deref())?;
         let rows: Vec<_> = list.iter().map(|c| c.summary()).collect();
@@ -238,7 +238,7 @@ impl Session {
     }
 
     /// `checkpoint_get`: one checkpoint with contents.
-    pub(super) fn checkpoint_get(&self, args: params::CheckpointRef) -> Result<Json> {
+    pub(super) fn checkpoint_get(&self, args: params::CheckpointRef) -> Result<Encoded> {
         self.root()?;
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
         Reply::Checkpoint { checkpoint: &cp }.json()
@@ -246,7 +246,7 @@ impl Session {
 
     /// `checkpoint_diff3`: the checkpoint's base, the file now, and what the model
     /// proposed.
-    pub(super) fn checkpoint_diff3(&self, args: params::CheckpointDiff3) -> Result<Json> {
+    pub(super) fn checkpoint_diff3(&self, args: params::CheckpointDiff3) -> Result<Encoded> {
         let root = self.root()?.to_path_buf();
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
@@ -269,7 +269,10 @@ impl Session {
     /// `checkpoint_rollback`: `hard_all` restores the files as they were before the
     /// checkpoint (a file changed since only with `force`); `scoped_selected` reverses
     /// only `hunk_ids`, keeping newer unrelated edits. The rollback is a checkpoint.
-    pub(super) fn checkpoint_rollback(&mut self, args: params::CheckpointRollback) -> Result<Json> {
+    pub(super) fn checkpoint_rollback(
+        &mut self,
+        args: params::CheckpointRollback,
+    ) -> Result<Encoded> {
         let root = self.root()?.to_path_buf();
         let store = self.checkpoints()?;
         let cp = store.get(args.checkpoint_id.as_str())?;

@@ -2,6 +2,7 @@
 //! clarifications, and routing background results back into the session.
 
 use super::{Ctx, Flow, Session, chat_key};
+use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part, SnapshotRef};
 use crate::chat::store::ChatStore;
@@ -16,9 +17,9 @@ use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
-use crate::protocol::{Json, ok};
+use crate::protocol::{Encoded, ok};
 use crate::tools::{DiffMode, ToolsMode};
-use crate::turn::stream::{self as turn, ChatKey, ClientAnswer, TurnOutcome, TurnSpec};
+use crate::turn::stream::{self as turn, ClientAnswer, TurnOutcome, TurnSpec};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -256,7 +257,7 @@ impl Session {
             },
         );
         let outbox = ctx.outbox.clone();
-        let internal = ctx.internal.clone();
+        let internal = ctx.background.clone();
         let fallback = spec.clone();
         tokio::spawn(async move {
             // A bug in a turn must still end its stream and free the chat.
@@ -279,11 +280,11 @@ impl Session {
                 });
             let outcome = Box::new(outcome);
             let msg = match first {
-                Some(first) => Internal::Repair {
+                Some(first) => BackgroundResult::Repair {
                     first,
                     repair: outcome,
                 },
-                None => Internal::Turn(outcome),
+                None => BackgroundResult::Turn(outcome),
             };
             let _ = internal.send(msg);
         });
@@ -317,7 +318,7 @@ impl Session {
     }
 
     /// `cancel`: stops the turn started by `target_request_id`.
-    pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Json> {
+    pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Encoded> {
         let target = args.target_request_id.0;
         match self.in_flight.get(&target) {
             Some(f) => {
@@ -329,18 +330,18 @@ impl Session {
     }
 
     /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
-    pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Json> {
+    pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Encoded> {
         let answer = ClientAnswer::Approved(args.approved);
         self.answer_client("approval_id", &args.approval_id, answer)
     }
 
     /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
-    pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Json> {
+    pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Encoded> {
         let answer = ClientAnswer::Text(args.answer);
         self.answer_client("question_id", &args.question_id, answer)
     }
 
-    fn answer_client(&mut self, id_field: &str, id: &str, value: ClientAnswer) -> Result<Json> {
+    fn answer_client(&mut self, id_field: &str, id: &str, value: ClientAnswer) -> Result<Encoded> {
         let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
         match waiting {
             Some(tx) => {
@@ -367,11 +368,13 @@ impl Session {
     }
 
     /// Handles a background result.
-    pub fn on_internal(&mut self, msg: Internal, ctx: &Ctx) -> Flow {
+    pub fn on_background(&mut self, msg: BackgroundResult, ctx: &Ctx) -> Flow {
         match msg {
-            Internal::Turn(outcome) => self.finish_turn(outcome, None, ctx),
-            Internal::Repair { first, repair } => self.finish_turn(first, Some(repair), ctx),
-            Internal::Title { chat, title } => {
+            BackgroundResult::Turn(outcome) => self.finish_turn(outcome, None, ctx),
+            BackgroundResult::Repair { first, repair } => {
+                self.finish_turn(first, Some(repair), ctx)
+            }
+            BackgroundResult::Title { chat, title } => {
                 if let Err(e) = self.apply_title(&chat, &title) {
                     ctx.outbox.send_error(&e, None);
                 } else {
@@ -449,7 +452,7 @@ pub(super) struct InFlight {
 }
 
 /// Results of background work, handled by the server loop in arrival order.
-pub enum Internal {
+pub enum BackgroundResult {
     /// A model turn ended (completed, failed or cancelled).
     Turn(Box<TurnOutcome>),
     /// A hidden repair round ended; `first` is the turn it repairs.

@@ -6,14 +6,14 @@ use crate::context::ChatFiles;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::prompt::assemble::{self};
-use crate::protocol::Json;
+use crate::protocol::Encoded;
 use crate::protocol::params;
 use crate::protocol::replies::{FileEstimate, Reply};
 use crate::tokens;
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request.
-    pub(super) fn estimate_tokens(&self, args: params::EstimateTokens) -> Result<Json> {
+    pub(super) fn estimate_tokens(&self, args: params::EstimateTokens) -> Result<Encoded> {
         let input = args.input_text.as_deref().unwrap_or("");
         let a = self.active()?;
         let system_prompt = tokens::count_memo(&self.system_prompt_base());
@@ -61,7 +61,7 @@ impl Session {
     }
 
     /// `estimate_text_tokens`: one count per text.
-    pub(super) fn estimate_text_tokens(&self, args: params::EstimateTextTokens) -> Result<Json> {
+    pub(super) fn estimate_text_tokens(&self, args: params::EstimateTextTokens) -> Result<Encoded> {
         let texts = args.texts;
         if texts.is_empty() {
             return Err(Error::invalid("Field 'texts' must not be empty"));

@@ -265,7 +265,7 @@ pub fn rollback_file(
                     lines: h.old_lines.clone(),
                 })
                 .collect();
-            let newer = super::user_edits(&after, now.as_deref());
+            let newer = crate::diff::user_edits(&after, now.as_deref());
             let (ok, clash): (Vec<Edit>, Vec<Edit>) = reversed
                 .into_iter()
                 .partition(|r| !newer.iter().any(|n| n.conflicts_with(r)));
