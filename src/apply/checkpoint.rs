@@ -3,6 +3,7 @@
 //! them can be rolled back — a rollback included. Stored as `{state}/checkpoints/{id}.json` (`.bb7/` of the project, or
 //! `~/.bb7/` in global-only mode).
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -54,18 +55,18 @@ impl Checkpoint {
     /// The summary for `checkpoint_list`: files without their contents.
     pub fn summary(&self) -> CheckpointSummary<'_> {
         CheckpointSummary {
-            checkpoint_id: &self.checkpoint_id,
-            chat_id: &self.chat_id,
-            created_at: &self.created_at,
-            action: &self.action,
+            checkpoint_id: Cow::Borrowed(&self.checkpoint_id),
+            chat_id: Cow::Borrowed(&self.chat_id),
+            created_at: Cow::Borrowed(&self.created_at),
+            action: Cow::Borrowed(&self.action),
             files: self
                 .files
                 .iter()
                 .map(|f| FileSummary {
-                    path: &f.path,
-                    before_hash: f.before_hash.as_deref(),
-                    after_hash: f.after_hash.as_deref(),
-                    hunk_ids: &f.hunk_ids,
+                    path: Cow::Borrowed(&f.path),
+                    before_hash: f.before_hash.as_deref().map(Cow::Borrowed),
+                    after_hash: f.after_hash.as_deref().map(Cow::Borrowed),
+                    hunk_ids: Cow::Borrowed(&f.hunk_ids),
                 })
                 .collect(),
         }
@@ -73,31 +74,54 @@ impl Checkpoint {
 }
 
 /// A checkpoint in `checkpoint_list`: its fields, and its files without contents.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointSummary<'a> {
     /// See [`Checkpoint::checkpoint_id`].
-    pub checkpoint_id: &'a str,
+    pub checkpoint_id: Cow<'a, str>,
     /// The chat whose apply made it.
-    pub chat_id: &'a str,
+    pub chat_id: Cow<'a, str>,
     /// RFC 3339 UTC.
-    pub created_at: &'a str,
+    pub created_at: Cow<'a, str>,
     /// What made it.
-    pub action: &'a str,
+    pub action: Cow<'a, str>,
     /// The files it changed.
     pub files: Vec<FileSummary<'a>>,
 }
 
+impl CheckpointSummary<'_> {
+    /// The same summary, owning its fields.
+    pub fn into_owned(self) -> CheckpointSummary<'static> {
+        let own = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
+        CheckpointSummary {
+            checkpoint_id: own(self.checkpoint_id),
+            chat_id: own(self.chat_id),
+            created_at: own(self.created_at),
+            action: own(self.action),
+            files: self
+                .files
+                .into_iter()
+                .map(|f| FileSummary {
+                    path: own(f.path),
+                    before_hash: f.before_hash.map(own),
+                    after_hash: f.after_hash.map(own),
+                    hunk_ids: Cow::Owned(f.hunk_ids.into_owned()),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A file of a [`CheckpointSummary`].
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileSummary<'a> {
     /// Project-relative path.
-    pub path: &'a str,
+    pub path: Cow<'a, str>,
     /// `sha256:…` before (`null`: the file did not exist).
-    pub before_hash: Option<&'a str>,
+    pub before_hash: Option<Cow<'a, str>>,
     /// `sha256:…` after (`null`: the file was deleted).
-    pub after_hash: Option<&'a str>,
+    pub after_hash: Option<Cow<'a, str>>,
     /// The hunks the change wrote.
-    pub hunk_ids: &'a [String],
+    pub hunk_ids: Cow<'a, [String]>,
 }
 
 /// Builds the record of one file's change.

@@ -261,7 +261,7 @@ impl Chat {
 }
 
 /// A chat as `chat_list` shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatSummary {
     /// Chat id.
     pub id: String,

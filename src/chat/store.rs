@@ -64,8 +64,18 @@ pub struct IndexEntry {
     pub created: String,
 }
 
+/// Where a `search_chats` hit matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchType {
+    /// The chat's name.
+    Title,
+    /// A message's text.
+    Content,
+}
+
 /// One `search_chats` hit.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchHit {
     /// Chat id.
     pub id: String,
@@ -74,7 +84,7 @@ pub struct SearchHit {
     /// RFC 3339 creation time.
     pub created: String,
     /// `title` or `content`.
-    pub match_type: &'static str,
+    pub match_type: MatchType,
     /// Text around a content match, on one line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<String>,
@@ -433,7 +443,7 @@ impl ChatStore {
                     id: c.id,
                     name: c.name,
                     created: c.created,
-                    match_type: "title",
+                    match_type: MatchType::Title,
                     excerpt: None,
                 })
                 .collect());
@@ -454,7 +464,7 @@ impl ChatStore {
                     id: chat.id,
                     name: chat.name,
                     created: chat.created,
-                    match_type: "title",
+                    match_type: MatchType::Title,
                     excerpt: None,
                 });
                 continue;
@@ -483,7 +493,7 @@ impl ChatStore {
                     id: chat.id,
                     name: chat.name,
                     created: chat.created,
-                    match_type: "content",
+                    match_type: MatchType::Content,
                     excerpt: Some(excerpt),
                 });
             }

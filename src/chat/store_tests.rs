@@ -86,7 +86,7 @@ fn archived_chats_leave_the_list_and_stay_searchable() {
     assert_eq!(s.list(true).unwrap().len(), 1);
     let hits = s.search("parser").unwrap();
     assert_eq!(hits[0].id, a.id);
-    assert_eq!(hits[0].match_type, "title");
+    assert_eq!(hits[0].match_type, crate::chat::store::MatchType::Title);
     // An empty query lists what `chat_list` shows, so not the archived chat.
     let b = s.create(Some("other"), "m").unwrap();
     let all = s.search("").unwrap();

@@ -7,13 +7,13 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use super::args::ToolsMode;
 use super::prompt;
-use super::wire::{Ack, FileStatuses};
 use super::{Failure, Res, Session};
 use crate::chat::store::ChatStore;
 use crate::project::Project;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
+use crate::protocol::replies::{Ack, FileStatusList};
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report an interrupted command.
 pub const INTERRUPTED: u8 = 130;
@@ -296,7 +296,7 @@ async fn clarify(question: &str) -> String {
 /// Warns about context files changed on disk since their snapshot, or re-snapshots
 /// them with `refresh`.
 async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
-    let r: FileStatuses =
+    let r: FileStatusList =
         s.c.call(Action::GetFileStatuses(params::FileStatuses {
             contents: None,
         }))

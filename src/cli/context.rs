@@ -1,18 +1,18 @@
 //! Context and output commands: `add`, `remove`, `status`, `diff`, `apply`, `reject`.
 
-use super::wire::{Ack, Applied, ContextList, FileStatuses};
 use super::{Failure, Res, Session};
 use crate::diff::unified_diff;
 use crate::error::ErrorCode;
 use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
+use crate::protocol::replies::{Ack, Applied, ContextList, FileStatusList};
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
 /// context gets a fresh snapshot instead of an error.
 pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Res<()> {
     s.ensure_chat().await?;
-    let listed: ContextList = s.c.call(Action::ContextList).await?;
+    let listed: ContextList = s.c.call(Action::ContextList(params::NoParams {})).await?;
     for spec in specs {
         let (typed, range) = split_range(spec);
         let path = s.path(typed);
@@ -117,7 +117,7 @@ fn status_mark(f: &FileStatus) -> String {
 /// `bb7 status`: one line per file, `STATUS PATH[:start-end]`, and a legend on stderr.
 pub(super) async fn status(s: &mut Session) -> Res<()> {
     s.active().await?;
-    let r: FileStatuses =
+    let r: FileStatusList =
         s.c.call(Action::GetFileStatuses(params::FileStatuses {
             contents: None,
         }))
@@ -127,7 +127,7 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
         return Ok(());
     }
     let mut text = String::new();
-    for f in &r.files {
+    for f in r.files.iter() {
         let range = match (f.start_line, f.end_line) {
             (Some(a), Some(b)) => format!(":{a}-{b}"),
             _ => String::new(),
@@ -146,13 +146,13 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
 pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
     s.active().await?;
     let want = path.map(|p| s.path(&p));
-    let r: FileStatuses =
+    let r: FileStatusList =
         s.c.call(Action::GetFileStatuses(params::FileStatuses {
             contents: None,
         }))
         .await?;
     let mut text = String::new();
-    for f in &r.files {
+    for f in r.files.iter() {
         if !f.has_output || want.as_ref().is_some_and(|w| w != &f.path) {
             continue;
         }
@@ -173,14 +173,14 @@ pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
 pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) -> Res<()> {
     s.active().await?;
     let want = path.map(|p| s.path(&p));
-    let r: FileStatuses =
+    let r: FileStatusList =
         s.c.call(Action::GetFileStatuses(params::FileStatuses {
             contents: None,
         }))
         .await?;
     let mut applied = 0;
     let mut conflicts = Vec::new();
-    for f in &r.files {
+    for f in r.files.iter() {
         let p = &f.path;
         let wanted = match &want {
             Some(w) => w == p && f.has_output,

@@ -3,36 +3,36 @@
 
 use std::path::Path;
 
-use super::wire::{ChatList, ChatReply, IdReply, Models};
 use super::{Res, Session, project_store, prompt};
 use crate::chat::model::Message;
 use crate::protocol::action::Action;
 use crate::protocol::params;
+use crate::protocol::replies::{ChatActive, ChatListing, ChatView, Created, Models};
 
 /// `bb7 new [NAME]`: prints the new chat's id.
 pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
-    let r: IdReply =
+    let r: Created =
         s.c.call(Action::ChatNew(params::ChatNew {
             name,
             ..Default::default()
         }))
         .await?;
-    s.out(&format!("{}\n", r.id.unwrap_or_default()));
+    s.out(&format!("{}\n", r.id));
     Ok(())
 }
 
 /// `bb7 chats`: `* ID  CREATED  NAME`, `*` on the active chat.
 pub(super) async fn chats(s: &mut Session) -> Res<()> {
-    let r: ChatList =
+    let r: ChatListing =
         s.c.call(Action::ChatList(params::ChatList::default()))
             .await?;
-    let active: IdReply = s.c.call(Action::ChatActive).await?;
+    let active: ChatActive = s.c.call(Action::ChatActive(params::NoParams {})).await?;
     if r.chats.is_empty() {
         eprintln!("bb7: no chats yet (`bb7 new` or `bb7 ask` starts one)");
         return Ok(());
     }
     let mut text = String::new();
-    for ch in &r.chats {
+    for ch in r.chats.iter() {
         let mark = if active.id.as_deref() == Some(ch.id.as_str()) {
             "*"
         } else {
@@ -67,16 +67,16 @@ pub(super) async fn models(s: &mut Session, refresh: bool) -> Res<()> {
         None => "?".into(),
     };
     let mut text = String::new();
-    for m in &r.models {
-        let ctx = m
-            .context_length
-            .map(|c| c.to_string())
-            .unwrap_or_else(|| "?".into());
+    for m in r.models.iter() {
+        let ctx = match m.context_length {
+            0 => "?".to_owned(),
+            c => c.to_string(),
+        };
         text.push_str(&format!(
             "{}  {ctx}  {}/{}\n",
             m.id,
-            per_m(m.pricing.prompt),
-            per_m(m.pricing.completion)
+            per_m(price(m, "prompt")),
+            per_m(price(m, "completion"))
         ));
     }
     s.out(&text);
@@ -95,9 +95,9 @@ fn text_of(m: &Message) -> String {
 
 /// The chat as Markdown: a heading per message, context events and tool steps as
 /// italic notes, system messages as quotes.
-fn markdown(chat: &ChatReply) -> String {
+fn markdown(chat: &ChatView) -> String {
     let mut md = format!("# {}\n\n_{} · {}_\n", chat.name, chat.id, chat.model);
-    for m in &chat.messages {
+    for m in chat.messages.iter() {
         let mut notes = Vec::new();
         for p in &m.parts {
             match p.kind.as_str() {
@@ -136,7 +136,7 @@ fn markdown(chat: &ChatReply) -> String {
 /// `bb7 show [--last]`.
 pub(super) async fn show(s: &mut Session, last: bool) -> Res<()> {
     s.active().await?;
-    let chat: ChatReply = s.c.call(Action::ChatGet).await?;
+    let chat: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
     if last {
         let answer = chat
             .messages
@@ -170,7 +170,7 @@ fn cost_of(messages: &[Message]) -> f64 {
 
 /// `bb7 log`: `ID  CREATED  $COST  MESSAGES  NAME`, newest first.
 pub(super) async fn log(s: &mut Session) -> Res<()> {
-    let r: ChatList =
+    let r: ChatListing =
         s.c.call(Action::ChatList(params::ChatList::default()))
             .await?;
     if r.chats.is_empty() {
@@ -180,7 +180,7 @@ pub(super) async fn log(s: &mut Session) -> Res<()> {
     let store = project_store(&s.root);
     let mut text = String::new();
     let mut total = 0.0;
-    for ch in &r.chats {
+    for ch in r.chats.iter() {
         // Read-only: loading a chat file takes no lock and changes nothing.
         let chat = store.as_ref().and_then(|st| st.load(&ch.id).ok());
         let (cost, turns) = chat
@@ -229,4 +229,14 @@ pub(super) async fn offer_gitignore(root: &Path) -> Res<()> {
         eprintln!("bb7: added .bb7/ to .gitignore");
     }
     Ok(())
+}
+
+/// A price in USD per token as OpenRouter sends it: a decimal string (`"0.000003"`);
+/// numbers are accepted too.
+fn price(m: &crate::llm::models::ModelInfo, key: &str) -> Option<f64> {
+    match m.pricing.get(key)? {
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        serde_json::Value::Number(n) => n.as_f64(),
+        _ => None,
+    }
 }

@@ -10,7 +10,6 @@ mod info;
 pub mod prompt;
 mod review;
 pub mod root;
-mod wire;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,9 +18,9 @@ use std::time::Duration;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
 use crate::protocol::params;
+use crate::protocol::replies::{Ack, ChatActive, Created, Opened};
 pub use args::{Command, ToolsMode};
 pub use client::{Client, Failure, Res};
-use wire::{Ack, IdReply, InitReply};
 
 use crate::chat::store::ChatStore;
 use crate::project::Project;
@@ -59,8 +58,8 @@ impl Session {
 
     /// The active chat's id.
     async fn active(&mut self) -> Res<String> {
-        let a: IdReply = self.c.call(Action::ChatActive).await?;
-        a.id.ok_or_else(|| {
+        let a: ChatActive = self.c.call(Action::ChatActive(params::NoParams {})).await?;
+        a.id.map(String::from).ok_or_else(|| {
             Failure::new("no active chat: run `bb7 new`, or pass --chat ID (see `bb7 chats`)")
         })
     }
@@ -70,11 +69,11 @@ impl Session {
         if let Ok(id) = self.active().await {
             return Ok(id);
         }
-        let r: IdReply = self
+        let r: Created = self
             .c
             .call(Action::ChatNew(params::ChatNew::default()))
             .await?;
-        let id = r.id.unwrap_or_default();
+        let id = r.id.into_owned();
         eprintln!("bb7: started chat {id}");
         Ok(id)
     }
@@ -99,7 +98,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
     let result = dispatch(&mut s, cmd, &opts).await;
     // Ends the server in order, so the chat's lock is released and nothing is left
     // half-written; a server that does not answer in time is dropped with the runtime.
-    let shutdown = s.c.call::<Ack>(Action::Shutdown);
+    let shutdown = s.c.call::<Ack>(Action::Shutdown(params::NoParams {}));
     let _ = tokio::time::timeout(Duration::from_secs(5), shutdown).await;
     // `--chat` addresses a chat for this command only: the project's active chat stays
     // what it was for later commands and editors.
@@ -137,7 +136,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     // `init` refuses a directory without `.bb7/`; only `chats` and `models` fall back
     // to global-only mode (an empty root), as the reference plugin does.
     let global_ok = matches!(cmd, Command::Chats | Command::Models { .. });
-    let init: InitReply = match s
+    let init: Opened = match s
         .c
         .call(Action::Init(params::Init {
             project_root: Some(root),

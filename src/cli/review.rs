@@ -1,9 +1,9 @@
 //! Hunk review and checkpoints from a shell: `review`, `checkpoints`, `rollback`.
 
-use super::wire::{Checkpoints, Review, ReviewApplied, RollbackResult};
 use super::{Failure, Res, Session};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, HunkSelection, NonEmpty};
+use crate::protocol::replies::{Checkpoints, Review, ReviewApplied, RollbackResult};
 use crate::review::HunkState;
 
 /// `bb7 review [PATH] [--accept ID…] [--reject ID…] [--all]`: without a decision,
@@ -23,6 +23,7 @@ pub(super) async fn review(
     // Decided hunks stay in the review with their state; only pending ones are listed.
     let files: Vec<_> = r
         .files
+        .into_owned()
         .into_iter()
         .map(|mut f| {
             f.hunks.retain(|h| h.state == HunkState::Pending);
@@ -107,12 +108,12 @@ pub(super) async fn review(
         if !r.rejected.is_empty() {
             eprintln!("bb7: {}: rejected {}", f.path, r.rejected.join(" "));
         }
-        for c in r.conflicts {
+        for c in r.conflicts.iter() {
             eprintln!(
                 "bb7: {}: hunk {c} overlaps your edits and stays pending",
                 f.path
             );
-            conflicts.push(c);
+            conflicts.push(c.clone());
         }
     }
     if conflicts.is_empty() {
@@ -139,7 +140,7 @@ pub(super) async fn checkpoints(s: &mut Session) -> Res<()> {
     }
     let mut text = String::new();
     for cp in &r.checkpoints {
-        let files: Vec<&str> = cp.files.iter().map(|f| f.path.as_str()).collect();
+        let files: Vec<&str> = cp.files.iter().map(|f| f.path.as_ref()).collect();
         text.push_str(&format!(
             "{}  {}  {}  ({})\n",
             cp.checkpoint_id,
@@ -173,7 +174,7 @@ pub(super) async fn rollback(
         }))
         .await?;
     let mut conflicts = Vec::new();
-    for f in &r.files {
+    for f in r.files.iter() {
         if f.restored {
             eprintln!("bb7: restored {}", f.path);
         } else if f.conflict {

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::chat::ids;
 use crate::chat::model::{Chat, ContextFile, Message, Part, SnapshotRef};
@@ -19,14 +19,24 @@ use crate::text::to_lf;
 
 /// A file of the message's context that differs from what the model saw then:
 /// `{"path","issue":"modified"|"deleted","original_version"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContextWarning {
     /// Path as in context.
     pub path: String,
     /// `modified` (content differs) or `deleted` (gone, or too short for a section).
-    pub issue: &'static str,
+    pub issue: WarningIssue,
     /// The file id recorded in the message's snapshot.
     pub original_version: String,
+}
+
+/// What happened to a file since the message's snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningIssue {
+    /// Its content differs.
+    Modified,
+    /// It is gone, or too short for the section.
+    Deleted,
 }
 
 /// A new chat made by [`fork`].
@@ -130,7 +140,7 @@ pub fn warning_message(warnings: &[ContextWarning]) -> Option<Message> {
     let parts = warnings
         .iter()
         .map(|w| {
-            let action = if w.issue == "deleted" {
+            let action = if w.issue == WarningIssue::Deleted {
                 "ForkWarningDeleted"
             } else {
                 "ForkWarningModified"
@@ -174,7 +184,7 @@ pub fn restore_context(
             .find(|c| c.path == r.path && c.start_line == r.start_line && c.end_line == r.end_line);
         let (readonly, external) = flags_at(chat, upto, r, current);
         let Some(disk) = read_current(root, &r.path) else {
-            warnings.push(warn(r, "deleted"));
+            warnings.push(warn(r, WarningIssue::Deleted));
             continue;
         };
         let section = r.start_line.zip(r.end_line);
@@ -182,7 +192,7 @@ pub fn restore_context(
             Some((s, e)) => match crate::text::section_text(&disk, s, e) {
                 Ok(t) => t,
                 Err(_) => {
-                    warnings.push(warn(r, "deleted"));
+                    warnings.push(warn(r, WarningIssue::Deleted));
                     continue;
                 }
             },
@@ -195,7 +205,7 @@ pub fn restore_context(
         let (text, version) = match unchanged_variant(&text, &r.file_id, version_of) {
             Some(same) => (same, r.file_id.clone()),
             None => {
-                warnings.push(warn(r, "modified"));
+                warnings.push(warn(r, WarningIssue::Modified));
                 let v = version_of(&text);
                 (text, v)
             }

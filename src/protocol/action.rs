@@ -12,10 +12,137 @@ use super::Request;
 use super::params::*;
 use crate::error::{Error, Result};
 
-/// Declares [`Action`], its wire names and its reader from one list, so a new action is
-/// one line here plus its handler.
-macro_rules! actions {
-    ($( $(#[$doc:meta])* $variant:ident $( ($params:ty) )? = $name:literal, )*) => {
+/// The action table: one row per action with its variant, parameters type, wire name,
+/// reply type and the handler method of `server::session::Session` that answers it
+/// (`(call)` after the handler: it also gets the request's `Call`, for work that
+/// answers later). `callback` is a macro invoked with the rows: [`Action`] is declared
+/// from them here, and the server's dispatch in `server/session/table.rs`.
+///
+/// Adding an action: a row here, its params type (`params.rs`), its reply type if new
+/// (`replies/`), the handler, and its row in docs/PROTOCOL.md.
+macro_rules! action_table {
+    ($callback:ident) => {
+        $callback! {
+        /// Answer `ok` (liveness).
+        Ping(NoParams) = "ping" -> Ack => ping,
+        /// The crate version.
+        Version(NoParams) = "version" -> Version<'_> => version,
+        /// Answer `ok`, then exit 0.
+        Shutdown(NoParams) = "shutdown" -> Ack => shutdown,
+        /// Create `.bb7/` in a project and open it.
+        Bb7Init(Init) = "bb7_init" -> Ack => bb7_init,
+        /// Open a project (or global-only mode) and restore its active chat.
+        Init(Init) = "init" -> Opened<'_> => init,
+        /// Where the instruction files are and whether they load.
+        GetCustomizationInfo(NoParams) = "get_customization_info" -> CustomizationInfo<'_> => customization_info,
+        /// Create an instruction file from its template.
+        PrepareInstructions(PrepareInstructions) = "prepare_instructions" -> InstructionsPath<'_> => prepare_instructions,
+        /// Start a chat; it becomes active.
+        ChatNew(ChatNew) = "chat_new" -> Created<'_> => chat_new,
+        /// The chats of a store.
+        ChatList(ChatList) = "chat_list" -> ChatListing<'_> => chat_list,
+        /// Make a chat active (takes its lock).
+        ChatSelect(ChatRef) = "chat_select" -> Ack => chat_select,
+        /// The active chat with its messages.
+        ChatGet(NoParams) = "chat_get" -> ChatView<'_> => chat_get,
+        /// The active chat's id.
+        ChatActive(NoParams) = "chat_active" -> ChatActive<'_> => chat_active,
+        /// Rename a chat.
+        ChatRename(ChatRename) = "chat_rename" -> Ack => chat_rename,
+        /// Delete a chat.
+        ChatDelete(ChatRef) = "chat_delete" -> Ack => chat_delete,
+        /// Move a chat between the project and the global store.
+        ChatMove(ChatMove) = "chat_move" -> Ack => chat_move,
+        /// Take over a chat another process holds.
+        ChatForceUnlock(ChatRef) = "chat_force_unlock" -> Ack => chat_force_unlock,
+        /// Chats whose names or messages contain a text.
+        SearchChats(SearchChats) = "search_chats" -> SearchResults<'_> => search_chats,
+        /// Edit a user message: the chat goes back to before it.
+        ChatEdit(ChatEdit) = "chat_edit" -> Edited<'_> => chat_edit,
+        /// A new chat with the history before a user message.
+        ForkChat(ForkChat) = "fork_chat" -> ForkResult<'_> => fork_chat,
+        /// A new chat with another chat's context.
+        ChatNewWithContext(ChatNewWithContext) = "chat_new_with_context" -> Created<'_> => chat_new_with_context,
+        /// Pin or unpin a chat.
+        ChatPin(ChatFlag) = "chat_pin" -> Ack => chat_pin,
+        /// Archive or unarchive a chat.
+        ChatArchive(ChatFlag) = "chat_archive" -> Ack => chat_archive,
+        /// Keep the unsent input.
+        SaveDraft(SaveDraft) = "save_draft" -> Ack => save_draft,
+        /// Change the active chat's model, reasoning effort or tools mode.
+        SaveChatSettings(SaveChatSettings) = "save_chat_settings" -> Ack => save_chat_settings,
+        /// Add a system message to the history.
+        AddSystemMessage(AddSystemMessage) = "add_system_message" -> Ack => add_system_message,
+        /// Add a file snapshot to the context.
+        ContextAdd(ContextAdd) = "context_add" -> Ack => context_add,
+        /// Add a read-only section snapshot.
+        ContextAddSection(ContextAddSection) = "context_add_section" -> Ack => context_add_section,
+        /// Replace a file's snapshot.
+        ContextUpdate(ContextUpdate) = "context_update" -> Ack => context_update,
+        /// Re-snapshot a file from disk.
+        SyncContext(PathOnly) = "sync_context" -> Ack => sync_context,
+        /// Drop a file from the context.
+        ContextRemove(PathOnly) = "context_remove" -> Ack => context_remove,
+        /// Drop a section from the context.
+        ContextRemoveSection(SectionRef) = "context_remove_section" -> Ack => context_remove_section,
+        /// Make a context file read-only for the model, or writable.
+        ContextSetReadonly(ContextSetReadonly) = "context_set_readonly" -> Ack => context_set_readonly,
+        /// The context files and sections.
+        ContextList(NoParams) = "context_list" -> ContextList<'_> => context_list,
+        /// A snapshot's content.
+        GetContextFile(GetContextFile) = "get_context_file" -> FileContent<'_> => get_context_file,
+        /// The model's output of a file.
+        GetOutputFile(PathOnly) = "get_output_file" -> FileContent<'_> => get_output_file,
+        /// Discard the model's output of a file.
+        OutputDelete(PathOnly) = "output_delete" -> Ack => output_delete,
+        /// Files for an external diff of an output.
+        GetDiffPaths(PathOnly) = "get_diff_paths" -> DiffPaths<'_> => get_diff_paths,
+        /// An external diff ended; take over the merged file.
+        DiffLocalDone(PathOnly) = "diff_local_done" -> MergedByHand<'_> => diff_local_done,
+        /// Statuses of the context and output files.
+        GetFileStatuses(FileStatuses) = "get_file_statuses" -> FileStatusList<'_> => get_file_statuses,
+        /// Write the model's output into the file on disk.
+        ApplyFile(ApplyFile) = "apply_file" -> Applied<'_> => apply_file,
+        /// Write the model's output into another file.
+        ApplyFileAs(ApplyFile) = "apply_file_as" -> Applied<'_> => apply_file_as,
+        /// The pending hunks.
+        ReviewGet(ReviewGet) = "review_get" -> Review<'_> => review_get,
+        /// Accept and reject hunks of one file.
+        ReviewApply(ReviewApply) = "review_apply" -> ReviewApplied<'_> => review_apply,
+        /// The project's checkpoints.
+        CheckpointList(CheckpointList) = "checkpoint_list" -> Checkpoints<'_> => checkpoint_list,
+        /// One checkpoint with its files.
+        CheckpointGet(CheckpointRef) = "checkpoint_get" -> CheckpointView<'_> => checkpoint_get,
+        /// Base, ours and theirs of one file of a checkpoint.
+        CheckpointDiff3(CheckpointDiff3) = "checkpoint_diff3" -> Diff3<'_> => checkpoint_diff3,
+        /// Undo a checkpoint.
+        CheckpointRollback(CheckpointRollback) = "checkpoint_rollback" -> RollbackResult<'_> => checkpoint_rollback,
+        /// Stop a running `send`.
+        Cancel(Cancel) = "cancel" -> Ack => cancel,
+        /// Answer a `tool_approval`.
+        ToolApprove(ToolApprove) = "tool_approve" -> Ack => tool_approve,
+        /// Answer a `clarification`.
+        Clarify(Clarify) = "clarify" -> Ack => clarify,
+        /// Ask the model; the answer streams.
+        Send(Send) = "send" -> Deferred => send(call),
+        /// Name a chat after a text, with the model.
+        GenerateTitle(GenerateTitle) = "generate_title" -> Ack => generate_title(call),
+        /// The model list.
+        GetModels(GetModels) = "get_models" -> NowOrLater<Models<'_>> => get_models(call),
+        /// The account's credit.
+        GetBalance(NoParams) = "get_balance" -> Deferred => get_balance(call),
+        /// Tokens of the next request, by part.
+        EstimateTokens(EstimateTokens) = "estimate_tokens" -> TokenEstimate<'_> => estimate_tokens,
+        /// Tokens of each of some texts.
+        EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens" -> TextTokenEstimate<'_> => estimate_text_tokens,
+        }
+    };
+}
+pub(crate) use action_table;
+
+/// Declares [`Action`], its wire names and its reader from the action table.
+macro_rules! declare_actions {
+    ($( $(#[$doc:meta])* $variant:ident($params:ty) = $name:literal -> $reply:ty => $handler:ident $(($call:ident))?, )*) => {
         /// One request: the action and its typed parameters (docs/PROTOCOL.md lists them
         /// with their fields). Serializes to the request object, `action` included.
         #[derive(Debug, Clone, Serialize)]
@@ -24,7 +151,7 @@ macro_rules! actions {
             $(
                 $(#[$doc])*
                 #[serde(rename = $name)]
-                $variant $( ($params) )?,
+                $variant($params),
             )*
         }
 
@@ -36,7 +163,7 @@ macro_rules! actions {
             /// `Unknown action: x`, and the field errors of [`Request::params`].
             pub fn from_request(req: &Request) -> Result<Action> {
                 Ok(match req.action.as_str() {
-                    $( $name => Action::$variant $( (req.params::<$params>()?) )?, )*
+                    $( $name => Action::$variant(req.params::<$params>()?), )*
                     other => return Err(Error::invalid(format!("Unknown action: {other}"))),
                 })
             }
@@ -44,127 +171,14 @@ macro_rules! actions {
             /// The wire name, e.g. `context_add`.
             pub fn name(&self) -> &'static str {
                 match self {
-                    $( Action::$variant { .. } => $name, )*
+                    $( Action::$variant(_) => $name, )*
                 }
             }
         }
     };
 }
 
-actions! {
-    /// Answer `ok` (liveness).
-    Ping = "ping",
-    /// The crate version.
-    Version = "version",
-    /// Answer `ok`, then exit 0.
-    Shutdown = "shutdown",
-    /// Create `.bb7/` in a project and open it.
-    Bb7Init(Init) = "bb7_init",
-    /// Open a project (or global-only mode) and restore its active chat.
-    Init(Init) = "init",
-    /// Where the instruction files are and whether they load.
-    GetCustomizationInfo = "get_customization_info",
-    /// Create an instruction file from its template.
-    PrepareInstructions(PrepareInstructions) = "prepare_instructions",
-    /// Start a chat; it becomes active.
-    ChatNew(ChatNew) = "chat_new",
-    /// The chats of a store.
-    ChatList(ChatList) = "chat_list",
-    /// Make a chat active (takes its lock).
-    ChatSelect(ChatRef) = "chat_select",
-    /// The active chat with its messages.
-    ChatGet = "chat_get",
-    /// The active chat's id.
-    ChatActive = "chat_active",
-    /// Rename a chat.
-    ChatRename(ChatRename) = "chat_rename",
-    /// Delete a chat.
-    ChatDelete(ChatRef) = "chat_delete",
-    /// Move a chat between the project and the global store.
-    ChatMove(ChatMove) = "chat_move",
-    /// Take over a chat another process holds.
-    ChatForceUnlock(ChatRef) = "chat_force_unlock",
-    /// Chats whose names or messages contain a text.
-    SearchChats(SearchChats) = "search_chats",
-    /// Edit a user message: the chat goes back to before it.
-    ChatEdit(ChatEdit) = "chat_edit",
-    /// A new chat with the history before a user message.
-    ForkChat(ForkChat) = "fork_chat",
-    /// A new chat with another chat's context.
-    ChatNewWithContext(ChatNewWithContext) = "chat_new_with_context",
-    /// Pin or unpin a chat.
-    ChatPin(ChatFlag) = "chat_pin",
-    /// Archive or unarchive a chat.
-    ChatArchive(ChatFlag) = "chat_archive",
-    /// Keep the unsent input.
-    SaveDraft(SaveDraft) = "save_draft",
-    /// Change the active chat's model, reasoning effort or tools mode.
-    SaveChatSettings(SaveChatSettings) = "save_chat_settings",
-    /// Add a system message to the history.
-    AddSystemMessage(AddSystemMessage) = "add_system_message",
-    /// Add a file snapshot to the context.
-    ContextAdd(ContextAdd) = "context_add",
-    /// Add a read-only section snapshot.
-    ContextAddSection(ContextAddSection) = "context_add_section",
-    /// Replace a file's snapshot.
-    ContextUpdate(ContextUpdate) = "context_update",
-    /// Re-snapshot a file from disk.
-    SyncContext(PathOnly) = "sync_context",
-    /// Drop a file from the context.
-    ContextRemove(PathOnly) = "context_remove",
-    /// Drop a section from the context.
-    ContextRemoveSection(SectionRef) = "context_remove_section",
-    /// Make a context file read-only for the model, or writable.
-    ContextSetReadonly(ContextSetReadonly) = "context_set_readonly",
-    /// The context files and sections.
-    ContextList = "context_list",
-    /// A snapshot's content.
-    GetContextFile(GetContextFile) = "get_context_file",
-    /// The model's output of a file.
-    GetOutputFile(PathOnly) = "get_output_file",
-    /// Discard the model's output of a file.
-    OutputDelete(PathOnly) = "output_delete",
-    /// Files for an external diff of an output.
-    GetDiffPaths(PathOnly) = "get_diff_paths",
-    /// An external diff ended; take over the merged file.
-    DiffLocalDone(PathOnly) = "diff_local_done",
-    /// Statuses of the context and output files.
-    GetFileStatuses(FileStatuses) = "get_file_statuses",
-    /// Write the model's output into the file on disk.
-    ApplyFile(ApplyFile) = "apply_file",
-    /// Write the model's output into another file.
-    ApplyFileAs(ApplyFile) = "apply_file_as",
-    /// The pending hunks.
-    ReviewGet(ReviewGet) = "review_get",
-    /// Accept and reject hunks of one file.
-    ReviewApply(ReviewApply) = "review_apply",
-    /// The project's checkpoints.
-    CheckpointList(CheckpointList) = "checkpoint_list",
-    /// One checkpoint with its files.
-    CheckpointGet(CheckpointRef) = "checkpoint_get",
-    /// Base, ours and theirs of one file of a checkpoint.
-    CheckpointDiff3(CheckpointDiff3) = "checkpoint_diff3",
-    /// Undo a checkpoint.
-    CheckpointRollback(CheckpointRollback) = "checkpoint_rollback",
-    /// Stop a running `send`.
-    Cancel(Cancel) = "cancel",
-    /// Answer a `tool_approval`.
-    ToolApprove(ToolApprove) = "tool_approve",
-    /// Answer a `clarification`.
-    Clarify(Clarify) = "clarify",
-    /// Ask the model; the answer streams.
-    Send(Send) = "send",
-    /// Name a chat after a text, with the model.
-    GenerateTitle(GenerateTitle) = "generate_title",
-    /// The model list.
-    GetModels(GetModels) = "get_models",
-    /// The account's credit.
-    GetBalance = "get_balance",
-    /// Tokens of the next request, by part.
-    EstimateTokens(EstimateTokens) = "estimate_tokens",
-    /// Tokens of each of some texts.
-    EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens",
-}
+action_table!(declare_actions);
 
 #[cfg(test)]
 mod tests {
@@ -188,7 +202,7 @@ mod tests {
             panic!("wrong action: {line}");
         };
         assert_eq!((p.start_line.0, p.end_line.0), (3, 4));
-        let line = serde_json::to_string(&Action::ChatGet).unwrap();
+        let line = serde_json::to_string(&Action::ChatGet(NoParams {})).unwrap();
         assert_eq!(line, r#"{"action":"chat_get"}"#);
         assert_eq!(read(&line).unwrap().name(), "chat_get");
     }

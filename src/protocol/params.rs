@@ -9,6 +9,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 pub use super::fields::{HunkSelection, LineNumber, NonEmpty, RequestId, Uint};
 
+/// The parameters of an action that takes none (`ping`, `chat_get`, …); extra fields
+/// are ignored.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct NoParams {}
+
 /// `bb7_init` and `init`: the project directory, absolute or relative to bb7's working
 /// directory. `init` without it (or with `""`) starts global-only mode.
 #[derive(Debug, Clone, Serialize, Deserialize)]

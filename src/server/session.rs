@@ -19,8 +19,9 @@ use crate::project::paths::{Location, locate};
 use crate::project::{Project, UserDirs};
 use crate::protocol::action::Action;
 use crate::protocol::outbox::Outbox;
-use crate::protocol::replies::Reply;
-use crate::protocol::{Encoded, Request, ok};
+use crate::protocol::params::NoParams;
+use crate::protocol::replies::{Ack, Version};
+use crate::protocol::{Encoded, Request};
 use crate::turn::complete::system_message;
 
 mod chats;
@@ -31,9 +32,11 @@ mod models;
 mod project;
 mod review;
 mod send;
+mod table;
 mod tokens;
 
 pub use send::BackgroundResult;
+pub use table::Call;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -120,82 +123,32 @@ impl Session {
     /// Errors: the request's parameters ([`Action::from_request`]) or its handler's.
     pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Encoded>, Flow)> {
         let action = Action::from_request(req)?;
-        self.dispatch(action, req.request_id.as_deref(), ctx)
+        let flow = match action {
+            Action::Shutdown(_) => Flow::Shutdown,
+            _ => Flow::Continue,
+        };
+        let call = Call {
+            ctx,
+            request_id: req.request_id.as_deref(),
+        };
+        Ok((self.dispatch(action, &call)?, flow))
     }
 
-    /// The dispatch table: one handler per action.
-    fn dispatch(
-        &mut self,
-        action: Action,
-        request_id: Option<&str>,
-        ctx: &Ctx,
-    ) -> Result<(Option<Encoded>, Flow)> {
-        let later = |r: Result<()>| r.map(|()| (None, Flow::Continue));
-        let reply = match action {
-            Action::Ping => ok(),
-            Action::Version => Reply::Version {
-                version: env!("CARGO_PKG_VERSION"),
-            }
-            .json()?,
-            Action::Shutdown => return Ok((Some(ok()), Flow::Shutdown)),
-            Action::Bb7Init(p) => self.bb7_init(p)?,
-            Action::Init(p) => self.init(p)?,
-            Action::GetCustomizationInfo => to_value(self.customization_info()?)?,
-            Action::PrepareInstructions(p) => self.prepare_instructions(p)?,
-            Action::ChatNew(p) => self.chat_new(p)?,
-            Action::ChatList(p) => self.chat_list(p)?,
-            Action::ChatSelect(p) => self.chat_select(p)?,
-            Action::ChatGet => self.chat_get()?,
-            Action::ChatActive => self.chat_active()?,
-            Action::ChatRename(p) => self.chat_rename(p)?,
-            Action::ChatDelete(p) => self.chat_delete(p)?,
-            Action::ChatMove(p) => self.chat_move(p)?,
-            Action::ChatForceUnlock(p) => self.chat_force_unlock(p)?,
-            Action::SearchChats(p) => self.search_chats(p)?,
-            Action::ChatEdit(p) => self.chat_edit(p)?,
-            Action::ForkChat(p) => self.fork_chat(p)?,
-            Action::ChatNewWithContext(p) => self.chat_new_with_context(p)?,
-            Action::ChatPin(p) => self.chat_flag(p, "pinned")?,
-            Action::ChatArchive(p) => self.chat_flag(p, "archived")?,
-            Action::SaveDraft(p) => self.save_draft(p)?,
-            Action::SaveChatSettings(p) => self.save_chat_settings(p)?,
-            Action::AddSystemMessage(p) => self.add_system_message(p)?,
-            Action::ContextAdd(p) => self.context_add(p)?,
-            Action::ContextAddSection(p) => self.context_add_section(p)?,
-            Action::ContextUpdate(p) => self.context_update(p)?,
-            Action::SyncContext(p) => self.sync_context(p)?,
-            Action::ContextRemove(p) => self.context_remove(p)?,
-            Action::ContextRemoveSection(p) => self.context_remove_section(p)?,
-            Action::ContextSetReadonly(p) => self.context_set_readonly(p)?,
-            Action::ContextList => self.context_list()?,
-            Action::GetContextFile(p) => self.get_context_file(p)?,
-            Action::GetOutputFile(p) => self.get_output_file(p)?,
-            Action::OutputDelete(p) => self.output_delete(p)?,
-            Action::GetDiffPaths(p) => self.get_diff_paths(p)?,
-            Action::DiffLocalDone(p) => self.diff_local_done(p)?,
-            Action::GetFileStatuses(p) => self.get_file_statuses(p)?,
-            Action::ApplyFile(p) => self.apply(p, false)?,
-            Action::ApplyFileAs(p) => self.apply(p, true)?,
-            Action::ReviewGet(p) => self.review_get(p)?,
-            Action::ReviewApply(p) => self.review_apply(p)?,
-            Action::CheckpointList(p) => self.checkpoint_list(p)?,
-            Action::CheckpointGet(p) => self.checkpoint_get(p)?,
-            Action::CheckpointDiff3(p) => self.checkpoint_diff3(p)?,
-            Action::CheckpointRollback(p) => self.checkpoint_rollback(p)?,
-            Action::Cancel(p) => self.cancel(p)?,
-            Action::ToolApprove(p) => self.tool_approve(p)?,
-            Action::Clarify(p) => self.clarify(p)?,
-            Action::Send(p) => return later(self.send(p, request_id, ctx)),
-            Action::GenerateTitle(p) => self.generate_title(p, ctx)?,
-            Action::GetModels(p) => match self.get_models(p, request_id, ctx)? {
-                Some(v) => v,
-                None => return Ok((None, Flow::Continue)),
-            },
-            Action::GetBalance => return later(self.get_balance(request_id, ctx)),
-            Action::EstimateTokens(p) => self.estimate_tokens(p)?,
-            Action::EstimateTextTokens(p) => self.estimate_text_tokens(p)?,
-        };
-        Ok((Some(reply), Flow::Continue))
+    // ----- session ------------------------------------------------------------------
+
+    fn ping(&mut self, _: NoParams) -> Result<Ack> {
+        Ok(Ack {})
+    }
+
+    fn version(&mut self, _: NoParams) -> Result<Version<'static>> {
+        Ok(Version {
+            version: env!("CARGO_PKG_VERSION").into(),
+        })
+    }
+
+    /// `ok`; the server loop exits once it is written ([`Flow::Shutdown`]).
+    fn shutdown(&mut self, _: NoParams) -> Result<Ack> {
+        Ok(Ack {})
     }
 
     // ----- project and session -------------------------------------------------------
@@ -411,11 +364,6 @@ impl Session {
         }
         Ok(locate(self.root()?, path)?)
     }
-}
-
-/// A reply struct as a message object.
-fn to_value(reply: impl serde::Serialize) -> Result<Encoded> {
-    Encoded::encode(&reply)
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {

@@ -7,29 +7,28 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
 use crate::protocol::params;
-use crate::protocol::replies::Reply;
-use crate::protocol::{Encoded, ok};
+use crate::protocol::replies::*;
 use std::path::Path;
 
 impl Session {
-    pub(super) fn save_draft(&mut self, args: params::SaveDraft) -> Result<Encoded> {
+    pub(super) fn save_draft(&mut self, args: params::SaveDraft) -> Result<Ack> {
         let draft = args.draft.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.draft = draft;
             Ok(())
         })?;
-        Ok(ok())
+        Ok(Ack {})
     }
-    pub(super) fn add_system_message(&mut self, args: params::AddSystemMessage) -> Result<Encoded> {
+    pub(super) fn add_system_message(&mut self, args: params::AddSystemMessage) -> Result<Ack> {
         let text = args.message.as_str().to_owned();
         self.mutate(|chat, _, _| {
             chat.messages.push(system_message(text));
             Ok(())
         })?;
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn chat_new(&mut self, args: params::ChatNew) -> Result<Encoded> {
+    pub(super) fn chat_new(&mut self, args: params::ChatNew) -> Result<Created<'_>> {
         let store = self.store(args.scope.is_global())?;
         let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
@@ -39,57 +38,57 @@ impl Session {
         let id = chat.id.clone();
         self.locks.insert(chat_key(&store, &id), lock);
         self.activate(store, &id)?;
-        Reply::Created { id: &id }.json()
+        Ok(Created { id: id.into() })
     }
 
-    pub(super) fn chat_list(&self, args: params::ChatList) -> Result<Encoded> {
+    pub(super) fn chat_list(&self, args: params::ChatList) -> Result<ChatListing<'_>> {
         let store = self.store(args.scope.is_global())?;
         let chats = store.list(args.include_archived.unwrap_or(false))?;
-        Reply::ChatList { chats: &chats }.json()
+        Ok(ChatListing {
+            chats: chats.into(),
+        })
     }
 
-    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Encoded> {
+    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Ack> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         self.activate(store, id)?;
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn chat_get(&self) -> Result<Encoded> {
+    pub(super) fn chat_get(&self, _: params::NoParams) -> Result<ChatView<'_>> {
         let a = self.active()?;
         let c = &a.chat;
-        Reply::Chat {
-            id: &c.id,
-            name: &c.name,
-            created: &c.created,
-            model: &c.model,
-            reasoning_effort: c.reasoning_effort.as_deref(),
-            draft: &c.draft,
+        Ok(ChatView {
+            id: c.id.as_str().into(),
+            name: c.name.as_str().into(),
+            created: c.created.as_str().into(),
+            model: c.model.as_str().into(),
+            reasoning_effort: c.reasoning_effort.as_deref().map(Into::into),
+            draft: c.draft.as_str().into(),
             global: a.store.global,
-            tools: c.tools.as_deref().unwrap_or("off"),
-            messages: &c.messages,
-            context_files: &c.context_files,
+            tools: c.tools.as_deref().unwrap_or("off").into(),
+            messages: c.messages.as_slice().into(),
+            context_files: c.context_files.as_slice().into(),
             instructions_info: self.instructions_info(),
-        }
-        .json()
+        })
     }
 
-    pub(super) fn chat_active(&self) -> Result<Encoded> {
+    pub(super) fn chat_active(&self, _: params::NoParams) -> Result<ChatActive<'_>> {
         self.root()?;
-        match &self.active {
-            Some(a) => Reply::ChatActive {
-                id: Some(&a.chat.id),
+        Ok(match &self.active {
+            Some(a) => ChatActive {
+                id: Some(a.chat.id.as_str().into()),
                 global: Some(a.store.global),
             },
-            None => Reply::ChatActive {
+            None => ChatActive {
                 id: None,
                 global: None,
             },
-        }
-        .json()
+        })
     }
 
-    pub(super) fn chat_rename(&mut self, args: params::ChatRename) -> Result<Encoded> {
+    pub(super) fn chat_rename(&mut self, args: params::ChatRename) -> Result<Ack> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let name = args.name.as_str().trim().to_owned();
@@ -105,10 +104,10 @@ impl Session {
             })?;
             store.adopt(&chat)?;
         }
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn chat_delete(&mut self, args: params::ChatRef) -> Result<Encoded> {
+    pub(super) fn chat_delete(&mut self, args: params::ChatRef) -> Result<Ack> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -124,10 +123,10 @@ impl Session {
         // Nothing queued for the flush may name a directory about to go (Durability 8).
         crate::project::flush_queue::flush_now();
         store.delete(id)?;
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn chat_move(&mut self, args: params::ChatMove) -> Result<Encoded> {
+    pub(super) fn chat_move(&mut self, args: params::ChatMove) -> Result<Ack> {
         let id = args.id.as_str().to_owned();
         let to_global = match args.to.as_str() {
             "global" => true,
@@ -204,10 +203,10 @@ impl Session {
         if was_active {
             self.activate(to, &id)?;
         }
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Encoded> {
+    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Ack> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         if !store.exists(id) {
@@ -216,16 +215,26 @@ impl Session {
         if !self.is_active(&store, id) {
             store.remove_chat_file(id, "lock")?;
         }
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<Encoded> {
+    pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<SearchResults<'_>> {
         let store = self.store(args.scope.is_global())?;
         let results = store.search(args.query.as_str())?;
-        Reply::SearchResults { results: &results }.json()
+        Ok(SearchResults {
+            results: results.into(),
+        })
     }
 
-    pub(super) fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Encoded> {
+    pub(super) fn chat_pin(&mut self, args: params::ChatFlag) -> Result<Ack> {
+        self.chat_flag(args, "pinned")
+    }
+
+    pub(super) fn chat_archive(&mut self, args: params::ChatFlag) -> Result<Ack> {
+        self.chat_flag(args, "archived")
+    }
+
+    fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Ack> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let on = match field {
@@ -238,10 +247,10 @@ impl Session {
         } else {
             store.set_archived(id, on)?;
         }
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn save_chat_settings(&mut self, args: params::SaveChatSettings) -> Result<Encoded> {
+    pub(super) fn save_chat_settings(&mut self, args: params::SaveChatSettings) -> Result<Ack> {
         let model = args.model.filter(|m| !m.is_empty());
         let effort = match args.reasoning_effort {
             None => None,
@@ -281,7 +290,7 @@ impl Session {
             state.last_model = Some(m);
             state.save(&dirs.state)?;
         }
-        Ok(ok())
+        Ok(Ack {})
     }
 }
 

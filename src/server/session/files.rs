@@ -10,66 +10,66 @@ use crate::output;
 use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
 use crate::protocol::params;
-use crate::protocol::replies::Reply;
-use crate::protocol::{Encoded, ok};
+use crate::protocol::replies::*;
 
 impl Session {
-    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Encoded> {
+    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Ack> {
         let path = args.path.as_str();
         let content = args.content.as_str();
         let key = self.locate(path)?.key();
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
-        Ok(ok())
+        Ok(Ack {})
     }
-    pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Encoded> {
+    pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Ack> {
         let key = self.locate(args.path.as_str())?.key();
         self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
-        Ok(ok())
+        Ok(Ack {})
     }
-    pub(super) fn context_remove_section(&mut self, args: params::SectionRef) -> Result<Encoded> {
+    pub(super) fn context_remove_section(&mut self, args: params::SectionRef) -> Result<Ack> {
         let key = self.locate(args.path.as_str())?.key();
         let (start, end) = (args.start_line.0, args.end_line.0);
         self.mutate(|chat, files, _| context::remove_section(chat, files, &key, start, end))?;
-        Ok(ok())
+        Ok(Ack {})
     }
-    pub(super) fn context_set_readonly(
-        &mut self,
-        args: params::ContextSetReadonly,
-    ) -> Result<Encoded> {
+    pub(super) fn context_set_readonly(&mut self, args: params::ContextSetReadonly) -> Result<Ack> {
         let key = self.locate(args.path.as_str())?.key();
         let readonly = args.readonly;
         self.mutate(|chat, files, _| context::set_readonly(chat, files, &key, readonly))?;
-        Ok(ok())
+        Ok(Ack {})
     }
-    pub(super) fn context_list(&mut self) -> Result<Encoded> {
+    pub(super) fn context_list(&mut self, _: params::NoParams) -> Result<ContextList<'_>> {
         let active = self.active()?;
-        Reply::ContextList {
-            files: &active.chat.context_files,
-        }
-        .json()
+        Ok(ContextList {
+            files: active.chat.context_files.as_slice().into(),
+        })
     }
-    pub(super) fn output_delete(&mut self, args: params::PathOnly) -> Result<Encoded> {
+    pub(super) fn output_delete(&mut self, args: params::PathOnly) -> Result<Ack> {
         let path = args.path.as_str().to_owned();
         self.mutate(|chat, files, root| output::reject(chat, files, root, &path))?;
         self.forget_decisions(&path)?;
-        Ok(ok())
+        Ok(Ack {})
     }
-    pub(super) fn diff_local_done(&mut self, args: params::PathOnly) -> Result<Encoded> {
+    pub(super) fn diff_local_done(&mut self, args: params::PathOnly) -> Result<MergedByHand<'_>> {
         let path = args.path.as_str().to_owned();
         let outcome =
             self.mutate(|chat, files, root| output::diff_local_done(chat, files, root, &path))?;
         if outcome == "full" {
             self.forget_decisions(&path)?;
         }
-        Reply::MergedByHand { outcome }.json()
+        Ok(MergedByHand {
+            outcome: outcome.into(),
+        })
     }
-    pub(super) fn get_file_statuses(&mut self, args: params::FileStatuses) -> Result<Encoded> {
+    pub(super) fn get_file_statuses(
+        &mut self,
+        args: params::FileStatuses,
+    ) -> Result<FileStatusList<'_>> {
         let root = self.root()?.to_path_buf();
         let active = self.active()?;
         let files = ChatFiles::new(&active.store, &active.chat.id);
         let contents = args.contents.unwrap_or(true);
         let rows = output::statuses(&active.chat, files, &root, contents)?;
-        Reply::FileStatuses { files: &rows }.json()
+        Ok(FileStatusList { files: rows.into() })
     }
 
     /// Resolves a path for adding to context: a project path that leads outside the
@@ -96,34 +96,31 @@ impl Session {
         }
     }
 
-    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Encoded> {
+    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
         self.mutate(|chat, files, _| context::add_file(chat, files, &loc, content, readonly))?;
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn context_add_section(
-        &mut self,
-        args: params::ContextAddSection,
-    ) -> Result<Encoded> {
+    pub(super) fn context_add_section(&mut self, args: params::ContextAddSection) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
         self.mutate(|chat, files, _| context::add_section(chat, files, &loc, content, start, end))?;
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Encoded> {
+    pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let key = loc.key();
         let text = read_text(loc.abs(), &key)?;
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, &text))?;
-        Ok(ok())
+        Ok(Ack {})
     }
 
-    pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<Encoded> {
+    pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<FileContent<'_>> {
         let key = self.locate_for_context(args.path.as_str())?.key();
         let start = args.start_line.map(|n| n.0);
         let end = args.end_line.map(|n| n.0);
@@ -138,46 +135,47 @@ impl Session {
             .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
             .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
         let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
-        Reply::FileContent {
-            path: &key,
-            content: &content,
-        }
-        .json()
+        Ok(FileContent {
+            path: key.into(),
+            content: content.into(),
+        })
     }
 
-    pub(super) fn get_output_file(&self, args: params::PathOnly) -> Result<Encoded> {
+    pub(super) fn get_output_file(&self, args: params::PathOnly) -> Result<FileContent<'_>> {
         let (rel, _) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let content = ChatFiles::new(&a.store, &a.chat.id)
             .read_output(&rel)?
             .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
-        Reply::FileContent {
-            path: &rel,
-            content: &content,
-        }
-        .json()
+        Ok(FileContent {
+            path: rel.into(),
+            content: content.into(),
+        })
     }
 
-    pub(super) fn get_diff_paths(&self, args: params::PathOnly) -> Result<Encoded> {
+    pub(super) fn get_diff_paths(&self, args: params::PathOnly) -> Result<DiffPaths<'_>> {
         let (rel, abs) = locate_in_project(self.root()?, args.path.as_str())?;
         let a = self.active()?;
         let output_path = ChatFiles::new(&a.store, &a.chat.id).output_path(&rel)?;
-        Reply::DiffPaths {
-            path: &rel,
-            output_path: &output_path,
-            local_path: &abs,
-        }
-        .json()
+        Ok(DiffPaths {
+            path: rel.into(),
+            output_path: output_path.into(),
+            local_path: abs.into(),
+        })
     }
 
     /// `apply_file` / `apply_file_as`: the apply engine merges the output into the
     /// file on disk; the output is removed only once the chat recording the apply is
     /// saved (Durability 3).
-    pub(super) fn apply(
-        &mut self,
-        args: params::ApplyFile,
-        to_destination: bool,
-    ) -> Result<Encoded> {
+    pub(super) fn apply_file(&mut self, args: params::ApplyFile) -> Result<Applied<'static>> {
+        self.apply(args, false)
+    }
+
+    pub(super) fn apply_file_as(&mut self, args: params::ApplyFile) -> Result<Applied<'static>> {
+        self.apply(args, true)
+    }
+
+    fn apply(&mut self, args: params::ApplyFile, to_destination: bool) -> Result<Applied<'static>> {
         let path = args.path.as_str().to_owned();
         let force = args.force.unwrap_or(false);
         let destination = match (to_destination, args.destination) {
@@ -199,12 +197,11 @@ impl Session {
         let files = ChatFiles::new(&a.store, &a.chat.id);
         files.remove_output(&applied.source)?;
         crate::review::decided::clear(files, &applied.source)?;
-        Reply::Applied {
-            path: &applied.path,
-            content: &applied.content,
-            checkpoint_id: applied.checkpoint_id.as_deref(),
-        }
-        .json()
+        Ok(Applied {
+            path: applied.path.into(),
+            content: applied.content.into(),
+            checkpoint_id: applied.checkpoint_id.map(Into::into),
+        })
     }
 
     /// Drops the review decisions of `path`: its output is gone as a whole.

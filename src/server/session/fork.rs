@@ -9,7 +9,7 @@ use crate::context::{self, ChatFiles};
 use crate::error::Result;
 use crate::project::fsutil::read_text;
 use crate::protocol::params;
-use crate::protocol::replies::Reply;
+use crate::protocol::replies::*;
 use crate::text::to_lf;
 
 impl Session {
@@ -18,7 +18,7 @@ impl Session {
         self.root.clone().filter(|_| !self.global_only)
     }
 
-    pub(super) fn chat_edit(&mut self, args: params::ChatEdit) -> Result<Encoded> {
+    pub(super) fn chat_edit(&mut self, args: params::ChatEdit) -> Result<Edited<'_>> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.message_index.0 as usize;
         let content = args.content.as_str().to_owned();
@@ -27,13 +27,12 @@ impl Session {
         let warnings = self.with_chat(&store, &id, |chat, files, _| {
             fork::edit(chat, files, root.as_deref(), index, content)
         })?;
-        Reply::Edited {
-            context_warnings: &warnings,
-        }
-        .json()
+        Ok(Edited {
+            context_warnings: warnings.into(),
+        })
     }
 
-    pub(super) fn fork_chat(&mut self, args: params::ForkChat) -> Result<Encoded> {
+    pub(super) fn fork_chat(&mut self, args: params::ForkChat) -> Result<ForkResult<'_>> {
         let id = args.chat_id.as_str().to_owned();
         let index = args.fork_message_index.0 as usize;
         let store = self.find_store(&id)?;
@@ -51,12 +50,11 @@ impl Session {
         let new_id = chat.id;
         self.locks.insert(chat_key(&store, &new_id), lock);
         self.activate(store, &new_id)?;
-        Reply::ForkResult {
-            new_chat_id: &new_id,
-            fork_message_content: &content,
-            context_warnings: &warnings,
-        }
-        .json()
+        Ok(ForkResult {
+            new_chat_id: new_id.into(),
+            fork_message_content: content.into(),
+            context_warnings: warnings.into(),
+        })
     }
 
     /// `chat_new_with_context`: an empty chat with the source's model, effort and
@@ -65,7 +63,7 @@ impl Session {
     pub(super) fn chat_new_with_context(
         &mut self,
         args: params::ChatNewWithContext,
-    ) -> Result<Encoded> {
+    ) -> Result<Created<'_>> {
         let id = args.source_chat_id.as_str().to_owned();
         let store = self.find_store(&id)?;
         let source = if self.is_active(&store, &id) {
@@ -100,7 +98,7 @@ impl Session {
         }
         store.save(&chat)?;
         self.activate(store, &new_id)?;
-        Reply::Created { id: &new_id }.json()
+        Ok(Created { id: new_id.into() })
     }
 
     /// The current text (LF) of a context path on disk, if it can be read.

@@ -1,7 +1,7 @@
 //! The model API outside a turn: the provider, titles, the model list and the balance.
 
 use super::*;
-use super::{Ctx, Session, chat_key};
+use super::{Call, Ctx, Session, chat_key};
 use crate::chat::ChatKey;
 use crate::chat::model::Message;
 use crate::error::ErrorCode;
@@ -14,8 +14,8 @@ use crate::project::fsutil::write_json_atomic;
 use crate::prompt::TITLE_PROMPT;
 use crate::prompt::assemble::{self};
 use crate::protocol::params;
-use crate::protocol::replies::Reply;
-use crate::protocol::{Encoded, ok};
+use crate::protocol::replies::*;
+
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -71,8 +71,9 @@ impl Session {
     pub(super) fn generate_title(
         &mut self,
         args: params::GenerateTitle,
-        ctx: &Ctx,
-    ) -> Result<Encoded> {
+        call: &Call<'_>,
+    ) -> Result<Ack> {
+        let ctx = call.ctx;
         let id = args.chat_id.as_str().to_owned();
         let content = args.content.as_str().to_owned();
         let store = self.find_store(&id)?;
@@ -86,7 +87,7 @@ impl Session {
             .ok_or_else(|| Error::invalid("title_model not configured"))?;
         let provider = self.provider()?;
         spawn_title(provider, model, chat_key(&store, &id), content, ctx.clone());
-        Ok(ok())
+        Ok(Ack {})
     }
 
     pub(super) fn apply_title(&mut self, key: &ChatKey, title: &str) -> Result<()> {
@@ -114,9 +115,9 @@ impl Session {
     pub(super) fn get_models(
         &mut self,
         args: params::GetModels,
-        request_id: Option<&str>,
-        ctx: &Ctx,
-    ) -> Result<Option<Encoded>> {
+        call: &Call<'_>,
+    ) -> Result<NowOrLater<Models<'_>>> {
+        let (ctx, request_id) = (call.ctx, call.request_id);
         let refresh = args.refresh.unwrap_or(false);
         let cache_path = self.dirs()?.state.join("models.json");
         let cached = ModelsCache::load(&cache_path);
@@ -124,11 +125,10 @@ impl Session {
             && !refresh
             && c.is_fresh(chrono::Duration::hours(MODELS_TTL_HOURS))
         {
-            let reply = Reply::Models {
-                models: &c.models,
+            return Ok(NowOrLater::Now(Models {
+                models: c.models.clone().into(),
                 stale: false,
-            };
-            return Ok(Some(reply.json()?));
+            }));
         }
         let stale = cached.map(|c| c.models);
         let provider = self.provider()?;
@@ -139,8 +139,8 @@ impl Session {
                 Ok(v) => {
                     let cache = ModelsCache::new(parse_models(&v));
                     let _ = write_json_atomic(&cache_path, &cache);
-                    let reply = Reply::Models {
-                        models: &cache.models,
+                    let reply = Models {
+                        models: cache.models.as_slice().into(),
                         stale: false,
                     };
                     outbox.emit(&reply, rid.as_deref());
@@ -148,8 +148,8 @@ impl Session {
                 // An old list beats none when the API cannot be reached.
                 Err(_) if stale.is_some() => {
                     let models = stale.as_deref().unwrap_or_default();
-                    let reply = Reply::Models {
-                        models,
+                    let reply = Models {
+                        models: models.into(),
                         stale: true,
                     };
                     outbox.emit(&reply, rid.as_deref());
@@ -157,12 +157,13 @@ impl Session {
                 Err(e) => outbox.send_error(&Error::from(e), rid.as_deref()),
             }
         });
-        Ok(None)
+        Ok(NowOrLater::Later)
     }
 
     /// `get_balance`: `{"type":"balance","total_credits","total_usage"}` from
     /// `/credits`; servers without it get a clear error.
-    pub(super) fn get_balance(&mut self, request_id: Option<&str>, ctx: &Ctx) -> Result<()> {
+    pub(super) fn get_balance(&mut self, _: params::NoParams, call: &Call<'_>) -> Result<Deferred> {
+        let (ctx, request_id) = (call.ctx, call.request_id);
         let provider = self.provider()?;
         let outbox = ctx.outbox.clone();
         let rid = request_id.map(str::to_owned);
@@ -170,7 +171,7 @@ impl Session {
             match provider.get_json("credits".into()).await {
                 Ok(v) => {
                     let d = &v["data"];
-                    let reply = Reply::Balance {
+                    let reply = Balance {
                         total_credits: d["total_credits"].as_f64().unwrap_or(0.0),
                         total_usage: d["total_usage"].as_f64().unwrap_or(0.0),
                     };
@@ -186,7 +187,7 @@ impl Session {
                 Err(e) => outbox.send_error(&Error::from(e), rid.as_deref()),
             }
         });
-        Ok(())
+        Ok(Deferred)
     }
 }
 

@@ -8,14 +8,11 @@ use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
 use crate::protocol::params;
-use crate::protocol::replies::InstructionsInfo;
-use crate::protocol::replies::Reply;
-use crate::protocol::{Encoded, ok};
-use serde::Serialize;
+use crate::protocol::replies::*;
 use std::path::PathBuf;
 
 impl Session {
-    pub(super) fn bb7_init(&mut self, args: params::Init) -> Result<Encoded> {
+    pub(super) fn bb7_init(&mut self, args: params::Init) -> Result<Ack> {
         let root = crate::project::canonical_root(
             args.project_root
                 .as_deref()
@@ -23,13 +20,13 @@ impl Session {
         )?;
         Project::create(&root)?;
         self.open_root(root);
-        Ok(ok())
+        Ok(Ack {})
     }
 
     /// `init`: a root with `.bb7/` opens that project; an absent or empty root starts
     /// global-only mode; a root without `.bb7/` is the error the reference plugin
     /// answers by retrying with an empty root.
-    pub(super) fn init(&mut self, args: params::Init) -> Result<Encoded> {
+    pub(super) fn init(&mut self, args: params::Init) -> Result<Opened<'_>> {
         let root = match args.project_root.as_deref() {
             None | Some("") => None,
             Some(r) => {
@@ -76,16 +73,16 @@ impl Session {
                 }
             }
         }
-        Reply::Opened {
+        Ok(Opened {
             global_only: self.project.is_none(),
             default_model: self
                 .config
                 .default_model
                 .as_deref()
-                .filter(|m| !m.is_empty()),
-            config_error: self.config_error.as_deref(),
-        }
-        .json()
+                .filter(|m| !m.is_empty())
+                .map(Into::into),
+            config_error: self.config_error.as_deref().map(Into::into),
+        })
     }
 
     pub(super) fn open_root(&mut self, root: PathBuf) {
@@ -162,7 +159,7 @@ impl Session {
     /// `get_customization_info`: `project_instructions` is true only for a project
     /// instruction file that is valid; the reason it is not goes in
     /// `project_instructions_error`, which is otherwise left out.
-    pub(super) fn customization_info(&self) -> Result<CustomizationInfo> {
+    pub(super) fn customization_info(&self, _: params::NoParams) -> Result<CustomizationInfo<'_>> {
         let dirs = self.dirs()?;
         let project = self.project_instructions();
         let exists = self
@@ -170,18 +167,17 @@ impl Session {
             .as_ref()
             .is_some_and(|p| p.instructions_path().is_file());
         Ok(CustomizationInfo {
-            kind: "customization_info",
             system_override: dirs.system_override().is_file(),
             global_instructions: dirs.global_instructions().is_file(),
             project_instructions: exists && project.is_ok(),
-            project_instructions_error: project.err(),
+            project_instructions_error: project.err().map(Into::into),
         })
     }
 
     pub(super) fn prepare_instructions(
         &self,
         args: params::PrepareInstructions,
-    ) -> Result<Encoded> {
+    ) -> Result<InstructionsPath<'static>> {
         let level = args.level.as_str();
         let dirs = self.dirs()?;
         let (path, template) = match level {
@@ -206,18 +202,6 @@ impl Session {
         if path.symlink_metadata().is_err() {
             write_atomic(&path, template.as_bytes())?;
         }
-        Reply::InstructionsPath { path: &path }.json()
+        Ok(InstructionsPath { path: path.into() })
     }
-}
-
-/// The `customization_info` reply.
-#[derive(Debug, Serialize)]
-pub(super) struct CustomizationInfo {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    system_override: bool,
-    global_instructions: bool,
-    project_instructions: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    project_instructions_error: Option<String>,
 }

@@ -14,9 +14,9 @@ use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output::{Entry, status_of};
 use crate::project::paths::locate_in_project;
-use crate::protocol::Encoded;
+
 use crate::protocol::params;
-use crate::protocol::replies::{Reply, ReviewFile, ReviewState, RollbackFile};
+use crate::protocol::replies::*;
 use crate::review::{self, Selection, decided};
 use crate::text::{to_lf, uses_crlf, with_line_endings};
 
@@ -54,7 +54,7 @@ impl Session {
 
     /// `review_get`: the hunks of every file with output, or of `path`: those already
     /// decided (state `accepted` / `rejected`) first, then the pending ones.
-    pub(super) fn review_get(&self, args: params::ReviewGet) -> Result<Encoded> {
+    pub(super) fn review_get(&self, args: params::ReviewGet) -> Result<Review<'_>> {
         let root = self.root()?.to_path_buf();
         let a = self.active()?;
         let files = ChatFiles::new(&a.store, &a.chat.id);
@@ -103,13 +103,13 @@ impl Session {
                 path: rel,
             });
         }
-        Reply::Review { files: &out }.json()
+        Ok(Review { files: out.into() })
     }
 
     /// `review_apply`: applies accepted hunks to the file on disk (keeping the user's
     /// edits), removes rejected ones from the output, records the decisions, and makes
     /// a checkpoint when the file changed.
-    pub(super) fn review_apply(&mut self, args: params::ReviewApply) -> Result<Encoded> {
+    pub(super) fn review_apply(&mut self, args: params::ReviewApply) -> Result<ReviewApplied<'_>> {
         let root = self.root()?.to_path_buf();
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
         let accept = selection(args.accept);
@@ -217,36 +217,37 @@ impl Session {
             }
         }
         let ids_of = |l: &[(String, String)]| l.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>();
-        Reply::ReviewApplied {
-            path: &shown_path,
-            applied: &ids_of(&decision.applied),
-            rejected: &ids_of(&decision.rejected),
-            pending: &decision.pending,
-            conflicts: &decision.conflicts,
-            checkpoint_id: checkpoint_id.as_deref(),
-            content: &content,
-        }
-        .json()
+        Ok(ReviewApplied {
+            path: shown_path.into(),
+            applied: ids_of(&decision.applied).into(),
+            rejected: ids_of(&decision.rejected).into(),
+            pending: decision.pending.into(),
+            conflicts: decision.conflicts.into(),
+            checkpoint_id: checkpoint_id.map(Into::into),
+            content: content.into(),
+        })
     }
 
     /// `checkpoint_list`: all checkpoints (oldest first), or one chat's.
-    pub(super) fn checkpoint_list(&self, args: params::CheckpointList) -> Result<Encoded> {
+    pub(super) fn checkpoint_list(&self, args: params::CheckpointList) -> Result<Checkpoints<'_>> {
         self.root()?;
         let list = self.checkpoints()?.list(args.chat_id.as_deref())?;
-        let rows: Vec<_> = list.iter().map(|c| c.summary()).collect();
-        Reply::Checkpoints { checkpoints: &rows }.json()
+        let checkpoints = list.iter().map(|c| c.summary().into_owned()).collect();
+        Ok(Checkpoints { checkpoints })
     }
 
     /// `checkpoint_get`: one checkpoint with contents.
-    pub(super) fn checkpoint_get(&self, args: params::CheckpointRef) -> Result<Encoded> {
+    pub(super) fn checkpoint_get(&self, args: params::CheckpointRef) -> Result<CheckpointView<'_>> {
         self.root()?;
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
-        Reply::Checkpoint { checkpoint: &cp }.json()
+        Ok(CheckpointView {
+            checkpoint: std::borrow::Cow::Owned(cp),
+        })
     }
 
     /// `checkpoint_diff3`: the checkpoint's base, the file now, and what the model
     /// proposed.
-    pub(super) fn checkpoint_diff3(&self, args: params::CheckpointDiff3) -> Result<Encoded> {
+    pub(super) fn checkpoint_diff3(&self, args: params::CheckpointDiff3) -> Result<Diff3<'_>> {
         let root = self.root()?.to_path_buf();
         let cp = self.checkpoints()?.get(args.checkpoint_id.as_str())?;
         let (rel, abs) = locate_in_project(&root, args.path.as_str())?;
@@ -257,13 +258,13 @@ impl Session {
             ))
         })?;
         let current = read_disk(&abs, &rel)?.text;
-        Reply::Diff3 {
-            path: &rel,
-            checkpoint_base: f.before_content.as_deref(),
-            current: current.as_deref(),
-            proposed: f.proposed_content.as_deref().or(f.after_content.as_deref()),
-        }
-        .json()
+        let proposed = f.proposed_content.as_ref().or(f.after_content.as_ref());
+        Ok(Diff3 {
+            path: rel.into(),
+            checkpoint_base: f.before_content.clone().map(Into::into),
+            current: current.map(Into::into),
+            proposed: proposed.cloned().map(Into::into),
+        })
     }
 
     /// `checkpoint_rollback`: `hard_all` restores the files as they were before the
@@ -272,7 +273,7 @@ impl Session {
     pub(super) fn checkpoint_rollback(
         &mut self,
         args: params::CheckpointRollback,
-    ) -> Result<Encoded> {
+    ) -> Result<RollbackResult<'_>> {
         let root = self.root()?.to_path_buf();
         let store = self.checkpoints()?;
         let cp = store.get(args.checkpoint_id.as_str())?;
@@ -342,10 +343,9 @@ impl Session {
                 Ok(())
             })?;
         }
-        Reply::RollbackResult {
-            checkpoint_id: new_id.as_deref(),
-            files: &results,
-        }
-        .json()
+        Ok(RollbackResult {
+            checkpoint_id: new_id.map(Into::into),
+            files: results.into(),
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! Starting a model turn (`send`), cancelling it, answering its approvals and
 //! clarifications, and routing background results back into the session.
 
-use super::{Ctx, Flow, Session, chat_key};
+use super::{Call, Ctx, Flow, Session, chat_key};
 use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part, SnapshotRef};
@@ -17,7 +17,8 @@ use crate::prompt::assemble::{self, Instructions, PromptFile};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
-use crate::protocol::{Encoded, ok};
+
+use crate::protocol::replies::{Ack, Deferred};
 use crate::tools::{DiffMode, ToolsMode};
 use crate::turn::stream::{self as turn, ClientAnswer, TurnOutcome, TurnSpec};
 use std::sync::Arc;
@@ -68,12 +69,8 @@ impl Session {
 
     /// Starts a turn in the active chat: saves the user message with its context
     /// snapshot, then streams in the background.
-    pub(super) fn send(
-        &mut self,
-        args: params::Send,
-        request_id: Option<&str>,
-        ctx: &Ctx,
-    ) -> Result<()> {
+    pub(super) fn send(&mut self, args: params::Send, call: &Call<'_>) -> Result<Deferred> {
+        let (ctx, request_id) = (call.ctx, call.request_id);
         if args.content.trim().is_empty() {
             return Err(Error::invalid("Message is empty"));
         }
@@ -91,7 +88,7 @@ impl Session {
         if started.is_err() {
             self.release_if_idle(&key);
         }
-        started
+        started.map(|()| Deferred)
     }
 
     /// The chat a `send` streams into: the active chat, or with `chat_id` any chat of
@@ -318,35 +315,35 @@ impl Session {
     }
 
     /// `cancel`: stops the turn started by `target_request_id`.
-    pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Encoded> {
+    pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Ack> {
         let target = args.target_request_id.0;
         match self.in_flight.get(&target) {
             Some(f) => {
                 f.cancel.cancel();
-                Ok(ok())
+                Ok(Ack {})
             }
             None => Err(Error::not_found("No active request to cancel")),
         }
     }
 
     /// `tool_approve`: lets the turn waiting for `approval_id` read, or not.
-    pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Encoded> {
+    pub(super) fn tool_approve(&mut self, args: params::ToolApprove) -> Result<Ack> {
         let answer = ClientAnswer::Approved(args.approved);
         self.answer_client("approval_id", &args.approval_id, answer)
     }
 
     /// `clarify`: hands the user's answer to the turn waiting for `question_id`.
-    pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Encoded> {
+    pub(super) fn clarify(&mut self, args: params::Clarify) -> Result<Ack> {
         let answer = ClientAnswer::Text(args.answer);
         self.answer_client("question_id", &args.question_id, answer)
     }
 
-    fn answer_client(&mut self, id_field: &str, id: &str, value: ClientAnswer) -> Result<Encoded> {
+    fn answer_client(&mut self, id_field: &str, id: &str, value: ClientAnswer) -> Result<Ack> {
         let waiting = self.interactions.lock().ok().and_then(|mut m| m.remove(id));
         match waiting {
             Some(tx) => {
                 let _ = tx.send(value);
-                Ok(ok())
+                Ok(Ack {})
             }
             None => Err(Error::not_found(format!(
                 "Nothing is waiting for {id_field} {id}"

@@ -6,14 +6,17 @@ use crate::context::ChatFiles;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::prompt::assemble::{self};
-use crate::protocol::Encoded;
+
 use crate::protocol::params;
-use crate::protocol::replies::{FileEstimate, Reply};
+use crate::protocol::replies::*;
 use crate::tokens;
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request.
-    pub(super) fn estimate_tokens(&self, args: params::EstimateTokens) -> Result<Encoded> {
+    pub(super) fn estimate_tokens(
+        &self,
+        args: params::EstimateTokens,
+    ) -> Result<TokenEstimate<'_>> {
         let input = args.input_text.as_deref().unwrap_or("");
         let a = self.active()?;
         let system_prompt = tokens::count_memo(&self.system_prompt_base());
@@ -45,28 +48,32 @@ impl Session {
             })
             .collect();
         let input_tokens = tokens::count(input);
-        Reply::TokenEstimate {
+        Ok(TokenEstimate {
             total: system_prompt + instructions + history + context_total + input_tokens,
             context_files: context_total,
             history,
             instructions,
             system_prompt,
             input_text: input_tokens,
-            files: &rows,
+            files: rows.into(),
             // bb7 sends only the pending version of a changed file, so applying
             // output saves no prompt tokens.
             potential_savings: 0,
-        }
-        .json()
+        })
     }
 
     /// `estimate_text_tokens`: one count per text.
-    pub(super) fn estimate_text_tokens(&self, args: params::EstimateTextTokens) -> Result<Encoded> {
+    pub(super) fn estimate_text_tokens(
+        &self,
+        args: params::EstimateTextTokens,
+    ) -> Result<TextTokenEstimate<'_>> {
         let texts = args.texts;
         if texts.is_empty() {
             return Err(Error::invalid("Field 'texts' must not be empty"));
         }
         let counts: Vec<usize> = texts.iter().map(|t| tokens::count(t)).collect();
-        Reply::TextTokenEstimate { tokens: &counts }.json()
+        Ok(TextTokenEstimate {
+            tokens: counts.into(),
+        })
     }
 }

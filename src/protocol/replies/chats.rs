@@ -1,0 +1,122 @@
+//! Replies about chats: made, listed, read, searched, forked.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chat::model::{ChatSummary, ContextFile, Message};
+use crate::chat::store::SearchHit;
+use crate::context::fork::ContextWarning;
+
+/// `chat_new`, `chat_new_with_context`: the new chat (now active).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "ok")]
+pub struct Created<'a> {
+    /// Its id.
+    pub id: Cow<'a, str>,
+}
+
+/// `chat_edit`: files changed since the edited message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "ok")]
+pub struct Edited<'a> {
+    /// `{path, issue, original_version}` per file.
+    pub context_warnings: Cow<'a, [ContextWarning]>,
+}
+
+/// `chat_get`: the active chat.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "chat")]
+pub struct ChatView<'a> {
+    /// Its id.
+    pub id: Cow<'a, str>,
+    /// Its name.
+    pub name: Cow<'a, str>,
+    /// RFC 3339 creation time.
+    pub created: Cow<'a, str>,
+    /// The chat's model.
+    pub model: Cow<'a, str>,
+    /// The chat's reasoning effort, if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<Cow<'a, str>>,
+    /// The unsent input.
+    pub draft: Cow<'a, str>,
+    /// A global chat.
+    pub global: bool,
+    /// Retrieval tools: `off`, `ask` or `auto`.
+    pub tools: Cow<'a, str>,
+    /// The history.
+    pub messages: Cow<'a, [Message]>,
+    /// The context entries.
+    pub context_files: Cow<'a, [ContextFile]>,
+    /// Where the instruction files are and whether they are usable.
+    pub instructions_info: InstructionsInfo,
+}
+
+/// `chat_get.instructions_info`: where the instruction files are and whether they can
+/// be used. `project_error` is left out when there is none (the reference plugin
+/// shows any string, even an empty one, as an error).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InstructionsInfo {
+    /// `~/.config/bb7/instructions.md`, absolute.
+    pub global_path: String,
+    /// Whether it exists.
+    pub global_exists: bool,
+    /// `.bb7/instructions`, absolute (empty for a global chat).
+    pub project_path: String,
+    /// Whether it exists.
+    pub project_exists: bool,
+    /// Why the project file cannot be used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_error: Option<String>,
+}
+
+/// `chat_list`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "chat_list")]
+pub struct ChatListing<'a> {
+    /// One summary per chat.
+    pub chats: Cow<'a, [ChatSummary]>,
+}
+
+/// `chat_active`: the active chat, if any.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "chat_active")]
+pub struct ChatActive<'a> {
+    /// Its id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Cow<'a, str>>,
+    /// Whether it is a global chat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global: Option<bool>,
+}
+
+/// `search_chats`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "search_results")]
+pub struct SearchResults<'a> {
+    /// Title matches and content matches with an excerpt.
+    pub results: Cow<'a, [SearchHit]>,
+}
+
+/// `fork_chat`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "fork_result")]
+pub struct ForkResult<'a> {
+    /// The new chat (now active).
+    pub new_chat_id: Cow<'a, str>,
+    /// The text of the message forked at, for the input box.
+    pub fork_message_content: Cow<'a, str>,
+    /// Files changed since that message.
+    pub context_warnings: Cow<'a, [ContextWarning]>,
+}
+
+replies!(
+    Created<'_>,
+    Edited<'_>,
+    ChatView<'_>,
+    ChatListing<'_>,
+    ChatActive<'_>,
+    SearchResults<'_>,
+    ForkResult<'_>,
+);

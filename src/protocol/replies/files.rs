@@ -1,0 +1,122 @@
+//! Replies about context and output files: contents, statuses, applies, estimates.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::chat::model::ContextFile;
+use crate::output::FileStatus;
+
+/// `context_list`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "context_list")]
+pub struct ContextList<'a> {
+    /// The chat's context entries.
+    pub files: Cow<'a, [ContextFile]>,
+}
+
+/// `get_context_file`, `get_output_file`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "file_content")]
+pub struct FileContent<'a> {
+    /// The path asked for.
+    pub path: Cow<'a, str>,
+    /// The snapshot or output text.
+    pub content: Cow<'a, str>,
+}
+
+/// `get_diff_paths`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "diff_paths")]
+pub struct DiffPaths<'a> {
+    /// The path asked for.
+    pub path: Cow<'a, str>,
+    /// The output copy, absolute.
+    pub output_path: Cow<'a, Path>,
+    /// The user's file, absolute.
+    pub local_path: Cow<'a, Path>,
+}
+
+/// `diff_local_done`: how much of the output the local file now holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "ok")]
+pub struct MergedByHand<'a> {
+    /// `none`, `full` or `partial`.
+    pub outcome: Cow<'a, str>,
+}
+
+/// `apply_file`, `apply_file_as`: what was written.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "ok")]
+pub struct Applied<'a> {
+    /// The file written.
+    pub path: Cow<'a, str>,
+    /// Its content (LF line ends, the disk file's final newline).
+    pub content: Cow<'a, str>,
+    /// The checkpoint of this apply (`null` when nothing changed on disk).
+    pub checkpoint_id: Option<Cow<'a, str>>,
+}
+
+/// `get_file_statuses`: one row per context entry and per output file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "file_statuses")]
+pub struct FileStatusList<'a> {
+    /// The rows (docs/PROTOCOL.md lists the fields).
+    pub files: Cow<'a, [FileStatus]>,
+}
+
+/// `estimate_tokens`: the parts of the next request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "token_estimate")]
+pub struct TokenEstimate<'a> {
+    /// The sum of the parts.
+    pub total: usize,
+    /// Context files.
+    pub context_files: usize,
+    /// Earlier messages.
+    pub history: usize,
+    /// Instruction files.
+    pub instructions: usize,
+    /// The system prompt.
+    pub system_prompt: usize,
+    /// The unsent draft.
+    pub input_text: usize,
+    /// Per context file.
+    pub files: Cow<'a, [FileEstimate]>,
+    /// Always 0: bb7 sends only the pending version of a changed file.
+    pub potential_savings: usize,
+}
+
+/// One file of an `estimate_tokens` reply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileEstimate {
+    /// The context entry's path.
+    pub path: String,
+    /// Tokens of what is sent for it.
+    pub tokens: usize,
+    /// Whether it has pending output.
+    pub has_output: bool,
+    /// Tokens of the snapshot, when output is pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_tokens: Option<usize>,
+    /// Tokens of the output, when pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<usize>,
+    /// A section's first line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// A section's last line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+}
+
+replies!(
+    ContextList<'_>,
+    FileContent<'_>,
+    DiffPaths<'_>,
+    MergedByHand<'_>,
+    Applied<'_>,
+    FileStatusList<'_>,
+    TokenEstimate<'_>,
+);
