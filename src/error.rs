@@ -62,13 +62,42 @@ impl fmt::Display for ErrorCode {
 }
 
 /// A failure that is reported to the client as an `error` line: a [`ErrorCode`] and a
-/// message written for the user, shown as it is, so it never contains secrets.
+/// message written for the user, shown as it is, so it never contains secrets, and
+/// for the errors a client acts on, the facts it needs in [`ErrorData`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     /// Machine-readable category.
     pub code: ErrorCode,
     /// Human-readable text, e.g. `Chat not found`.
     pub message: String,
+    /// Facts a client branches on (sent as the message's `data`), if any.
+    pub data: Option<Box<ErrorData>>,
+}
+
+/// Facts about an error that a client acts on, sent as the `error` message's `data`
+/// object (docs/PROTOCOL.md, "Conventions"), so no client reads the message text.
+/// Fields that do not apply are left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ErrorData {
+    /// The project-relative file an apply could not merge (`conflict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The disk file's lines that both the user and the model changed (`conflict`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<LineRange>,
+    /// The process holding the chat (`locked`), when its lock file names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_pid: Option<u32>,
+}
+
+/// Lines of the disk file, 1-based and inclusive: `{"start_line","end_line"}`. An
+/// empty range (`end_line < start_line`) marks a point between lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LineRange {
+    /// First line.
+    pub start_line: usize,
+    /// Last line.
+    pub end_line: usize,
 }
 
 /// Shorthand for results whose error is an [`Error`].
@@ -80,7 +109,14 @@ impl Error {
         Error {
             code,
             message: message.into(),
+            data: None,
         }
+    }
+
+    /// The same error with `data` for the client.
+    pub fn with_data(mut self, data: ErrorData) -> Self {
+        self.data = Some(Box::new(data));
+        self
     }
 
     /// A malformed request: bad field, bad value, impossible operation.

@@ -305,6 +305,7 @@ fn locks_are_taken_over_from_the_dead_and_removed_on_exit() {
         e["message"].as_str().unwrap().contains(&holder.to_string()),
         "{e}"
     );
+    assert_eq!(e["data"]["holder_pid"], holder, "{e}");
     b.ok(json!({"action": "shutdown"}));
     assert_eq!(b.close().code(), Some(0));
     assert!(!lock.exists(), "shutdown must remove the lock file");

@@ -13,15 +13,7 @@ use crate::diff::{Edit, apply_edits, edits};
 use crate::text::{final_newline, set_final_newline, with_nl};
 use crate::text::{to_lf, uses_crlf, with_line_endings};
 
-/// Lines of the disk file that the model's change overlaps, 1-based and inclusive.
-/// An empty range (`end_line < start_line`) marks a point between lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct LineRange {
-    /// First line.
-    pub start_line: usize,
-    /// Last line.
-    pub end_line: usize,
-}
+pub use crate::error::LineRange;
 
 /// Why a merge did not go through.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -209,12 +209,21 @@ pub fn apply_output(
 
 /// The `conflict` error of an apply, naming the line ranges.
 pub fn conflict_error(rel: &str, c: &Conflict) -> Error {
+    let conflicts = match c {
+        Conflict::Overlap(ranges) => ranges.clone(),
+        Conflict::FileExists | Conflict::FileDeleted => Vec::new(),
+    };
     Error::new(
         ErrorCode::Conflict,
         format!(
             "Cannot apply {rel}: {c}. Nothing was written; review it hunk by hunk, or apply with force to let the model's change win there"
         ),
     )
+    .with_data(crate::error::ErrorData {
+        path: Some(rel.to_owned()),
+        conflicts,
+        holder_pid: None,
+    })
 }
 
 /// Makes `content` the context snapshot of project file `rel` (adding the file,

@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, ErrorData};
 use crate::protocol::MessageKind;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
@@ -20,6 +20,8 @@ pub struct Failure {
     pub status: u8,
     /// The server's error code, when the failure is an `error` reply.
     pub code: Option<ErrorCode>,
+    /// The error's facts (conflicting lines, the holder of a chat), when it sent any.
+    pub data: Option<ErrorData>,
 }
 
 impl Failure {
@@ -29,6 +31,7 @@ impl Failure {
             message: message.into(),
             status: 1,
             code: None,
+            data: None,
         }
     }
 
@@ -56,6 +59,8 @@ struct ErrorReply {
     message: String,
     #[serde(default)]
     code: Option<String>,
+    #[serde(default)]
+    data: Option<ErrorData>,
 }
 
 /// A protocol session with an in-process server.
@@ -144,19 +149,21 @@ impl Client {
             let e: ErrorReply = serde_json::from_value(msg).unwrap_or(ErrorReply {
                 message: "error".into(),
                 code: None,
+                data: None,
             });
             // Codes this bb7 does not know are kept out, not an error.
             let code = e
                 .code
                 .and_then(|c| serde_json::from_value::<ErrorCode>(Value::String(c)).ok());
+            // An apply that could not merge names its lines in `data`; say what it is.
+            let merge_conflict = e.data.as_ref().is_some_and(|d| d.path.is_some());
             let message = match code {
-                Some(ErrorCode::Conflict) if !e.message.contains("onflict") => {
-                    format!("conflict: {}", e.message)
-                }
+                Some(ErrorCode::Conflict) if merge_conflict => format!("conflict: {}", e.message),
                 _ => e.message,
             };
             return Err(Failure {
                 code,
+                data: e.data,
                 ..Failure::new(message)
             });
         }

@@ -199,6 +199,10 @@ fn locked_error(pid: Option<u32>) -> Error {
             "Chat is locked by another bb7 process{who}; use chat_force_unlock to take it over"
         ),
     )
+    .with_data(crate::error::ErrorData {
+        holder_pid: pid,
+        ..Default::default()
+    })
 }
 
 fn read_pid(file: &mut File) -> Option<u32> {

@@ -227,11 +227,14 @@ pub fn error_message(err: &Error) -> Encoded {
         r#type: &'static str,
         message: &'a str,
         code: ErrorCode,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        data: Option<&'a crate::error::ErrorData>,
     }
     Encoded::encode(&ErrorMessage {
         r#type: "error",
         message: &err.message,
         code: err.code,
+        data: err.data.as_deref(),
     })
     .unwrap_or_else(|_| Encoded(r#"{"type":"error","message":"error","code":"internal"}"#.into()))
 }
