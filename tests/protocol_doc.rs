@@ -63,3 +63,80 @@ fn every_documented_action_is_served_and_every_served_action_is_documented() {
     let reply = b.request(json!({"action": "no_such_action"}));
     assert_eq!(reply["message"], "Unknown action: no_such_action");
 }
+
+/// Actions the Neovim plugin does not send, and why. Everything else in the protocol's
+/// list must be named by the plugin (`lua/bb7/`), so a new action is either wired into
+/// the plugin or written down here.
+const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
+    ("ping", "liveness probe for other clients and tests"),
+    ("shutdown", "the plugin ends bb7 by closing its stdin"),
+    ("get_customization_info", "chat_get's instructions_info serves the panes"),
+    ("chat_move", "moving chats between stores is a CLI and API feature"),
+    ("chat_force_unlock", "the plugin reports a held chat; taking it over is explicit"),
+    ("chat_new_with_context", "the plugin starts chats empty or by fork"),
+    ("chat_archive", "the chat list offers pins only"),
+    ("add_system_message", "a reference-compatibility action"),
+    ("context_update", "the plugin re-snapshots from disk with sync_context"),
+    ("apply_file_as", "the plugin applies to the file's own path"),
+    ("checkpoint_get", "the checkpoint list carries what the plugin shows"),
+    ("checkpoint_diff3", "the plugin diffs checkpoints from the list's files"),
+    ("generate_title", "titles come from title_model after a send"),
+    ("get_balance", "the plugin shows costs from usage, not the account"),
+    ("estimate_tokens", "token counts come from the statuses"),
+    ("estimate_text_tokens", "token counts come from the statuses"),
+];
+
+/// Action names the Lua sources pass to the client (`action('x')`, `call('x', …)`,
+/// `request('x', …)`, `notify('x', …)`).
+fn sent_by_the_plugin() -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/lua");
+    let mut stack = vec![std::path::PathBuf::from(dir)];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("lua/").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for call in ["action(", "call(", "request(", "notify("] {
+                for piece in text.split(call).skip(1) {
+                    let piece = piece.trim_start();
+                    let Some(quote) = piece.chars().next().filter(|c| *c == '\'' || *c == '"')
+                    else {
+                        continue;
+                    };
+                    if let Some(name) = piece[1..].split(quote).next() {
+                        names.insert(name.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_plugin_names_every_action_or_the_list_says_why_not() {
+    let sent = sent_by_the_plugin();
+    let left_out: BTreeSet<&str> = NOT_SENT_BY_THE_PLUGIN.iter().map(|(n, _)| *n).collect();
+    for name in ACTION_NAMES {
+        let in_plugin = sent.contains(*name);
+        assert!(
+            in_plugin || left_out.contains(name),
+            "the Neovim plugin never sends {name}: wire it in or add it to NOT_SENT_BY_THE_PLUGIN"
+        );
+        assert!(
+            !(in_plugin && left_out.contains(name)),
+            "the plugin sends {name} now: take it off NOT_SENT_BY_THE_PLUGIN"
+        );
+    }
+    let unknown: Vec<_> = sent
+        .iter()
+        .filter(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .filter(|n| n.contains('_') || ACTION_NAMES.contains(&n.as_str()))
+        .filter(|n| !ACTION_NAMES.contains(&n.as_str()))
+        .collect();
+    assert!(unknown.is_empty(), "the plugin sends unknown actions: {unknown:?}");
+}
