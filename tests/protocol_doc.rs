@@ -70,20 +70,50 @@ fn every_documented_action_is_served_and_every_served_action_is_documented() {
 const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
     ("ping", "liveness probe for other clients and tests"),
     ("shutdown", "the plugin ends bb7 by closing its stdin"),
-    ("get_customization_info", "chat_get's instructions_info serves the panes"),
-    ("chat_move", "moving chats between stores is a CLI and API feature"),
-    ("chat_force_unlock", "the plugin reports a held chat; taking it over is explicit"),
-    ("chat_new_with_context", "the plugin starts chats empty or by fork"),
+    (
+        "get_customization_info",
+        "chat_get's instructions_info serves the panes",
+    ),
+    (
+        "chat_move",
+        "moving chats between stores is a CLI and API feature",
+    ),
+    (
+        "chat_force_unlock",
+        "the plugin reports a held chat; taking it over is explicit",
+    ),
+    (
+        "chat_new_with_context",
+        "the plugin starts chats empty or by fork",
+    ),
     ("chat_archive", "the chat list offers pins only"),
     ("add_system_message", "a reference-compatibility action"),
-    ("context_update", "the plugin re-snapshots from disk with sync_context"),
+    (
+        "context_update",
+        "the plugin re-snapshots from disk with sync_context",
+    ),
     ("apply_file_as", "the plugin applies to the file's own path"),
-    ("checkpoint_get", "the checkpoint list carries what the plugin shows"),
-    ("checkpoint_diff3", "the plugin diffs checkpoints from the list's files"),
-    ("generate_title", "titles come from title_model after a send"),
-    ("get_balance", "the plugin shows costs from usage, not the account"),
+    (
+        "checkpoint_get",
+        "the checkpoint list carries what the plugin shows",
+    ),
+    (
+        "checkpoint_diff3",
+        "the plugin diffs checkpoints from the list's files",
+    ),
+    (
+        "generate_title",
+        "titles come from title_model after a send",
+    ),
+    (
+        "get_balance",
+        "the plugin shows costs from usage, not the account",
+    ),
     ("estimate_tokens", "token counts come from the statuses"),
-    ("estimate_text_tokens", "token counts come from the statuses"),
+    (
+        "estimate_text_tokens",
+        "token counts come from the statuses",
+    ),
 ];
 
 /// Action names the Lua sources pass to the client (`action('x')`, `call('x', …)`,
@@ -138,5 +168,8 @@ fn the_plugin_names_every_action_or_the_list_says_why_not() {
         .filter(|n| n.contains('_') || ACTION_NAMES.contains(&n.as_str()))
         .filter(|n| !ACTION_NAMES.contains(&n.as_str()))
         .collect();
-    assert!(unknown.is_empty(), "the plugin sends unknown actions: {unknown:?}");
+    assert!(
+        unknown.is_empty(),
+        "the plugin sends unknown actions: {unknown:?}"
+    );
 }

@@ -79,7 +79,7 @@ impl EditError {
     }
 
     /// The machine-readable code of this error.
-    pub fn code(&self) -> super::CallCode {
+    pub fn code(&self) -> CallCode {
         match self {
             EditError::NotFound { .. } => CallCode::NotFound,
             EditError::NotUnique { .. } => CallCode::NotUnique,

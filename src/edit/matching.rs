@@ -7,7 +7,7 @@
 //! written as escapes; a first or last line the model cut short. A pass applies only
 //! when it finds exactly one region (or `replace_all` is set); a pass that finds
 //! several refuses the edit, and no looser pass runs after it. The region is then
-//! rewritten by [`super::apply::render`], which keeps every line the model kept.
+//! rewritten by [`super::replay::render`], which keeps every line the model kept.
 
 use super::error::{EditError, not_found};
 use super::replay::{Norm, Region, render, splice, windows};

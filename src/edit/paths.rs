@@ -14,14 +14,14 @@ const PROTECTED: [&str; 5] = [".git", ".bb7", ".hg", ".svn", ".jj"];
 pub struct PathError {
     /// `PathEscape` (outside the project or into a protected directory) or
     /// `InvalidPath`.
-    pub code: super::CallCode,
+    pub code: super::error::CallCode,
     /// What to tell the model.
     pub message: String,
 }
 
 fn escape(raw: &str, why: &str) -> PathError {
     PathError {
-        code: super::CallCode::PathEscape,
+        code: super::error::CallCode::PathEscape,
         message: format!(
             "{raw} is outside the writable project ({why}); use a project-relative path"
         ),
@@ -37,7 +37,7 @@ pub fn resolve(root: &Path, raw: &str) -> Result<String, PathError> {
     let trimmed = normalized.as_str();
     if trimmed.is_empty() || trimmed.contains('\0') || trimmed.ends_with('/') {
         return Err(PathError {
-            code: super::CallCode::InvalidPath,
+            code: super::error::CallCode::InvalidPath,
             message: "path must be a project-relative path of a file".into(),
         });
     }
@@ -60,7 +60,7 @@ pub fn resolve(root: &Path, raw: &str) -> Result<String, PathError> {
             Err(escape(raw, "it leads outside through a link"))
         }
         Err(e) => Err(PathError {
-            code: super::CallCode::InvalidPath,
+            code: super::error::CallCode::InvalidPath,
             message: e.to_string(),
         }),
     }
@@ -85,7 +85,7 @@ mod tests {
         ] {
             assert_eq!(
                 resolve(&root, p).unwrap_err().code,
-                super::super::CallCode::PathEscape,
+                super::super::error::CallCode::PathEscape,
                 "{p}"
             );
         }
@@ -93,15 +93,15 @@ mod tests {
         assert_eq!(resolve(&root, "src\\a.rs").unwrap(), "src/a.rs");
         assert_eq!(
             resolve(&root, "..\\x").unwrap_err().code,
-            super::super::CallCode::PathEscape
+            super::super::error::CallCode::PathEscape
         );
         assert_eq!(
             resolve(&root, "src/").unwrap_err().code,
-            super::super::CallCode::InvalidPath
+            super::super::error::CallCode::InvalidPath
         );
         assert_eq!(
             resolve(&root, "").unwrap_err().code,
-            super::super::CallCode::InvalidPath
+            super::super::error::CallCode::InvalidPath
         );
     }
 }

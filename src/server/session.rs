@@ -23,6 +23,7 @@ use crate::protocol::params::NoParams;
 use crate::protocol::replies::{Ack, Version};
 use crate::protocol::{Encoded, Request};
 use crate::turn::complete::system_message;
+use crate::turn::stream::TurnOutcome;
 
 mod chats;
 mod complete;
@@ -34,9 +35,6 @@ mod review;
 mod send;
 mod table;
 mod tokens;
-
-pub use send::BackgroundResult;
-pub use table::Call;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -63,6 +61,42 @@ pub struct Ctx {
     pub background: tokio::sync::mpsc::UnboundedSender<BackgroundResult>,
 }
 
+/// What a handler that answers later (a `send` stream, a model list being fetched)
+/// needs: where to send its messages, and the request id they must carry.
+#[derive(Clone, Copy)]
+pub struct Call<'a> {
+    /// The outbox and the channel for background results.
+    pub ctx: &'a Ctx,
+    /// The request's id, echoed on every message of the answer.
+    pub request_id: Option<&'a str>,
+}
+
+/// A turn that is still streaming.
+struct InFlight {
+    chat: ChatKey,
+    cancel: tokio_util::sync::CancellationToken,
+}
+
+/// Results of background work, handled by the server loop in arrival order.
+pub enum BackgroundResult {
+    /// A model turn ended (completed, failed or cancelled).
+    Turn(Box<TurnOutcome>),
+    /// A hidden repair round ended; `first` is the turn it repairs.
+    Repair {
+        /// The original turn.
+        first: Box<TurnOutcome>,
+        /// The repair turn.
+        repair: Box<TurnOutcome>,
+    },
+    /// A title was generated for a chat.
+    Title {
+        /// The chat.
+        chat: ChatKey,
+        /// The new name.
+        title: String,
+    },
+}
+
 /// All state of one bb7 process.
 pub struct Session {
     dirs: Option<UserDirs>,
@@ -79,7 +113,7 @@ pub struct Session {
     /// Locks of the chats this process holds: the active one and any still streaming.
     locks: HashMap<ChatKey, ChatLock>,
     /// Turns in flight by request id.
-    in_flight: HashMap<String, send::InFlight>,
+    in_flight: HashMap<String, InFlight>,
     /// The model API client, built on first use from the config.
     provider: Option<Arc<dyn Provider>>,
     /// Approvals and clarifications that running turns wait for.

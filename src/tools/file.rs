@@ -6,10 +6,10 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::call::ToolCall;
 use crate::edit::request::{Change, EditRequest, ProposedEdit, SrEdit};
 use crate::error::Error;
 use crate::text::model_lines;
-use crate::tools::ToolCall;
 
 const MULTI_PROMPT: &str = include_str!("../../prompts/edit_file_multi.md");
 const SINGLE_PROMPT: &str = include_str!("../../prompts/edit_file_single.md");

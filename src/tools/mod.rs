@@ -8,26 +8,16 @@
 //!   `clarify_user`, offered when the chat's `tools` setting ([`ToolsMode`]) is not
 //!   `off`.
 
+mod call;
 pub mod file;
 pub mod reads;
 pub mod retrieval;
 
-use serde::Serialize;
 use serde_json::Value;
 
+pub use call::ToolCall;
 pub use file::DiffMode;
 pub use retrieval::{ToolsMode, is_retrieval};
-
-/// One complete tool call from the model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCall {
-    /// The provider's call id.
-    pub id: String,
-    /// Function name.
-    pub name: String,
-    /// The JSON arguments, as streamed (may be invalid).
-    pub arguments: String,
-}
 
 /// The `tools` array a turn sends: the file tools in the schema of `diff_mode`, and the
 /// retrieval tools unless `tools_mode` is `off`.

@@ -1,7 +1,7 @@
 //! Starting a model turn (`send`), cancelling it, answering its approvals and
 //! clarifications, and routing background results back into the session.
 
-use super::{Call, Ctx, Flow, Session, chat_key};
+use super::{BackgroundResult, Call, Ctx, Flow, InFlight, Session, chat_key};
 use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part, SnapshotRef};
@@ -440,32 +440,6 @@ impl Session {
             self.locks.remove(key);
         }
     }
-}
-
-/// A turn that is still streaming.
-pub(super) struct InFlight {
-    pub(super) chat: ChatKey,
-    pub(super) cancel: CancellationToken,
-}
-
-/// Results of background work, handled by the server loop in arrival order.
-pub enum BackgroundResult {
-    /// A model turn ended (completed, failed or cancelled).
-    Turn(Box<TurnOutcome>),
-    /// A hidden repair round ended; `first` is the turn it repairs.
-    Repair {
-        /// The original turn.
-        first: Box<TurnOutcome>,
-        /// The repair turn.
-        repair: Box<TurnOutcome>,
-    },
-    /// A title was generated for a chat.
-    Title {
-        /// The chat.
-        chat: ChatKey,
-        /// The new name.
-        title: String,
-    },
 }
 
 /// Default seconds without stream data before a turn fails.

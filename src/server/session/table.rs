@@ -3,22 +3,12 @@
 //! handler's typed reply. The compiler checks each handler against its row's
 //! parameters and reply type.
 
-use super::{Ctx, Session};
+use super::{Call, Session};
 use crate::error::Result;
 use crate::protocol::Encoded;
 use crate::protocol::action::{Action, action_table};
 #[allow(unused_imports)] // the table names parameter and reply types by their short names
 use crate::protocol::{params::*, replies::*};
-
-/// What a handler that answers later (a `send` stream, a model list being fetched)
-/// needs: where to send its messages, and the request id they must carry.
-#[derive(Clone, Copy)]
-pub struct Call<'a> {
-    /// The outbox and the channel for background results.
-    pub ctx: &'a Ctx,
-    /// The request's id, echoed on every message of the answer.
-    pub request_id: Option<&'a str>,
-}
 
 macro_rules! dispatch_rows {
     ($( $(#[$doc:meta])* $variant:ident($params:ty) = $name:literal -> $reply:ty => $handler:ident $(($call:ident))?, )*) => {
