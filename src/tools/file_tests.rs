@@ -176,6 +176,24 @@ fn refusals_say_which_shape_was_expected() {
     );
 }
 
+/// One anchored change of file `a`.
+fn anchored(
+    file_id: Option<&str>,
+    start: &[&str],
+    end: Option<&[&str]>,
+    content: &[&str],
+) -> EditRequest {
+    EditRequest::Anchored {
+        path: "a".into(),
+        file_id: file_id.map(Into::into),
+        changes: vec![Change {
+            start: lines(start),
+            end: end.map(lines),
+            content: lines(content),
+        }],
+    }
+}
+
 fn sr(path: &str, file_id: Option<&str>, old: &str, new: &str, all: bool) -> SrEdit {
     SrEdit {
         path: path.into(),
@@ -263,15 +281,7 @@ fn accepted_variants_read_as_the_call_they_mean() {
             json!({"path": "a", "file_id": "f", "changes": [{"start": "x\ny", "end": [], "content": "z"}]}),
             Anchored
         ),
-        EditRequest::Anchored {
-            path: "a".into(),
-            file_id: Some("f".into()),
-            changes: vec![Change {
-                start: lines(&["x", "y"]),
-                end: None,
-                content: lines(&["z"]),
-            }],
-        }
+        anchored(Some("f"), &["x", "y"], None, &["z"])
     );
     assert_eq!(
         ok(
@@ -279,15 +289,7 @@ fn accepted_variants_read_as_the_call_they_mean() {
             json!({"path": "a", "edits": [{"start_anchor": "x", "end_anchor": "}", "replacement": "p\nq"}]}),
             SearchReplaceMulti
         ),
-        EditRequest::Anchored {
-            path: "a".into(),
-            file_id: None,
-            changes: vec![Change {
-                start: lines(&["x"]),
-                end: Some(lines(&["}"])),
-                content: lines(&["p", "q"]),
-            }],
-        }
+        anchored(None, &["x"], Some(&["}"]), &["p", "q"])
     );
     // A changes list wins over the mode: anchored changes sent in multi mode.
     assert_eq!(
@@ -296,15 +298,7 @@ fn accepted_variants_read_as_the_call_they_mean() {
             json!({"path": "a", "changes": {"start": ["x"], "end": ["y"], "content": []}}),
             SearchReplaceMulti
         ),
-        EditRequest::Anchored {
-            path: "a".into(),
-            file_id: None,
-            changes: vec![Change {
-                start: lines(&["x"]),
-                end: Some(lines(&["y"])),
-                content: vec![],
-            }],
-        }
+        anchored(None, &["x"], Some(&["y"]), &[])
     );
 }
 
