@@ -87,6 +87,7 @@ function M.new_chat(name)
   if not M.ensure() then
     return
   end
+  require('bb7.ui.message').save()
   local _, err = api.chat_new({ name = (name ~= '' and name) or nil })
   if err then
     return report('create a chat', err)
@@ -357,6 +358,8 @@ end
 
 ---@param id string
 function M.select_chat(id)
+  -- The Message pane's text stays the draft of the chat it was typed for.
+  require('bb7.ui.message').save()
   local _, err = api.chat_select({ id = id })
   if err then
     return report('select the chat', err)
@@ -449,13 +452,47 @@ end
 ---@param text string
 ---@return string? request_id
 function M.send(text)
-  if not ready() then
+  if not M.ensure() then
+    return
+  end
+  local chat_id = M.active_chat()
+  if not chat_id then
     return
   end
   if not text or vim.trim(text) == '' then
     return say('Nothing to send', levels.WARN)
   end
-  return require('bb7.turn').send(text)
+  return require('bb7.turn').send(text, chat_id)
+end
+
+--- :BB7Send — like send(), but context files changed since they were added are
+--- resolved first as `send_stale` says ('ask' asks with vim.ui.select).
+---@param text string
+function M.send_command(text)
+  if not ready() then
+    return
+  end
+  local message = require('bb7.ui.message')
+  local stale = message.stale_files()
+  local mode = config.get().send_stale
+  if #stale == 0 or mode == 'send' then
+    return M.send(text)
+  end
+  if mode == 'refresh' then
+    return message.update(stale) and M.send(text)
+  end
+  local names = table.concat(vim.tbl_map(function(f)
+    return f.path
+  end, stale), ', ')
+  vim.ui.select({ 'Update them and send', 'Send the old version', 'Cancel' }, { prompt = 'Changed since added: ' .. names }, function(choice)
+    if choice == 'Update them and send' then
+      if message.update(stale) then
+        M.send(text)
+      end
+    elseif choice == 'Send the old version' then
+      M.send(text)
+    end
+  end)
 end
 
 --- :BB7Tools [off|ask|auto] — sets or shows the retrieval tools of the chat.
@@ -527,7 +564,7 @@ function M.register(entry)
   cmd('BB7Checkpoints', M.checkpoints, { desc = 'Roll back an apply' })
   cmd('BB7Search', M.search, { nargs = '?', desc = 'Search chats' })
   cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system' }), desc = 'Edit instructions' })
-  cmd('BB7Send', function(o) M.send(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
+  cmd('BB7Send', function(o) M.send_command(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
   cmd('BB7Apply', M.apply, { nargs = '?', bang = true, complete = files, desc = "Apply the model's output (! overwrites conflicting edits)" })
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })

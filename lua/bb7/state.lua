@@ -11,6 +11,7 @@ local M = {}
 ---@field text string answer text so far
 ---@field thinking string reasoning so far
 ---@field block string? kind of the last block drawn ('text', 'thinking', 'tool')
+---@field pieces {[1]: string, [2]: string?}[] what the preview shows of the answer so far: text and line prefix, in order
 
 ---@class bb7.Session
 ---@field initialized boolean? nil: not asked yet; false: no .bb7/ (global-only); true
@@ -115,6 +116,24 @@ end
 ---@return boolean
 function M.streaming()
   return next(S.streams) ~= nil
+end
+
+--- The turn running in `chat_id`, or nil.
+---@param chat_id string
+---@return bb7.Stream?
+function M.chat_stream(chat_id)
+  for _, st in pairs(S.streams) do
+    if st.chat_id == chat_id then
+      return st
+    end
+  end
+end
+
+--- Whether an answer streams into `chat_id`.
+---@param chat_id string
+---@return boolean
+function M.chat_streaming(chat_id)
+  return M.chat_stream(chat_id) ~= nil
 end
 
 ---@return boolean
