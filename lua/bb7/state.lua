@@ -22,6 +22,7 @@ local M = {}
 ---@field chat table? the last `chat_get` reply
 ---@field changes table<string, table[]> `done.changes` by chat id, newest turn last
 ---@field exiting boolean Neovim is quitting: an exit of the binary is expected
+---@field last_file_buf integer? the last file buffer entered (what :BB7Add in a pane adds)
 local S = {
   initialized = nil,
   root = nil,
@@ -191,6 +192,17 @@ function M.change_for(chat_id, path, file_id)
       return c
     end
   end
+end
+
+--- The last buffer entered that holds a file of the user's, or nil.
+---@return integer?
+function M.last_file_buf()
+  return S.last_file_buf
+end
+
+---@param buf integer
+function M.set_last_file_buf(buf)
+  S.last_file_buf = buf
 end
 
 ---@return boolean

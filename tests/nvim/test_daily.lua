@@ -250,3 +250,70 @@ test('float layout covers the whole editor', function()
   H.feed('q')
   H.truthy(not vim.api.nvim_win_is_valid(back), 'closed with the panes')
 end)
+
+test(':BB7Add from a pane: the file under the cursor in Files, else the last file buffer, never bb7://', function()
+  local proj = H.project({ ['a.txt'] = 'a\n', ['b.txt'] = 'b\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('edit b.txt')
+  vim.cmd('edit a.txt')
+  vim.cmd('BB7')
+  for _, pane in ipairs({ 'preview', 'input', 'chats' }) do
+    layout().focus(pane)
+    vim.cmd('BB7Add')
+  end
+  H.expect_note('BB-7: Added a.txt', L.INFO)
+  local client = require('bb7.client')
+  local paths = vim.tbl_map(function(f) return f.path end, client.request_sync('context_list', {}).files)
+  H.eq(paths, { 'a.txt' }, 'the last file buffer, once: ' .. vim.inspect(paths))
+  -- In the Files pane: the row under the cursor is updated from disk.
+  vim.fn.writefile({ 'A' }, proj .. '/a.txt')
+  layout().focus('files')
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  H.notes = {}
+  vim.cmd('BB7Add')
+  H.expect_note('BB-7: Updated a.txt', L.INFO)
+  H.eq(client.request_sync('get_context_file', { path = 'a.txt' }).content, 'A\n', 'new snapshot')
+  H.eq(#H.notes, 1, 'one message: ' .. vim.inspect(H.notes))
+  layout().focus('preview')
+  vim.cmd('1,1BB7Add')
+  H.expect_note('a line range needs the file in the current window', L.ERROR)
+end)
+
+test('one message per outcome: a refused apply is not followed by "No output to apply"', function()
+  local proj = H.project({ ['f.txt'] = 'one\ntwo\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add f.txt')
+  H.output(proj, 'f.txt', 'ONE\ntwo\n')
+  vim.fn.writefile({ 'mine', 'two' }, proj .. '/f.txt')
+  H.notes = {}
+  vim.cmd('BB7Apply')
+  H.eq(#H.notes, 1, 'one message: ' .. vim.inspect(H.notes))
+  H.expect_note('f.txt conflicts with your edits', L.WARN)
+end)
+
+test(':BB7Checkpoints lists local times with the files and says what a rollback does', function()
+  local proj = H.project({ ['f.txt'] = 'one\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add f.txt')
+  H.output(proj, 'f.txt', 'ONE\n')
+  vim.cmd('BB7Apply')
+  local cps = require('bb7.checkpoints')
+  local seen = {}
+  local real = vim.ui.select
+  vim.ui.select = function(items, opts, cb)
+    table.insert(seen, { prompt = opts.prompt, items = vim.tbl_map(opts.format_item or tostring, items) })
+    cb(nil)
+  end
+  vim.cmd('BB7Checkpoints')
+  vim.ui.select = real
+  local created = require('bb7.client').request_sync('checkpoint_list', {}).checkpoints[1].created_at
+  local want = os.date('%Y-%m-%d %H:%M', vim.fn.localtime()):sub(1, 13)
+  H.truthy(seen[1].items[1]:find('f.txt', 1, true), 'files listed: ' .. seen[1].items[1])
+  H.truthy(vim.startswith(seen[1].items[1], want), 'local time ' .. want .. ' (UTC ' .. created .. '): ' .. seen[1].items[1])
+  vim.env.TZ = 'UTC'
+  H.eq(cps.local_time('2026-11-24T13:03:11Z'), '2026-11-24 13:03:11', 'UTC stays')
+  H.truthy(cps.consequence({ created_at = created, files = { { path = 'f.txt' } } }):find('restores f.txt', 1, true), 'what a rollback does')
+end)
