@@ -487,6 +487,9 @@ function M.show_lines(lines, ft)
   if not layout().visible() then
     layout().open()
   end
+  -- A streaming answer is not appended to the diff; the next refresh shows it again.
+  require('bb7.ui.stream').show(nil)
+  R.drawn_chat = nil
   R.folds = {}
   local b = set_lines('preview', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
