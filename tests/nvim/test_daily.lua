@@ -249,6 +249,13 @@ test('float layout covers the whole editor', function()
   H.truthy(cfg.zindex < vim.api.nvim_win_get_config(layout().win('preview')).zindex, 'under the panes')
   H.feed('q')
   H.truthy(not vim.api.nvim_win_is_valid(back), 'closed with the panes')
+  -- :q in one pane closes them all, the backdrop too.
+  vim.cmd('BB7')
+  back = layout().backdrop()
+  layout().focus('files')
+  vim.cmd('quit')
+  H.wait(function() return not vim.api.nvim_win_is_valid(back) end, 2000, 'backdrop closed')
+  H.truthy(not layout().visible(), 'every pane closed')
 end)
 
 test(':BB7Add from a pane: the file under the cursor in Files, else the last file buffer, never bb7://', function()

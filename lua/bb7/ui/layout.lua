@@ -287,6 +287,20 @@ function M.open()
   vim.api.nvim_clear_autocmds({ group = group })
   vim.api.nvim_create_autocmd('VimResized', { group = group, callback = resize })
   vim.api.nvim_create_autocmd({ 'TabEnter', 'TabNew', 'TabClosed' }, { group = group, callback = M.apply_tabline })
+  if P.floating then
+    -- One pane closed by hand (:q) takes the others and the backdrop with it.
+    vim.api.nvim_create_autocmd('WinClosed', {
+      group = group,
+      callback = function(ev)
+        for _, name in ipairs(M.order) do
+          if tostring(P.wins[name]) == ev.match then
+            vim.schedule(M.close)
+            return
+          end
+        end
+      end,
+    })
+  end
   state.set_unread(false)
   vim.cmd('redrawstatus!')
   require('bb7.ui.render').refresh({ scroll = true })
@@ -295,6 +309,8 @@ end
 
 --- Closes every pane (and the help float).
 function M.close()
+  -- First, so closing the floats does not run the WinClosed handler again.
+  vim.api.nvim_clear_autocmds({ group = group })
   M.close_help()
   if P.floating then
     for _, name in ipairs(M.order) do
