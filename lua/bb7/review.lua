@@ -376,12 +376,22 @@ local function attach(buf)
   map(k.prev, function()
     M.next_hunk(-1)
   end, 'previous hunk')
+  local augroup = vim.api.nvim_create_augroup('bb7_review_' .. buf, { clear = true })
   vim.api.nvim_create_autocmd('BufWritePost', {
-    group = vim.api.nvim_create_augroup('bb7_review_' .. buf, { clear = true }),
+    group = augroup,
     buffer = buf,
     callback = function()
       if drawn[buf] then
         M.refresh(drawn[buf].path)
+      end
+    end,
+  })
+  -- Added lines are wrapped at the window's width: drawn again when it changes.
+  vim.api.nvim_create_autocmd({ 'VimResized', 'WinResized' }, {
+    group = augroup,
+    callback = function()
+      if drawn[buf] and vim.api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) ~= -1 then
+        draw(buf, drawn[buf].path, drawn[buf].file)
       end
     end,
   })

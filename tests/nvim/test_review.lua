@@ -374,4 +374,20 @@ test('review lines: changed words marked, long added lines wrap with the backgro
   end
   H.truthy(#virt > 2, 'the long line wraps: ' .. #virt .. ' rows')
   H.truthy(vim.trim(text):find('one_link_at_a_time', 1, true), 'nothing is cut off')
+  -- A narrower window: the added lines are wrapped again to its width.
+  vim.cmd('vsplit')
+  vim.api.nvim_exec_autocmds('WinResized', {})
+  info = vim.fn.getwininfo(vim.api.nvim_get_current_win())[1]
+  local rows = 0
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    for _, l in ipairs(m[4].virt_lines or {}) do
+      local row = ''
+      for _, chunk in ipairs(l) do
+        row = row .. chunk[1]
+      end
+      H.eq(vim.fn.strdisplaywidth(row), info.width - info.textoff, 'rewrapped to the narrower window')
+      rows = rows + 1
+    end
+  end
+  H.truthy(rows > #virt, 'more rows when narrower: ' .. rows)
 end)
