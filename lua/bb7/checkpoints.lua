@@ -12,15 +12,28 @@ local function rollback(cp, force)
   if not res then
     return say('Failed to roll back: ' .. err.message, levels.ERROR)
   end
+  local restored, refused = {}, {}
   for _, f in ipairs(res.files) do
     if f.restored then
       util.reload(state.loaded_buf(f.path))
       require('bb7.review').refresh(f.path)
-      say('Rolled back ' .. f.path)
+      table.insert(restored, f.path)
     elseif f.conflict then
-      say(f.path .. ' not rolled back: ' .. (f.reason or 'conflict'), levels.WARN)
+      table.insert(refused, f.path .. ' (' .. (f.reason or 'conflict') .. ')')
     end
   end
+  -- One message for the whole rollback.
+  local parts = {}
+  if #restored > 0 then
+    table.insert(parts, 'Rolled back ' .. table.concat(restored, ', '))
+  end
+  if #refused > 0 then
+    table.insert(parts, 'not rolled back: ' .. table.concat(refused, ', '))
+  end
+  if #parts == 0 then
+    table.insert(parts, 'Nothing to roll back')
+  end
+  say(table.concat(parts, '; '), #refused > 0 and levels.WARN or levels.INFO)
   require('bb7.ui.render').refresh()
 end
 

@@ -255,10 +255,12 @@ local function decide(buf, accept, reject, reasons)
     table.insert(parts, #r.conflicts .. ' in conflict')
   end
   local path = d.path
-  say(path .. ': ' .. (#parts > 0 and table.concat(parts, ', ') or 'nothing changed'), #(r.conflicts or {}) > 0 and levels.WARN or levels.INFO)
+  -- One message for the outcome: two in a row would ask to "Press ENTER".
+  local msg = path .. ': ' .. (#parts > 0 and table.concat(parts, ', ') or 'nothing changed')
   if not M.refresh(path) then
-    say('Review of ' .. path .. ' done')
+    msg = msg .. '. Review of ' .. path .. ' done'
   end
+  say(msg, #(r.conflicts or {}) > 0 and levels.WARN or levels.INFO)
   require('bb7.ui.render').refresh()
 end
 
@@ -364,10 +366,9 @@ local function attach(buf)
     local path = drawn[buf].path
     local _, added = split_patch(dh.hunk.patch)
     require('bb7.review_take').take(buf, path, dh, added, function()
-      if not M.refresh(path) then
-        say('Review of ' .. path .. ' done')
-      end
+      local more = M.refresh(path)
       require('bb7.ui.render').refresh()
+      return more
     end)
   end, "take the model's version of the hunk")
   map(k.next, function()

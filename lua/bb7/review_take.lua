@@ -63,7 +63,7 @@ end
 ---@param path string project-relative
 ---@param dh table the drawn hunk ({hunk, first, last, conflict})
 ---@param added string[] the hunk's added lines
----@param on_done fun() redraws the review
+---@param on_done fun(): boolean redraws the review; whether hunks are left
 function M.take(buf, path, dh, added, on_done)
   local snap = api.get_context_file({ path = path })
   if not snap then
@@ -88,12 +88,12 @@ function M.take(buf, path, dh, added, on_done)
     reasons = { [dh.hunk.hunk_id] = "taken by hand: the model's version replaced my conflicting edit in the file" },
     expected_disk_hash = file and file.disk_hash or vim.NIL,
   })
+  local pending = on_done()
   if err then
-    util.say('Wrote the model\'s version, but the review did not record it: ' .. err.message, vim.log.levels.WARN)
+    util.say("Wrote the model's version, but the review did not record it: " .. err.message, vim.log.levels.WARN)
   else
-    util.say('Took the model\'s version of ' .. where .. ' in ' .. path)
+    util.say("Took the model's version of " .. where .. ' in ' .. path .. (pending and '' or ('. Review of ' .. path .. ' done')))
   end
-  on_done()
 end
 
 return M

@@ -13,7 +13,8 @@ failed=0
 cleanup() {
   tmux -L "$sock" kill-server 2>/dev/null || true
   [ -n "${fake_pid:-}" ] && kill "$fake_pid" 2>/dev/null
-  rm -rf "$work"
+  # bb7 may still be flushing its state when the terminal goes: retry once.
+  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work"; }
 }
 trap cleanup EXIT
 

@@ -72,7 +72,9 @@ check "the changed word is marked" word_marked
 no_tabline_in_file() { ! screen | head -n1 | grep -qE 'bb7://|//input'; }
 check "no stray tabline over the file" no_tabline_in_file
 keys ga
-check "accepted: the buffer is reloaded" wait_for "BB-7: Review of main.rs done"
+check "accepted: the buffer is reloaded" wait_for "Review of main.rs done"
+no_enter() { ! screen | grep -qF 'Press ENTER'; }
+check "one message for the decision: no Press ENTER" no_enter
 on_disk() { grep -qF 'println!("hello");' "$work/project/main.rs"; }
 check "file on disk" on_disk
 

@@ -534,8 +534,11 @@ function M.fork_or_edit(kind)
   if not r then
     return util.say('Failed to ' .. kind .. ': ' .. err.message, vim.log.levels.ERROR)
   end
-  for _, w in ipairs(r.context_warnings or {}) do
-    util.say(w.path .. ' was ' .. w.issue .. ' since that message', vim.log.levels.WARN)
+  local changed = vim.tbl_map(function(w)
+    return w.path .. ' (' .. w.issue .. ')'
+  end, r.context_warnings or {})
+  if #changed > 0 then
+    util.say('Changed since that message: ' .. table.concat(changed, ', '), vim.log.levels.WARN)
   end
   message.replace(kind == 'fork' and r.new_chat_id or chat.id, content or '')
   M.refresh()
