@@ -67,6 +67,17 @@ test('drafts: each chat keeps its own, switching never carries text across, gi a
   H.eq(input_text(), '', 'new chat: empty pane')
 end)
 
+test('drafts: text typed while no chat is active becomes the next chat\'s draft', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7')
+  type_in_input('first thoughts')
+  layout().focus('chats')
+  H.feed('a')
+  H.eq(input_text(), 'first thoughts', 'kept')
+  H.eq(require('bb7.client').request_sync('chat_get', {}).draft, 'first thoughts', 'saved as the new chat\'s draft')
+end)
+
 test('stale context: the Message pane names the files, U updates and sends, <C-s> again sends as is', function()
   local proj = H.project({ ['src/chain.rs'] = 'fn len() {}\n', ['other.rs'] = 'x\n' })
   vim.cmd('BB7Init')

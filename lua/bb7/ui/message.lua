@@ -64,8 +64,13 @@ function M.load(chat)
   if D.chat == chat.id then
     return
   end
+  local orphan = D.chat == nil and M.text() ~= ''
   D.chat = chat.id
   M.clear_warning()
+  if orphan and (chat.draft or '') == '' then
+    -- Typed while no chat was active: it becomes this chat's draft.
+    return M.save()
+  end
   set_text(chat.draft or '')
 end
 
