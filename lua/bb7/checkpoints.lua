@@ -12,16 +12,74 @@ local function rollback(cp, force)
   if not res then
     return say('Failed to roll back: ' .. err.message, levels.ERROR)
   end
+  local restored, refused = {}, {}
   for _, f in ipairs(res.files) do
     if f.restored then
       util.reload(state.loaded_buf(f.path))
       require('bb7.review').refresh(f.path)
-      say('Rolled back ' .. f.path)
+      table.insert(restored, f.path)
     elseif f.conflict then
-      say(f.path .. ' not rolled back: ' .. (f.reason or 'conflict'), levels.WARN)
+      table.insert(refused, f.path .. ' (' .. (f.reason or 'conflict') .. ')')
     end
   end
+  -- One message for the whole rollback.
+  local parts = {}
+  if #restored > 0 then
+    table.insert(parts, 'Rolled back ' .. table.concat(restored, ', '))
+  end
+  if #refused > 0 then
+    table.insert(parts, 'not rolled back: ' .. table.concat(refused, ', '))
+  end
+  if #parts == 0 then
+    table.insert(parts, 'Nothing to roll back')
+  end
+  say(table.concat(parts, '; '), #refused > 0 and levels.WARN or levels.INFO)
   require('bb7.ui.render').refresh()
+end
+
+--- `created_at` (RFC 3339 in UTC, `2026-11-24T13:03:11Z`) in local time,
+--- `2026-11-24 14:03:11`; the text itself when it does not parse.
+---@param created_at string
+---@return string
+function M.local_time(created_at)
+  local y, mo, d, h, mi, sec = created_at:match('^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)')
+  if not y then
+    return created_at
+  end
+  local fields = { year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(sec), isdst = false }
+  -- os.time reads the fields as local time; the offset of local time from UTC at that
+  -- moment turns them into the UTC instant they are.
+  local as_local = os.time(fields)
+  local offset = os.time(os.date('*t', as_local)) - os.time(os.date('!*t', as_local))
+  return os.date('%Y-%m-%d %H:%M:%S', as_local + offset)
+end
+
+local action_words = {
+  apply = 'applied',
+  apply_file = 'applied',
+  apply_file_as = 'saved as',
+  review_apply = 'reviewed',
+  rollback = 'rolled back',
+}
+
+--- One line of the list: local time, what was done, and the files.
+---@param cp table a checkpoint_list entry
+---@return string
+function M.describe(cp)
+  local paths = vim.tbl_map(function(f)
+    return f.path
+  end, cp.files or {})
+  return string.format('%s  %s  %s', M.local_time(cp.created_at), action_words[cp.action] or cp.action, table.concat(paths, ', '))
+end
+
+--- What rolling `cp` back does, in a sentence.
+---@param cp table
+---@return string
+function M.consequence(cp)
+  local paths = vim.tbl_map(function(f)
+    return f.path
+  end, cp.files or {})
+  return 'Roll back restores ' .. table.concat(paths, ', ') .. ' as they were before ' .. M.local_time(cp.created_at):sub(12) .. ' (a file this created is deleted)'
 end
 
 --- Lists the checkpoints of `chat_id`, newest first, and rolls back the chosen one.
@@ -39,20 +97,19 @@ function M.pick(chat_id)
     table.insert(list, r.checkpoints[i])
   end
   vim.ui.select(list, {
-    prompt = 'Checkpoints',
-    format_item = function(c)
-      local paths = vim.tbl_map(function(f)
-        return f.path
-      end, c.files)
-      return c.created_at .. '  ' .. c.action .. '  ' .. table.concat(paths, ', ')
-    end,
+    prompt = 'Checkpoints (local time, newest first)',
+    format_item = M.describe,
   }, function(cp)
     if not cp then
       return
     end
-    vim.ui.select({ 'Roll back', 'Roll back, discarding later edits' }, { prompt = 'Checkpoint ' .. cp.checkpoint_id }, function(choice)
+    local choices = {
+      'Roll back the files not changed since',
+      'Roll back every file, discarding later edits',
+    }
+    vim.ui.select(choices, { prompt = M.consequence(cp) }, function(choice)
       if choice then
-        rollback(cp, choice ~= 'Roll back')
+        rollback(cp, choice == choices[2])
       end
     end)
   end)

@@ -79,7 +79,29 @@ function M.init_project()
     return
   end
   state.set_initialized(true)
-  say('Initialized in ' .. state.root())
+  if M.gitignored(state.root()) then
+    return say('Initialized in ' .. state.root())
+  end
+  -- One message: the hint must survive a narrow command line, the path may shrink.
+  local hint = '; add .bb7/ to .gitignore'
+  local root = vim.fn.fnamemodify(state.root(), ':~')
+  if vim.fn.strdisplaywidth('BB-7: Initialized in ' .. root .. hint) > vim.v.echospace then
+    root = vim.fn.pathshorten(root)
+  end
+  say('Initialized in ' .. root .. hint)
+end
+
+--- Whether the project's .gitignore has a line for .bb7/.
+---@param root string
+---@return boolean
+function M.gitignored(root)
+  local ok, lines = pcall(vim.fn.readfile, root .. '/.gitignore')
+  for _, l in ipairs(ok and lines or {}) do
+    if vim.trim(l):match('^/?%.bb7/?%*?$') then
+      return true
+    end
+  end
+  return false
 end
 
 ---@param name string? empty for an automatic title
@@ -87,12 +109,37 @@ function M.new_chat(name)
   if not M.ensure() then
     return
   end
+  require('bb7.ui.message').save()
   local _, err = api.chat_new({ name = (name ~= '' and name) or nil })
   if err then
     return report('create a chat', err)
   end
   say('New chat')
   render().refresh()
+end
+
+--- Whether `buf` holds a file of the user's (not a bb7 pane, help or terminal).
+---@param buf integer
+---@return boolean
+function M.is_file_buffer(buf)
+  local name = vim.api.nvim_buf_get_name(buf)
+  return name ~= '' and vim.bo[buf].buftype == '' and not name:match('^bb7://')
+end
+
+--- The file of the last file buffer entered (or the most recently used one), or nil.
+---@return string?
+function M.last_file()
+  local buf = state.last_file_buf()
+  if buf and vim.api.nvim_buf_is_valid(buf) and M.is_file_buffer(buf) then
+    return vim.api.nvim_buf_get_name(buf)
+  end
+  local best
+  for _, info in ipairs(vim.fn.getbufinfo({ buflisted = 1 })) do
+    if M.is_file_buffer(info.bufnr) and (not best or info.lastused > best.lastused) then
+      best = info
+    end
+  end
+  return best and best.name
 end
 
 --- Content and path for :BB7Add. `arg` is `path`, `path:start:end`, or empty (the
@@ -106,11 +153,16 @@ local function add_target(arg, range, line1, line2)
     else
       path = arg
     end
+  elseif not M.is_file_buffer(0) then
+    path = M.last_file()
+    if not path then
+      return nil, 'no file buffer to add (name a file: :BB7Add path)'
+    end
+    if range and range > 0 then
+      return nil, 'a line range needs the file in the current window'
+    end
   else
     path = vim.api.nvim_buf_get_name(0)
-    if path == '' then
-      return nil, 'the current buffer has no file'
-    end
     if range and range > 0 then
       s, e = line1, line2
     end
@@ -144,9 +196,21 @@ function M.add(opts, readonly)
   if not ready() then
     return
   end
+  local row = (opts.args == nil or opts.args == '') and render().file_row()
+  if row and not row.in_context then
+    opts = { args = row.path }
+  elseif row then
+    -- In the Files pane: the file under the cursor, updated from disk.
+    local _, err = api.sync_context({ path = row.path, start_line = row.start_line, end_line = row.end_line })
+    if err then
+      return report('update ' .. row.path, err)
+    end
+    say('Updated ' .. row.path)
+    return render().refresh()
+  end
   local t, why = add_target(opts.args, opts.range, opts.line1, opts.line2)
   if not t then
-    return say('Cannot read file: ' .. why, levels.ERROR)
+    return say('Cannot add: ' .. why, levels.ERROR)
   end
   local err
   if t.start_line then
@@ -357,6 +421,8 @@ end
 
 ---@param id string
 function M.select_chat(id)
+  -- The Message pane's text stays the draft of the chat it was typed for.
+  require('bb7.ui.message').save()
   local _, err = api.chat_select({ id = id })
   if err then
     return report('select the chat', err)
@@ -420,7 +486,7 @@ function M.apply(opts)
     return render().refresh()
   end
   local r = api.file_statuses()
-  local n, skipped = 0, {}
+  local n, failed, skipped = 0, 0, {}
   -- Version-control and tool state is applied only when named explicitly.
   local protected = { ['.git'] = true, ['.bb7'] = true, ['.hg'] = true, ['.svn'] = true, ['.jj'] = true }
   for _, f in ipairs(r and r.files or {}) do
@@ -429,6 +495,8 @@ function M.apply(opts)
     elseif f.status == 'M' or f.status == 'A' then
       if M.apply_one(f.path, opts.bang) then
         n = n + 1
+      else
+        failed = failed + 1
       end
     elseif f.status == '!A' then
       table.insert(skipped, f.path)
@@ -437,7 +505,8 @@ function M.apply(opts)
   if #skipped > 0 then
     say('Not applied (the file exists locally; use :BB7DiffLocal): ' .. table.concat(skipped, ', '), levels.WARN)
   end
-  if n == 0 and #skipped == 0 then
+  -- One message per outcome: a refused apply has said why already.
+  if n == 0 and #skipped == 0 and failed == 0 then
     say('No output to apply', levels.WARN)
   elseif n > 0 then
     say(n == 1 and 'Applied 1 file' or ('Applied ' .. n .. ' files'))
@@ -449,13 +518,47 @@ end
 ---@param text string
 ---@return string? request_id
 function M.send(text)
-  if not ready() then
+  if not M.ensure() then
+    return
+  end
+  local chat_id = M.active_chat()
+  if not chat_id then
     return
   end
   if not text or vim.trim(text) == '' then
     return say('Nothing to send', levels.WARN)
   end
-  return require('bb7.turn').send(text)
+  return require('bb7.turn').send(text, chat_id)
+end
+
+--- :BB7Send — like send(), but context files changed since they were added are
+--- resolved first as `send_stale` says ('ask' asks with vim.ui.select).
+---@param text string
+function M.send_command(text)
+  if not ready() then
+    return
+  end
+  local message = require('bb7.ui.message')
+  local stale = message.stale_files()
+  local mode = config.get().send_stale
+  if #stale == 0 or mode == 'send' then
+    return M.send(text)
+  end
+  if mode == 'refresh' then
+    return message.update(stale) and M.send(text)
+  end
+  local names = table.concat(vim.tbl_map(function(f)
+    return f.path
+  end, stale), ', ')
+  vim.ui.select({ 'Update them and send', 'Send the old version', 'Cancel' }, { prompt = 'Changed since added: ' .. names }, function(choice)
+    if choice == 'Update them and send' then
+      if message.update(stale) then
+        M.send(text)
+      end
+    elseif choice == 'Send the old version' then
+      M.send(text)
+    end
+  end)
 end
 
 --- :BB7Tools [off|ask|auto] — sets or shows the retrieval tools of the chat.
@@ -527,7 +630,7 @@ function M.register(entry)
   cmd('BB7Checkpoints', M.checkpoints, { desc = 'Roll back an apply' })
   cmd('BB7Search', M.search, { nargs = '?', desc = 'Search chats' })
   cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system' }), desc = 'Edit instructions' })
-  cmd('BB7Send', function(o) M.send(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
+  cmd('BB7Send', function(o) M.send_command(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
   cmd('BB7Apply', M.apply, { nargs = '?', bang = true, complete = files, desc = "Apply the model's output (! overwrites conflicting edits)" })
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })

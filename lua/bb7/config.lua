@@ -12,6 +12,7 @@ local M = {}
 ---@field keymaps boolean set the pane and review keymaps of :help bb7-keys
 ---@field layout 'tab'|'float' the panes in a tab of their own, or floating over the editor
 ---@field review_keys table<string, string> keys of the inline review
+---@field send_stale 'ask'|'refresh'|'send' a send with context files changed since they were added: ask, update them first, or send the old snapshots
 M.defaults = {
   binary = nil,
   send_key = '<C-s>',
@@ -26,7 +27,9 @@ M.defaults = {
     reject_all = 'gX',
     next = ']h',
     prev = '[h',
+    take = 'gY',
   },
+  send_stale = 'ask',
 }
 
 -- Each option: its Lua type, and for strings the allowed values (nil: any).
@@ -38,6 +41,7 @@ local schema = {
   keymaps = { 'boolean' },
   layout = { 'string', { 'tab', 'float' } },
   review_keys = { 'table' },
+  send_stale = { 'string', { 'ask', 'refresh', 'send' } },
 }
 
 ---@type bb7.Config

@@ -33,6 +33,15 @@ function M.setup(opts)
   client.on('title_updated', function()
     require('bb7.ui.render').refresh()
   end)
+  -- :BB7Add in a pane adds the file the user was in last.
+  vim.api.nvim_create_autocmd('BufEnter', {
+    group = vim.api.nvim_create_augroup('bb7_last_file', { clear = true }),
+    callback = function(ev)
+      if require('bb7.commands').is_file_buffer(ev.buf) then
+        state.set_last_file_buf(ev.buf)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd('VimLeavePre', {
     group = vim.api.nvim_create_augroup('bb7_exit', { clear = true }),
     callback = function()

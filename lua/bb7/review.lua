@@ -5,6 +5,7 @@
 -- lines right below them; a hunk that touches your own edits is marked as a conflict.
 --   ga accept the hunk under the cursor   gr reject it (asks for a reason)
 --   gA / gX accept / reject every hunk     ]h / [h next / previous hunk, across files
+--   gY take the model's version of a hunk that conflicts with your edits (asks first)
 -- Accepted hunks are merged into the file on disk by the binary (your other edits
 -- stay) and the buffer is reloaded.
 
@@ -34,7 +35,9 @@ local function define_highlights()
   -- DiffDelete of the default colour scheme has no background; a removed line needs one.
   local dark = vim.o.background == 'dark'
   vim.api.nvim_set_hl(0, 'BB7ReviewDelete', { bg = dark and '#4c2327' or '#ffd8d8', default = true })
+  vim.api.nvim_set_hl(0, 'BB7ReviewDeleteText', { bg = dark and '#7a2f36' or '#ffb0b0', default = true })
   set('BB7ReviewAdd', 'DiffAdd')
+  set('BB7ReviewAddText', 'DiffText')
   set('BB7ReviewSignAdd', 'Added')
   set('BB7ReviewSignDelete', 'Removed')
   set('BB7ReviewSignChange', 'Changed')
@@ -103,12 +106,28 @@ local function split_patch(patch)
   return removed, added
 end
 
-local function virt_added(added)
-  local width = vim.o.columns
+-- The added lines of a hunk as wrapped virtual lines, the words that changed against
+-- the removed line in the same place marked; the removed line in the buffer gets its
+-- changed words marked too.
+local function virt_added(buf, first, removed, added)
+  local lines = require('bb7.review_lines')
+  local width = lines.text_width(buf)
+  local tabstop = vim.bo[buf].tabstop
   local out = {}
-  for _, l in ipairs(added) do
-    local pad = math.max(0, width - vim.fn.strdisplaywidth(l))
-    table.insert(out, { { l .. string.rep(' ', pad), 'BB7ReviewAdd' } })
+  for i, l in ipairs(added) do
+    local ranges = {}
+    local old = removed[i]
+    if old then
+      local old_ranges
+      old_ranges, ranges = lines.word_diff(old, l)
+      local row = first + i - 1
+      if vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] == old then
+        for _, r in ipairs(old_ranges) do
+          vim.api.nvim_buf_set_extmark(buf, M.ns, row, r[1] - 1, { end_col = r[2], hl_group = 'BB7ReviewDeleteText', priority = 160 })
+        end
+      end
+    end
+    vim.list_extend(out, lines.virtual(l, ranges, width, 'BB7ReviewAdd', 'BB7ReviewAddText', tabstop))
   end
   return out
 end
@@ -150,13 +169,13 @@ local function draw(buf, path, file)
     end
     local hint = string.format('  hunk %d/%d  %s accept · %s reject', i, #hunks, keys.accept, keys.reject)
     if conflict then
-      hint = '  conflicts with your edits'
+      hint = string.format("  conflicts with your edits · %s take the model's version · %s reject", keys.take, keys.reject)
     end
     local anchor_above = h.old_lines == 0 and h.old_start == 0
     vim.api.nvim_buf_set_extmark(buf, M.ns, last, 0, {
       virt_text = { { hint, conflict and 'BB7ReviewConflict' or 'BB7ReviewHint' } },
       virt_text_pos = 'eol',
-      virt_lines = #added > 0 and virt_added(added) or nil,
+      virt_lines = #added > 0 and virt_added(buf, first, h.old_lines > 0 and removed or {}, added) or nil,
       virt_lines_above = anchor_above or nil,
       priority = 150,
     })
@@ -236,10 +255,12 @@ local function decide(buf, accept, reject, reasons)
     table.insert(parts, #r.conflicts .. ' in conflict')
   end
   local path = d.path
-  say(path .. ': ' .. (#parts > 0 and table.concat(parts, ', ') or 'nothing changed'), #(r.conflicts or {}) > 0 and levels.WARN or levels.INFO)
+  -- One message for the outcome: two in a row would ask to "Press ENTER".
+  local msg = path .. ': ' .. (#parts > 0 and table.concat(parts, ', ') or 'nothing changed')
   if not M.refresh(path) then
-    say('Review of ' .. path .. ' done')
+    msg = msg .. '. Review of ' .. path .. ' done'
   end
+  say(msg, #(r.conflicts or {}) > 0 and levels.WARN or levels.INFO)
   require('bb7.ui.render').refresh()
 end
 
@@ -331,18 +352,47 @@ local function attach(buf)
   map(k.reject_all, function()
     decide(buf, {}, 'all')
   end, 'reject every hunk')
+  map(k.take, function()
+    local dh = hunk_at_cursor(buf)
+    if not dh then
+      return say('No hunk under the cursor', levels.WARN)
+    end
+    if not dh.conflict then
+      return decide(buf, { dh.hunk.hunk_id }, {})
+    end
+    if vim.bo[buf].modified then
+      return say('Save or discard your changes to ' .. drawn[buf].path .. ' first', levels.WARN)
+    end
+    local path = drawn[buf].path
+    local _, added = split_patch(dh.hunk.patch)
+    require('bb7.review_take').take(buf, path, dh, added, function()
+      local more = M.refresh(path)
+      require('bb7.ui.render').refresh()
+      return more
+    end)
+  end, "take the model's version of the hunk")
   map(k.next, function()
     M.next_hunk(1)
   end, 'next hunk')
   map(k.prev, function()
     M.next_hunk(-1)
   end, 'previous hunk')
+  local augroup = vim.api.nvim_create_augroup('bb7_review_' .. buf, { clear = true })
   vim.api.nvim_create_autocmd('BufWritePost', {
-    group = vim.api.nvim_create_augroup('bb7_review_' .. buf, { clear = true }),
+    group = augroup,
     buffer = buf,
     callback = function()
       if drawn[buf] then
         M.refresh(drawn[buf].path)
+      end
+    end,
+  })
+  -- Added lines are wrapped at the window's width: drawn again when it changes.
+  vim.api.nvim_create_autocmd({ 'VimResized', 'WinResized' }, {
+    group = augroup,
+    callback = function()
+      if drawn[buf] and vim.api.nvim_buf_is_valid(buf) and vim.fn.bufwinid(buf) ~= -1 then
+        draw(buf, drawn[buf].path, drawn[buf].file)
       end
     end,
   })
@@ -357,7 +407,7 @@ detach = function(buf)
   if vim.b[buf].bb7_review then
     vim.b[buf].bb7_review = nil
     local k = config.get().review_keys
-    for _, lhs in ipairs({ k.accept, k.reject, k.accept_all, k.reject_all, k.next, k.prev }) do
+    for _, lhs in ipairs({ k.accept, k.reject, k.accept_all, k.reject_all, k.next, k.prev, k.take }) do
       pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
     end
     pcall(vim.api.nvim_del_augroup_by_name, 'bb7_review_' .. buf)

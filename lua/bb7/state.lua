@@ -11,6 +11,7 @@ local M = {}
 ---@field text string answer text so far
 ---@field thinking string reasoning so far
 ---@field block string? kind of the last block drawn ('text', 'thinking', 'tool')
+---@field pieces {[1]: string, [2]: string?}[] what the preview shows of the answer so far: text and line prefix, in order
 
 ---@class bb7.Session
 ---@field initialized boolean? nil: not asked yet; false: no .bb7/ (global-only); true
@@ -21,6 +22,7 @@ local M = {}
 ---@field chat table? the last `chat_get` reply
 ---@field changes table<string, table[]> `done.changes` by chat id, newest turn last
 ---@field exiting boolean Neovim is quitting: an exit of the binary is expected
+---@field last_file_buf integer? the last file buffer entered (what :BB7Add in a pane adds)
 local S = {
   initialized = nil,
   root = nil,
@@ -117,6 +119,24 @@ function M.streaming()
   return next(S.streams) ~= nil
 end
 
+--- The turn running in `chat_id`, or nil.
+---@param chat_id string
+---@return bb7.Stream?
+function M.chat_stream(chat_id)
+  for _, st in pairs(S.streams) do
+    if st.chat_id == chat_id then
+      return st
+    end
+  end
+end
+
+--- Whether an answer streams into `chat_id`.
+---@param chat_id string
+---@return boolean
+function M.chat_streaming(chat_id)
+  return M.chat_stream(chat_id) ~= nil
+end
+
 ---@return boolean
 function M.unread()
   return S.unread
@@ -172,6 +192,17 @@ function M.change_for(chat_id, path, file_id)
       return c
     end
   end
+end
+
+--- The last buffer entered that holds a file of the user's, or nil.
+---@return integer?
+function M.last_file_buf()
+  return S.last_file_buf
+end
+
+---@param buf integer
+function M.set_last_file_buf(buf)
+  S.last_file_buf = buf
 end
 
 ---@return boolean

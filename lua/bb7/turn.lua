@@ -77,10 +77,11 @@ local function event(rid, msg)
   end
 end
 
---- Sends `text` to the active chat.
+--- Sends `text` to the active chat, `chat_id`.
 ---@param text string
+---@param chat_id string?
 ---@return string? request_id nil when the binary cannot start
-function M.send(text)
+function M.send(text, chat_id)
   local rid
   rid = api.send({ content = text }, function(final)
     finished(rid, final)
@@ -88,9 +89,8 @@ function M.send(text)
     event(rid, msg)
   end)
   if rid then
-    local chat = state.chat()
-    state.add_stream(rid, { rid = rid, chat_id = chat and chat.id, text = '', thinking = '' })
-    stream_ui().start(state.stream(rid), text)
+    state.add_stream(rid, { rid = rid, chat_id = chat_id, text = '', thinking = '', pieces = {} })
+    stream_ui().start(state.stream(rid))
   end
   return rid
 end

@@ -2,11 +2,75 @@
 
 local M = {}
 
---- Tells the user `msg`, prefixed with `BB-7: ` as the reference plugin does.
+-- Neovim's own vim.notify, to tell it from a notification plugin's.
+local builtin_notify = vim.notify
+
+--- `text` cut at the right to at most `width` display cells, ending in `…` when cut.
+---@param text string
+---@param width integer
+---@return string
+function M.truncate(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  if width <= 1 then
+    return width == 1 and '…' or ''
+  end
+  local out, used = {}, 0
+  for _, ch in ipairs(vim.fn.split(text, '\\zs')) do
+    local w = vim.fn.strdisplaywidth(ch)
+    if used + w > width - 1 then
+      break
+    end
+    table.insert(out, ch)
+    used = used + w
+  end
+  return table.concat(out) .. '…'
+end
+
+--- `text` cut at the left to at most `width` display cells, starting with `…` when
+--- cut (for paths, whose end is the file name).
+---@param text string
+---@param width integer
+---@return string
+function M.truncate_left(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local chars = vim.fn.split(text, '\\zs')
+  local out, used = {}, 0
+  for i = #chars, 1, -1 do
+    local w = vim.fn.strdisplaywidth(chars[i])
+    if used + w > width - 1 then
+      break
+    end
+    table.insert(out, 1, chars[i])
+    used = used + w
+  end
+  return '…' .. table.concat(out)
+end
+
+--- A message as one line that fits the command line, so Neovim's own message area
+--- shows it without a "Press ENTER" prompt.
+---@param msg string
+---@return string
+function M.fit(msg)
+  local one = msg:gsub('%s*\n%s*', ' ')
+  local space = vim.v.echospace > 0 and vim.v.echospace or (vim.o.columns - 12)
+  return M.truncate(one, math.max(space, 10))
+end
+
+--- Tells the user `msg`, prefixed with `BB-7: ` as the reference plugin does. With
+--- Neovim's own notifications the text is cut to fit the command line; a notification
+--- plugin gets it whole.
 ---@param msg string
 ---@param level integer? vim.log.levels (default INFO)
 function M.say(msg, level)
-  vim.notify('BB-7: ' .. msg, level or vim.log.levels.INFO)
+  msg = 'BB-7: ' .. msg
+  if vim.notify == builtin_notify then
+    msg = M.fit(msg)
+  end
+  vim.notify(msg, level or vim.log.levels.INFO)
 end
 
 --- The text of a loaded buffer as it would be on disk: lines joined with "\n", and a

@@ -19,7 +19,7 @@ return function(H, log)
   log('project: ' .. proj .. (real and ' (OpenRouter)' or ' (fake model)'))
 
   vim.cmd('BB7Init')
-  H.expect_note('BB-7: Initialized in ' .. proj)
+  H.expect_note('BB-7: Initialized in ')
   vim.cmd('BB7NewChat')
   H.expect_note('BB-7: New chat')
   local target = 'src/tokens.rs'

@@ -51,7 +51,7 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
       vim.api.nvim_win_set_cursor(0, { i, 0 })
     end
   end
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes('<C-f>', true, false, true), 'x', false)
+  H.feed('cf')
   H.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { 'first question' }, 'fork draft in the input')
   local chats = H.pane('chats')
   H.eq(#chats, 2, 'fork listed')
@@ -72,7 +72,7 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
       vim.api.nvim_win_set_cursor(0, { i, 0 })
     end
   end
-  local feed_ce = vim.api.nvim_replace_termcodes('<C-e>', true, false, true)
+  local feed_ce = 'ce'
   vim.api.nvim_feedkeys(feed_ce, 'x', false)
   H.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { 'first question' }, 'edit draft in the input')
   local chat = require('bb7.client').request_sync('chat_get', {})

@@ -304,3 +304,90 @@ test('inline review of a new file: its lines are virtual lines, accepting create
   H.eq(vim.fn.readfile(proj .. '/new/b.txt'), { 'first', 'second' }, 'file created')
   H.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { 'first', 'second' }, 'buffer loaded')
 end)
+
+test("a conflicting hunk: gY asks, then takes the model's version of it and only it", function()
+  local proj = setup_review({ ['a.txt'] = 'a1\na2\na3\na4\na5\na6\n' }, { ['a.txt'] = 'A1\na2\na3\na4\nA5\na6\n' })
+  -- The user changed line 5 on disk: that hunk conflicts, the one at line 1 does not.
+  vim.fn.writefile({ 'a1', 'a2', 'a3', 'a4', 'mine', 'a6' }, proj .. '/a.txt')
+  vim.cmd('BB7Review a.txt')
+  local buf = vim.api.nvim_get_current_buf()
+  local asked
+  local real = vim.fn.confirm
+  vim.fn.confirm = function(q) asked = q return 2 end
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  H.feed('gY')
+  H.truthy(asked and asked:find('line 5 of a.txt', 1, true), 'asks, naming the line: ' .. tostring(asked))
+  H.eq(vim.fn.readfile(proj .. '/a.txt')[5], 'mine', 'No: nothing changes')
+  vim.fn.confirm = function() return 1 end
+  H.feed('gY')
+  vim.fn.confirm = real
+  H.expect_note("Took the model's version of line 5 in a.txt")
+  H.eq(vim.fn.readfile(proj .. '/a.txt'), { 'a1', 'a2', 'a3', 'a4', 'A5', 'a6' }, "the model's line, the rest untouched")
+  local left = vim.tbl_map(function(dh) return dh.first + 1 end, require('bb7.review').hunks(buf))
+  H.eq(left, { 1 }, 'the other hunk is still pending')
+  local chat = require('bb7.client').request_sync('chat_get', {})
+  local reason
+  for _, m in ipairs(chat.messages) do
+    for _, p in ipairs(m.parts) do
+      if p.action == 'UserRejectHunk' then
+        reason = p.reason
+      end
+    end
+  end
+  H.truthy(reason and reason:find("model's version", 1, true), 'the history says what happened: ' .. tostring(reason))
+end)
+
+test('review lines: changed words marked, long added lines wrap with the background to the edge', function()
+  local long = 'let total = chain.iter().map(|link| link.weight).sum::<u64>() + computed_by_walking_the_chain_from_its_head_to_its_tail_one_link_at_a_time'
+  setup_review({ ['c.rs'] = 'let n = chain.len();\nlet x = 1;\n' }, { ['c.rs'] = 'let n = chain.count();\n' .. long .. '\n' })
+  vim.cmd('BB7Review c.rs')
+  local buf = vim.api.nvim_get_current_buf()
+  local ns = require('bb7.review').ns
+  local words, virt = {}, {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    local d = m[4]
+    if d.hl_group == 'BB7ReviewDeleteText' then
+      table.insert(words, vim.api.nvim_buf_get_text(buf, m[2], m[3], d.end_row, d.end_col, {})[1])
+    end
+    for _, l in ipairs(d.virt_lines or {}) do
+      table.insert(virt, l)
+    end
+  end
+  H.truthy(vim.tbl_contains(words, 'len'), 'the removed word is marked: ' .. vim.inspect(words))
+  local marked
+  for _, chunk in ipairs(virt[1]) do
+    if chunk[2] == 'BB7ReviewAddText' then
+      marked = chunk[1]
+    end
+  end
+  H.eq(marked, 'count', 'the added word is marked')
+  local info = vim.fn.getwininfo(vim.api.nvim_get_current_win())[1]
+  local width = info.width - info.textoff
+  local text = ''
+  for i = 2, #virt do
+    local row = ''
+    for _, chunk in ipairs(virt[i]) do
+      row = row .. chunk[1]
+    end
+    H.eq(vim.fn.strdisplaywidth(row), width, 'virtual row ' .. i .. ' fills the width')
+    text = text .. row
+  end
+  H.truthy(#virt > 2, 'the long line wraps: ' .. #virt .. ' rows')
+  H.truthy(vim.trim(text):find('one_link_at_a_time', 1, true), 'nothing is cut off')
+  -- A narrower window: the added lines are wrapped again to its width.
+  vim.cmd('vsplit')
+  vim.api.nvim_exec_autocmds('WinResized', {})
+  info = vim.fn.getwininfo(vim.api.nvim_get_current_win())[1]
+  local rows = 0
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    for _, l in ipairs(m[4].virt_lines or {}) do
+      local row = ''
+      for _, chunk in ipairs(l) do
+        row = row .. chunk[1]
+      end
+      H.eq(vim.fn.strdisplaywidth(row), info.width - info.textoff, 'rewrapped to the narrower window')
+      rows = rows + 1
+    end
+  end
+  H.truthy(rows > #virt, 'more rows when narrower: ' .. rows)
+end)

@@ -1,7 +1,8 @@
 # Shared by the screen tests: a scratch HOME and project, the fake model server
 # (target/debug/examples/fake_openai) configured as bb7's model API, and helpers to
 # drive a program in a private tmux server and read its screen.
-# Set SESSION before sourcing; call `finish` at the end.
+# Set SESSION (and COLUMNS_WIDE / LINES_TALL for the terminal's size) before
+# sourcing; call `finish` at the end.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${BB7_BIN:-$root/target/debug/bb7}
@@ -12,7 +13,8 @@ failed=0
 cleanup() {
   tmux -L "$sock" kill-server 2>/dev/null || true
   [ -n "${fake_pid:-}" ] && kill "$fake_pid" 2>/dev/null
-  rm -rf "$work"
+  # bb7 may still be flushing its state when the terminal goes: retry once.
+  rm -rf "$work" 2>/dev/null || { sleep 0.5; rm -rf "$work"; }
 }
 trap cleanup EXIT
 
@@ -28,7 +30,7 @@ printf '{"base_url":"%s","api_key":"k","default_model":"fake/model"}' "$url" > "
 
 # Starts "$@" (a shell command line) in the project with the scratch HOME.
 start() {
-  tmux -L "$sock" -f /dev/null new-session -d -s "$SESSION" -x "${COLUMNS_WIDE:-150}" -y 40 \
+  tmux -L "$sock" -f /dev/null new-session -d -s "$SESSION" -x "${COLUMNS_WIDE:-150}" -y "${LINES_TALL:-40}" \
     "cd '$work/project' && HOME='$work/home' XDG_CONFIG_HOME='$work/home/.config' $*"
 }
 screen() { tmux -L "$sock" capture-pane -p -t "$SESSION"; }
@@ -55,6 +57,14 @@ check() {
 script() {
   local n; n=$(ls "$work/fake" | grep -c '\.json$\|\.used$' || true)
   printf '%s' "$1" > "$work/fake/$(printf '%04d' $((n + 1))).json"
+}
+# Waits until the screen no longer contains $1 (up to $2 seconds, default 10).
+wait_gone() {
+  for _ in $(seq $(( ${2:-10} * 20 ))); do
+    screen | grep -qF -- "$1" || return 0
+    sleep 0.05
+  done
+  return 1
 }
 finish() {
   echo "$passed passed, $failed failed"

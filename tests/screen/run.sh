@@ -3,9 +3,22 @@
 # capture-pane. Checks the UI as a person sees it: titles in the winbars, no `~` filler,
 # no tabline, a streamed answer, and the inline review highlighted in the file.
 # Ends with "N passed, M failed".
+# Without COLUMNS_WIDE it runs at 80x24 and at 200x50, each followed by the daily-use
+# test (tests/screen/daily.sh) at that size.
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${COLUMNS_WIDE:-}" ]; then
+  export NVIM=${NVIM:-$(bash "$here/../../scripts/nvim")}
+  status=0
+  for size in 80x24 200x50; do
+    echo "== ${size}"
+    COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/run.sh" || status=1
+    COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/daily.sh" || status=1
+  done
+  exit $status
+fi
 SESSION=nvim
-source "$(dirname "$0")/lib.sh"
+source "$here/lib.sh"
 nvim=${NVIM:-$(bash "$root/scripts/nvim")}
 
 printf 'fn main() {\n    println!("hi");\n}\n' > "$work/project/main.rs"
@@ -45,15 +58,23 @@ check "files pane: status M" wait_for "M   main.rs"
 # Review in the file: the old line highlighted, the new one as a highlighted virtual line.
 keys Escape ':BB7Review' Enter
 check "review opens main.rs" wait_for 'hunk 1/1  ga accept · gr reject'
+# The added line is split by the mark on its changed word, so it is found by that word.
 highlighted() {
-  screen_ansi | grep -F 'println!("hello");' | grep -qE $'\e\\[[0-9;]*48;' &&
+  screen_ansi | grep -F 'hello' | grep -qE $'\e\\[[0-9;]*48;' &&
   screen_ansi | grep -F 'println!("hi");' | grep -qE $'\e\\[[0-9;]*48;'
 }
 check "removed and added lines are highlighted" highlighted
+# The changed word has a background of its own: two different ones on that line.
+word_marked() {
+  [ "$(screen_ansi | grep -F 'hello' | grep -oE $'\e\\[48;2;[0-9;]*m' | sort -u | wc -l)" -ge 3 ]
+}
+check "the changed word is marked" word_marked
 no_tabline_in_file() { ! screen | head -n1 | grep -qE 'bb7://|//input'; }
 check "no stray tabline over the file" no_tabline_in_file
 keys ga
-check "accepted: the buffer is reloaded" wait_for "BB-7: Review of main.rs done"
+check "accepted: the buffer is reloaded" wait_for "Review of main.rs done"
+no_enter() { ! screen | grep -qF 'Press ENTER'; }
+check "one message for the decision: no Press ENTER" no_enter
 on_disk() { grep -qF 'println!("hello");' "$work/project/main.rs"; }
 check "file on disk" on_disk
 

@@ -1,5 +1,7 @@
 -- Keys of the panes (see :help bb7-keys). Every pane: q closes the UI, ? shows this
--- list in a float, <Tab>/<S-Tab> and gc/gf/gp/gi move between panes.
+-- list in a float, <Tab>/<S-Tab> and gc/gf/gp/gi move between panes. No pane key is
+-- one of Vim's motions or scroll keys (<C-e> <C-y> <C-f> <C-b> <C-d> <C-u> gg G …):
+-- reading and moving in a pane works as in any buffer.
 
 local api = require('bb7.api')
 local config = require('bb7.config')
@@ -35,7 +37,7 @@ local function chat_keys()
         commands().select_chat(c.id)
       end
     end },
-    { 'n', 'new chat', function()
+    { 'a', 'add a new chat', function()
       commands().new_chat('')
     end },
     { 'r', 'rename the chat', function()
@@ -137,24 +139,17 @@ local function preview_keys()
     { '<CR>', 'expand or fold a step, change or reasoning', function()
       pcall(vim.cmd, 'normal! za')
     end },
-    { '<C-f>', 'fork from this message', function()
+    { 'cf', 'fork a new chat from this message', function()
       render().fork_or_edit('fork')
     end },
-    { '<C-e>', 'edit this message', function()
+    { 'ce', 'edit this message (cuts the chat there)', function()
       render().fork_or_edit('edit')
     end },
   }
 end
 
 local function send_input()
-  local input = layout().buf('input')
-  local text = table.concat(vim.api.nvim_buf_get_lines(input, 0, -1, false), '\n')
-  if vim.trim(text) == '' then
-    return
-  end
-  if commands().send(text) then
-    vim.api.nvim_buf_set_lines(input, 0, -1, false, {})
-  end
+  require('bb7.ui.message').send()
 end
 
 local function input_keys()
@@ -186,9 +181,14 @@ local function common_keys(i)
     { 'gp', 'go to the answer', function()
       layout().focus('preview')
     end },
-    { 'gi', 'go to Message', function()
+    { 'gi', 'go to Message (insert at its end)', function()
       layout().focus('input')
-      vim.cmd('startinsert')
+      local w = layout().win('input')
+      if w then
+        local last = vim.api.nvim_buf_line_count(layout().buf('input'))
+        vim.api.nvim_win_set_cursor(w, { last, 0 })
+      end
+      vim.cmd('startinsert!')
     end },
     { '<C-c>', 'cancel the response', function()
       commands().cancel()
@@ -204,7 +204,8 @@ local function section(lines, title, list)
   table.insert(lines, '')
 end
 
---- Shows the keys of every pane in a float, in two columns.
+--- Shows the keys of every pane in a float: two columns when they fit the editor,
+--- else one.
 function M.help()
   local left, right = {}, {}
   section(left, 'Every pane', common_keys(1))
@@ -218,15 +219,26 @@ function M.help()
     { rk.reject, 'reject it (asks for a reason)' },
     { rk.accept_all .. '/' .. rk.reject_all, 'accept / reject every hunk' },
     { rk.next .. '/' .. rk.prev, 'next / previous hunk, across files' },
+    { rk.take, "take the model's version of a conflicting hunk" },
   })
   local width = 0
   for _, l in ipairs(left) do
     width = math.max(width, vim.fn.strdisplaywidth(l))
   end
+  local right_width = 0
+  for _, l in ipairs(right) do
+    right_width = math.max(right_width, vim.fn.strdisplaywidth(l))
+  end
   local lines = {}
-  for i = 1, math.max(#left, #right) - 1 do
-    local l = left[i] or ''
-    table.insert(lines, l .. string.rep(' ', width - vim.fn.strdisplaywidth(l) + 3) .. (right[i] or ''))
+  if width + 3 + right_width + 4 > vim.o.columns then
+    vim.list_extend(lines, left)
+    vim.list_extend(lines, right)
+    table.remove(lines)
+  else
+    for i = 1, math.max(#left, #right) - 1 do
+      local l = left[i] or ''
+      table.insert(lines, l .. string.rep(' ', width - vim.fn.strdisplaywidth(l) + 3) .. (right[i] or ''))
+    end
   end
   layout().help('bb7 keys', lines)
 end
@@ -253,7 +265,7 @@ function M.attach()
     group = vim.api.nvim_create_augroup('bb7_draft', { clear = true }),
     buffer = input,
     callback = function()
-      render().save_draft()
+      require('bb7.ui.message').save()
     end,
   })
 end

@@ -19,6 +19,7 @@ local P = {
   wins = {}, ---@type table<string, integer>
   showtabline = nil, -- the user's value, restored when the UI tab is left
   help = nil, -- window of the ? float
+  backdrop = nil, -- window under the floating panes
 }
 
 local group = vim.api.nvim_create_augroup('bb7_layout', { clear = true })
@@ -85,12 +86,14 @@ function M.focus(name)
   end
 end
 
---- Sets the title (winbar) of a pane; `%` in `text` is shown literally.
+--- Sets the title (winbar) of a pane, cut at the right with `…` to the pane's width;
+--- `%` in `text` is shown literally.
 ---@param name bb7.Pane
 ---@param text string
 function M.set_title(name, text)
   local w = M.win(name)
   if w then
+    text = require('bb7.util').truncate(text, vim.api.nvim_win_get_width(w))
     vim.wo[w].winbar = '%#BB7Title#' .. text:gsub('%%', '%%%%') .. '%#BB7TitleFill#'
   end
 end
@@ -130,7 +133,8 @@ local function resize()
   end
   local left, input, lines = sizes()
   if P.floating then
-    return M.float_geometry()
+    M.float_geometry()
+    return require('bb7.ui.render').refresh()
   end
   for _, n in ipairs({ 'chats', 'files' }) do
     if M.win(n) then
@@ -143,12 +147,15 @@ local function resize()
   if M.win('chats') then
     vim.api.nvim_win_set_height(M.win('chats'), math.floor((lines - 2) / 2))
   end
+  -- Titles and rows are cut to the new widths.
+  require('bb7.ui.render').refresh()
 end
 
 local function float_config()
   local left, input, lines = sizes()
-  local W = math.floor(vim.o.columns * 0.92)
-  local H = math.floor(lines * 0.88)
+  -- Narrow editors give the panes every cell; wide ones keep a margin.
+  local W = vim.o.columns <= 100 and vim.o.columns or math.floor(vim.o.columns * 0.92)
+  local H = lines <= 30 and lines or math.floor(lines * 0.88)
   local row0 = math.floor((lines - H) / 2)
   local col0 = math.floor((vim.o.columns - W) / 2)
   local top = math.floor((H - 4) / 2)
@@ -163,6 +170,12 @@ local function float_config()
   }
 end
 
+-- The backdrop: one blank float under the panes over the whole editor, so no part of
+-- the editor shows between or around them.
+local function backdrop_config()
+  return { relative = 'editor', row = 0, col = 0, width = vim.o.columns, height = math.max(vim.o.lines - vim.o.cmdheight, 1), style = 'minimal', focusable = false, zindex = 44 }
+end
+
 --- Places the floating panes for the editor's current size.
 function M.float_geometry()
   local cfgs = float_config()
@@ -170,6 +183,17 @@ function M.float_geometry()
     if M.win(name) then
       vim.api.nvim_win_set_config(M.win(name), c)
     end
+  end
+  if P.backdrop and vim.api.nvim_win_is_valid(P.backdrop) then
+    vim.api.nvim_win_set_config(P.backdrop, backdrop_config())
+  end
+end
+
+--- The window under the floating panes (nil in the tab layout).
+---@return integer?
+function M.backdrop()
+  if P.backdrop and vim.api.nvim_win_is_valid(P.backdrop) then
+    return P.backdrop
   end
 end
 
@@ -218,6 +242,11 @@ end
 
 local function open_float()
   P.floating = true
+  local back = vim.api.nvim_create_buf(false, true)
+  vim.bo[back].bufhidden = 'wipe'
+  P.backdrop = vim.api.nvim_open_win(back, false, backdrop_config())
+  vim.wo[P.backdrop].winhighlight = 'Normal:BB7Normal,EndOfBuffer:BB7Normal'
+  vim.wo[P.backdrop].fillchars = 'eob: '
   local cfgs = float_config()
   for _, name in ipairs(M.order) do
     P.wins[name] = vim.api.nvim_open_win(M.buf(name), false, cfgs[name])
@@ -258,14 +287,30 @@ function M.open()
   vim.api.nvim_clear_autocmds({ group = group })
   vim.api.nvim_create_autocmd('VimResized', { group = group, callback = resize })
   vim.api.nvim_create_autocmd({ 'TabEnter', 'TabNew', 'TabClosed' }, { group = group, callback = M.apply_tabline })
+  if P.floating then
+    -- One pane closed by hand (:q) takes the others and the backdrop with it.
+    vim.api.nvim_create_autocmd('WinClosed', {
+      group = group,
+      callback = function(ev)
+        for _, name in ipairs(M.order) do
+          if tostring(P.wins[name]) == ev.match then
+            vim.schedule(M.close)
+            return
+          end
+        end
+      end,
+    })
+  end
   state.set_unread(false)
   vim.cmd('redrawstatus!')
-  require('bb7.ui.render').refresh()
+  require('bb7.ui.render').refresh({ scroll = true })
   M.focus(state.chat() and 'input' or 'chats')
 end
 
 --- Closes every pane (and the help float).
 function M.close()
+  -- First, so closing the floats does not run the WinClosed handler again.
+  vim.api.nvim_clear_autocmds({ group = group })
   M.close_help()
   if P.floating then
     for _, name in ipairs(M.order) do
@@ -273,6 +318,10 @@ function M.close()
         pcall(vim.api.nvim_win_close, M.win(name), true)
       end
     end
+    if M.backdrop() then
+      pcall(vim.api.nvim_win_close, P.backdrop, true)
+    end
+    P.backdrop = nil
   elseif M.visible() then
     if #vim.api.nvim_list_tabpages() == 1 then
       -- The UI is the last tab: leave an empty one behind instead of the panes.

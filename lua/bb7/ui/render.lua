@@ -19,7 +19,8 @@ local R = {
   folds = {}, -- preview line -> foldexpr value
   pending = {}, -- path -> true while the file has output to review
   diffs = {}, -- path .. version -> change built from the pending output
-  streaming = false,
+  chats = {}, -- the last chat_list
+  drawn_chat = nil, -- id of the chat the preview shows
 }
 
 local function layout()
@@ -46,12 +47,6 @@ function M.foldtext()
   local first = vim.fn.getline(vim.v.foldstart)
   local n = vim.v.foldend - vim.v.foldstart
   return first .. '  (' .. n .. (n == 1 and ' line' or ' lines') .. ', za)'
-end
-
---- Lets the stream module mark the preview as being appended to.
----@param on boolean
-function M.set_streaming(on)
-  R.streaming = on
 end
 
 --- The chat under the cursor in the Chats pane.
@@ -100,21 +95,39 @@ function M.frontend_status(f)
   return f.status
 end
 
-local function render_chats()
-  local r = api.chat_list() or {}
+-- Width of the text area of a pane (its fold column is a margin).
+local function pane_width(name)
+  local w = layout().win(name)
+  if not w then
+    return 80
+  end
+  return math.max(vim.api.nvim_win_get_width(w) - 1, 4)
+end
+
+--- Draws the chat list from the last chat_list reply (a streaming chat shows the
+--- spinner instead of its mark, so the timer redraws this without asking the binary).
+function M.draw_chats()
   local chat = state.chat()
+  local width = pane_width('chats')
   local lines, rows = {}, {}
-  for _, c in ipairs(r.chats or {}) do
-    local mark = (chat and chat.id == c.id) and '▸ ' or '  '
-    table.insert(lines, mark .. (c.pinned and '^ ' or '') .. c.name .. (c.locked and ' (locked)' or ''))
+  for _, c in ipairs(R.chats or {}) do
+    local mark = state.chat_streaming(c.id) and (require('bb7').spinner() .. ' ') or (chat and chat.id == c.id) and '▸ ' or '  '
+    local line = mark .. (c.pinned and '^ ' or '') .. c.name .. (c.locked and ' (locked)' or '')
+    table.insert(lines, util.truncate(line, width))
     rows[#lines] = c
   end
   if #lines == 0 then
-    lines = { '  No chats yet.', '  Press n for a new chat.' }
+    lines = { '  No chats yet.', '  Press a here for a new chat.' }
   end
   R.chat_rows = rows
   set_lines('chats', lines)
-  layout().set_title('chats', string.format(' Chats (%d)', #(r.chats or {})))
+  layout().set_title('chats', string.format(' Chats (%d)', #(R.chats or {})))
+end
+
+local function render_chats()
+  local r = api.chat_list() or {}
+  R.chats = r.chats or {}
+  M.draw_chats()
 end
 
 local function render_files()
@@ -124,7 +137,8 @@ local function render_files()
     for _, f in ipairs(r.files or {}) do
       local st = M.frontend_status(f)
       local range = f.start_line and (':' .. f.start_line .. '-' .. f.end_line) or ''
-      table.insert(lines, string.format('%-3s %s%s', st, f.path, range))
+      -- A long path loses its start: the file name is what tells files apart.
+      table.insert(lines, string.format('%-3s %s', st, util.truncate_left(f.path .. range, pane_width('files') - 4)))
       f.shown_status = st
       rows[#lines] = f
       if f.has_output then
@@ -290,6 +304,9 @@ local function render_message(B, chat, index, m)
         headed = true
         B.add(head)
         first_user_line = #B.lines + 1
+        if m.role == 'user' then
+          B.last_user = #B.lines
+        end
       end
       if p.type == 'thinking' then
         reasoning(B, p.content or '')
@@ -341,14 +358,35 @@ local function markdown(b)
   end
 end
 
---- Draws the active chat into the preview.
-function M.render_preview()
+--- Puts the latest exchange of the preview in view: the last question with what
+--- follows when it fits the window, else the question at the top.
+---@param from integer? first line of the latest exchange (default: the last line)
+local function scroll_to_latest(from)
+  local w = layout().win('preview')
+  if not w then
+    return
+  end
+  vim.api.nvim_win_call(w, function()
+    local last = vim.api.nvim_buf_line_count(0)
+    vim.api.nvim_win_set_cursor(w, { last, 0 })
+    vim.cmd('normal! zb')
+    if from and vim.fn.line('w0') > from then
+      vim.api.nvim_win_set_cursor(w, { from, 0 })
+      vim.cmd('normal! zt')
+    end
+  end)
+end
+
+--- Draws the active chat into the preview, and the answer that streams into it, if
+--- any; `scroll` puts its latest exchange in view.
+---@param scroll boolean?
+function M.render_preview(scroll)
   local chat = state.chat()
   local B = builder()
   if not chat then
     B.add('No active chat.')
     B.add('')
-    B.add('Select one on the left (Enter), or press n there for a new chat.')
+    B.add('Select one on the left (Enter), or press a there for a new chat.')
   else
     local newest = {}
     for _, m in ipairs(chat.messages or {}) do
@@ -371,10 +409,36 @@ function M.render_preview()
   end
   draw_preview(B)
   markdown(layout().buf('preview'))
+  local live = chat and state.chat_stream(chat.id)
+  local stream = require('bb7.ui.stream')
+  if live then
+    stream.show(live)
+    if scroll then
+      scroll_to_latest(nil)
+    end
+  else
+    stream.show(nil)
+    if scroll then
+      scroll_to_latest(B.last_user)
+    end
+  end
+  R.drawn_chat = chat and chat.id
 end
 
---- The preview's title: chat name, model, tokens and cost of the last turn, and a
---- spinner while a reply streams.
+--- Tokens and cost of the chat's last answer that reported them.
+---@param chat table? a chat_get reply
+---@return table? usage
+local function last_usage(chat)
+  local messages = chat and chat.messages or {}
+  for i = #messages, 1, -1 do
+    if messages[i].usage then
+      return messages[i].usage
+    end
+  end
+end
+
+--- The preview's title: chat name, model, tokens and cost of the chat's last turn,
+--- and a spinner while an answer streams into this chat.
 ---@return string
 function M.preview_title()
   local chat = state.chat()
@@ -382,12 +446,12 @@ function M.preview_title()
   if chat and chat.model then
     table.insert(parts, chat.model)
   end
-  local u = state.usage()
+  local u = last_usage(chat)
   if u then
-    table.insert(parts, string.format('%d tok', u.total_tokens or 0))
+    table.insert(parts, string.format('%d tok', u.total_tokens or ((u.prompt_tokens or 0) + (u.completion_tokens or 0))))
     table.insert(parts, string.format('$%.4f', u.cost or 0))
   end
-  if state.streaming() then
+  if chat and state.chat_streaming(chat.id) then
     table.insert(parts, require('bb7').spinner() .. ' answering')
   end
   return table.concat(parts, ' · ')
@@ -399,8 +463,10 @@ function M.render_titles()
   layout().set_title('input', ' Message · ' .. config.get().send_key .. ' send · ? keys · q close')
 end
 
---- Redraws every pane from the binary's state (nothing when the UI is closed).
-function M.refresh()
+--- Redraws every pane from the binary's state (nothing when the UI is closed). The
+--- preview scrolls to the latest exchange when another chat is shown or `opts.scroll`.
+---@param opts {scroll: boolean?}?
+function M.refresh(opts)
   if not layout().visible() then
     return
   end
@@ -408,13 +474,9 @@ function M.refresh()
   state.set_chat(chat)
   render_chats()
   render_files()
-  if not R.streaming then
-    M.render_preview()
-  end
-  local input = layout().buf('input')
-  if chat and table.concat(vim.api.nvim_buf_get_lines(input, 0, -1, false), '\n') == '' and (chat.draft or '') ~= '' then
-    vim.api.nvim_buf_set_lines(input, 0, -1, false, vim.split(chat.draft, '\n', { plain = true }))
-  end
+  local other = (chat and chat.id) ~= R.drawn_chat
+  M.render_preview(other or (opts and opts.scroll))
+  require('bb7.ui.message').load(chat)
   M.render_titles()
 end
 
@@ -425,6 +487,9 @@ function M.show_lines(lines, ft)
   if not layout().visible() then
     layout().open()
   end
+  -- A streaming answer is not appended to the diff; the next refresh shows it again.
+  require('bb7.ui.stream').show(nil)
+  R.drawn_chat = nil
   R.folds = {}
   local b = set_lines('preview', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
@@ -434,14 +499,9 @@ function M.show_lines(lines, ft)
   layout().focus('preview')
 end
 
---- Saves the input pane as the chat's draft when it changed.
+--- Saves the Message pane as the draft of its chat (see bb7.ui.message).
 function M.save_draft()
-  local chat = state.chat()
-  local text = table.concat(vim.api.nvim_buf_get_lines(layout().buf('input'), 0, -1, false), '\n')
-  if chat and text ~= (chat.draft or '') then
-    chat.draft = text
-    api.save_draft(text)
-  end
+  require('bb7.ui.message').save()
 end
 
 --- Forks the chat at the user message under the cursor, or edits it in place.
@@ -455,6 +515,9 @@ function M.fork_or_edit(kind)
   if not index then
     return util.say('Put the cursor on one of your messages', vim.log.levels.WARN)
   end
+  local message = require('bb7.ui.message')
+  -- The Message pane's text stays with the chat it was typed for.
+  message.save()
   local r, err, content
   if kind == 'fork' then
     r, err = api.fork_chat({ chat_id = chat.id, fork_message_index = index })
@@ -471,10 +534,13 @@ function M.fork_or_edit(kind)
   if not r then
     return util.say('Failed to ' .. kind .. ': ' .. err.message, vim.log.levels.ERROR)
   end
-  for _, w in ipairs(r.context_warnings or {}) do
-    util.say(w.path .. ' was ' .. w.issue .. ' since that message', vim.log.levels.WARN)
+  local changed = vim.tbl_map(function(w)
+    return w.path .. ' (' .. w.issue .. ')'
+  end, r.context_warnings or {})
+  if #changed > 0 then
+    util.say('Changed since that message: ' .. table.concat(changed, ', '), vim.log.levels.WARN)
   end
-  vim.api.nvim_buf_set_lines(layout().buf('input'), 0, -1, false, vim.split(content or '', '\n', { plain = true }))
+  message.replace(kind == 'fork' and r.new_chat_id or chat.id, content or '')
   M.refresh()
   layout().focus('input')
 end

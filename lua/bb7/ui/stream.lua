@@ -1,10 +1,15 @@
--- Drawing a turn as it streams: the question and the growing answer are appended to
--- the preview without redrawing the rest; the preview's title spins until the end,
--- when the chat is drawn again from the binary (reasoning folded, changes as one line).
+-- Drawing turns as they stream. A stream belongs to its chat: what it has drawn so
+-- far is kept with it (`pieces`), and it is appended to the preview only while its
+-- chat is the one shown; switching away leaves it streaming in the background (its
+-- spinner in the Chats pane), switching back draws the chat and the answer so far
+-- and goes on live. At the end the chat is drawn again from the binary (reasoning
+-- folded, changes as one line) and scrolled to the latest exchange.
+
+local state = require('bb7.state')
 
 local M = {}
 
-local current = nil ---@type bb7.Stream?
+local shown = nil ---@type bb7.Stream? the stream drawn at the end of the preview
 local spinner = nil ---@type uv.uv_timer_t?
 
 local function layout()
@@ -26,9 +31,23 @@ local function append(text, prefix)
   end
   vim.api.nvim_buf_set_lines(b, last - 1, last, false, pieces)
   vim.bo[b].modifiable = false
+end
+
+-- Keeps the end of the answer in view unless the user reads in the preview.
+local function follow()
   local w = layout().win('preview')
   if w and vim.api.nvim_get_current_win() ~= w then
+    local b = layout().buf('preview')
     pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(b), 0 })
+  end
+end
+
+-- Adds to the stream's drawing, and to the preview when it is the one shown.
+local function emit(st, text, prefix)
+  table.insert(st.pieces, { text, prefix })
+  if shown == st and layout().visible() then
+    append(text, prefix)
+    follow()
   end
 end
 
@@ -40,81 +59,95 @@ local function stop_spinner()
   end
 end
 
---- A turn started: shows the question and an empty answer.
----@param st bb7.Stream
----@param text string the question
-function M.start(st, text)
-  current = st
-  st.block = nil
-  -- The title spins even when the UI opens only later in the turn.
-  stop_spinner()
-  spinner = vim.uv.new_timer()
-  spinner:start(0, 100, vim.schedule_wrap(function()
-    if layout().visible() then
-      layout().set_title('preview', render().preview_title())
-    end
-  end))
-  if not layout().visible() then
+-- One timer while any turn runs: the preview's title and the Chats pane spin.
+local function start_spinner()
+  if spinner then
     return
   end
-  render().render_preview()
-  render().set_streaming(true)
-  local b = layout().buf('preview')
+  spinner = vim.uv.new_timer()
+  spinner:start(0, 100, vim.schedule_wrap(function()
+    if not state.streaming() then
+      return stop_spinner()
+    end
+    if layout().visible() then
+      layout().set_title('preview', render().preview_title())
+      render().draw_chats()
+    end
+  end))
+end
+
+--- Draws `st` (the answer so far) at the end of the preview, which already shows its
+--- chat; nil: the preview shows no stream.
+---@param st bb7.Stream?
+function M.show(st)
+  shown = st
   local w = layout().win('preview')
   if w then
     -- Everything stays open while it streams; folds come back with the final redraw.
-    vim.wo[w].foldenable = false
+    vim.wo[w].foldenable = st == nil
   end
+  if not st then
+    return
+  end
+  local b = layout().buf('preview')
   vim.bo[b].modifiable = true
-  local lines = { '## You' }
-  vim.list_extend(lines, vim.split(text, '\n', { plain = true }))
-  vim.list_extend(lines, { '', '## Assistant', '' })
-  vim.api.nvim_buf_set_lines(b, -1, -1, false, lines)
+  vim.api.nvim_buf_set_lines(b, -1, -1, false, { '## Assistant', '' })
   vim.bo[b].modifiable = false
+  for _, p in ipairs(st.pieces) do
+    append(p[1], p[2])
+  end
+end
+
+--- A turn started: its chat is drawn with the question and an empty answer.
+---@param st bb7.Stream
+function M.start(st)
+  st.block = nil
+  st.pieces = st.pieces or {}
+  -- The title spins even when the UI opens only later in the turn.
+  start_spinner()
+  if layout().visible() then
+    render().refresh({ scroll = true })
+  end
 end
 
 --- A stream message (reasoning, text or a tool step) arrived.
 ---@param st bb7.Stream
 ---@param msg table
 function M.delta(st, msg)
-  if not layout().visible() or current ~= st then
-    return
-  end
   if msg.type == 'thinking' then
     if st.block ~= 'thinking' then
-      append('▸ Reasoning\n', '│ ')
+      emit(st, '▸ Reasoning\n', '│ ')
       st.block = 'thinking'
     end
-    append(msg.content, '│ ')
+    emit(st, msg.content, '│ ')
   elseif msg.type == 'tool_call' then
     if msg.status ~= 'requested' then
-      append('\n· ' .. (msg.summary or msg.name) .. (msg.status == 'denied' and ' (denied)' or '') .. '\n')
+      emit(st, '\n· ' .. (msg.summary or msg.name) .. (msg.status == 'denied' and ' (denied)' or '') .. '\n')
       st.block = 'tool'
     end
   elseif msg.type == 'chunk' then
     if st.block ~= 'text' then
       if st.block == 'thinking' then
-        append('\n\n')
+        emit(st, '\n\n')
       end
       st.block = 'text'
     end
-    append(msg.content)
+    emit(st, msg.content)
   end
 end
 
---- The turn ended (`done`, `error` or `diff_error`): the chat is drawn again.
+--- The turn ended (`done`, `error` or `diff_error`): the chat is drawn again, and
+--- scrolled to its end when it is the one shown.
 ---@param st bb7.Stream?
 function M.finish(st, _)
-  stop_spinner()
-  if current == st then
-    current = nil
-    render().set_streaming(false)
+  local was_shown = st ~= nil and shown == st
+  if was_shown then
+    shown = nil
   end
-  local w = layout().win('preview')
-  if w then
-    vim.wo[w].foldenable = true
+  if not state.streaming() then
+    stop_spinner()
   end
-  render().refresh()
+  render().refresh({ scroll = was_shown })
 end
 
 return M

@@ -1,0 +1,212 @@
+-- The Message pane: its text is the draft of one chat (the protocol's `draft`), saved
+-- before another chat becomes active and replaced by that chat's own draft after, so
+-- words typed for one chat never reach another. Before a send, context files that
+-- changed since they were added (the Files pane's ~ and ~M) are named in the pane and
+-- resolved as the `send_stale` option says.
+
+local api = require('bb7.api')
+local config = require('bb7.config')
+local state = require('bb7.state')
+local util = require('bb7.util')
+
+local M = {}
+local say, levels = util.say, vim.log.levels
+
+local ns = vim.api.nvim_create_namespace('bb7_message')
+
+-- The key that updates the stale files and sends, shown in the warning.
+M.update_key = 'U'
+
+local D = {
+  chat = nil, ---@type string? id of the chat whose draft the pane holds
+  stale = nil, ---@type table[]? files named by the warning on show
+}
+
+local function layout()
+  return require('bb7.ui.layout')
+end
+
+local function buf()
+  return layout().buf('input')
+end
+
+--- The pane's text.
+---@return string
+function M.text()
+  return table.concat(vim.api.nvim_buf_get_lines(buf(), 0, -1, false), '\n')
+end
+
+local function set_text(text)
+  vim.api.nvim_buf_set_lines(buf(), 0, -1, false, vim.split(text or '', '\n', { plain = true }))
+end
+
+--- Saves the pane as the draft of the chat it belongs to, while that chat is still
+--- the active one (save_draft goes to the active chat).
+function M.save()
+  local chat = state.chat()
+  if not chat or D.chat ~= chat.id then
+    return
+  end
+  local text = M.text()
+  if text ~= (chat.draft or '') then
+    chat.draft = text
+    api.save_draft(text)
+  end
+end
+
+--- Shows the draft of `chat` when the pane holds another chat's (or none).
+---@param chat table? a chat_get reply
+function M.load(chat)
+  if not chat then
+    D.chat = nil
+    return
+  end
+  if D.chat == chat.id then
+    return
+  end
+  local orphan = D.chat == nil and M.text() ~= ''
+  D.chat = chat.id
+  M.clear_warning()
+  if orphan and (chat.draft or '') == '' then
+    -- Typed while no chat was active: it becomes this chat's draft.
+    return M.save()
+  end
+  set_text(chat.draft or '')
+end
+
+--- Replaces the pane's text for the active chat (a fork's or edit's message).
+---@param chat_id string
+---@param text string
+function M.replace(chat_id, text)
+  D.chat = chat_id
+  M.clear_warning()
+  set_text(text)
+end
+
+--- Removes the stale-context warning and its key.
+function M.clear_warning()
+  if D.stale then
+    D.stale = nil
+    pcall(vim.keymap.del, 'n', M.update_key, { buffer = buf() })
+  end
+  vim.api.nvim_buf_clear_namespace(buf(), ns, 0, -1)
+end
+
+--- Context files whose snapshot differs from the file (or its unsaved buffer).
+---@return table[] rows of get_file_statuses
+function M.stale_files()
+  local out = {}
+  local r = api.file_statuses()
+  local render = require('bb7.ui.render')
+  for _, f in ipairs(r and r.files or {}) do
+    if f.in_context and not f.external then
+      local st = f.start_line and (f.out_of_sync and '~' or '') or render.frontend_status(f)
+      if st:sub(1, 1) == '~' then
+        table.insert(out, f)
+      end
+    end
+  end
+  return out
+end
+
+local function label(f)
+  return f.path .. (f.start_line and (':' .. f.start_line .. '-' .. f.end_line) or '')
+end
+
+--- Takes new snapshots of `files`: the unsaved buffer when there is one, else the
+--- file on disk.
+---@param files table[]
+---@return boolean ok every file was updated
+function M.update(files)
+  local ok = true
+  for _, f in ipairs(files) do
+    local b = state.loaded_buf(f.path)
+    local err
+    if b and vim.bo[b].modified and not f.start_line then
+      _, err = api.context_update({ path = f.path, content = util.buffer_text(b) })
+    else
+      _, err = api.sync_context({ path = f.path, start_line = f.start_line, end_line = f.end_line })
+    end
+    if err then
+      ok = false
+      say('Failed to update ' .. label(f) .. ': ' .. err.message, levels.ERROR)
+    end
+  end
+  return ok
+end
+
+local function really_send(text)
+  M.clear_warning()
+  if require('bb7.commands').send(text) then
+    set_text('')
+    local chat = state.chat()
+    if chat then
+      chat.draft = ''
+    end
+  end
+end
+
+local function warn(files, text)
+  M.clear_warning()
+  D.stale = files
+  local names = table.concat(vim.tbl_map(label, files), ', ')
+  local width = math.max(20, (layout().win('input') and vim.api.nvim_win_get_width(layout().win('input')) or vim.o.columns) - 2)
+  local lines = {
+    { { util.truncate('Changed since added: ' .. names, width), 'WarningMsg' } },
+    { { util.truncate(M.update_key .. ' update and send · ' .. config.get().send_key .. ' send the old version', width), 'WarningMsg' } },
+  }
+  local b = buf()
+  vim.api.nvim_buf_set_extmark(b, ns, 0, 0, { virt_lines = lines, virt_lines_above = true })
+  vim.keymap.set('n', M.update_key, function()
+    local stale = D.stale or {}
+    if M.update(stale) then
+      say('Updated ' .. table.concat(vim.tbl_map(label, stale), ', '))
+      really_send(M.text())
+    end
+  end, { buffer = b, nowait = true, desc = 'bb7: update the changed context files and send' })
+  -- Scrolled up so the lines above the first one show.
+  local w = layout().win('input')
+  if w then
+    vim.api.nvim_win_call(w, function()
+      vim.fn.winrestview({ topline = 1, topfill = #lines })
+    end)
+  end
+  vim.cmd('stopinsert')
+  return text
+end
+
+--- Sends the pane's text. Stale context: with `send_stale` 'ask' the first press
+--- shows the files and the keys, a second press sends as is; 'refresh' updates them
+--- first; 'send' sends the old snapshots with a note.
+function M.send()
+  local text = M.text()
+  if vim.trim(text) == '' then
+    return
+  end
+  if D.stale then
+    return really_send(text)
+  end
+  local stale = M.stale_files()
+  if #stale > 0 then
+    local mode = config.get().send_stale
+    if mode == 'ask' then
+      return warn(stale, text)
+    elseif mode == 'refresh' then
+      if not M.update(stale) then
+        return
+      end
+      say('Updated ' .. table.concat(vim.tbl_map(label, stale), ', ') .. ' before sending')
+    else
+      say('Sent the old version of ' .. table.concat(vim.tbl_map(label, stale), ', '), levels.WARN)
+    end
+  end
+  really_send(text)
+end
+
+--- The warning shown, for tests: the stale files, or nil.
+---@return table[]?
+function M.warning()
+  return D.stale
+end
+
+return M

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Screen test of daily use at one terminal size (COLUMNS_WIDE x LINES_TALL, e.g.
+# 80x24 and 200x50): real Neovim in tmux, driven with keys as a person would, read
+# from the captured screen. Drafts stay in their chat, a file changed on disk is named
+# before a send, the Preview's scroll keys scroll, the help fits, a switch during a
+# stream shows the other chat, :BB7Add from a pane adds a real file, and no message
+# asks to "Press ENTER". Ends with "N passed, M failed".
+#   COLUMNS_WIDE=80 LINES_TALL=24 NVIM=... bash tests/screen/daily.sh
+set -uo pipefail
+SESSION=daily
+source "$(dirname "$0")/lib.sh"
+nvim=${NVIM:-$(bash "$root/scripts/nvim")}
+size="${COLUMNS_WIDE:-150}x${LINES_TALL:-40}"
+
+printf 'fn len() -> usize {\n    0\n}\n' > "$work/project/chain.rs"
+printf 'fn main() {}\n' > "$work/project/main.rs"
+start "'$nvim' -u NONE -i NONE --cmd 'set rtp^=$root' --cmd 'set noswapfile' -c 'runtime plugin/bb7.lua' \
+   -c \"lua require('bb7').setup({ binary = '$bin' })\" chain.rs"
+check "$size: neovim starts" wait_for 'fn len() -> usize {' 15
+
+no_enter() { ! screen | grep -qF 'Press ENTER'; }
+keys ':BB7Init' Enter
+check "$size: init message with the .gitignore hint" wait_for "add .bb7/ to .gitignore"
+check "$size: it fits: no Press ENTER" no_enter
+keys ':BB7NewChat First' Enter ':BB7NewChat Second chat with a name far too long for the title of any pane at all' Enter
+keys ':BB7Add' Enter ':BB7' Enter
+check "$size: the UI opens" wait_for " Chats (2)"
+title_cut() { screen | grep -qE ' Second chat with a name far too[^│]*…'; }
+if [ "${COLUMNS_WIDE:-150}" -le 100 ]; then
+  check "$size: a long title is cut at the right with …" title_cut
+fi
+
+# Help: one readable column at 80, never wrapped into '@@@'.
+keys Escape '?'
+check "$size: help opens" wait_for "go to Chats"
+no_wrap() { ! screen | grep -qF '@@@'; }
+check "$size: help is not wrapped" no_wrap
+keys q
+
+# A draft typed in one chat stays there.
+keys gi 'Another question' Escape
+keys gc gg j Enter
+check "$size: switched to First" wait_for " First · fake/model"
+not_carried() { ! screen | grep -qF 'Another question'; }
+check "$size: the draft did not come along" not_carried
+keys gi 'Make len simpler' Escape
+keys gc gg Enter
+check "$size: back in Second, its draft is back" wait_for 'Another question'
+not_mixed() { ! screen | grep -qF 'Make len simpler'; }
+check "$size: First's draft is not here" not_mixed
+
+# A file changed on disk before a send is named, U updates it and sends.
+keys gc gg j Enter
+keys ':BB7Add chain.rs' Enter
+keys ":call writefile(['fn len() -> usize {', '    42', '}'], 'chain.rs')" Enter
+script '{"text":"Forty-two it is."}'
+keys gi C-u 'How long is it?' Escape C-s
+check "$size: the stale file is named in the Message pane" wait_for 'Changed since added: chain.rs'
+check "$size: with the key to update it" wait_for 'U update and send'
+keys U
+check "$size: the answer arrives" wait_for 'Forty-two it is.' 15
+sent_new() { grep -qF '42' "$work/fake/requests.jsonl"; }
+check "$size: the new content was sent" sent_new
+check "$size: no Press ENTER after the send" no_enter
+
+# Scroll keys scroll the preview: no fork, no cut.
+long=$(python3 -c 'import json; print(json.dumps({"text": "\n".join("line %d of a long answer" % i for i in range(1, 81))}))')
+script "$long"
+keys gi 'A long answer please' Escape C-s
+check "$size: the long answer arrives, its question in view" wait_for 'line 1 of a long answer' 15
+top_row() { screen | sed -n 2p | sed 's/^[^│]*│//'; }
+keys gp gg
+sleep 0.3
+before=$(top_row)
+keys C-e C-e
+sleep 0.3
+scrolled() { [ "$(top_row)" != "$before" ]; }
+check "$size: <C-e> scrolls the preview" scrolled
+keys C-f C-b C-d C-u G
+sleep 0.5
+check "$size: G shows the end of the answer" wait_for 'line 80 of a long answer'
+check "$size: still two chats (no fork)" wait_for " Chats (2)"
+keys gg
+check "$size: the chat was not cut (its first question is still there)" wait_for 'How long is it?'
+
+# A switch during a stream shows the other chat; back, the stream goes on live.
+script '{"text":"alpha beta gamma delta epsilon zeta eta theta iota kappa","chunk_delay_ms":200}'
+keys gi 'Stream slowly' Escape C-s
+check "$size: streaming" wait_for 'alpha beta'
+keys gc gg Enter
+check "$size: switched during the stream" wait_for 'Another question'
+no_stream() { ! screen | grep -qF 'alpha beta' && ! screen | grep -qF 'answering'; }
+check "$size: the other chat's stream is not shown" no_stream
+keys gc gg j Enter
+check "$size: back: the stream is there" wait_for 'Stream slowly'
+check "$size: and ends live" wait_for 'kappa' 15
+
+# :BB7Add from a pane adds the last file buffer (chain.rs, in this chat already), or
+# in the Files pane updates the file under the cursor; never a bb7:// name.
+keys gp ':BB7Add' Enter
+check "$size: :BB7Add in the preview means chain.rs" wait_for 'Context file already exists'
+keys gf gg ':BB7Add' Enter
+check "$size: :BB7Add in Files updates the row" wait_for 'Updated chain.rs'
+no_pane_file() { ! screen | grep -qF 'bb7://'; }
+check "$size: no bb7:// in the Files pane" no_pane_file
+check "$size: never Press ENTER" no_enter
+
+keys ':qa!' Enter
+finish
