@@ -422,7 +422,8 @@ fn counter(rx: mpsc::Receiver<Job>) {
         let mut next = Some(job);
         while let Some(job) = next {
             if known_tokens(&job.base, &job.sha256).is_none()
-                && let Ok(text) = std::fs::read_to_string(&job.path)
+                && let Ok(bytes) = crate::project::fsutil::read_regular(&job.path)
+                && let Ok(text) = String::from_utf8(bytes)
                 && hex::encode(Sha256::digest(text.as_bytes())) == job.sha256
             {
                 let n = crate::tokens::count(&text);

@@ -52,6 +52,37 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// Checks a checkpoint read from disk against its file: `.bb7/` may come from a
+    /// cloned repository or a hostile write, so its content is untrusted input. The id
+    /// must be the file's name, the chat id a valid one, every path a plain
+    /// project-relative path outside the protected directories (no rollback ever
+    /// writes `.git/` or `.bb7/`), and each hash must match the content it describes.
+    /// Returns why not.
+    pub fn validate(&self, file_id: &str) -> std::result::Result<(), String> {
+        if self.checkpoint_id != file_id {
+            return Err(format!("it names itself {}", self.checkpoint_id));
+        }
+        if !crate::project::paths::valid_chat_id(&self.chat_id) {
+            return Err("its chat id is not valid".into());
+        }
+        for f in &self.files {
+            if !is_plain_relative(&f.path) {
+                return Err(format!("{:?} is not a project-relative path", f.path));
+            }
+            if let Some(dir) = crate::project::paths::protected_dir(&f.path) {
+                return Err(format!("{} is inside {dir}/", f.path));
+            }
+            let hash = |c: &Option<String>| c.as_ref().map(|c| ids::sha256_tagged(c.as_bytes()));
+            if hash(&f.before_content) != f.before_hash || hash(&f.after_content) != f.after_hash {
+                return Err(format!(
+                    "the hashes of {} do not match its contents",
+                    f.path
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The summary for `checkpoint_list`: files without their contents.
     pub fn summary(&self) -> CheckpointSummary<'_> {
         CheckpointSummary {
@@ -192,9 +223,18 @@ impl CheckpointStore {
             return Err(Error::not_found("Checkpoint not found"));
         }
         let path = state_path(&self.base, &format!("checkpoints/{id}.json"))?;
-        let bytes = std::fs::read(&path).map_err(|_| Error::not_found("Checkpoint not found"))?;
-        serde_json::from_slice(&bytes)
-            .map_err(|e| Error::new(ErrorCode::Io, format!("Checkpoint {id} is damaged: {e}")))
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::not_found("Checkpoint not found"));
+            }
+            Err(e) => return Err(Error::io(format!("Cannot read checkpoint {id}"), e)),
+        };
+        let damaged =
+            |why: String| Error::new(ErrorCode::Io, format!("Checkpoint {id} is damaged: {why}"));
+        let cp: Checkpoint = serde_json::from_slice(&bytes).map_err(|e| damaged(e.to_string()))?;
+        cp.validate(id).map_err(damaged)?;
+        Ok(cp)
     }
 
     /// All checkpoints, oldest first, optionally of one chat.
@@ -220,6 +260,16 @@ impl CheckpointStore {
         }
         Ok(out)
     }
+}
+
+/// A path as bb7 records it: `/`-separated normal components, no `.`, `..`, empty
+/// component, backslash or NUL, not absolute.
+fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains(['\\', '\0'])
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
 /// How a rollback treats one file.

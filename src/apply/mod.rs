@@ -33,7 +33,7 @@ pub struct DiskFile {
 /// Reads a user file. Errors: not UTF-8 text (such a file is never overwritten), or an
 /// unreadable file.
 pub fn read_disk(abs: &Path, rel: &str) -> Result<DiskFile> {
-    match std::fs::read(abs) {
+    match crate::project::fsutil::read_regular(abs) {
         Ok(bytes) => {
             let hash = ids::sha256_tagged(&bytes);
             let text = text_from_bytes(bytes, rel).map_err(|_| {

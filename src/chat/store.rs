@@ -146,7 +146,16 @@ impl ChatStore {
                 format!("Chat {id} is damaged ({}): {e}", path.display()),
             )
         })?;
-        if chat.id.is_empty() {
+        // The folder names the chat, not the file: a copied folder (`cp -r chats/A
+        // chats/B`) or a tampered `id` must never make this chat save into another
+        // chat's folder, whose lock this process does not hold (invariant 7).
+        if chat.id != id {
+            if !chat.id.is_empty() {
+                tracing::warn!(
+                    folder = id,
+                    "chat.json named another chat; the folder's id is used"
+                );
+            }
             chat.id = id.to_owned();
         }
         if chat.migrate() {

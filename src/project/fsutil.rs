@@ -71,7 +71,7 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<
 /// Reads a text file. Errors: `File not found` (code `not_found`), or
 /// `File is not UTF-8 text: <path>` for binary content (a NUL byte) or invalid UTF-8.
 pub fn read_text(path: &Path, shown_as: &str) -> Result<String> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match read_regular(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::not_found("File not found"));
@@ -79,6 +79,42 @@ pub fn read_text(path: &Path, shown_as: &str) -> Result<String> {
         Err(e) => return Err(Error::io(format!("Cannot read file {shown_as}"), e)),
     };
     text_from_bytes(bytes, shown_as)
+}
+
+/// Reads a whole file, refusing anything but a regular file before a byte is read.
+///
+/// The file is opened with `O_NONBLOCK`, so opening a named pipe with no writer, or a
+/// device, returns at once instead of blocking the thread; its type is then checked on
+/// the open handle (no window between the check and the read). Errors: the `open`
+/// error (`NotFound` for a missing file, `PermissionDenied` for an unreadable one), or
+/// `InvalidInput` naming the kind of file for a FIFO, socket, device or directory.
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a named pipe"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "a device"
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not a regular file ({what})"),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Reads a text file if it exists (`Ok(None)` when it does not).

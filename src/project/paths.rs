@@ -129,7 +129,8 @@ pub fn locate(root: &Path, path: &str) -> Result<Location> {
     }
     let rel = rel_parts.join("/");
     let abs = root.join(&rel);
-    ensure_no_symlink_escape(root, &abs, path)?;
+    let real = resolve_inside(root, &abs, path)?;
+    judge_resolved(&rel, &real, path)?;
     Ok(Location::Project { rel, abs })
 }
 
@@ -181,9 +182,30 @@ fn components_of(rel: &Path, original: &str) -> Result<Vec<String>> {
     Ok(parts)
 }
 
+/// Judges a project path by where it resolves, not by its text: a symlink inside the
+/// project is followed only when its target is inside the project and not protected.
+/// `rel` is the path as named, `real` its project-relative resolution. A path that
+/// resolves into bb7's state is [`PathError::StateDir`]; one that reaches a protected
+/// directory (`.git/hooks` through `hk -> .git/hooks`) that its text does not name is
+/// [`PathError::Escape`].
+fn judge_resolved(rel: &str, real: &str, original: &str) -> Result<()> {
+    if real == rel {
+        return Ok(());
+    }
+    let first = real.split('/').next().unwrap_or("");
+    if first.eq_ignore_ascii_case(".bb7") {
+        return Err(PathError::StateDir(original.to_owned()));
+    }
+    match protected_dir(real) {
+        Some(dir) if protected_dir(rel) != Some(dir) => Err(PathError::Escape(original.to_owned())),
+        _ => Ok(()),
+    }
+}
+
 /// Follows symlinks along `abs` as far as the path exists and requires the result to
-/// stay under `root`.
-fn ensure_no_symlink_escape(root: &Path, abs: &Path, original: &str) -> Result<()> {
+/// stay under `root`. Returns the resolved path relative to `root` (`/`-separated; the
+/// part that does not exist yet is appended as named).
+fn resolve_inside(root: &Path, abs: &Path, original: &str) -> Result<String> {
     let mut existing = abs.to_path_buf();
     let mut rest = Vec::new();
     loop {
@@ -193,11 +215,14 @@ fn ensure_no_symlink_escape(root: &Path, abs: &Path, original: &str) -> Result<(
                 for part in rest.iter().rev() {
                     full.push(part);
                 }
-                return if full.starts_with(root) {
-                    Ok(())
-                } else {
-                    Err(PathError::Escape(original.to_owned()))
-                };
+                let inside = full
+                    .strip_prefix(root)
+                    .map_err(|_| PathError::Escape(original.to_owned()))?;
+                let parts: Vec<&str> = inside
+                    .components()
+                    .map(|c| c.as_os_str().to_str().unwrap_or("\u{fffd}"))
+                    .collect();
+                return Ok(parts.join("/"));
             }
             Err(_) => {
                 // A dangling symlink cannot be canonicalised: refuse it rather than guess.

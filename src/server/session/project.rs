@@ -146,7 +146,13 @@ impl Session {
         let Some(project) = &self.project else {
             return Ok(None);
         };
-        let path = project.instructions_path();
+        // Through `state_path`, which refuses a symlink: `.bb7/` may come from a cloned
+        // repository, and `instructions -> ~/.ssh/id_rsa` would send the key with every
+        // request (invariant 3).
+        let path = crate::project::paths::state_path(&project.state_dir(), "instructions")
+            .map_err(|_| {
+                ".bb7/instructions is a symlink; bb7 reads its instructions only from a regular file there".to_owned()
+            })?;
         match read_text_opt(&path, ".bb7/instructions") {
             Ok(None) => Ok(None),
             Ok(Some(text)) => instructions::expand_project(&project.root, &text)
