@@ -93,14 +93,17 @@ pub fn drop_torn_snapshots(chat: &mut Chat, files: ChatFiles) -> bool {
     let before = chat.context_files.len();
     let (keep, torn): (Vec<_>, Vec<_>) = std::mem::take(&mut chat.context_files)
         .into_iter()
-        .partition(|cf| {
-            files.read_snapshot(cf).is_ok_and(|text| {
+        .partition(|cf| match files.read_snapshot(cf) {
+            Ok(text) => {
                 let version = match (cf.start_line, cf.end_line) {
                     (Some(s), Some(e)) => crate::chat::ids::section_version(&cf.path, s, e, &text),
                     _ => crate::chat::ids::file_version(&cf.path, &text),
                 };
                 version == cf.version
-            })
+            }
+            // Unreadable now (a permission error) is not torn: the entry stays, and the
+            // next open checks it again (Durability 9).
+            Err(e) => e.code == crate::error::ErrorCode::Io,
         });
     chat.context_files = keep;
     for cf in &torn {
@@ -124,16 +127,41 @@ pub fn drop_missing_snapshots(chat: &mut Chat, files: ChatFiles) -> bool {
     let (keep, gone): (Vec<_>, Vec<_>) = std::mem::take(&mut chat.context_files)
         .into_iter()
         .partition(|cf| {
-            let is_file = |p: std::path::PathBuf| p.symlink_metadata().is_ok_and(|m| m.is_file());
-            // Where bb7 keeps it, or where the reference BB-7 did.
-            files.snapshot_path(cf).is_ok_and(is_file)
+            // Where bb7 keeps it, or where the reference BB-7 did. Only a snapshot known
+            // to be gone drops its entry: one that cannot be looked at (EACCES on
+            // `context/`) is kept (Durability 9).
+            snapshot_presence(files.snapshot_path(cf).ok()) != Presence::Gone
                 || files
                     .reference_snapshot_path(cf)
-                    .is_ok_and(|p| p.is_some_and(is_file))
+                    .is_ok_and(|p| snapshot_presence(p) != Presence::Gone)
         });
     chat.context_files = keep;
     for cf in &gone {
         push_event(chat, event_for(removal(cf), cf));
     }
     !gone.is_empty()
+}
+
+/// What looking at a snapshot file found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presence {
+    /// A regular file.
+    Present,
+    /// Known to be absent (or not a regular file, which bb7 never writes there).
+    Gone,
+    /// The look failed for another reason (a permission error, an I/O error): nothing
+    /// may be concluded, so nothing is dropped.
+    Unknown,
+}
+
+fn snapshot_presence(path: Option<PathBuf>) -> Presence {
+    let Some(path) = path else {
+        return Presence::Gone;
+    };
+    match path.symlink_metadata() {
+        Ok(m) if m.is_file() => Presence::Present,
+        Ok(_) => Presence::Gone,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Presence::Gone,
+        Err(_) => Presence::Unknown,
+    }
 }

@@ -153,28 +153,49 @@ impl<'a> ChatFiles<'a> {
     /// `staging/{txn}/files/`, then `staging/{txn}/journal.json` is written (the commit
     /// point), then the files are renamed into `output/` and the staging directory is
     /// removed. [`ChatFiles::recover_staged`] finishes a commit a crash interrupted and
-    /// discards one that never reached its journal.
+    /// discards one that never reached its journal. Errors: [`StoreError`], naming the
+    /// file that could not be staged; a commit that fails before its journal leaves
+    /// no staging directory behind.
     pub fn commit_outputs(
         &self,
         writes: &std::collections::BTreeMap<String, String>,
-    ) -> Result<()> {
+    ) -> std::result::Result<(), StoreError> {
         let mut txn = [0u8; 6];
         let _ = getrandom::fill(&mut txn);
         let txn = format!("staging/{}", hex::encode(txn));
-        for (path, content) in writes {
-            write_atomic(
-                &self
+        let staged = || -> std::result::Result<(), StoreError> {
+            for (path, content) in writes {
+                let at = |error: Error| StoreError {
+                    path: Some(path.clone()),
+                    error,
+                };
+                let file = self
                     .store
-                    .chat_path(self.id, &format!("{txn}/files/{path}"))?,
-                content.as_bytes(),
-            )?;
+                    .chat_path(self.id, &format!("{txn}/files/{path}"))
+                    .map_err(at)?;
+                write_atomic(&file, content.as_bytes()).map_err(at)?;
+            }
+            let paths: Vec<&String> = writes.keys().collect();
+            let journal = self
+                .store
+                .chat_path(self.id, &format!("{txn}/journal.json"))?;
+            crate::project::fsutil::write_json_atomic(&journal, &paths)?;
+            Ok(())
+        };
+        if let Err(e) = staged() {
+            // Before the journal nothing is committed: the staging directory goes, so
+            // no failed commit is left behind for the next open to find.
+            if let Ok(dir) = self.store.chat_path(self.id, &txn) {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            if let Ok(dir) = self.store.chat_path(self.id, "staging") {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(e);
         }
-        let paths: Vec<&String> = writes.keys().collect();
-        let journal = self
-            .store
-            .chat_path(self.id, &format!("{txn}/journal.json"))?;
-        crate::project::fsutil::write_json_atomic(&journal, &paths)?;
-        self.finish_staged(&txn)
+        // After the journal the commit stands: a failure to move a file leaves the
+        // journaled directory, which the next open finishes (invariant 6).
+        Ok(self.finish_staged(&txn)?)
     }
 
     /// Moves the files of a journaled staging directory into `output/` and removes it.
@@ -428,4 +449,20 @@ pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: boo
     let cf = chat.context_files[i].clone();
     push_event(chat, event_for("UserSetReadOnly", &cf));
     Ok(())
+}
+
+/// Why the model's files could not be stored: the file that failed, when one did
+/// (a name the file system refuses, a full disk), and the error.
+#[derive(Debug, Clone)]
+pub struct StoreError {
+    /// The project-relative path being stored, `None` for the journal or the move.
+    pub path: Option<String>,
+    /// What failed.
+    pub error: Error,
+}
+
+impl From<Error> for StoreError {
+    fn from(error: Error) -> StoreError {
+        StoreError { path: None, error }
+    }
 }

@@ -27,6 +27,9 @@ pub enum CallCode {
     NotUnique,
     /// The edit itself is unusable (e.g. an empty search text).
     InvalidEdit,
+    /// The edit was planned but its output could not be stored (a name the file
+    /// system refuses, a full disk).
+    StoreFailed,
 }
 
 /// Why an edit could not be applied.

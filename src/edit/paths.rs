@@ -85,6 +85,9 @@ fn unportable(part: &str) -> Option<&'static str> {
     if part.chars().any(is_invisible_or_bidi) {
         return Some("an invisible or text-direction character");
     }
+    if part.len() > 255 {
+        return Some("longer than 255 bytes");
+    }
     if part != "." && part.ends_with(['.', ' ']) {
         return Some("a trailing dot or space");
     }

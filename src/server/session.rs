@@ -75,6 +75,9 @@ pub struct Call<'a> {
 struct InFlight {
     chat: ChatKey,
     cancel: tokio_util::sync::CancellationToken,
+    /// Cancelled because stdin ended, not by the user's `cancel`: the saved answer
+    /// says so instead of "aborted by user".
+    closed_by_exit: bool,
 }
 
 /// Results of background work, handled by the server loop in arrival order.

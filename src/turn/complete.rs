@@ -19,6 +19,10 @@ use crate::turn::stream::TurnOutcome;
 /// saved after the partial answer (the reference's words, which its plugin matches).
 pub const CANCELLED: &str = "Response aborted by user.";
 
+/// How a turn cut short by the end of stdin (the editor closed bb7) ends, in place of
+/// [`CANCELLED`]: nobody pressed cancel.
+pub const INTERRUPTED: &str = "Response interrupted: bb7 was closed before the answer finished.";
+
 /// What the hidden repair round asks of the model after some edits failed.
 pub const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
 
@@ -125,6 +129,26 @@ pub struct Completion {
     pub usage: Usage,
     /// Whether a title may be generated now (a completed answer).
     pub title: bool,
+}
+
+impl Completion {
+    /// Relabels a cancelled turn as one that bb7's exit interrupted ([`INTERRUPTED`]);
+    /// anything else is left as it is.
+    pub fn closed_by_exit(&mut self) {
+        let TurnMessage::Error { message, code, .. } = &mut self.event else {
+            return;
+        };
+        if *code != ErrorCode::Cancelled {
+            return;
+        }
+        *message = INTERRUPTED.to_owned();
+        if let Some(last) = self.messages.last_mut()
+            && last.role == "system"
+            && last.text() == CANCELLED
+        {
+            *last = system_message(INTERRUPTED.to_owned());
+        }
+    }
 }
 
 /// Completes a turn whose calls are planned. `changes` are the payloads of the plan's

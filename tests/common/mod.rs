@@ -123,7 +123,21 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 impl Bb7 {
     pub fn spawn(home: &Path, cwd: &Path, env: &[(&str, &str)]) -> Bb7 {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_bb7"));
+        Bb7::spawn_via(&[], home, cwd, env)
+    }
+
+    /// [`Bb7::spawn`] with the binary started through `wrapper` (for example
+    /// `setpriv --reuid=65534 …`, to run it as an unprivileged user).
+    pub fn spawn_via(wrapper: &[&str], home: &Path, cwd: &Path, env: &[(&str, &str)]) -> Bb7 {
+        let bin = env!("CARGO_BIN_EXE_bb7");
+        let mut cmd = match wrapper.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
         cmd.current_dir(cwd)
             .env_clear()
             .env("HOME", home)

@@ -5,7 +5,7 @@ use super::{Ctx, Flow, Session};
 use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::Chat;
-use crate::context::{ChatFiles, find_file};
+use crate::context::{ChatFiles, StoreError, find_file};
 use crate::edit::{self, CallCode, CallStatus, FileAccess, Plan};
 use crate::error::Result;
 use crate::llm::Usage;
@@ -43,11 +43,27 @@ impl Session {
             return Ok(None);
         }
         let changes = if plan.ok() {
-            self.commit_plan(&key, &plan, &root)?
+            match self.commit_plan(&key, &plan, &root) {
+                Ok(changes) => changes,
+                // The answer is kept whatever happens to its files: the text is saved
+                // and the writes that could not be stored are failed calls, so the
+                // chat never ends on a user message without its answer.
+                Err(e) => {
+                    fail_unstored(&mut plan, &e);
+                    Vec::new()
+                }
+            }
         } else {
             Vec::new()
         };
-        let completion = complete(ended, &plan, changes);
+        let mut completion = complete(ended, &plan, changes);
+        if self
+            .in_flight
+            .get(&first.spec.request_id)
+            .is_some_and(|f| f.closed_by_exit)
+        {
+            completion.closed_by_exit();
+        }
         let messages = completion.messages;
         self.change_chat(&key, |chat, _| {
             chat.messages.extend(messages);
@@ -104,19 +120,22 @@ impl Session {
     }
 
     /// Writes every planned output together (see `ChatFiles::commit_outputs`) and
-    /// returns the change payloads.
+    /// returns the change payloads. Errors: the file that could not be stored.
     pub(super) fn commit_plan(
         &self,
         key: &ChatKey,
         plan: &Plan,
         root: &std::path::Path,
-    ) -> Result<Vec<Change>> {
+    ) -> std::result::Result<Vec<Change>, StoreError> {
         let store = self.store_for(key)?;
         let files = ChatFiles::new(&store, &key.id);
         files.commit_outputs(&plan.writes)?;
-        // A new output starts a new review of that file.
+        // A new output starts a new review of that file; a stale review left behind
+        // is harmless next to losing the answer.
         for path in plan.writes.keys() {
-            crate::review::decided::clear(files, path)?;
+            if let Err(e) = crate::review::decided::clear(files, path) {
+                tracing::warn!(error = %e, "could not reset a review");
+            }
         }
         Ok(plan
             .writes
@@ -156,6 +175,32 @@ impl Session {
         self.spawn_turn(spec, provider, ctx, Some(Box::new(first.clone())));
         Ok(())
     }
+}
+
+/// Marks the file calls of a plan whose outputs could not be stored as failed calls
+/// (`store_failed`): the one whose file failed, or every write when the failure was
+/// not one file's. Nothing of the response is written then (invariant 6).
+fn fail_unstored(plan: &mut Plan, e: &StoreError) {
+    let why = format!("could not be stored: {}", e.error.message);
+    let writes = |r: &crate::edit::CallReport| {
+        r.status == CallStatus::Ok && r.path.as_ref().is_some_and(|p| plan.writes.contains_key(p))
+    };
+    let named = |r: &crate::edit::CallReport| writes(r) && r.path == e.path;
+    let one_file = plan.reports.iter().any(named);
+    let failed: Vec<usize> = (0..plan.reports.len())
+        .filter(|&i| {
+            let r = &plan.reports[i];
+            if one_file { named(r) } else { writes(r) }
+        })
+        .collect();
+    for i in failed {
+        let r = &mut plan.reports[i];
+        r.status = CallStatus::Failed;
+        r.code = Some(CallCode::StoreFailed);
+        r.error = Some(why.clone());
+    }
+    plan.writes.clear();
+    plan.bases.clear();
 }
 
 /// The server's own check of a plan, whatever the planner decided: a global chat

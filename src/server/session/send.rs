@@ -251,6 +251,7 @@ impl Session {
             InFlight {
                 chat: spec.chat.clone(),
                 cancel: cancel.clone(),
+                closed_by_exit: false,
             },
         );
         let outbox = ctx.outbox.clone();
@@ -354,7 +355,10 @@ impl Session {
     /// Cancels every running turn (shutdown or end of input); their partial results
     /// are still saved as they come back.
     pub fn cancel_all(&mut self) {
-        for f in self.in_flight.values() {
+        for f in self.in_flight.values_mut() {
+            if !f.cancel.is_cancelled() {
+                f.closed_by_exit = true;
+            }
             f.cancel.cancel();
         }
     }
