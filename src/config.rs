@@ -42,13 +42,19 @@ pub struct Config {
     /// Flush bb7's own state (chats, snapshots, index) before each reply instead of in
     /// the background (docs/ARCHITECTURE.md, Durability 8). Default false.
     pub sync_writes: bool,
+    /// Send the API key over plain `http://` to a host other than this machine
+    /// (refused by default: anyone on the way could read it). Default false.
+    pub allow_insecure_http: bool,
 }
 
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .field("base_url", &self.base_url)
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(crate::llm::url::redacted),
+            )
             .field("default_model", &self.default_model)
             .finish_non_exhaustive()
     }

@@ -6,6 +6,7 @@ pub mod models;
 pub mod openai;
 pub mod request;
 pub mod sse;
+pub mod url;
 
 pub use request::{ChatMessage, ChatRequest, Role};
 

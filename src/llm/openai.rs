@@ -54,8 +54,9 @@ impl OpenAiCompatible {
             return Ok(resp);
         }
         let status = resp.status().as_u16();
-        // The URL tried, so a wrong `base_url` shows itself (it never holds the key).
-        let url = resp.url().to_string();
+        // The URL tried, so a wrong `base_url` shows itself, without its user info
+        // or query, which may hold a key.
+        let url = super::url::redacted(resp.url().as_str());
         let retry_after = resp
             .headers()
             .get(reqwest::header::RETRY_AFTER)
@@ -103,7 +104,8 @@ fn error_body_message(body: &str) -> String {
 }
 
 fn describe(e: &reqwest::Error) -> String {
-    // reqwest's Display includes the URL, never headers, so the key cannot leak.
+    // reqwest's Display includes the URL (never headers), which may carry a key in
+    // its user info or query: it is shown redacted.
     let mut s = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(inner) = source {
@@ -111,7 +113,10 @@ fn describe(e: &reqwest::Error) -> String {
         s.push_str(&inner.to_string());
         source = inner.source();
     }
-    s
+    match e.url() {
+        Some(url) => super::url::redact_in(&s, url.as_str()),
+        None => s,
+    }
 }
 
 impl Provider for OpenAiCompatible {
@@ -173,8 +178,15 @@ pub fn decode_event(data: &str) -> Result<Vec<StreamEvent>, ApiError> {
     if data.is_empty() {
         return Ok(Vec::new());
     }
-    let v: Value = serde_json::from_str(data)
-        .map_err(|e| ApiError::Decode(format!("bad stream chunk ({e})")))?;
+    let v: Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        // A provider may cut a surrogate pair across two events (`"\ud83d"` here,
+        // `"\ude00"` in the next); raw invalid UTF-8 is already replaced, so escapes
+        // are decoded as leniently: the lone half becomes U+FFFD.
+        Err(e) => super::sse::replace_lone_surrogates(data)
+            .and_then(|fixed| serde_json::from_str(&fixed).ok())
+            .ok_or_else(|| ApiError::Decode(format!("bad stream chunk ({e})")))?,
+    };
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
         let code = match err.get("code") {
             Some(Value::String(s)) => Some(s.clone()),

@@ -79,9 +79,77 @@ impl SseDecoder {
     }
 }
 
+/// Rewrites every `\\uXXXX` escape of a lone UTF-16 surrogate in JSON text (a high
+/// half not followed by a low one, or a low half alone) as `\\ufffd`, the
+/// replacement character. Returns `None` when there is none, so the caller's error
+/// stands. Escaped backslashes (`\\\\u`) are not escapes and are left alone.
+pub fn replace_lone_surrogates(json: &str) -> Option<String> {
+    let bytes = json.as_bytes();
+    let unit = |at: usize| -> Option<u16> {
+        let hex = json.get(at + 2..at + 6)?;
+        (bytes.get(at + 1) == Some(&b'u'))
+            .then(|| u16::from_str_radix(hex, 16).ok())
+            .flatten()
+    };
+    let mut out = String::with_capacity(json.len());
+    let mut changed = false;
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(found) = memchr::memchr(b'\\', &bytes[i..]) {
+        let at = i + found;
+        match unit(at) {
+            Some(0xD800..=0xDBFF) => {
+                if matches!(unit(at + 6), Some(0xDC00..=0xDFFF))
+                    && bytes.get(at + 6) == Some(&b'\\')
+                {
+                    i = at + 12;
+                } else {
+                    out.push_str(&json[copied..at]);
+                    out.push_str("\\ufffd");
+                    copied = at + 6;
+                    changed = true;
+                    i = at + 6;
+                }
+            }
+            Some(0xDC00..=0xDFFF) => {
+                out.push_str(&json[copied..at]);
+                out.push_str("\\ufffd");
+                copied = at + 6;
+                changed = true;
+                i = at + 6;
+            }
+            Some(_) => i = at + 6,
+            // Any other escape is two characters (`\\\\`, `\\"`, `\\n`).
+            None => i = at + 2,
+        }
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&json[copied.min(json.len())..]);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        assert_eq!(
+            replace_lone_surrogates(r#"{"a":"x\ud83d","b":"\ude00y"}"#).as_deref(),
+            Some(r#"{"a":"x\ufffd","b":"\ufffdy"}"#)
+        );
+        assert_eq!(replace_lone_surrogates(r#"{"a":"\ud83d\ude00"}"#), None);
+        assert_eq!(replace_lone_surrogates(r#"{"a":"\\ud83d"}"#), None);
+        assert_eq!(
+            replace_lone_surrogates(r#"{"a":"\ud83d\n"}"#).as_deref(),
+            Some(r#"{"a":"\ufffd\n"}"#)
+        );
+    }
 
     #[test]
     fn events_split_anywhere_decode_the_same() {

@@ -87,21 +87,27 @@ where
 {
     return_large_buffers_to_the_os();
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let outbox = Outbox::new(tx);
+    let backlog = outbox.backlog();
     let writer = tokio::spawn(async move {
         let mut out = tokio::io::BufWriter::new(output);
         while let Some(line) = rx.recv().await {
             if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err()
             {
+                backlog.close();
                 return;
             }
+            backlog.written(line.len());
+            drop(line);
             // Flush when nothing else is queued, so bursts go out in one write.
             if rx.is_empty() && out.flush().await.is_err() {
+                backlog.close();
                 return;
             }
         }
         let _ = out.flush().await;
     });
-    let outbox = Outbox::new(tx);
+    let room = outbox.backlog();
 
     // The reader runs on its own task: a line half-read when the loop below turns to
     // a background result must not be lost.
@@ -127,13 +133,17 @@ where
     let mut session = Session::new();
     let mut read_error = None;
     loop {
+        // While the client does not read what is queued, no new request is read
+        // (invariant 14): background work still finishes meanwhile.
+        let has_room = room.has_room();
         let line = tokio::select! {
             biased;
             Some(msg) = internal.recv() => {
                 on_background(&mut session, msg, &ctx);
                 continue;
             }
-            line = lines.recv() => line,
+            _ = room.room(), if !has_room => continue,
+            line = lines.recv(), if has_room => line,
         };
         let bytes = match line {
             None | Some(Ok(Line::Eof)) => break,

@@ -38,6 +38,17 @@ impl Session {
                 "No API key: set OPENROUTER_API_KEY or api_key in ~/.config/bb7/config.json",
             ));
         }
+        if let Some(risk) = crate::llm::url::cleartext_risk(&base, self.config.has_api_key()) {
+            if !self.config.allow_insecure_http {
+                return Err(Error::new(
+                    ErrorCode::Api,
+                    format!("Refusing to send a request: {risk}. Use https, or set allow_insecure_http in ~/.config/bb7/config.json"),
+                ));
+            }
+            // Allowed, but never silently (stderr is not the protocol; invariant 1).
+            tracing::warn!("{risk}");
+            eprintln!("bb7: warning: {risk} (allow_insecure_http is set)");
+        }
         let p: Arc<dyn Provider> = Arc::new(
             OpenAiCompatible::new(&base, self.config.api_key.clone()).map_err(Error::from)?,
         );
