@@ -68,7 +68,10 @@ fn a_client_that_stops_reading_cannot_grow_bb7_without_bound() {
     let _ = child.wait();
     let _ = writer.join();
     assert!(peak > 0, "could not read the RSS of bb7");
-    assert!(peak < 300, "bb7 grew to {peak} MiB while its stdout was not read");
+    assert!(
+        peak < 300,
+        "bb7 grew to {peak} MiB while its stdout was not read"
+    );
 }
 
 /// Asserts that `ping` is answered within 2 s; returns the stream's end if it came.
@@ -82,7 +85,8 @@ fn ping_fast(b: &mut Bb7, rid: &str) -> Option<Value> {
         t.elapsed()
     );
     let end = b.backlog.iter().position(|m| {
-        m["request_id"] == rid && matches!(m["type"].as_str(), Some("done" | "error" | "diff_error"))
+        m["request_id"] == rid
+            && matches!(m["type"].as_str(), Some("done" | "error" | "diff_error"))
     })?;
     Some(b.backlog.remove(end))
 }
@@ -108,7 +112,10 @@ fn a_huge_one_line_edit_that_matches_nothing_does_not_stall_bb7() {
         if let Some(end) = ping_fast(&mut b, &rid) {
             break end;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "the turn never ended");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the turn never ended"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(end["type"], "diff_error", "{}", &end.to_string()[..300]);
@@ -164,7 +171,10 @@ fn a_key_never_crosses_plain_http_to_another_host() {
     let end = b.turn("hi");
     assert_eq!(end["type"], "error", "{end}");
     assert!(
-        !end["message"].as_str().unwrap().contains("allow_insecure_http"),
+        !end["message"]
+            .as_str()
+            .unwrap()
+            .contains("allow_insecure_http"),
         "{end}"
     );
     assert_eq!(b.close().code(), Some(0));

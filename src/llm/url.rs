@@ -75,7 +75,10 @@ mod tests {
             redacted("https://u:p@example.com/v1?key=abc#x"),
             "https://…@example.com/v1?…"
         );
-        assert_eq!(redacted("http://127.0.0.1:8080/v1"), "http://127.0.0.1:8080/v1");
+        assert_eq!(
+            redacted("http://127.0.0.1:8080/v1"),
+            "http://127.0.0.1:8080/v1"
+        );
         assert_eq!(redacted("not a url?key=abc"), "not a url");
         let msg = "error sending request for url (http://h/v1/chat?key=abc)";
         assert!(!redact_in(msg, "http://h/v1/chat?key=abc").contains("abc"));
@@ -87,7 +90,11 @@ mod tests {
         assert!(cleartext_risk("http://10.0.0.2/v1?key=abc", false).is_some());
         assert!(cleartext_risk("http://example.com/v1", false).is_none());
         assert!(cleartext_risk("https://example.com/v1", true).is_none());
-        for local in ["http://localhost:1234/v1", "http://127.0.0.2/v1", "http://[::1]/v1"] {
+        for local in [
+            "http://localhost:1234/v1",
+            "http://127.0.0.2/v1",
+            "http://[::1]/v1",
+        ] {
             assert!(cleartext_risk(local, true).is_none(), "{local}");
         }
     }

@@ -91,6 +91,8 @@ pub enum BackgroundResult {
         /// The repair turn.
         repair: Box<TurnOutcome>,
     },
+    /// A turn's file calls were planned (off the request loop).
+    Planned(Box<PlannedTurn>),
     /// A title was generated for a chat.
     Title {
         /// The chat.
@@ -98,6 +100,16 @@ pub enum BackgroundResult {
         /// The new name.
         title: String,
     },
+}
+
+/// A turn whose file calls were planned off the request loop, on its way back to it.
+pub struct PlannedTurn {
+    /// The visible response.
+    pub first: Box<TurnOutcome>,
+    /// The hidden repair round, if one ran.
+    pub repair: Option<Box<TurnOutcome>>,
+    /// The plan of the calls to apply (see `turn::complete::Ended::calls_to_plan`).
+    pub plan: crate::edit::Plan,
 }
 
 /// All state of one bb7 process.

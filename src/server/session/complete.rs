@@ -1,10 +1,11 @@
 //! Completing a model turn: planning and committing its file tool calls, the hidden repair
 //! round, the assistant message and the change payloads of `done`.
 
-use super::{Ctx, Flow, Session};
+use super::{BackgroundResult, Ctx, Flow, PlannedTurn, Session};
 use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::Chat;
+use crate::chat::store::ChatStore;
 use crate::context::{ChatFiles, StoreError, find_file};
 use crate::edit::{self, CallCode, CallStatus, FileAccess, Plan};
 use crate::error::Result;
@@ -19,6 +20,55 @@ use crate::turn::stream::TurnOutcome;
 const PREVIEW_LINES: usize = 50;
 
 impl Session {
+    /// Plans a finished turn's file calls and reports the plan back to the request
+    /// loop as [`BackgroundResult::Planned`]. Matching edits costs time in the size of
+    /// the edits and files (a model may send a 20 MB line), so a turn with calls is
+    /// planned on a blocking thread and `ping`, `cancel` and other chats keep being
+    /// answered meanwhile (invariant 15); the turn stays in flight, and its chat busy,
+    /// until the plan is committed.
+    pub(super) fn plan_turn(
+        &self,
+        first: Box<TurnOutcome>,
+        repair: Option<Box<TurnOutcome>>,
+        ctx: &Ctx,
+    ) -> Result<()> {
+        let key = first.spec.chat.clone();
+        let root = self.root()?.to_path_buf();
+        let mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
+        let store = self.store_for(&key)?;
+        let chat = match &self.active {
+            Some(a) if a.chat.id == key.id && a.store.global == key.global => a.chat.clone(),
+            _ => store.load(&key.id)?,
+        };
+        let background = ctx.background.clone();
+        let has_calls =
+            !first.calls.is_empty() || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
+        let job = move || {
+            let ended = Ended {
+                first: &first,
+                repair: repair.as_deref(),
+            };
+            let plan_of = |calls: &[ToolCall]| plan_calls(&store, &chat, &key, calls, mode, &root);
+            let calls = ended.calls_to_plan();
+            let mut plan = plan_of(&calls);
+            if repair.is_some() {
+                let calls = ended.calls_after_repair(&calls, &plan);
+                plan = plan_of(&calls);
+            }
+            let _ = background.send(BackgroundResult::Planned(Box::new(PlannedTurn {
+                first,
+                repair,
+                plan,
+            })));
+        };
+        if has_calls {
+            tokio::task::spawn_blocking(job);
+        } else {
+            job();
+        }
+        Ok(())
+    }
+
     /// Saves the turn's result and tells the client (what to save is decided by
     /// `turn::complete`). A call that writes outside the project fails like any other
     /// failed call: no input ends bb7. Returns `None` when it started a hidden repair
@@ -27,18 +77,13 @@ impl Session {
         &mut self,
         first: &TurnOutcome,
         repair: Option<&TurnOutcome>,
+        mut plan: Plan,
         ctx: &Ctx,
     ) -> Result<Option<Flow>> {
         let ended = Ended { first, repair };
         let key = first.spec.chat.clone();
         let root = self.root()?.to_path_buf();
-        let mode = DiffMode::parse(self.config.diff_mode.as_deref())?;
-        let calls = ended.calls_to_plan();
-        let mut plan = self.plan_calls(&key, &calls, mode, &root)?;
-        if repair.is_some() {
-            let calls = ended.calls_after_repair(&calls, &plan);
-            plan = self.plan_calls(&key, &calls, mode, &root)?;
-        } else if ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
+        if repair.is_none() && ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
             self.start_repair(first, &plan, ctx)?;
             return Ok(None);
         }
@@ -70,8 +115,19 @@ impl Session {
             Ok(())
         })?;
         self.log_usage(&first.spec.model, &completion.usage);
-        ctx.outbox
-            .emit(&completion.event, Some(&first.spec.request_id));
+        let argument_bytes: usize = first.calls.iter().map(|c| c.arguments.len()).sum();
+        if argument_bytes > OFF_LOOP_ENCODE_BYTES {
+            // `diff_error` repeats the calls' arguments: encoding megabytes of them is
+            // left to a blocking thread (invariant 15). The chat is saved already, and
+            // nothing else of this stream follows.
+            let outbox = ctx.outbox.clone();
+            let rid = first.spec.request_id.clone();
+            let event = completion.event;
+            tokio::task::spawn_blocking(move || outbox.emit(&event, Some(&rid)));
+        } else {
+            ctx.outbox
+                .emit(&completion.event, Some(&first.spec.request_id));
+        }
         if completion.title {
             self.maybe_auto_title(&key, ctx);
         }
@@ -94,29 +150,6 @@ impl Session {
         if let Err(e) = crate::project::usage_log::append(&dirs.state, &line) {
             tracing::info!(error = %e, "cannot append to usage.csv");
         }
-    }
-
-    pub(super) fn plan_calls(
-        &self,
-        key: &ChatKey,
-        calls: &[ToolCall],
-        mode: DiffMode,
-        root: &std::path::Path,
-    ) -> Result<Plan> {
-        let store = self.store_for(key)?;
-        let chat = match &self.active {
-            Some(a) if a.chat.id == key.id && a.store.global == key.global => a.chat.clone(),
-            _ => store.load(&key.id)?,
-        };
-        let files = ChatFiles::new(&store, &key.id);
-        let access = |rel: &str| file_access(&chat, files, rel);
-        let edits: Vec<_> = calls
-            .iter()
-            .map(|c| crate::tools::file::proposed_edit(c, mode))
-            .collect();
-        let mut plan = edit::plan(&edits, root, &access);
-        guard_plan(&mut plan, key.global);
-        Ok(plan)
     }
 
     /// Writes every planned output together (see `ChatFiles::commit_outputs`) and
@@ -176,6 +209,31 @@ impl Session {
         Ok(())
     }
 }
+
+/// Plans `calls` of the chat `key` against `chat` as it is now: the edit engine, then
+/// the server's own guard.
+fn plan_calls(
+    store: &ChatStore,
+    chat: &Chat,
+    key: &ChatKey,
+    calls: &[ToolCall],
+    mode: DiffMode,
+    root: &std::path::Path,
+) -> Plan {
+    let files = ChatFiles::new(store, &key.id);
+    let access = |rel: &str| file_access(chat, files, rel);
+    let edits: Vec<_> = calls
+        .iter()
+        .map(|c| crate::tools::file::proposed_edit(c, mode))
+        .collect();
+    let mut plan = edit::plan(&edits, root, &access);
+    guard_plan(&mut plan, key.global);
+    plan
+}
+
+/// Bytes of tool-call arguments above which a turn's final message is encoded off the
+/// request loop.
+const OFF_LOOP_ENCODE_BYTES: usize = 1 << 20;
 
 /// Marks the file calls of a plan whose outputs could not be stored as failed calls
 /// (`store_failed`): the one whose file failed, or every write when the failure was

@@ -42,7 +42,9 @@ impl Session {
             if !self.config.allow_insecure_http {
                 return Err(Error::new(
                     ErrorCode::Api,
-                    format!("Refusing to send a request: {risk}. Use https, or set allow_insecure_http in ~/.config/bb7/config.json"),
+                    format!(
+                        "Refusing to send a request: {risk}. Use https, or set allow_insecure_http in ~/.config/bb7/config.json"
+                    ),
                 ));
             }
             // Allowed, but never silently (stderr is not the protocol; invariant 1).

@@ -1,7 +1,7 @@
 //! Starting a model turn (`send`), cancelling it, answering its approvals and
 //! clarifications, and routing background results back into the session.
 
-use super::{BackgroundResult, Call, Ctx, Flow, InFlight, Session, chat_key};
+use super::{BackgroundResult, Call, Ctx, Flow, InFlight, PlannedTurn, Session, chat_key};
 use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part, SnapshotRef};
@@ -375,6 +375,7 @@ impl Session {
             BackgroundResult::Repair { first, repair } => {
                 self.finish_turn(first, Some(repair), ctx)
             }
+            BackgroundResult::Planned(planned) => self.finish_planned(planned, ctx),
             BackgroundResult::Title { chat, title } => {
                 if let Err(e) = self.apply_title(&chat, &title) {
                     ctx.outbox.send_error(&e, None);
@@ -408,6 +409,8 @@ impl Session {
         self.update_chat(&store, &key.id, |chat, files, _| change(chat, files))
     }
 
+    /// A turn's stream ended: its calls are planned (off the loop when it has any),
+    /// then [`Session::finish_planned`] completes it.
     pub(super) fn finish_turn(
         &mut self,
         first: Box<TurnOutcome>,
@@ -416,7 +419,29 @@ impl Session {
     ) -> Flow {
         let rid = first.spec.request_id.clone();
         let key = first.spec.chat.clone();
-        let flow = match self.complete_turn(&first, repair.as_deref(), ctx) {
+        if let Err(e) = self.plan_turn(first, repair, ctx) {
+            let msg = TurnMessage::Error {
+                message: e.message,
+                code: e.code,
+                chat_id: key.id.clone(),
+            };
+            ctx.outbox.emit(&msg, Some(&rid));
+            self.in_flight.remove(&rid);
+            self.release_if_idle(&key);
+        }
+        Flow::Continue
+    }
+
+    /// Completes a turn whose calls are planned: commits, saves and tells the client.
+    pub(super) fn finish_planned(&mut self, planned: Box<PlannedTurn>, ctx: &Ctx) -> Flow {
+        let PlannedTurn {
+            first,
+            repair,
+            plan,
+        } = *planned;
+        let rid = first.spec.request_id.clone();
+        let key = first.spec.chat.clone();
+        let flow = match self.complete_turn(&first, repair.as_deref(), plan, ctx) {
             // A hidden repair round now runs under the same request id.
             Ok(None) => return Flow::Continue,
             Ok(Some(flow)) => flow,
