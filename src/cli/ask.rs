@@ -6,8 +6,8 @@
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::args::ToolsMode;
-use super::prompt;
 use super::{Failure, Res, Session};
+use super::{prompt, terminal};
 use crate::chat::store::ChatStore;
 use crate::project::Project;
 use crate::protocol::action::Action;
@@ -134,7 +134,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             }
             TurnMessage::Thinking { content, .. } => {
                 if o.thinking {
-                    eprint!("{content}");
+                    eprint!("{}", terminal::err(&content));
                     lines.thinking_open = !content.ends_with('\n');
                 }
             }
@@ -148,7 +148,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                 if status != "requested" {
                     lines.close_all(s);
                     let what = if summary.is_empty() { name } else { summary };
-                    eprintln!("bb7: tool {status}: {what}");
+                    eprintln!("bb7: tool {status}: {}", terminal::err(&what));
                 }
             }
             TurnMessage::ToolApproval {
@@ -202,7 +202,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     return Err(aborted());
                 }
                 for ch in &changes {
-                    eprintln!("bb7: {}", ch.description());
+                    eprintln!("bb7: {}", terminal::err(&ch.description()));
                 }
                 eprintln!("bb7: {} tokens, ${:.4}", usage.total_tokens, usage.cost);
                 return Ok(());
@@ -271,10 +271,17 @@ fn aborted() -> Failure {
 /// Asks on the terminal whether the model may read; refuses without a terminal.
 async fn approve(description: &str) -> bool {
     if !prompt::interactive() {
-        eprintln!("bb7: refused: {description} (stdin is not a terminal to ask; use --tools auto)");
+        eprintln!(
+            "bb7: refused: {} (stdin is not a terminal to ask; use --tools auto)",
+            terminal::err(description)
+        );
         return false;
     }
-    let ok = prompt::confirm(format!("bb7: the model asks: {description}. Allow? [y/N] ")).await;
+    let ok = prompt::confirm(format!(
+        "bb7: the model asks: {}. Allow? [y/N] ",
+        terminal::err(description)
+    ))
+    .await;
     if !ok {
         eprintln!("bb7: refused");
     }
@@ -285,12 +292,18 @@ async fn approve(description: &str) -> bool {
 /// model is told there is no answer.
 async fn clarify(question: &str) -> String {
     if !prompt::interactive() {
-        eprintln!("bb7: the model asks: {question} (no terminal to answer; skipped)");
+        eprintln!(
+            "bb7: the model asks: {} (no terminal to answer; skipped)",
+            terminal::err(question)
+        );
         return "no_user_answer".into();
     }
-    prompt::ask_text(format!("bb7: the model asks: {question}\n> "))
-        .await
-        .unwrap_or_else(|| "no_user_answer".into())
+    prompt::ask_text(format!(
+        "bb7: the model asks: {}\n> ",
+        terminal::err(question)
+    ))
+    .await
+    .unwrap_or_else(|| "no_user_answer".into())
 }
 
 /// Warns about context files changed on disk since their snapshot, or re-snapshots

@@ -10,6 +10,7 @@ mod info;
 pub mod prompt;
 mod review;
 pub mod root;
+pub mod terminal;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,8 +45,10 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Writes `s` to stdout now (answers stream).
+    /// Writes `s` to stdout now (answers stream), without terminal control
+    /// characters (see [`terminal`]).
     fn out(&self, s: &str) {
+        let s = terminal::safe(s, terminal::Sink::Stdout);
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(s.as_bytes());
         let _ = out.flush();

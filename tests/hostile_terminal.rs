@@ -1,0 +1,87 @@
+//! Hostile ground on the terminal: model text, reasoning and file names printed by the
+//! command line never carry control or bidi characters to a terminal (OSC 52 would
+//! write the user's clipboard), and are escaped, not dropped, when piped.
+
+mod cli_support;
+mod common;
+
+use std::io::Read;
+use std::process::Stdio;
+
+use cli_support::*;
+use common::fake_env;
+use common::fake_model::*;
+use serde_json::json;
+
+const OSC52: &str = "\u{1b}]52;c;ZXZpbA==\u{7}";
+const CLEAR: &str = "\u{1b}[2J";
+
+fn hostile_answer(fake: &FakeModel) {
+    fake.push_sse(vec![
+        role(),
+        reasoning(&format!("thinking {CLEAR}hard\n")),
+        text(&format!("Hello {OSC52}there\u{202e}dlrow\u{9d}")),
+        text(" and bye\n"),
+        finish("stop"),
+        done(),
+    ]);
+}
+
+fn has_controls(s: &str) -> bool {
+    s.chars()
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
+}
+
+#[test]
+fn piped_output_escapes_control_characters() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("a.txt", "a\n")]);
+    hostile_answer(&fake);
+    let o = ok(&env, &["ask", "--thinking", "hi"]);
+    let out = stdout(&o);
+    let err = stderr(&o);
+    assert!(!has_controls(&out), "{out:?}");
+    assert!(!has_controls(&err), "{err:?}");
+    assert!(
+        out.contains("Hello \\u{1b}]52;c;ZXZpbA==\\u{7}there\\u{202e}dlrow"),
+        "{out:?}"
+    );
+    assert!(err.contains("thinking \\u{1b}[2Jhard"), "{err:?}");
+    // `show` prints the stored answer the same way.
+    let shown = stdout(&ok(&env, &["show"]));
+    assert!(!has_controls(&shown), "{shown:?}");
+    assert!(shown.contains("\\u{1b}]52"), "{shown:?}");
+}
+
+#[test]
+fn a_terminal_never_receives_control_characters() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("a.txt", "a\n")]);
+    hostile_answer(&fake);
+    let (master, slave) = pty();
+    let mut child = command(&env, &env.project, &["ask", "--thinking", "hi"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let mut screen = Vec::new();
+    let mut m = std::fs::File::from(master);
+    // The slave is closed once the child exits; reading then ends with EIO.
+    let mut buf = [0u8; 4096];
+    loop {
+        match m.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => screen.extend_from_slice(&buf[..n]),
+        }
+    }
+    let screen = String::from_utf8_lossy(&screen).replace("\r\n", "\n");
+    assert!(
+        screen.contains("Hello ]52;c;ZXZpbA==theredlrow and bye"),
+        "{screen:?}"
+    );
+    assert!(screen.contains("thinking [2Jhard"), "{screen:?}");
+    assert!(!has_controls(&screen), "{screen:?}");
+}
