@@ -268,7 +268,7 @@ fn closing_stdin_mid_turn_is_not_a_users_cancel() {
 #[test]
 fn a_users_cancel_still_says_so() {
     let (env, fake) = fake_env(json!({}));
-    let (mut b, id) = env.with_chat();
+    let (mut b, _id) = env.with_chat();
     fake.push_sse(vec![
         role(),
         text("The first half"),

@@ -202,7 +202,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     return Err(aborted());
                 }
                 for ch in &changes {
-                    eprintln!("bb7: {}", terminal::err(&ch.description()));
+                    eprintln!("bb7: {}", terminal::err(ch.description()));
                 }
                 eprintln!("bb7: {} tokens, ${:.4}", usage.total_tokens, usage.cost);
                 return Ok(());

@@ -375,7 +375,7 @@ impl Session {
             BackgroundResult::Repair { first, repair } => {
                 self.finish_turn(first, Some(repair), ctx)
             }
-            BackgroundResult::Planned(planned) => self.finish_planned(planned, ctx),
+            BackgroundResult::Planned(planned) => self.finish_planned(*planned, ctx),
             BackgroundResult::Title { chat, title } => {
                 if let Err(e) = self.apply_title(&chat, &title) {
                     ctx.outbox.send_error(&e, None);
@@ -433,12 +433,12 @@ impl Session {
     }
 
     /// Completes a turn whose calls are planned: commits, saves and tells the client.
-    pub(super) fn finish_planned(&mut self, planned: Box<PlannedTurn>, ctx: &Ctx) -> Flow {
+    pub(super) fn finish_planned(&mut self, planned: PlannedTurn, ctx: &Ctx) -> Flow {
         let PlannedTurn {
             first,
             repair,
             plan,
-        } = *planned;
+        } = planned;
         let rid = first.spec.request_id.clone();
         let key = first.spec.chat.clone();
         let flow = match self.complete_turn(&first, repair.as_deref(), plan, ctx) {
