@@ -350,8 +350,9 @@ fn a_named_pipe_is_refused_before_it_is_read() {
     ] {
         let t = Instant::now();
         b.request(req.clone());
+        // A pipe read would never return; a loaded machine may still be slow.
         assert!(
-            t.elapsed() < Duration::from_secs(2),
+            t.elapsed() < Duration::from_secs(10),
             "{req} took {:?}",
             t.elapsed()
         );
@@ -366,7 +367,7 @@ fn a_named_pipe_is_refused_before_it_is_read() {
     let t = Instant::now();
     let end = b.turn("read the pipe");
     assert!(
-        t.elapsed() < Duration::from_secs(5),
+        t.elapsed() < Duration::from_secs(15),
         "turn took {:?}",
         t.elapsed()
     );
