@@ -245,6 +245,21 @@ fn instructions_that_are_a_symlink_are_never_sent() {
             .is_some_and(|e| e.contains("symlink")),
         "{info}"
     );
+    // Nor does an include pull in version-control state, by name or through a link.
+    std::fs::remove_file(env.project.join(".bb7/instructions")).unwrap();
+    env.write(
+        ".git/config",
+        "[remote \"origin\"]\n\turl = https://TOKEN123@host/r\n",
+    );
+    symlink(".git/config", env.project.join("cfg")).unwrap();
+    for include in ["@include .git/config\n", "@include cfg\n"] {
+        env.write(".bb7/instructions", include);
+        fake.push_sse(response("", "hello", vec![]));
+        assert_eq!(b.turn("hi")["type"], "error");
+    }
+    for r in fake.requests() {
+        assert!(!r.body.to_string().contains("TOKEN123"));
+    }
     // A regular instruction file is sent.
     std::fs::remove_file(env.project.join(".bb7/instructions")).unwrap();
     env.write(".bb7/instructions", "Prefer tabs.\n");

@@ -95,6 +95,40 @@ fn an_unreadable_context_folder_is_not_a_missing_one() {
     assert_eq!(context_paths(&env.chat_json(&a)), ["x.txt", "y.txt"]);
 }
 
+#[test]
+fn an_unreadable_pin_file_is_never_replaced() {
+    let env = Env::new();
+    if !as_nobody(&env) {
+        return;
+    }
+    let mut b = spawn_nobody(&env);
+    b.ok(json!({"action": "bb7_init", "project_root": env.project}));
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let id = b.ok(json!({"action": "chat_new"}))["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        b.ok(json!({"action": "chat_pin", "id": id, "pinned": true}));
+        ids.push(id);
+    }
+    let pins = env.project.join(".bb7/pinned_chats.json");
+    let before = std::fs::read(&pins).unwrap();
+    set_mode(&pins, 0o000);
+    let r = b.request(json!({"action": "chat_pin", "id": ids[0], "pinned": false}));
+    set_mode(&pins, 0o644);
+    assert_eq!(r["type"], "error", "{r}");
+    assert_eq!(std::fs::read(&pins).unwrap(), before);
+    // Readable again, the change goes through and keeps the other pins.
+    b.ok(json!({"action": "chat_pin", "id": ids[0], "pinned": false}));
+    let now = std::fs::read_to_string(&pins).unwrap();
+    assert!(
+        !now.contains(&ids[0]) && now.contains(&ids[1]) && now.contains(&ids[2]),
+        "{now}"
+    );
+    assert_eq!(b.close().code(), Some(0));
+}
+
 /// The chat's messages as (role, text of its text parts).
 fn history(env: &Env, id: &str) -> Vec<(String, String)> {
     env.chat_json(id)["messages"]

@@ -530,12 +530,19 @@ impl ChatStore {
         }
     }
 
+    /// The ids in a flag file; anything unreadable counts as none (for listing).
     fn flags(&self, file: &str) -> HashSet<String> {
-        let Ok(path) = state_path(&self.base, file) else {
-            return HashSet::new();
-        };
-        let Ok(bytes) = std::fs::read(path) else {
-            return HashSet::new();
+        self.read_flags(file).unwrap_or_default()
+    }
+
+    /// The ids in a flag file: none when it does not exist. Errors: it exists but
+    /// cannot be read or parsed, so a change must not replace it (Durability 9).
+    fn read_flags(&self, file: &str) -> Result<HashSet<String>> {
+        let path = state_path(&self.base, file)?;
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+            Err(e) => return Err(Error::io(format!("Cannot read {file}"), e)),
         };
         // bb7 writes a plain array; the reference plugin writes its own pins as
         // `{"chats":[…]}` into the same file.
@@ -548,14 +555,17 @@ impl ChatStore {
         }
         match serde_json::from_slice::<Flags>(&bytes) {
             Ok(Flags::List(v) | Flags::Object { pinned: v } | Flags::Reference { chats: v }) => {
-                v.into_iter().collect()
+                Ok(v.into_iter().collect())
             }
-            Err(_) => HashSet::new(),
+            Err(e) => Err(Error::new(
+                ErrorCode::Io,
+                format!("{file} is damaged ({e}); fix or remove it"),
+            )),
         }
     }
 
     fn set_flag(&self, file: &str, id: &str, on: bool) -> Result<()> {
-        let mut set = self.flags(file);
+        let mut set = self.read_flags(file)?;
         let changed = if on {
             set.insert(id.to_owned())
         } else {

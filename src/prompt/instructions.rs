@@ -106,6 +106,14 @@ fn include(root: &Path, arg: &str) -> Result<String, IncludeError> {
         return Err(IncludeError::Absolute(path.to_owned()));
     }
     match locate(root, path) {
+        // An instruction file may come with a cloned repository: it never pulls
+        // version-control state (remote URLs with tokens in `.git/config`) into the
+        // prompt.
+        Ok(Location::Project { rel, .. })
+            if crate::project::paths::protected_dir(&rel).is_some() =>
+        {
+            Err(IncludeError::Outside(path.to_owned()))
+        }
         Ok(Location::Project { abs, rel }) => {
             read_text(&abs, &rel).map_err(|e| IncludeError::Unreadable {
                 path: path.to_owned(),
@@ -140,6 +148,8 @@ mod tests {
             e.to_string(),
             "line 2: @include: path is outside the project: ../up"
         );
+        let e = expand_project(&root, "@include .git/config\n").unwrap_err();
+        assert_eq!(e.reason, IncludeError::Outside(".git/config".into()));
         let e = expand_project(&root, "@include missing.md\n").unwrap_err();
         assert!(matches!(e.reason, IncludeError::Unreadable { .. }), "{e}");
     }

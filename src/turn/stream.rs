@@ -466,9 +466,20 @@ async fn retrieval_step(
         }
     }
     let root = spec.root.clone();
-    let result = tokio::task::spawn_blocking(move || read.run(&root))
-        .await
-        .unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string())));
+    // A read of the project may block (a slow mount, a file that turned into a pipe
+    // after it was checked): it runs on a blocking thread, and neither a cancel nor
+    // the turn waits for it longer than READ_TIMEOUT (invariant 15).
+    let reading = tokio::task::spawn_blocking(move || read.run(&root));
+    let result = tokio::select! {
+        done = tokio::time::timeout(READ_TIMEOUT, reading) => match done {
+            Ok(joined) => joined.unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string()))),
+            Err(_) => Err(ReadError::Crashed(format!(
+                "the read did not finish within {} s",
+                READ_TIMEOUT.as_secs()
+            ))),
+        },
+        _ = cancel.cancelled() => return None,
+    };
     match result {
         Ok(out) => {
             record("completed", &out.summary);
@@ -480,6 +491,9 @@ async fn retrieval_step(
         }
     }
 }
+
+/// How long a retrieval read of the project may take before the model is told it failed.
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The assistant message that carries `text` and the tool `calls` of a response, sent
 /// back to the model before the `tool` messages that answer the calls.
