@@ -306,6 +306,34 @@ fn a_copied_chat_folder_saves_into_its_own_folder() {
 }
 
 #[test]
+fn a_planted_chat_naming_paths_outside_the_project_is_refused() {
+    let env = Env::new();
+    let (mut b, _id) = env.with_chat();
+    for (n, (path, external)) in [
+        ("../outside.txt", false),
+        (".bb7/chats/index.json", false),
+        ("/etc/passwd", false),
+        ("relative/but/external", true),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let id = format!("planted{n}");
+        let chat = json!({"version": 2, "id": id, "name": "planted", "created": "2026-01-01T00:00:00Z",
+            "messages": [], "context_files": [{"path": path, "readonly": false, "external": external,
+            "version": "00000000"}]});
+        env.write(&format!(".bb7/chats/{id}/chat.json"), &chat.to_string());
+        let r = b.err(json!({"action": "chat_select", "id": id}));
+        assert!(
+            r["message"].as_str().unwrap().contains("damaged"),
+            "{path}: {r}"
+        );
+        assert_eq!(b.request(json!({"action": "ping"}))["type"], "ok");
+    }
+    assert_eq!(b.close().code(), Some(0));
+}
+
+#[test]
 fn unportable_names_from_the_model_are_failed_calls() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();

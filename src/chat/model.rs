@@ -215,6 +215,34 @@ impl Message {
 }
 
 impl Chat {
+    /// Checks the paths a `chat.json` read from disk names: `.bb7/` may be planted, so
+    /// a project entry must be a plain project-relative path outside bb7's state, and
+    /// an external entry an absolute path. Returns the first path that is not.
+    pub fn check_paths(&self) -> Result<(), String> {
+        for cf in &self.context_files {
+            let plain = !cf.path.is_empty()
+                && !cf.path.contains(['\\', '\0'])
+                && cf
+                    .path
+                    .split('/')
+                    .all(|p| !p.is_empty() && p != "." && p != "..");
+            let ok = if cf.external {
+                std::path::Path::new(&cf.path).is_absolute() && !cf.path.contains('\0')
+            } else {
+                plain
+                    && !cf
+                        .path
+                        .split('/')
+                        .next()
+                        .is_some_and(|f| f.eq_ignore_ascii_case(".bb7"))
+            };
+            if !ok {
+                return Err(format!("its context names the path {:?}", cf.path));
+            }
+        }
+        Ok(())
+    }
+
     /// Brings an older chat to version 2: a legacy top-level `content` on a message
     /// becomes a `text` part. A system message keeps its `content` too: the reference
     /// writes system messages that way and its plugin draws only that field. Returns

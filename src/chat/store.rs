@@ -158,6 +158,12 @@ impl ChatStore {
             }
             chat.id = id.to_owned();
         }
+        chat.check_paths().map_err(|why| {
+            Error::new(
+                ErrorCode::Io,
+                format!("Chat {id} is damaged ({}): {why}", path.display()),
+            )
+        })?;
         if chat.migrate() {
             self.save(&chat)?;
         }

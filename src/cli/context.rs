@@ -17,7 +17,9 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
         let (typed, range) = split_range(spec);
         let path = s.path(typed);
         let abs = s.root.join(&path);
-        let content = std::fs::read_to_string(&abs)
+        // Never blocks on a named pipe (invariant 13).
+        let content = crate::project::fsutil::read_regular(&abs)
+            .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
             .map_err(|e| Failure::new(format!("cannot read {typed}: {e}")))?;
         let known = listed
             .files
