@@ -28,7 +28,7 @@ fn rss_mib(pid: u32) -> u64 {
 fn a_client_that_stops_reading_cannot_grow_bb7_without_bound() {
     let env = Env::new();
     let (mut b, id) = env.with_chat();
-    let big = "0123456789abcdef\n".repeat(64 * 1024); // about 1 MB
+    let big = "0123456789abcdef\n".repeat(256 * 1024); // about 4 MB
     env.add(&mut b, "big.txt", &big);
     assert_eq!(b.close().code(), Some(0));
 
@@ -67,9 +67,10 @@ fn a_client_that_stops_reading_cannot_grow_bb7_without_bound() {
     let _ = child.kill();
     let _ = child.wait();
     let _ = writer.join();
+    eprintln!("peak RSS with stdout unread: {peak} MiB");
     assert!(peak > 0, "could not read the RSS of bb7");
     assert!(
-        peak < 300,
+        peak < 160,
         "bb7 grew to {peak} MiB while its stdout was not read"
     );
 }
@@ -118,6 +119,7 @@ fn a_huge_one_line_edit_that_matches_nothing_does_not_stall_bb7() {
         );
         std::thread::sleep(Duration::from_millis(100));
     };
+    eprintln!("a 20 MB one-line edit took {:?} to fail", started.elapsed());
     assert_eq!(end["type"], "diff_error", "{}", &end.to_string()[..300]);
     assert_eq!(end["tool_calls"][0]["code"], "not_found");
     assert_eq!(b.close().code(), Some(0));
