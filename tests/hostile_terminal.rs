@@ -85,3 +85,25 @@ fn a_terminal_never_receives_control_characters() {
     assert!(screen.contains("thinking [2Jhard"), "{screen:?}");
     assert!(!has_controls(&screen), "{screen:?}");
 }
+
+#[test]
+fn planted_output_names_reach_no_terminal_raw() {
+    let (env, _fake) = fake_env(json!({}));
+    project_with(&env, &[("a.txt", "a\n")]);
+    let chats = env.project.join(".bb7/chats");
+    let id = std::fs::read_dir(&chats)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .find(|e| e.file_type().unwrap().is_dir())
+        .unwrap()
+        .file_name()
+        .into_string()
+        .unwrap();
+    let name = "x\u{1b}]52;c;ZXZpbA==\u{7}\u{202e}.txt";
+    env.plant_output(&id, name, "planted\n");
+    for args in [&["status"][..], &["diff"], &["apply"]] {
+        let o = bb7(&env, args);
+        assert!(!has_controls(&stdout(&o)), "{args:?}: {:?}", stdout(&o));
+        assert!(!has_controls(&stderr(&o)), "{args:?}: {:?}", stderr(&o));
+    }
+}

@@ -1,5 +1,6 @@
 //! Context and output commands: `add`, `remove`, `status`, `diff`, `apply`, `reject`.
 
+use super::terminal;
 use super::{Failure, Res, Session};
 use crate::diff::unified_diff;
 use crate::error::ErrorCode;
@@ -189,13 +190,19 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
             None => matches!(f.status, Status::Modified | Status::Added),
         };
         if f.status == Status::AddedOverExisting && want.is_none() {
-            eprintln!("bb7: skipped {p}: it exists locally (apply it by name to overwrite)");
+            eprintln!(
+                "bb7: skipped {}: it exists locally (apply it by name to overwrite)",
+                terminal::err(p)
+            );
         }
         // Version-control and tool state is written only when named explicitly.
         let protected =
             want.is_none() && f.has_output && crate::project::paths::protected_dir(p).is_some();
         if protected {
-            eprintln!("bb7: skipped {p}: a protected directory (apply it by name)");
+            eprintln!(
+                "bb7: skipped {}: a protected directory (apply it by name)",
+                terminal::err(p)
+            );
         }
         let wanted = wanted && !protected;
         if !wanted {
@@ -212,11 +219,11 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
                     .checkpoint_id
                     .map(|c| format!(" (checkpoint {c})"))
                     .unwrap_or_default();
-                eprintln!("bb7: applied {p}{cp}");
+                eprintln!("bb7: applied {}{cp}", terminal::err(p));
                 applied += 1;
             }
             Err(e) if e.is(ErrorCode::Conflict) => {
-                eprintln!("bb7: {p}: {}", e.message);
+                eprintln!("bb7: {}: {}", terminal::err(p), terminal::err(&e.message));
                 conflicts.push(p.clone());
             }
             Err(e) => return Err(e),

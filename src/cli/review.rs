@@ -1,5 +1,6 @@
 //! Hunk review and checkpoints from a shell: `review`, `checkpoints`, `rollback`.
 
+use super::terminal;
 use super::{Failure, Res, Session};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, HunkSelection, NonEmpty};
@@ -103,10 +104,18 @@ pub(super) async fn review(
             .map(|c| format!(" (checkpoint {c})"))
             .unwrap_or_default();
         if !r.applied.is_empty() {
-            eprintln!("bb7: {}: accepted {}{cp}", f.path, r.applied.join(" "));
+            eprintln!(
+                "bb7: {}: accepted {}{cp}",
+                terminal::err(&f.path),
+                r.applied.join(" ")
+            );
         }
         if !r.rejected.is_empty() {
-            eprintln!("bb7: {}: rejected {}", f.path, r.rejected.join(" "));
+            eprintln!(
+                "bb7: {}: rejected {}",
+                terminal::err(&f.path),
+                r.rejected.join(" ")
+            );
         }
         for c in r.conflicts.iter() {
             eprintln!(
@@ -176,10 +185,10 @@ pub(super) async fn rollback(
     let mut conflicts = Vec::new();
     for f in r.files.iter() {
         if f.restored {
-            eprintln!("bb7: restored {}", f.path);
+            eprintln!("bb7: restored {}", terminal::err(&f.path));
         } else if f.conflict {
             let why = f.reason.as_deref().unwrap_or("it changed since");
-            eprintln!("bb7: {}: not restored: {why}", f.path);
+            eprintln!("bb7: {}: not restored: {why}", terminal::err(&f.path));
             conflicts.push(f.path.clone());
         }
     }
