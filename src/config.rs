@@ -51,10 +51,8 @@ impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .field(
-                "base_url",
-                &self.base_url.as_deref().map(crate::llm::url::redacted),
-            )
+            // A URL may hold a key in its user info or query (invariant 16).
+            .field("base_url", &self.base_url.as_ref().map(|_| "<set>"))
             .field("default_model", &self.default_model)
             .finish_non_exhaustive()
     }

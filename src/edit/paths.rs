@@ -52,7 +52,7 @@ pub fn resolve(root: &Path, raw: &str) -> Result<String, PathError> {
         }
         if let Some(why) = unportable(part) {
             return Err(PathError {
-                code: super::CallCode::InvalidPath,
+                code: super::error::CallCode::InvalidPath,
                 message: format!("{} is not a portable file name ({why})", raw.escape_debug()),
             });
         }
@@ -147,7 +147,7 @@ mod tests {
         ] {
             assert_eq!(
                 resolve(&root, p).unwrap_err().code,
-                super::super::CallCode::InvalidPath,
+                super::super::error::CallCode::InvalidPath,
                 "{p}"
             );
         }
