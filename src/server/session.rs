@@ -108,8 +108,9 @@ pub struct PlannedTurn {
     pub first: Box<TurnOutcome>,
     /// The hidden repair round, if one ran.
     pub repair: Option<Box<TurnOutcome>>,
-    /// The plan of the calls to apply (see `turn::complete::Ended::calls_to_plan`).
-    pub plan: crate::edit::Plan,
+    /// The plan of the calls to apply (see `turn::complete::Ended::calls_to_plan`),
+    /// or the internal error planning met.
+    pub plan: Result<crate::edit::Plan>,
 }
 
 /// All state of one bb7 process.

@@ -44,17 +44,29 @@ impl Session {
         let has_calls =
             !first.calls.is_empty() || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
         let job = move || {
-            let ended = Ended {
-                first: &first,
-                repair: repair.as_deref(),
-            };
-            let plan_of = |calls: &[ToolCall]| plan_calls(&store, &chat, &key, calls, mode, &root);
-            let calls = ended.calls_to_plan();
-            let mut plan = plan_of(&calls);
-            if repair.is_some() {
-                let calls = ended.calls_after_repair(&calls, &plan);
-                plan = plan_of(&calls);
-            }
+            // A bug in the matcher must cost this turn only, and must still reach the
+            // loop, or the chat would stay busy until a restart.
+            let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let ended = Ended {
+                    first: &first,
+                    repair: repair.as_deref(),
+                };
+                let plan_of =
+                    |calls: &[ToolCall]| plan_calls(&store, &chat, &key, calls, mode, &root);
+                let calls = ended.calls_to_plan();
+                let mut plan = plan_of(&calls);
+                if repair.is_some() {
+                    let calls = ended.calls_after_repair(&calls, &plan);
+                    plan = plan_of(&calls);
+                }
+                plan
+            }))
+            .map_err(|_| {
+                crate::error::Error::new(
+                    crate::error::ErrorCode::Internal,
+                    "Internal error while planning the model's file changes",
+                )
+            });
             let _ = background.send(BackgroundResult::Planned(Box::new(PlannedTurn {
                 first,
                 repair,
@@ -77,9 +89,10 @@ impl Session {
         &mut self,
         first: &TurnOutcome,
         repair: Option<&TurnOutcome>,
-        mut plan: Plan,
+        plan: Result<Plan>,
         ctx: &Ctx,
     ) -> Result<Option<Flow>> {
+        let mut plan = plan?;
         let ended = Ended { first, repair };
         let key = first.spec.chat.clone();
         let root = self.root()?.to_path_buf();
