@@ -242,17 +242,25 @@ impl<'a> ChatFiles<'a> {
                 continue;
             }
             let txn = format!("staging/{name}");
-            if self
+            let journal = self
                 .store
-                .chat_path(self.id, &format!("{txn}/journal.json"))?
-                .is_file()
-            {
-                self.finish_staged(&txn)?;
-            } else {
-                let dir = self.store.chat_path(self.id, &txn)?;
-                std::fs::remove_dir_all(&dir)
-                    .map_err(|e| Error::io("Cannot discard staged output", e))?;
+                .chat_path(self.id, &format!("{txn}/journal.json"))?;
+            // Only a journal known to be absent discards the commit; one that cannot
+            // be looked at now (a permission error) leaves it for a later open
+            // (Durability 9).
+            match journal.symlink_metadata() {
+                Ok(m) if m.is_file() => {
+                    self.finish_staged(&txn)?;
+                    continue;
+                }
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io("Cannot look at a staged output commit", e));
+                }
+                _ => {}
             }
+            let dir = self.store.chat_path(self.id, &txn)?;
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| Error::io("Cannot discard staged output", e))?;
         }
         let _ = std::fs::remove_dir(&root);
         Ok(())
