@@ -27,7 +27,9 @@ fn floor(top: &str) -> usize {
     FLOORS
         .iter()
         .position(|f| f.contains(&top))
-        .unwrap_or_else(|| panic!("src/{top} is on no floor: add it to FLOORS and to docs/ARCHITECTURE.md"))
+        .unwrap_or_else(|| {
+            panic!("src/{top} is on no floor: add it to FLOORS and to docs/ARCHITECTURE.md")
+        })
 }
 
 /// Every `.rs` file under `src/` as its module path (`src/edit/mod.rs` → `[edit]`).
@@ -41,8 +43,14 @@ fn modules(src: &Path) -> BTreeMap<Module, PathBuf> {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let rel = path.strip_prefix(src).unwrap().with_extension("");
-                let mut parts: Module = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-                if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+                let mut parts: Module = rel
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect();
+                if matches!(
+                    parts.last().map(String::as_str),
+                    Some("mod" | "lib" | "main")
+                ) {
                     let last = parts.pop().unwrap();
                     if parts.is_empty() {
                         parts.push(last);
@@ -93,14 +101,22 @@ fn imports(module: &Module, path: &Path, all: &BTreeMap<Module, PathBuf>) -> BTr
     };
     let idents = |rest: &str| -> Module {
         rest.split("::")
-            .map(|s| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
+            .map(|s| {
+                s.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<String>()
+            })
             .take_while(|s| !s.is_empty())
             .collect()
     };
     let bytes = text.as_bytes();
     for (kw, base) in [("crate::", Module::new()), ("super::", parent.clone())] {
         for (i, _) in text.match_indices(kw) {
-            if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':') {
+            if i > 0
+                && (bytes[i - 1].is_ascii_alphanumeric()
+                    || bytes[i - 1] == b'_'
+                    || bytes[i - 1] == b':')
+            {
                 continue;
             }
             let mut segs = base.clone();
@@ -109,15 +125,21 @@ fn imports(module: &Module, path: &Path, all: &BTreeMap<Module, PathBuf>) -> BTr
         }
     }
     // `use child::…` from a parent that declares `mod child;`.
-    let own: Module = if is_mod_file || module.len() == 1 { module.clone() } else { module.clone() };
+    let own = module.clone();
     for line in text.lines() {
-        let l = line.trim_start().trim_start_matches("pub ").trim_start_matches("pub(crate) ");
+        let l = line
+            .trim_start()
+            .trim_start_matches("pub ")
+            .trim_start_matches("pub(crate) ");
         if let Some(name) = l.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
             let mut child = own.clone();
             child.push(name.trim().to_owned());
             let needle = format!("{}::", name.trim());
             let used = text.match_indices(&needle).any(|(i, _)| {
-                i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_' || bytes[i - 1] == b':')
+                i == 0
+                    || !(bytes[i - 1].is_ascii_alphanumeric()
+                        || bytes[i - 1] == b'_'
+                        || bytes[i - 1] == b':')
             });
             if used && all.contains_key(&child) {
                 found.insert(child);
