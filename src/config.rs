@@ -25,6 +25,12 @@ pub struct Config {
     pub title_model: Option<String>,
     /// Send `prompt_cache_key` (`bb7:<chat-id>:<model>`).
     pub explicit_cache_key: bool,
+    /// `cache_control` breakpoints for models that need them: `auto` (default, 5
+    /// minutes), `5m`, `1h` or `off` (`prompt::cache::PromptCache`).
+    pub prompt_cache: Option<String>,
+    /// Largest expected input cost of one send in USD; a send expected to cost more
+    /// fails before anything is billed. Unset: no limit.
+    pub max_cost_per_send: Option<f64>,
     /// One hidden repair round after partly failed edits.
     pub auto_retry_partial_edits: bool,
     /// Allow providers that retain data transiently (default true).

@@ -76,6 +76,10 @@ fn a_shell_session_from_init_to_apply() {
         "{err}"
     );
     assert!(
+        err.contains("bb7: 120 tokens (3 cached), $0.0015\n"),
+        "{err}"
+    );
+    assert!(
         fake.chat_bodies()[0]["messages"][1]["content"]
             .as_str()
             .unwrap()

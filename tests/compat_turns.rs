@@ -229,7 +229,7 @@ fn estimate_text_tokens_needs_texts() {
 }
 
 #[test]
-fn after_a_diff_error_the_text_is_an_assistant_message_then_the_system_message() {
+fn after_a_diff_error_the_answer_stays_last_and_the_next_request_carries_the_retry_context() {
     let (env, fake) = fake_env(json!({}));
     env.write("a.rs", "fn a() {}\n");
     let (mut b, id) = env.with_chat();
@@ -244,10 +244,11 @@ fn after_a_diff_error_the_text_is_an_assistant_message_then_the_system_message()
     ));
     let end = b.turn("Rename");
     assert_eq!(end["type"], "diff_error", "{end}");
+    // The reference's plugin reads the last message after a diff_error: the answer.
     let msgs = messages(&env, &id);
-    let n = msgs.len();
-    assert_eq!(msgs[n - 2]["role"], "assistant");
-    let text: String = msgs[n - 2]["parts"]
+    let last = msgs.last().unwrap();
+    assert_eq!(last["role"], "assistant");
+    let text: String = last["parts"]
         .as_array()
         .unwrap()
         .iter()
@@ -255,7 +256,29 @@ fn after_a_diff_error_the_text_is_an_assistant_message_then_the_system_message()
         .map(|p| p["content"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(text, "Here is the change.");
-    assert_eq!(msgs[n - 1]["role"], "system");
+    assert_eq!(
+        last["diff_error"]["errors"], end["errors"],
+        "the failure stays visible"
+    );
+    assert!(msgs.iter().all(|m| m["role"] != "system"));
+    let got = b.ok(json!({"action": "chat_get"}));
+    assert_eq!(
+        got["messages"].as_array().unwrap().last().unwrap()["role"],
+        "assistant"
+    );
+
+    // The next request tells the model what failed, after the history.
+    fake.push_sse(response("", "Retried.", vec![]));
+    assert_eq!(b.turn("Try again")["type"], "done");
+    let body = &fake.chat_bodies()[1];
+    let user = body["messages"][1]["content"].as_str().unwrap();
+    let retry = user.find("<retry-context").expect("retry context");
+    assert!(
+        user[retry..].contains("fn zzz() {}") || user[retry..].contains("not found"),
+        "{user}"
+    );
+    assert!(retry > user.find("Here is the change.").unwrap());
+    assert!(retry < user.find("Try again").unwrap());
 }
 
 #[test]

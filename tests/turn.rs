@@ -63,7 +63,7 @@ fn a_turn_streams_text_and_reasoning_and_writes_an_edit_to_output() {
     assert_eq!(done["output_files"], json!(["src/main.rs"]));
     assert_eq!(
         done["usage"],
-        json!({"prompt_tokens": 100, "completion_tokens": 20, "cached_tokens": 3, "total_tokens": 120, "cost": 0.0015})
+        json!({"prompt_tokens": 100, "completion_tokens": 20, "cached_tokens": 3, "cache_write_tokens": 0, "total_tokens": 120, "cost": 0.0015})
     );
     assert!(done["duration"].as_f64().unwrap() >= 0.0);
     let change = &done["changes"][0];
@@ -132,8 +132,12 @@ fn a_turn_streams_text_and_reasoning_and_writes_an_edit_to_output() {
     assert!(body["tools"][1]["function"]["parameters"]["properties"]["edits"].is_object());
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert!(system.starts_with("You are bb7"));
-    assert!(system.contains("<user-instructions source=\"~/.config/bb7/instructions.md\">\nPrefer short answers.\n</user-instructions>"));
-    assert!(system.contains("<user-instructions source=\".bb7/instructions\">\nUse British spelling.\n</user-instructions>"));
+    assert!(
+        system.contains("<user-instructions source=\"~/.config/bb7/instructions.md\" fence=\"")
+    );
+    assert!(system.contains("\">\nPrefer short answers.\n</user-instructions fence=\""));
+    assert!(system.contains("<user-instructions source=\".bb7/instructions\" fence=\""));
+    assert!(system.contains("\">\nUse British spelling.\n</user-instructions fence=\""));
     assert!(!system.contains("hidden comment"));
     assert_eq!(body["messages"].as_array().unwrap().len(), 2);
     let user = user_prompt(body);
@@ -141,13 +145,15 @@ fn a_turn_streams_text_and_reasoning_and_writes_an_edit_to_output() {
         user.find(needle)
             .unwrap_or_else(|| panic!("{needle} missing from {user}"))
     };
-    assert!(pos("<read-only-files>") < pos("<history>"));
-    assert!(pos("<history>") < pos("<current-message>"));
-    assert!(pos("<current-message>") < pos("<writable-files>"));
-    assert!(pos("README.md") < pos("<history>"));
-    assert!(pos("Make the greeting longer") < pos("<writable-files>"));
-    assert!(user[pos("<writable-files>")..].contains(src));
-    assert!(user.contains("action=\"UserAddFile\""));
+    // The files first (sorted by path, read-only and writable alike), then the
+    // history, then the new message.
+    assert!(pos("<context>") < pos("path=\"README.md\""));
+    assert!(pos("path=\"README.md\"") < pos("path=\"src/main.rs\""));
+    assert!(user[pos("path=\"src/main.rs\"")..].starts_with("path=\"src/main.rs\" file_id="));
+    assert!(user[pos("path=\"src/main.rs\"")..].contains(src));
+    assert!(pos("</context>") < pos("action=\"UserAddFile\""));
+    assert!(pos("action=\"UserAddFile\"") < pos("<message role=\"user\""));
+    assert!(pos("<message role=\"user\"") < pos("Make the greeting longer"));
 
     // A second turn sees the pending output as the writable version.
     fake.push_sse(response("", "Done.", vec![]));
@@ -159,10 +165,10 @@ fn a_turn_streams_text_and_reasoning_and_writes_an_edit_to_output() {
     assert!(user.contains("hello, world"));
     assert!(user.contains("I changed the greeting."));
     assert!(user.contains("AssistantWriteFile"));
-    // The prefix up to the history is stable between the two requests.
+    // The first request is a prefix of the second; the pending version follows it.
     let first = user_prompt(&fake.chat_bodies()[0]);
-    let cut = first.find("<history>").unwrap();
-    assert_eq!(&first[..cut], &user[..cut]);
+    assert!(user.starts_with(&first));
+    assert!(user[first.len()..].contains("hello, world"));
 
     // Apply writes it to the user's file.
     b.ok(json!({"action": "apply_file", "path": "src/main.rs"}));

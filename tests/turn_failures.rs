@@ -363,6 +363,14 @@ fn token_estimates() {
     assert_eq!(e["files"][0]["has_output"], true);
     assert_eq!(e["files"][0]["output_tokens"], 4);
     assert!(e["files"][0]["original_tokens"].as_u64().unwrap() > 4);
+    // The request carries the snapshot and the pending output; a new chat would carry
+    // only the output: the snapshot is the saving, as the reference reports it.
+    assert_eq!(e["potential_savings"], e["files"][0]["original_tokens"]);
+    assert_eq!(e["cached_tokens"], 0, "nothing was sent yet");
+    assert!(
+        e["expected_cost"].is_null(),
+        "fake/model has no listed price"
+    );
     let t = b.ok(
         json!({"action": "estimate_text_tokens", "texts": ["hello world", "", "fn main() {}"]}),
     );

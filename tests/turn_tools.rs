@@ -254,12 +254,13 @@ fn a_write_outside_the_project_is_a_failed_call_and_bb7_keeps_serving() {
     // The chat records what happened, and the process keeps serving.
     let chat = env.chat_json(&id);
     let last = chat["messages"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["role"], "system");
+    assert_eq!(last["role"], "assistant");
     assert!(
-        last["parts"][0]["content"]
+        last["diff_error"]["errors"][0]
             .as_str()
             .unwrap()
-            .contains("escaped.txt")
+            .contains("escaped.txt"),
+        "{last}"
     );
     b.ok(json!({"action": "chat_list"}));
 }

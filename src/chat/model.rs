@@ -95,9 +95,22 @@ pub struct Message {
     /// On assistant messages: files the response wrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_files: Option<Vec<String>>,
+    /// On an assistant message whose edits could not be applied: what failed (the
+    /// `diff_error` its stream ended with). The next request's retry context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_error: Option<DiffFailure>,
     /// Fields this version does not know (`usage`, `reasoning_effort`, …), kept.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// `{"errors":["…"]}`: why a response's edits were not written, one line per failed
+/// call.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct DiffFailure {
+    /// One line per failed call, as the `diff_error` listed them.
+    #[serde(default)]
+    pub errors: Vec<String>,
 }
 
 /// A reference to one context entry at send time.

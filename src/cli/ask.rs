@@ -204,7 +204,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                 for ch in &changes {
                     eprintln!("bb7: {}", terminal::err(ch.description()));
                 }
-                eprintln!("bb7: {} tokens, ${:.4}", usage.total_tokens, usage.cost);
+                eprintln!("bb7: {}", usage.summary());
                 return Ok(());
             }
             TurnMessage::Error { code, message, .. } => {

@@ -49,8 +49,11 @@ pub struct Usage {
     pub prompt_tokens: u64,
     /// Completion tokens (reasoning included).
     pub completion_tokens: u64,
-    /// Prompt tokens served from the provider's cache.
+    /// Prompt tokens served from the provider's cache (`prompt_tokens_details.cached_tokens`).
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's cache, where it reports them
+    /// (`prompt_tokens_details.cache_write_tokens`; Anthropic models).
+    pub cache_write_tokens: u64,
     /// Prompt plus completion.
     pub total_tokens: u64,
     /// Cost in USD (OpenRouter only; 0 elsewhere).
@@ -58,14 +61,39 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// One line for people: `4,813 tokens (4,100 cached), $0.0004` (the cached part
+    /// only when the provider reported one).
+    pub fn summary(&self) -> String {
+        let mut s = format!("{} tokens", thousands(self.total_tokens));
+        if self.cached_tokens > 0 {
+            s.push_str(&format!(" ({} cached)", thousands(self.cached_tokens)));
+        }
+        s.push_str(&format!(", ${:.4}", self.cost));
+        s
+    }
+
     /// Adds another response's usage (a hidden repair round).
     pub fn add(&mut self, other: &Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.cached_tokens += other.cached_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
         self.total_tokens += other.total_tokens;
         self.cost += other.cost;
     }
+}
+
+/// `4813` as `4,813`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Why a model call failed.
@@ -183,4 +211,25 @@ pub trait Provider: Send + Sync {
 
     /// `GET {base_url}/{path}` returning JSON (`models`, `credits`).
     fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>>;
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::Usage;
+
+    #[test]
+    fn the_summary_reads_like_a_bill() {
+        let u = Usage {
+            total_tokens: 4813,
+            cached_tokens: 4100,
+            cost: 0.00038,
+            ..Usage::default()
+        };
+        assert_eq!(u.summary(), "4,813 tokens (4,100 cached), $0.0004");
+        let plain = Usage {
+            total_tokens: 1_234_567,
+            ..Usage::default()
+        };
+        assert_eq!(plain.summary(), "1,234,567 tokens, $0.0000");
+    }
 }

@@ -248,6 +248,7 @@ pub fn decode_event(data: &str) -> Result<Vec<StreamEvent>, ApiError> {
             prompt_tokens: prompt,
             completion_tokens: completion,
             cached_tokens: n("/prompt_tokens_details/cached_tokens"),
+            cache_write_tokens: n("/prompt_tokens_details/cache_write_tokens"),
             total_tokens: u
                 .get("total_tokens")
                 .and_then(Value::as_u64)
@@ -289,6 +290,7 @@ mod tests {
                 prompt_tokens: 10,
                 completion_tokens: 5,
                 cached_tokens: 4,
+                cache_write_tokens: 0,
                 total_tokens: 15,
                 cost: 0.5
             })]

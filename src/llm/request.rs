@@ -24,8 +24,9 @@ pub enum Role {
 pub struct ChatMessage {
     /// Who wrote it.
     pub role: Role,
-    /// Its text (empty for an assistant message that only calls tools).
-    pub content: String,
+    /// Its text (empty for an assistant message that only calls tools), or parts that
+    /// carry cache breakpoints.
+    pub content: Content,
     /// The tool calls of an assistant message.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCallRequest>,
@@ -39,7 +40,7 @@ impl ChatMessage {
     pub fn text(role: Role, content: impl Into<String>) -> ChatMessage {
         ChatMessage {
             role,
-            content: content.into(),
+            content: Content::Text(content.into()),
             tool_calls: Vec::new(),
             tool_call_id: None,
         }
@@ -52,6 +53,53 @@ impl ChatMessage {
             ..ChatMessage::text(Role::Tool, content)
         }
     }
+}
+
+/// A message's content: one string, or text parts of which some end a cached prefix
+/// (the `cache_control` breakpoints Anthropic models need; docs/ARCHITECTURE.md,
+/// "The prompt's layout").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Content {
+    /// Plain text.
+    Text(String),
+    /// `[{"type":"text","text":…,"cache_control"?:…}]`.
+    Parts(Vec<ContentPart>),
+}
+
+impl Content {
+    /// The whole text, parts joined without separators (they are cut from one text).
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Content::Text(t) => std::borrow::Cow::Borrowed(t),
+            Content::Parts(parts) => parts.iter().map(|p| p.text.as_str()).collect(),
+        }
+    }
+}
+
+/// One text part of a [`Content::Parts`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContentPart {
+    /// Always `text`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The text.
+    pub text: String,
+    /// Set on the last part of a prefix the provider should cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
+
+/// `{"type":"ephemeral","ttl"?:"1h"}`: the prefix up to here is cached (5 minutes, or
+/// the `ttl`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CacheControl {
+    /// Always `ephemeral`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `1h` for an hour; absent for the default 5 minutes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<&'static str>,
 }
 
 /// A tool call as it is sent back to the model in an assistant message.

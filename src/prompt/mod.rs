@@ -1,8 +1,14 @@
-//! Prompt assembly: the system prompt with user
-//! instructions, and the single structured user message.
+//! Prompt assembly: the system prompt with user instructions, and the structured user
+//! message laid out for the provider's prompt cache (`assemble.rs`, with what earlier
+//! requests showed in `ledger.rs`, fences in `quote.rs` and breakpoints and prices in
+//! `cache.rs`).
 
 pub mod assemble;
+pub mod cache;
+pub mod files;
 pub mod instructions;
+pub mod ledger;
+pub mod quote;
 
 /// The embedded system prompt (`prompts/system.md`).
 pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/system.md");

@@ -84,6 +84,9 @@ pub enum TurnMessage {
         duration: f64,
         /// One payload per written file.
         changes: Vec<Change>,
+        /// The chat's running total: the usage of all its answers, this one included.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chat_usage: Option<Usage>,
     },
     /// The turn ended and its file edits could not be applied; nothing was written
     /// (final).
@@ -198,6 +201,7 @@ mod tests {
                 preview_truncated: false,
                 preview: "x\n".into(),
             }],
+            chat_usage: None,
         };
         let error = TurnMessage::Error {
             message: "Response aborted by user.".into(),

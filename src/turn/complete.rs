@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::chat::ids;
-use crate::chat::model::{Message, Part};
+use crate::chat::model::{DiffFailure, Message, Part};
 use crate::edit::Plan;
 use crate::error::ErrorCode;
 use crate::llm::Usage;
@@ -162,13 +162,14 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
 
     if !plan.ok() {
         let errors = plan.errors();
-        let listed: Vec<String> = errors.iter().map(|e| format!("- {e}")).collect();
-        let retry_context = format!(
-            "Your file changes in the previous response could not be applied, so none of them were written:\n{}\nRepeat all changes of that response, with corrected edits.",
-            listed.join("\n")
-        );
-        messages.push(assistant_message(ended, &text, &thinking, None));
-        messages.push(system_message(retry_context));
+        // The failure stays on the assistant message, which remains the chat's last (as
+        // the reference's plugin expects after a `diff_error`); the next request turns it
+        // into its retry context (`prompt::assemble`), so the chat gets no system message.
+        let mut answer = assistant_message(ended, &text, &thinking, None);
+        answer.diff_error = Some(DiffFailure {
+            errors: errors.clone(),
+        });
+        messages.push(answer);
         return Completion {
             messages,
             event: TurnMessage::DiffError {
@@ -208,6 +209,7 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
             usage: usage.clone(),
             duration: round_ms(duration),
             changes,
+            chat_usage: None,
         };
         (event, None)
     };

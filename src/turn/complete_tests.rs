@@ -108,7 +108,7 @@ fn a_completed_answer_with_a_write_is_done_with_its_event() {
 }
 
 #[test]
-fn failed_edits_keep_the_text_and_add_the_retry_context() {
+fn failed_edits_keep_the_text_and_record_the_failure_on_the_answer() {
     let first = outcome("Changing it.", &[("edit_file", "{}")]);
     let mut plan = Plan::default();
     plan.reports
@@ -122,11 +122,13 @@ fn failed_edits_keep_the_text_and_add_the_retry_context() {
     let c = complete(ended, &plan, Vec::new());
     assert!(!c.title);
     let roles: Vec<&str> = c.messages.iter().map(|m| m.role.as_str()).collect();
-    assert_eq!(roles, ["assistant", "system"]);
-    assert!(c.messages[1].text().contains("old_string not found"));
-    assert_eq!(
-        c.messages[1].extra["content"],
-        Value::String(c.messages[1].text())
+    // The answer stays the chat's last message; its failure is on it, not in a
+    // system message.
+    assert_eq!(roles, ["assistant"]);
+    let failure = c.messages[0].diff_error.as_ref().unwrap();
+    assert!(
+        failure.errors[0].contains("old_string not found"),
+        "{failure:?}"
     );
     assert!(matches!(c.event, TurnMessage::DiffError { ref errors, .. } if errors.len() == 1));
 }

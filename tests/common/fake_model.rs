@@ -59,6 +59,11 @@ struct State {
     requests: Vec<Recorded>,
     /// When each `data:` step was written (for latency measurements).
     sent_at: Vec<Instant>,
+    /// Simulate a provider's prompt cache in the usage chunks.
+    cache: bool,
+    /// The prompt text of the last chat request and where its cached prefixes end.
+    last_prompt: String,
+    last_breakpoints: Vec<usize>,
 }
 
 /// The running fake server.
@@ -134,9 +139,100 @@ impl FakeModel {
             .collect()
     }
 
+    /// Makes the usage chunk of every streamed answer report what a provider's prompt
+    /// cache would: `prompt_tokens` (4 bytes a token) of the request's prompt text, and
+    /// `cached_tokens` for the prefix it shares with the previous request. Models
+    /// `anthropic/…` read only up to a `cache_control` breakpoint of the previous request
+    /// and report `cache_write_tokens` up to their own last one; others cache any shared
+    /// prefix of at least 1,024 tokens.
+    pub fn simulate_cache(&self) {
+        self.state.lock().unwrap().cache = true;
+    }
+
     pub fn sent_at(&self) -> Vec<Instant> {
         self.state.lock().unwrap().sent_at.clone()
     }
+}
+
+/// The prompt text of a chat request: every message's text (a string, or its parts'
+/// texts) in order, as the provider's cache sees it.
+pub fn prompt_text(body: &Value) -> String {
+    prompt_parts(body).into_iter().map(|(t, _)| t).collect()
+}
+
+/// The texts of a request's messages, part by part, with whether a part carries a
+/// `cache_control` breakpoint.
+fn prompt_parts(body: &Value) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        match &m["content"] {
+            Value::String(s) => out.push((s.clone(), false)),
+            Value::Array(parts) => {
+                for p in parts {
+                    let text = p["text"].as_str().unwrap_or("").to_owned();
+                    out.push((text, p.get("cache_control").is_some()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `cache_control` markers of a request.
+pub fn breakpoints(body: &Value) -> usize {
+    prompt_parts(body).iter().filter(|(_, b)| *b).count()
+}
+
+/// Bytes at the start of `next` equal to the start of `prev`.
+pub fn shared_prefix(prev: &str, next: &str) -> usize {
+    prev.bytes()
+        .zip(next.bytes())
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
+/// What the simulated cache reports for `body` after a request with `prev` text and
+/// breakpoints: (prompt, cached, written) tokens.
+fn simulated_usage(body: &Value, prev: &str, prev_marks: &[usize]) -> (u64, u64, u64, Vec<usize>) {
+    let parts = prompt_parts(body);
+    let text: String = parts.iter().map(|(t, _)| t.as_str()).collect();
+    let mut marks = Vec::new();
+    let mut at = 0;
+    for (t, b) in &parts {
+        at += t.len();
+        if *b {
+            marks.push(at);
+        }
+    }
+    let shared = shared_prefix(prev, &text);
+    let anthropic = body["model"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("anthropic/");
+    let cached = if anthropic {
+        prev_marks
+            .iter()
+            .copied()
+            .filter(|m| *m <= shared)
+            .max()
+            .unwrap_or(0)
+    } else if shared >= 4096 {
+        shared
+    } else {
+        0
+    };
+    let written = if anthropic {
+        marks.last().copied().unwrap_or(0).saturating_sub(cached)
+    } else {
+        0
+    };
+    (
+        text.len() as u64 / 4,
+        cached as u64 / 4,
+        written as u64 / 4,
+        marks,
+    )
 }
 
 /// `HTTP {status}` with a JSON error body of OpenRouter's shape.
@@ -181,6 +277,19 @@ pub fn usage(prompt: u64, completion: u64, cost: f64) -> Step {
         .to_string(),
     )
 }
+/// A usage chunk rewritten with simulated prompt, cached and written tokens.
+fn with_cache_usage(data: &str, (prompt, cached, written): (u64, u64, u64)) -> String {
+    let Ok(mut v) = serde_json::from_str::<Value>(data) else {
+        return data.to_owned();
+    };
+    let completion = v["usage"]["completion_tokens"].as_u64().unwrap_or(0);
+    v["usage"]["prompt_tokens"] = json!(prompt);
+    v["usage"]["total_tokens"] = json!(prompt + completion);
+    v["usage"]["prompt_tokens_details"] =
+        json!({"cached_tokens": cached, "cache_write_tokens": written});
+    v.to_string()
+}
+
 pub fn done() -> Step {
     Step::Data("[DONE]".into())
 }
@@ -267,6 +376,18 @@ fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
         }
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let streaming = body["stream"] == true;
+        let simulated = {
+            let mut st = state.lock().unwrap();
+            if st.cache && path.ends_with("/chat/completions") && streaming {
+                let (prompt, cached, written, marks) =
+                    simulated_usage(&body, &st.last_prompt, &st.last_breakpoints);
+                st.last_prompt = prompt_text(&body);
+                st.last_breakpoints = marks;
+                Some((prompt, cached, written))
+            } else {
+                None
+            }
+        };
         let reply = {
             let mut st = state.lock().unwrap();
             let rec = Recorded {
@@ -327,6 +448,12 @@ fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
                     return;
                 }
                 for step in steps {
+                    let step = match (step, simulated) {
+                        (Step::Data(d), Some(sim)) if d.contains("\"usage\"") => {
+                            Step::Data(with_cache_usage(&d, sim))
+                        }
+                        (step, _) => step,
+                    };
                     let ok = match step {
                         Step::Data(d) => {
                             let r = conn

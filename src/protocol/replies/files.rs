@@ -84,8 +84,17 @@ pub struct TokenEstimate<'a> {
     pub input_text: usize,
     /// Per context file.
     pub files: Cow<'a, [FileEstimate]>,
-    /// Always 0: bb7 sends only the pending version of a changed file.
+    /// Tokens of file versions the request still carries although a later version
+    /// replaced them (a new chat with the same context would not send them).
     pub potential_savings: usize,
+    /// Of `total`, the tokens a warm prompt cache serves (what the chat's previous
+    /// request sent exactly so).
+    #[serde(default)]
+    pub cached_tokens: usize,
+    /// Expected input cost of the next send in USD with the cache taken into
+    /// account; `null` when the model's price is unknown.
+    #[serde(default)]
+    pub expected_cost: Option<f64>,
 }
 
 /// One file of an `estimate_tokens` reply.

@@ -122,11 +122,15 @@ impl Session {
         {
             completion.closed_by_exit();
         }
-        let messages = completion.messages;
-        self.change_chat(&key, |chat, _| {
+        let messages = std::mem::take(&mut completion.messages);
+        let total = self.change_chat(&key, |chat, _| {
             chat.messages.extend(messages);
-            Ok(())
+            Ok(chat_usage(chat))
         })?;
+        if let crate::protocol::events::TurnMessage::Done { chat_usage, .. } = &mut completion.event
+        {
+            *chat_usage = Some(total);
+        }
         self.log_usage(&first.spec.model, &completion.usage);
         let argument_bytes: usize = first.calls.iter().map(|c| c.arguments.len()).sum();
         if argument_bytes > OFF_LOOP_ENCODE_BYTES {
@@ -274,6 +278,22 @@ fn fail_unstored(plan: &mut Plan, e: &StoreError) {
     plan.bases.clear();
 }
 
+/// The usage of every answer of `chat` added up (the `usage` each assistant message
+/// keeps).
+pub(super) fn chat_usage(chat: &Chat) -> Usage {
+    let mut total = Usage::default();
+    for m in chat.messages.iter().filter(|m| m.role == "assistant") {
+        if let Some(u) = m
+            .extra
+            .get("usage")
+            .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+        {
+            total.add(&u);
+        }
+    }
+    total
+}
+
 /// The server's own check of a plan, whatever the planner decided: a global chat
 /// writes no file, and no call writes into version-control or bb7 state
 /// (Durability 7). Such calls become failed calls, so nothing of the response is
@@ -310,7 +330,7 @@ fn guard_plan(plan: &mut Plan, global: bool) {
         .retain(|p, _| crate::project::paths::protected_dir(p).is_none());
 }
 
-/// What the model may do with `rel`, matching what [`prompt_files`] showed it.
+/// What the model may do with `rel`, matching what `prompt::files::prompt_files` showed it.
 pub(super) fn file_access(chat: &Chat, files: ChatFiles, rel: &str) -> FileAccess {
     let output = files.read_output(rel).ok().flatten();
     if let Some(i) = find_file(chat, rel) {

@@ -4,16 +4,19 @@
 use super::{BackgroundResult, Call, Ctx, Flow, InFlight, PlannedTurn, Session, chat_key};
 use crate::chat::ChatKey;
 use crate::chat::ids;
-use crate::chat::model::{Chat, Message, Part, SnapshotRef};
+use crate::chat::model::{Chat, Message, Part};
 use crate::chat::store::ChatStore;
 use crate::config::GlobalState;
-use crate::context::{ChatFiles, find_file};
+use crate::context::ChatFiles;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::Provider;
 use crate::llm::request::{ChatMessage, ChatRequest, ProviderPrefs, Reasoning};
 use crate::project::lock::ChatLock;
-use crate::prompt::assemble::{self, Instructions, PromptFile};
+use crate::prompt::assemble::{self, ChatState, Instructions, Prompt};
+use crate::prompt::cache::PromptCache;
+use crate::prompt::files::prompt_files;
+use crate::prompt::ledger::{self, Ledger};
 use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
@@ -65,6 +68,40 @@ impl Session {
             .and_then(|d| std::fs::read_to_string(d.system_override()).ok())
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| SYSTEM_PROMPT.to_owned())
+    }
+
+    /// The next request of `chat` laid out (`prompt::assemble`), with the context
+    /// snapshot to record on the new user message. Reads the context files and the
+    /// chat's prompt ledger; errors: a file that cannot be read.
+    pub(super) fn next_prompt(
+        &self,
+        store: &ChatStore,
+        chat: &Chat,
+        tools_mode: ToolsMode,
+        instructions: &[Instructions],
+        content: &str,
+    ) -> Result<(Prompt, Vec<crate::chat::model::SnapshotRef>)> {
+        let mut base = self.system_prompt_base();
+        if tools_mode != ToolsMode::Off {
+            base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
+        }
+        let system = assemble::system_text(&base, instructions);
+        let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+        if store.global {
+            // A global chat belongs to no project: the model sees no writable file.
+            for f in &mut files {
+                f.writable = false;
+            }
+        }
+        let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?);
+        let prompt = assemble::assemble(ChatState {
+            system: &system,
+            history: &chat.messages,
+            files: &files,
+            ledger: &ledger,
+            current: content,
+        });
+        Ok((prompt, snapshot))
     }
 
     /// Starts a turn in the active chat: saves the user message with its context
@@ -162,22 +199,23 @@ impl Session {
             None => chat.reasoning_effort.clone(),
         };
 
-        let mut base = self.system_prompt_base();
-        if tools_mode != ToolsMode::Off {
-            base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
+        let (mut prompt, snapshot) =
+            self.next_prompt(store, chat, tools_mode, &instructions, content)?;
+        let cache = PromptCache::parse(self.config.prompt_cache.as_deref())?;
+        let breakpoints = cache.breakpoints(&model);
+        self.check_cost(&model, &prompt, breakpoints.is_some())?;
+        // The ledger goes first: an entry for a message that is never saved is not used
+        // (it names another text), and a message without one is only sent uncached once.
+        let shown = std::mem::take(&mut prompt.ledger);
+        if let Ok(json) = serde_json::to_vec(&shown) {
+            crate::project::flush_queue::write(
+                &store.chat_path(&chat.id, ledger::FILE_NAME)?,
+                &json,
+                crate::project::flush_queue::Rank::Cache,
+                store.base(),
+                Some(&store.chat_dir(&chat.id)?),
+            )?;
         }
-        let system = assemble::system_text(&base, &instructions);
-        let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
-        if store.global {
-            // A global chat belongs to no project: the model sees no writable file.
-            for f in &mut files {
-                f.writable = false;
-            }
-        }
-        let user = assemble::user_text(&chat.messages, &files, content);
-        // Only one copy of the context is held at a time: the files go once the text
-        // is built, and the text moves into the body.
-        drop(files);
         // Global chats never write into a project: no file tools at all.
         let tools = if global_chat {
             Vec::new()
@@ -189,7 +227,7 @@ impl Session {
                 &model,
                 effort.as_deref(),
                 &key.id,
-                assemble::messages(&system, user),
+                prompt.messages(breakpoints),
             )
             .with_tools(tools);
 
@@ -475,85 +513,3 @@ impl Session {
 pub(super) const DEFAULT_STALL_SECS: u64 = 120;
 /// Retries of 429/5xx before any content arrived.
 pub(super) const MAX_RETRIES: u32 = 3;
-
-/// Files for the prompt, and the context snapshot recorded on the user message.
-pub(super) fn prompt_files(
-    chat: &Chat,
-    files: ChatFiles,
-) -> Result<(Vec<PromptFile>, Vec<SnapshotRef>)> {
-    let mut out = Vec::new();
-    let mut snapshot = Vec::new();
-    // One directory walk tells which files have output, instead of a failed open per
-    // context file.
-    let outputs = files.list_outputs()?;
-    let has_output: std::collections::HashSet<&str> = outputs.iter().map(String::as_str).collect();
-    let writable_of =
-        |cf: &crate::chat::model::ContextFile| !cf.readonly && !cf.external && !cf.is_section();
-    let read = |cf: &crate::chat::model::ContextFile| -> Result<(String, Option<String>)> {
-        let snap = files.read_snapshot(cf)?;
-        let output = if writable_of(cf) && has_output.contains(cf.path.as_str()) {
-            files.read_output(&cf.path)?
-        } else {
-            None
-        };
-        Ok((snap, output))
-    };
-    // Two threads read the context: with hundreds of files the reads (open, read,
-    // UTF-8 check) are most of the time before the request can go out.
-    let half = chat.context_files.len().div_ceil(2);
-    let (front, back) = chat.context_files.split_at(half);
-    let texts: Vec<Result<(String, Option<String>)>> = std::thread::scope(|scope| {
-        let other = scope.spawn(|| back.iter().map(read).collect::<Vec<_>>());
-        let mut texts: Vec<_> = front.iter().map(read).collect();
-        match other.join() {
-            Ok(rest) => texts.extend(rest),
-            Err(_) => texts.extend(back.iter().map(read)),
-        }
-        texts
-    });
-    for (cf, text) in chat.context_files.iter().zip(texts) {
-        snapshot.push(SnapshotRef {
-            path: cf.path.clone(),
-            file_id: cf.version.clone(),
-            start_line: cf.start_line,
-            end_line: cf.end_line,
-        });
-        let (snap, output) = text?;
-        let writable = writable_of(cf);
-        let (content, file_id, pending) = match output {
-            Some(o) if o != snap => {
-                let id = ids::file_version(&cf.path, &o);
-                (o, id, true)
-            }
-            _ => (snap, cf.version.clone(), false),
-        };
-        out.push(PromptFile {
-            entry: cf.clone(),
-            content,
-            file_id,
-            pending_output: pending,
-            writable,
-        });
-    }
-    for rel in outputs {
-        if find_file(chat, &rel).is_some() {
-            continue;
-        }
-        let content = files.read_output(&rel)?.unwrap_or_default();
-        out.push(PromptFile {
-            entry: crate::chat::model::ContextFile {
-                path: rel.clone(),
-                readonly: false,
-                external: false,
-                version: ids::file_version(&rel, &content),
-                start_line: None,
-                end_line: None,
-            },
-            file_id: ids::file_version(&rel, &content),
-            content,
-            pending_output: true,
-            writable: true,
-        });
-    }
-    Ok((out, snapshot))
-}

@@ -5,11 +5,12 @@ use super::Session;
 use crate::context::ChatFiles;
 use crate::error::{Error, Result};
 use crate::output;
-use crate::prompt::assemble::{self};
-
+use crate::prompt::assemble::{self, Prompt};
+use crate::prompt::cache::{Pricing, PromptCache};
 use crate::protocol::params;
 use crate::protocol::replies::*;
 use crate::tokens;
+use crate::tools::ToolsMode;
 
 impl Session {
     /// `estimate_tokens`: the parts of the next request.
@@ -48,18 +49,94 @@ impl Session {
             })
             .collect();
         let input_tokens = tokens::count(input);
+        // The next request as `send` would lay it out: every file version it carries,
+        // what the previous request already sent, what a new chat would not repeat.
+        let tools_mode = ToolsMode::parse(a.chat.tools.as_deref()).unwrap_or(ToolsMode::Off);
+        let instruction_files = self.instruction_files(a.store.global).unwrap_or_default();
+        let next = self
+            .next_prompt(&a.store, &a.chat, tools_mode, &instruction_files, input)
+            .ok();
+        let (context_files, potential_savings) = match &next {
+            Some((p, _)) => (
+                p.ledger
+                    .files()
+                    .map(|f| match &f.diff {
+                        Some(d) => tokens::count_memo(&d.text),
+                        None => tokens::count_cached(&f.file_id, &f.text),
+                    })
+                    .sum(),
+                p.ledger
+                    .repeated()
+                    .into_iter()
+                    .map(|(carried, latest)| {
+                        let carried: usize = carried.iter().map(|t| tokens::count_memo(t)).sum();
+                        carried.saturating_sub(tokens::count_memo(latest))
+                    })
+                    .sum(),
+            ),
+            None => (context_total, 0),
+        };
+        let total = system_prompt + instructions + history + context_files + input_tokens;
+        let model = a.chat.model.clone();
+        let cost = next
+            .as_ref()
+            .and_then(|(p, _)| self.expected_cost(&model, p, total));
         Ok(TokenEstimate {
-            total: system_prompt + instructions + history + context_total + input_tokens,
-            context_files: context_total,
+            total,
+            context_files,
             history,
             instructions,
             system_prompt,
             input_text: input_tokens,
             files: rows.into(),
-            // bb7 sends only the pending version of a changed file, so applying
-            // output saves no prompt tokens.
-            potential_savings: 0,
+            potential_savings,
+            cached_tokens: cached_share(next.as_ref().map(|(p, _)| p), total),
+            expected_cost: cost,
         })
+    }
+
+    /// The prices of `model` from the saved model list (`get_models`), if it lists it.
+    pub(super) fn pricing(&self, model: &str) -> Option<Pricing> {
+        let dirs = self.dirs.as_ref()?;
+        let list = crate::llm::models::ModelsCache::load(&dirs.state.join("models.json"))?;
+        let row = list.models.iter().find(|m| m.id == model)?;
+        Pricing::from_prices(&row.pricing)
+    }
+
+    /// The expected input cost in USD of sending `prompt` to `model` with the cache
+    /// warm from the chat's previous request; `None` when the price is unknown.
+    fn expected_cost(&self, model: &str, prompt: &Prompt, prompt_tokens: usize) -> Option<f64> {
+        let pricing = self.pricing(model)?;
+        let cache = PromptCache::parse(self.config.prompt_cache.as_deref()).ok()?;
+        let writes = cache.breakpoints(model).is_some();
+        let cached = cached_share(Some(prompt), prompt_tokens);
+        Some(pricing.input_cost(prompt_tokens, cached, writes))
+    }
+
+    /// Fails a send whose expected input cost exceeds the config `max_cost_per_send`,
+    /// before anything is sent. A model whose price is unknown (not in the saved model
+    /// list, as local servers) is not limited.
+    pub(super) fn check_cost(&self, model: &str, prompt: &Prompt, writes: bool) -> Result<()> {
+        let Some(limit) = self.config.max_cost_per_send else {
+            return Ok(());
+        };
+        let Some(pricing) = self.pricing(model) else {
+            return Ok(());
+        };
+        let prompt_tokens = tokens::count_memo(&prompt.system)
+            + prompt
+                .blocks
+                .iter()
+                .map(|b| tokens::count_memo(&b.text))
+                .sum::<usize>();
+        let cached = cached_share(Some(prompt), prompt_tokens);
+        let cost = pricing.input_cost(prompt_tokens, cached, writes);
+        if cost > limit {
+            return Err(Error::invalid(format!(
+                "This send would cost about ${cost:.4} ({prompt_tokens} prompt tokens, {cached} of them cached), more than max_cost_per_send (${limit:.4}); nothing was sent. Remove context files, start a new chat, or raise max_cost_per_send in the config."
+            )));
+        }
+        Ok(())
     }
 
     /// `estimate_text_tokens`: one count per text.
@@ -76,4 +153,12 @@ impl Session {
             tokens: counts.into(),
         })
     }
+}
+
+/// Of `tokens` prompt tokens, how many a warm cache serves: the share of the prompt's
+/// bytes the chat's previous request sent exactly so.
+fn cached_share(prompt: Option<&Prompt>, tokens: usize) -> usize {
+    let Some(p) = prompt else { return 0 };
+    let total = p.total_bytes().max(1);
+    (tokens as f64 * p.reused_bytes as f64 / total as f64).round() as usize
 }

@@ -1,0 +1,92 @@
+//! The files a request shows: every context entry with its snapshot, a writable
+//! file's pending output in its place, and outputs of files the model created. Read on
+//! two threads, since with hundreds of files the reads are most of the time before the
+//! request can go out.
+
+use crate::chat::ids;
+use crate::chat::model::{Chat, SnapshotRef};
+use crate::context::{ChatFiles, find_file};
+use crate::error::Result;
+use crate::prompt::assemble::PromptFile;
+
+/// Files for the prompt, and the context snapshot recorded on the user message.
+/// Errors: a snapshot or output that cannot be read.
+pub fn prompt_files(chat: &Chat, files: ChatFiles) -> Result<(Vec<PromptFile>, Vec<SnapshotRef>)> {
+    let mut out = Vec::new();
+    let mut snapshot = Vec::new();
+    // One directory walk tells which files have output, instead of a failed open per
+    // context file.
+    let outputs = files.list_outputs()?;
+    let has_output: std::collections::HashSet<&str> = outputs.iter().map(String::as_str).collect();
+    let writable_of =
+        |cf: &crate::chat::model::ContextFile| !cf.readonly && !cf.external && !cf.is_section();
+    let read = |cf: &crate::chat::model::ContextFile| -> Result<(String, Option<String>)> {
+        let snap = files.read_snapshot(cf)?;
+        let output = if writable_of(cf) && has_output.contains(cf.path.as_str()) {
+            files.read_output(&cf.path)?
+        } else {
+            None
+        };
+        Ok((snap, output))
+    };
+    // Two threads read the context: with hundreds of files the reads (open, read,
+    // UTF-8 check) are most of the time before the request can go out.
+    let half = chat.context_files.len().div_ceil(2);
+    let (front, back) = chat.context_files.split_at(half);
+    let texts: Vec<Result<(String, Option<String>)>> = std::thread::scope(|scope| {
+        let other = scope.spawn(|| back.iter().map(read).collect::<Vec<_>>());
+        let mut texts: Vec<_> = front.iter().map(read).collect();
+        match other.join() {
+            Ok(rest) => texts.extend(rest),
+            Err(_) => texts.extend(back.iter().map(read)),
+        }
+        texts
+    });
+    for (cf, text) in chat.context_files.iter().zip(texts) {
+        snapshot.push(SnapshotRef {
+            path: cf.path.clone(),
+            file_id: cf.version.clone(),
+            start_line: cf.start_line,
+            end_line: cf.end_line,
+        });
+        let (snap, output) = text?;
+        let writable = writable_of(cf);
+        let (content, file_id, snapshot) = match output {
+            Some(o) if o != snap => {
+                let id = ids::file_version(&cf.path, &o);
+                (o, id, Some(snap))
+            }
+            _ => (snap, cf.version.clone(), None),
+        };
+        out.push(PromptFile {
+            entry: cf.clone(),
+            content,
+            file_id,
+            pending_output: snapshot.is_some(),
+            snapshot,
+            writable,
+        });
+    }
+    for rel in outputs {
+        if find_file(chat, &rel).is_some() {
+            continue;
+        }
+        let content = files.read_output(&rel)?.unwrap_or_default();
+        out.push(PromptFile {
+            entry: crate::chat::model::ContextFile {
+                path: rel.clone(),
+                readonly: false,
+                external: false,
+                version: ids::file_version(&rel, &content),
+                start_line: None,
+                end_line: None,
+            },
+            file_id: ids::file_version(&rel, &content),
+            content,
+            pending_output: true,
+            snapshot: None,
+            writable: true,
+        });
+    }
+    Ok((out, snapshot))
+}
