@@ -249,3 +249,33 @@ fn a_send_over_max_cost_per_send_fails_before_anything_is_billed() {
         "the message was not saved as sent"
     );
 }
+
+#[test]
+fn chat_compact_starts_a_new_context_block_with_the_current_versions() {
+    let (env, fake) = fake_env(json!({"default_model": "openai/gpt-5"}));
+    let (mut b, _id) = env.with_chat();
+    env.add(&mut b, "a.py", &source("a"));
+    fake.push_sse(response("", "Hi.", vec![]));
+    assert_eq!(b.turn("Hello")["type"], "done");
+    let changed = source("a").replace("def a_3(x)", "def a_three(x)");
+    b.ok(json!({"action": "context_update", "path": "a.py", "content": changed}));
+    let before = b.ok(json!({"action": "estimate_tokens"}));
+    assert!(
+        before["potential_savings"].as_u64().unwrap() > 0,
+        "{before}"
+    );
+    assert!(before["cached_tokens"].as_u64().unwrap() > 0, "{before}");
+
+    b.ok(json!({"action": "chat_compact"}));
+    let after = b.ok(json!({"action": "estimate_tokens"}));
+    assert_eq!(after["potential_savings"], 0, "{after}");
+    assert_eq!(after["cached_tokens"], 0, "{after}");
+    fake.push_sse(response("", "Sure.", vec![]));
+    assert_eq!(b.turn("Go on")["type"], "done");
+    let text = prompt_text(&fake.chat_bodies()[1]);
+    // Only the current version is sent, in the context block; the history stays.
+    assert_eq!(text.matches("def a_three(x)").count(), 1);
+    assert!(!text.contains("def a_3(x)"));
+    assert!(text.find("def a_three(x)").unwrap() < text.find("Hello").unwrap());
+    assert!(!text.contains("<update>\n"));
+}

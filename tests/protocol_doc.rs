@@ -111,6 +111,10 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
     ),
     ("estimate_tokens", "token counts come from the statuses"),
     (
+        "chat_compact",
+        "compaction is an API action; the plugin does not offer it yet",
+    ),
+    (
         "estimate_text_tokens",
         "token counts come from the statuses",
     ),

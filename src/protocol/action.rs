@@ -135,6 +135,8 @@ macro_rules! action_table {
         EstimateTokens(EstimateTokens) = "estimate_tokens" -> TokenEstimate<'_> => estimate_tokens,
         /// Tokens of each of some texts.
         EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens" -> TextTokenEstimate<'_> => estimate_text_tokens,
+        /// Start the next request's context block anew from the current file versions.
+        ChatCompact(NoParams) = "chat_compact" -> Ack => chat_compact,
         }
     };
 }

@@ -1,5 +1,6 @@
 //! Token estimates for the context, history and draft (`estimate_tokens`,
-//! `estimate_text_tokens`).
+//! `estimate_text_tokens`), the expected cost of a send, and compaction of the prompt
+//! (`chat_compact`).
 
 use super::Session;
 use crate::context::ChatFiles;
@@ -7,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::output;
 use crate::prompt::assemble::{self, Prompt};
 use crate::prompt::cache::{Pricing, PromptCache};
+use crate::prompt::ledger;
 use crate::protocol::params;
 use crate::protocol::replies::*;
 use crate::tokens;
@@ -93,6 +95,24 @@ impl Session {
             cached_tokens: cached_share(next.as_ref().map(|(p, _)| p), total),
             expected_cost: cost,
         })
+    }
+
+    /// `chat_compact`: the active chat's next request starts a new context block with
+    /// the current version of every file, so versions a later one replaced are no
+    /// longer sent (that request is not served from the cache). The history stays.
+    pub(super) fn chat_compact(&mut self, _args: params::NoParams) -> Result<Ack> {
+        let a = self.active()?;
+        let path = a.store.chat_path(&a.chat.id, ledger::FILE_NAME)?;
+        let empty = serde_json::to_vec(&ledger::Ledger::default())
+            .map_err(|e| Error::invalid(format!("Cannot reset the prompt ledger: {e}")))?;
+        crate::project::flush_queue::write(
+            &path,
+            &empty,
+            crate::project::flush_queue::Rank::Cache,
+            a.store.base(),
+            Some(&a.store.chat_dir(&a.chat.id)?),
+        )?;
+        Ok(Ack {})
     }
 
     /// The prices of `model` from the saved model list (`get_models`), if it lists it.
