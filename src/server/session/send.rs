@@ -6,7 +6,7 @@ use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part, SnapshotRef};
 use crate::chat::store::ChatStore;
-use crate::config::GlobalState;
+use crate::config::{EditFormat, GlobalState};
 use crate::context::{ChatFiles, find_file};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -14,13 +14,13 @@ use crate::llm::Provider;
 use crate::llm::request::{ChatMessage, ChatRequest, ProviderPrefs, Reasoning};
 use crate::project::lock::ChatLock;
 use crate::prompt::assemble::{self, Instructions, PromptFile};
-use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
+use crate::prompt::{BLOCKS_PROMPT, SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
 
 use crate::protocol::replies::{Ack, Deferred};
 use crate::tools::{DiffMode, ToolsMode};
-use crate::turn::stream::{self as turn, ClientAnswer, TurnOutcome, TurnSpec};
+use crate::turn::stream::{self as turn, ClientAnswer, EditChannel, TurnOutcome, TurnSpec};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -162,11 +162,30 @@ impl Session {
             None => chat.reasoning_effort.clone(),
         };
 
-        let mut base = self.system_prompt_base();
-        if tools_mode != ToolsMode::Off {
-            base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
-        }
-        let system = assemble::system_text(&base, &instructions);
+        let format = self.edit_format_for(&model);
+        let tools_mode = match format {
+            EditFormat::Blocks => ToolsMode::Off,
+            _ => tools_mode,
+        };
+        let base = self.system_prompt_base();
+        let with = |extra: &str| format!("{}\n\n{}", base.trim_end(), extra.trim_end());
+        let system = assemble::system_text(
+            &match (format, tools_mode) {
+                _ if global_chat => base.clone(),
+                (EditFormat::Blocks, _) => with(BLOCKS_PROMPT),
+                (_, ToolsMode::Off) => base.clone(),
+                _ => with(TOOLS_PROMPT),
+            },
+            &instructions,
+        );
+        let edits = match format {
+            _ if global_chat => EditChannel::ToolCalls,
+            EditFormat::Blocks => EditChannel::Blocks,
+            EditFormat::Tools => EditChannel::ToolCalls,
+            EditFormat::Auto => EditChannel::ToolCallsElseBlocks {
+                blocks_system: assemble::system_text(&with(BLOCKS_PROMPT), &instructions),
+            },
+        };
         let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
         if store.global {
             // A global chat belongs to no project: the model sees no writable file.
@@ -178,8 +197,8 @@ impl Session {
         // Only one copy of the context is held at a time: the files go once the text
         // is built, and the text moves into the body.
         drop(files);
-        // Global chats never write into a project: no file tools at all.
-        let tools = if global_chat {
+        // Global chats never write into a project, and blocks need no tools.
+        let tools = if global_chat || format == EditFormat::Blocks {
             Vec::new()
         } else {
             crate::tools::definitions(diff_mode, tools_mode)
@@ -233,9 +252,33 @@ impl Session {
             tools: tools_mode,
             root: self.root()?.to_path_buf(),
             interactions: self.interactions.clone(),
+            edits,
         };
         self.spawn_turn(spec, provider, ctx, None);
         Ok(())
+    }
+
+    /// The edit format of a turn with `model`: the configured one, and for `auto`
+    /// blocks when the model's server refused tools before (`state.json`) or the cached
+    /// model list says it does not support them; tools otherwise.
+    fn edit_format_for(&self, model: &str) -> EditFormat {
+        let configured = self.config.edit_format_for(model);
+        if configured != EditFormat::Auto {
+            return configured;
+        }
+        let Some(dirs) = &self.dirs else {
+            return EditFormat::Auto;
+        };
+        let refused = GlobalState::load(&dirs.state)
+            .models_without_tools
+            .iter()
+            .any(|m| m == model);
+        let listed_without = listed_without_tools(&dirs.state.join("models.json"), model);
+        if refused || listed_without {
+            EditFormat::Blocks
+        } else {
+            EditFormat::Auto
+        }
     }
 
     pub(super) fn spawn_turn(
@@ -275,6 +318,8 @@ impl Session {
                     )),
                     cancelled: false,
                     duration: 0.0,
+                    blocks: Vec::new(),
+                    fell_back_to_blocks: false,
                 });
             let outcome = Box::new(outcome);
             let msg = match first {
@@ -477,6 +522,33 @@ pub(super) const DEFAULT_STALL_SECS: u64 = 120;
 pub(super) const MAX_RETRIES: u32 = 3;
 
 /// Files for the prompt, and the context snapshot recorded on the user message.
+/// Whether the cached model list at `path` lists `model` without tool support. The
+/// list is read once per version of the file (it can be a megabyte), not per send.
+fn listed_without_tools(path: &std::path::Path, model: &str) -> bool {
+    type Seen = Option<(std::time::SystemTime, std::collections::HashSet<String>)>;
+    static SEEN: std::sync::Mutex<Seen> = std::sync::Mutex::new(None);
+    let Ok(modified) = std::fs::metadata(path).and_then(|m| m.modified()) else {
+        return false;
+    };
+    let Ok(mut seen) = SEEN.lock() else {
+        return false;
+    };
+    if seen.as_ref().is_none_or(|(at, _)| *at != modified) {
+        let without = crate::llm::models::ModelsCache::load(path)
+            .map(|c| {
+                c.models
+                    .into_iter()
+                    .filter(|m| !m.supports_tools)
+                    .map(|m| m.id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        *seen = Some((modified, without));
+    }
+    seen.as_ref()
+        .is_some_and(|(_, without)| without.contains(model))
+}
+
 pub(super) fn prompt_files(
     chat: &Chat,
     files: ChatFiles,
