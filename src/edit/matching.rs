@@ -59,6 +59,9 @@ fn replace_once(
             line.trim()
         )));
     }
+    if let Some(out) = super::elision::elided(content, &old, &new, replace_all) {
+        return out;
+    }
     if let Some(out) = try_passes(&doc, &old, &new, replace_all)? {
         return Ok(out);
     }

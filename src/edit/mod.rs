@@ -13,6 +13,7 @@ pub mod anchored;
 pub mod blanks;
 pub mod blocks;
 pub mod combine;
+pub mod elision;
 pub mod error;
 pub mod matching;
 pub mod paths;
