@@ -130,6 +130,12 @@ fn apply(
             "new_string does not elide the same spans (it would delete or move the elided code)",
         ));
     }
+    let moved = |o: &Vec<&str>, n: &Vec<&str>| blank(n) && !blank(o);
+    if moved(&old[0], &new[0]) || moved(old.last().unwrap(), new.last().unwrap()) {
+        return Err(refuse(
+            "new_string moves an elision to its start or end (it would delete the elided code)",
+        ));
+    }
     if old.iter().any(|p| blank(p)) {
         return Err(refuse("a part around an elision is empty"));
     }
@@ -145,25 +151,28 @@ fn apply(
         spans.push((start, end));
         from = end;
     }
-    let mut out = String::with_capacity(content.len());
-    let mut at = 0;
-    for ((start, end), (o, n)) in spans.iter().zip(old.iter().zip(new.iter())) {
-        out.extend(file[at..*start].iter().copied());
-        let segment: String = file[*start..*end].concat();
+    // Last part first, on the whole file (the matcher reads indentation from the
+    // neighbours), so the line numbers of the earlier parts still hold.
+    let mut out = content.to_owned();
+    for ((start, end), (o, n)) in spans.iter().zip(old.iter().zip(new.iter())).rev() {
         let (o, n): (String, String) = (o.concat(), n.concat());
-        if o == n {
-            out.push_str(&segment);
-        } else {
-            let replaced = search_replace(&segment, &o, &n, false).or_else(|e| match e {
-                // The part is kept as the file has it, up to whitespace the model changed.
-                EditError::Invalid(_) if o.trim() == n.trim() => Ok(segment.clone()),
-                e => Err(e),
-            })?;
-            out.push_str(&replaced);
+        if o.trim_end() == n.trim_end() {
+            continue;
         }
-        at = *end;
+        let lines: Vec<&str> = out.split_inclusive('\n').collect();
+        let before = lines[..*start].concat();
+        let after = lines[*end..].concat();
+        let replaced = search_replace(&out, &o, &n, false)?;
+        let inside = replaced.len() >= before.len() + after.len()
+            && replaced.starts_with(&before)
+            && replaced.ends_with(&after);
+        if !inside {
+            return Err(refuse(
+                "a part matched outside its place between the elisions",
+            ));
+        }
+        out = replaced;
     }
-    out.extend(file[at..].iter().copied());
     if out == content {
         return Err(EditError::Invalid(
             "this edit changes nothing: the matched text already reads like new_string".into(),
