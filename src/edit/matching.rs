@@ -59,6 +59,7 @@ fn replace_once(
             line.trim()
         )));
     }
+    let new = super::indent_rule::settle(content, &old, &new)?.unwrap_or(new);
     if let Some(out) = super::elision::elided(content, &old, &new, replace_all) {
         return out;
     }

@@ -15,6 +15,7 @@ pub mod blocks;
 pub mod combine;
 pub mod elision;
 pub mod error;
+pub mod indent_rule;
 pub mod matching;
 pub mod paths;
 pub mod replay;
