@@ -192,6 +192,9 @@ pub struct BlockStream {
     last_path: Option<String>,
     /// A block just ended: its closing fence is not prose.
     after_block: bool,
+    /// The last line of prose, which may name the file of a block without a path line
+    /// ("Change `src/a.rs`:").
+    last_prose: String,
 }
 
 impl Default for BlockStream {
@@ -217,6 +220,7 @@ impl BlockStream {
             replace: String::new(),
             last_path: None,
             after_block: false,
+            last_prose: String::new(),
         }
     }
 
@@ -231,6 +235,7 @@ impl BlockStream {
             let sent = std::mem::replace(&mut self.sent, 0);
             if sent > 0 {
                 prose(&mut out, &line[sent..]);
+                self.note_prose(&line);
             } else {
                 self.line(line, &mut out);
             }
@@ -340,7 +345,8 @@ impl BlockStream {
     fn prose_line(&mut self, line: String, out: &mut Vec<Piece>) {
         let bare = line.trim_end_matches(['\n', '\r']);
         if is_search(bare) {
-            let path = self.take_header(out);
+            let continuing = self.after_block;
+            let path = self.take_header(out, continuing);
             self.after_block = false;
             self.search.clear();
             self.replace.clear();
@@ -367,19 +373,31 @@ impl BlockStream {
             self.held.push(line);
             return;
         }
-        let held = std::mem::take(&mut self.held).concat();
-        prose(out, &held);
+        let held = std::mem::take(&mut self.held);
+        for l in &held {
+            self.note_prose(l);
+        }
+        prose(out, &held.concat());
         if candidate {
             self.held.push(line);
         } else {
             prose(out, &line);
+            self.note_prose(&line);
+        }
+    }
+
+    /// Remembers a line passed on as prose, unless it is blank.
+    fn note_prose(&mut self, line: &str) {
+        if !line.trim().is_empty() {
+            self.last_prose = line.to_owned();
         }
     }
 
     /// The path of the block that starts now, from the held header lines (the last
-    /// path line, else a path as the fence's info string, else the last block's path);
-    /// held lines before the header are prose.
-    fn take_header(&mut self, out: &mut Vec<Piece>) -> Option<String> {
+    /// path line, else a path as the fence's info string), else the last block's path
+    /// when this block follows it, else a path the last line of prose names, else the
+    /// last block's path; held lines before the header are prose.
+    fn take_header(&mut self, out: &mut Vec<Piece>, continuing: bool) -> Option<String> {
         let held = std::mem::take(&mut self.held);
         let bare = |l: &String| l.trim_end_matches(['\n', '\r']).to_owned();
         let from_path = held.iter().rposition(|l| path_of(&bare(l)).is_some());
@@ -395,7 +413,10 @@ impl BlockStream {
                     .iter()
                     .position(|l| fence_info(&bare(l)).is_some())
                     .unwrap_or(held.len());
-                (start, self.last_path.clone())
+                let named = (!continuing)
+                    .then(|| path_in_prose(&self.last_prose))
+                    .flatten();
+                (start, named.or_else(|| self.last_path.clone()))
             }
         };
         // A fence just before the path line opens the block too.
@@ -514,6 +535,26 @@ fn path_of(line: &str) -> Option<String> {
         .all(|c| c.is_alphanumeric() || "._-/\\+@".contains(c));
     (named && wordy && !t.ends_with('.') && t.chars().any(char::is_alphanumeric))
         .then(|| t.to_owned())
+}
+
+/// A path named in a line of prose: the last backticked path, else the last word that
+/// looks like a file path (`src/a.rs`, `main.go`).
+fn path_in_prose(line: &str) -> Option<String> {
+    let ticked: Vec<&str> = line.split('`').skip(1).step_by(2).collect();
+    let words = ticked
+        .iter()
+        .rev()
+        .copied()
+        .chain(line.split_whitespace().rev())
+        .map(|w| w.trim_matches(|c: char| "*\"'(),;:".contains(c)));
+    words.filter_map(path_of).find(|p| {
+        p.contains('/')
+            || p.rsplit_once('.').is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&ext.len())
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            })
+    })
 }
 
 /// Splits a whole answer at once (tests and tools that have the full text).

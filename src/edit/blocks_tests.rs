@@ -191,3 +191,11 @@ fn a_block_becomes_the_edit_a_tool_call_would_be() {
     assert_eq!(args["path"], "a.rs");
     assert!(matches!(e.request, Ok(EditRequest::Edits(ref v)) if v[0].new_string == "new\n"));
 }
+
+#[test]
+fn a_path_named_in_the_prose_line_before_the_fence() {
+    let answer = "Change `src/a.rs` like this:\n```rust\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n";
+    assert_eq!(blocks(answer), [block("src/a.rs", "old\n", "new\n")]);
+    let answer = "In main.go, add the import:\n\n```go\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n";
+    assert_eq!(blocks(answer), [block("main.go", "old\n", "new\n")]);
+}
