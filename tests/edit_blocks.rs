@@ -252,3 +252,19 @@ fn a_model_entry_overrides_the_edit_format() {
     assert_eq!(end["type"], "done", "{end}");
     assert!(fake.chat_bodies()[0].get("tools").is_none());
 }
+
+#[test]
+fn a_chat_setting_overrides_the_config() {
+    let (env, fake) = fake_env(json!({"edit_format": "tools"}));
+    let (mut b, chat) = env.with_chat();
+    env.add(&mut b, "src/main.rs", SOURCE);
+    b.ok(json!({"action": "save_chat_settings", "edit_format": "blocks"}));
+    assert_eq!(env.chat_json(&chat)["edit_format"], "blocks");
+    fake.push_sse(answer(ANSWER, 6));
+    let end = b.turn("Make x two.");
+    assert_eq!(end["type"], "done", "{end}");
+    assert!(fake.chat_bodies()[0].get("tools").is_none());
+
+    let err = b.err(json!({"action": "save_chat_settings", "edit_format": "diffs"}));
+    assert!(err["message"].as_str().unwrap().contains("edit_format"), "{err}");
+}

@@ -162,7 +162,7 @@ impl Session {
             None => chat.reasoning_effort.clone(),
         };
 
-        let format = self.edit_format_for(&model);
+        let format = self.edit_format_for(&model, chat.edit_format);
         let tools_mode = match format {
             EditFormat::Blocks => ToolsMode::Off,
             _ => tools_mode,
@@ -258,11 +258,12 @@ impl Session {
         Ok(())
     }
 
-    /// The edit format of a turn with `model`: the configured one, and for `auto`
+    /// The edit format of a turn with `model`: the chat's, else the configured one, and
+    /// for `auto`
     /// blocks when the model's server refused tools before (`state.json`) or the cached
     /// model list says it does not support them; tools otherwise.
-    fn edit_format_for(&self, model: &str) -> EditFormat {
-        let configured = self.config.edit_format_for(model);
+    fn edit_format_for(&self, model: &str, chat: Option<EditFormat>) -> EditFormat {
+        let configured = chat.unwrap_or_else(|| self.config.edit_format_for(model));
         if configured != EditFormat::Auto {
             return configured;
         }
