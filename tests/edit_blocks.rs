@@ -268,3 +268,29 @@ fn a_chat_setting_overrides_the_config() {
     let err = b.err(json!({"action": "save_chat_settings", "edit_format": "diffs"}));
     assert!(err["message"].as_str().unwrap().contains("edit_format"), "{err}");
 }
+
+/// The README's recipe for a local server without tool support, as written there.
+#[test]
+fn the_local_server_recipe_of_the_readme() {
+    let env = Env::new();
+    let fake = FakeModel::start();
+    env.write_config(json!({
+        "base_url": fake.url,
+        "default_model": "qwen2.5-coder:7b",
+        "edit_format": "blocks"
+    }));
+    let (mut b, chat) = env.with_chat();
+    env.add(&mut b, "src/main.rs", SOURCE);
+    fake.push_sse(answer(ANSWER, 3));
+    let end = b.turn("Make x two.");
+    assert_eq!(end["type"], "done", "{end}");
+    assert!(env.output(&chat, "src/main.rs").is_some());
+    let request = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.path.ends_with("/chat/completions"))
+        .unwrap();
+    assert_eq!(request.authorization, None);
+    assert_eq!(request.body["model"], "qwen2.5-coder:7b");
+    assert!(request.body.get("tools").is_none());
+}
