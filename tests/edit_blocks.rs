@@ -266,7 +266,10 @@ fn a_chat_setting_overrides_the_config() {
     assert!(fake.chat_bodies()[0].get("tools").is_none());
 
     let err = b.err(json!({"action": "save_chat_settings", "edit_format": "diffs"}));
-    assert!(err["message"].as_str().unwrap().contains("edit_format"), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("edit_format"),
+        "{err}"
+    );
 }
 
 /// The README's recipe for a local server without tool support, as written there.

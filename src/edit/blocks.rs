@@ -516,6 +516,16 @@ fn path_of(line: &str) -> Option<String> {
         return None;
     }
     t = t.trim_start_matches('#').trim();
+    // A list item: `- src/a.rs`, `1. src/a.rs`.
+    if let Some(rest) = t.strip_prefix(['-', '+', '*']).or_else(|| {
+        let digits = t.trim_start_matches(|c: char| c.is_ascii_digit());
+        (digits.len() < t.len())
+            .then(|| digits.strip_prefix(['.', ')']))
+            .flatten()
+    }) && rest.starts_with(' ')
+    {
+        t = rest.trim();
+    }
     for label in ["filename:", "file:", "path:"] {
         if t.len() >= label.len() && t[..label.len()].eq_ignore_ascii_case(label) {
             t = t[label.len()..].trim();

@@ -45,16 +45,19 @@ pub fn is_elision(line: &str) -> bool {
         || body.ends_with("...")
         || body.ends_with('\u{2026}');
     let says = [
-        "existing code",
+        "existing",
         "rest of",
-        "remaining code",
+        "remaining",
         "unchanged",
         "omitted",
         "same as before",
+        "remains the same",
+        "stays the same",
+        "as before",
     ]
     .iter()
     .any(|w| lower.contains(w));
-    (dotted && body.len() < 60) || (says && body.split_whitespace().count() <= 6)
+    (dotted && body.len() < 60) || (says && body.split_whitespace().count() <= 8)
 }
 
 /// Lines of `text` cut at its elision lines (lines the file does not hold).
@@ -238,6 +241,8 @@ mod tests {
             "<!-- ... -->",
             "-- ...",
             "    // rest of the function unchanged",
+            "// rest of the code remains the same",
+            "# (existing methods)",
         ] {
             assert!(is_elision(m), "{m}");
         }

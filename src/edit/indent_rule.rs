@@ -46,12 +46,11 @@ pub fn settle(content: &str, old: &str, new: &str) -> Result<Option<String>, Edi
             if indent.is_empty() || indent.contains('\t') {
                 continue;
             }
-            let (Some(above), below) = neighbours(&lines, i) else {
-                continue;
-            };
-            if !indent_of(lines[above]).starts_with('\t')
-                || below.is_some_and(|b| !indent_of(lines[b]).starts_with('\t'))
-            {
+            let (above, below) = neighbours(&lines, i);
+            let near: Vec<usize> = above.into_iter().chain(below).collect();
+            // The model's own lines around it are in tabs (or at column 0).
+            let tabbed = |l: &usize| !indent_of(lines[*l]).contains(' ');
+            if !near.iter().all(tabbed) || !near.iter().any(|l| lines[*l].starts_with('\t')) {
                 continue;
             }
             // Models that write spaces for tabs write four per level (two when the
@@ -65,10 +64,8 @@ pub fn settle(content: &str, old: &str, new: &str) -> Result<Option<String>, Edi
             let depth = |l: usize| indent_of(lines[l]).matches('\t').count();
             let target = pick(
                 &depths,
-                depth(above),
-                opens(lines[above]),
+                above.map(|a| (depth(a), opens(lines[a]))),
                 below.map(depth),
-                1,
             )
             .ok_or_else(|| refuse(line, "is indented with spaces among tab-indented lines"))?;
             out[i] = format!("{}{}", "\t".repeat(target), line.trim_start());
@@ -89,21 +86,17 @@ pub fn settle(content: &str, old: &str, new: &str) -> Result<Option<String>, Edi
             if width % unit == 0 || indent_of(line).contains('\t') {
                 continue;
             }
-            let (Some(above), below) = neighbours(&lines, i) else {
-                continue;
-            };
-            let depth = |l: usize| indent_of(lines[l]).len() / unit;
-            let whole = |l: usize| indent_of(lines[l]).len() % unit == 0;
-            if !whole(above) || below.is_some_and(|b| !whole(b)) {
+            let (above, below) = neighbours(&lines, i);
+            let whole = |l: &usize| indent_of(lines[*l]).len() % unit == 0;
+            if above.is_none() && below.is_none() || !above.iter().chain(&below).all(whole) {
                 continue;
             }
+            let depth = |l: usize| indent_of(lines[l]).len() / unit;
             let depths = [width / unit, width / unit + 1];
             let target = pick(
                 &depths,
-                depth(above),
-                opens(lines[above]),
+                above.map(|a| (depth(a), opens(lines[a]))),
                 below.map(depth),
-                1,
             )
             .ok_or_else(|| {
                 refuse(
@@ -176,18 +169,13 @@ fn opens(line: &str) -> bool {
 }
 
 /// The one depth of `depths` that a neighbour has (the line above, one level deeper
-/// when it opens a block, the line below); `None` when none or several do.
-fn pick(
-    depths: &[usize],
-    above: usize,
-    above_opens: bool,
-    below: Option<usize>,
-    step: usize,
-) -> Option<usize> {
-    let mut wanted = vec![if above_opens { above + step } else { above }];
-    if let Some(b) = below {
-        wanted.push(b);
-    }
+/// when it opens a block; the line below); `None` when none or several do.
+fn pick(depths: &[usize], above: Option<(usize, bool)>, below: Option<usize>) -> Option<usize> {
+    let wanted: Vec<usize> = above
+        .map(|(depth, opens)| depth + usize::from(opens))
+        .into_iter()
+        .chain(below)
+        .collect();
     let mut hits: Vec<usize> = depths
         .iter()
         .copied()
@@ -238,6 +226,15 @@ mod tests {
         let old = "        a()\n    return x\n";
         let new = "        a()\n      c()\n    return x\n";
         assert!(settle(py, old, new).is_err());
+    }
+
+    #[test]
+    fn a_first_or_last_line_uses_the_one_neighbour_it_has() {
+        let got = settle(GO, "\t}\n\treturn\n", "    log()\n\t}\n\treturn\n").unwrap();
+        assert_eq!(got.as_deref(), Some("\tlog()\n\t}\n\treturn\n"));
+        let go = "func f() {\n\tx()\n\ty()\n\tz()\n}\n";
+        let got = settle(go, "\tz()\n}\n", "\tz()\n    w()\n}\n").unwrap();
+        assert_eq!(got.as_deref(), Some("\tz()\n\tw()\n}\n"));
     }
 
     #[test]
