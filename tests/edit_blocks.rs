@@ -57,7 +57,7 @@ fn blocks_format_sends_no_tools_and_lands_the_block_as_a_change() {
         .position(|m| m["type"] == "tool_call")
         .expect("the block is announced");
     assert_eq!(stream[announced]["name"], "edit_file");
-    assert_eq!(stream[announced]["status"], "requested");
+    assert_eq!(stream[announced]["status"], "proposed");
     assert_eq!(stream[announced]["summary"], "Edit src/main.rs");
     let done = stream.last().unwrap();
     assert_eq!(done["type"], "done", "{done}");

@@ -183,7 +183,7 @@ async fn stream_round(
                         let msg = TurnMessage::ToolCall {
                             name: b.tool().to_owned(),
                             arguments: serde_json::to_value(b.args()).unwrap_or(Value::Null),
-                            status: "requested".to_owned(),
+                            status: "proposed".to_owned(),
                             summary: b.summary(),
                             chat_id: chat_id.clone(),
                         };
