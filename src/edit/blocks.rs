@@ -516,6 +516,12 @@ fn path_of(line: &str) -> Option<String> {
         return None;
     }
     t = t.trim_start_matches('#').trim();
+    // The path as a comment on the fence's first line: `// src/a.rs`, `-- init.lua`.
+    for comment in ["//", "--"] {
+        if let Some(rest) = t.strip_prefix(comment) {
+            t = rest.trim();
+        }
+    }
     // A list item: `- src/a.rs`, `1. src/a.rs`.
     if let Some(rest) = t.strip_prefix(['-', '+', '*']).or_else(|| {
         let digits = t.trim_start_matches(|c: char| c.is_ascii_digit());

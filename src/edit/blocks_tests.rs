@@ -59,6 +59,7 @@ fn decorated_path_lines_and_a_path_as_the_fence_info() {
         "### src/a.ts\n```\n",
         "File: src/a.ts\n```\n",
         "- src/a.ts\n```ts\n",
+        "```ts\n// src/a.ts\n",
         "2. `src/a.ts`\n```ts\n",
         "```ts:src/a.ts\n",
         "```src/a.ts\n",
