@@ -229,15 +229,17 @@ impl BlockStream {
         let mut out = Vec::new();
         let mut rest = delta;
         while let Some(i) = rest.find('\n') {
-            self.partial.push_str(&rest[..=i]);
-            rest = &rest[i + 1..];
-            let line = std::mem::take(&mut self.partial);
-            let sent = std::mem::replace(&mut self.sent, 0);
-            if sent > 0 {
-                prose(&mut out, &line[sent..]);
-                self.note_prose(&line);
+            let (head, tail) = rest.split_at(i + 1);
+            rest = tail;
+            if self.partial.is_empty() {
+                self.complete(head, &mut out);
             } else {
-                self.line(line, &mut out);
+                self.partial.push_str(head);
+                let mut line = std::mem::take(&mut self.partial);
+                self.complete(&line, &mut out);
+                // The buffer's capacity is kept for the next line.
+                line.clear();
+                self.partial = line;
             }
         }
         self.partial.push_str(rest);
@@ -253,17 +255,23 @@ impl BlockStream {
         out
     }
 
+    /// Reads one whole line, of which the first `self.sent` bytes were passed on.
+    fn complete(&mut self, line: &str, out: &mut Vec<Piece>) {
+        let sent = std::mem::replace(&mut self.sent, 0);
+        if sent > 0 {
+            prose(out, &line[sent..]);
+            self.note_prose(line);
+        } else {
+            self.line(line, out);
+        }
+    }
+
     /// Ends the answer: held lines become prose, and a block still open is refused.
     pub fn finish(&mut self) -> Vec<Piece> {
         let mut out = Vec::new();
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
-            let sent = std::mem::replace(&mut self.sent, 0);
-            if sent > 0 {
-                prose(&mut out, &line[sent..]);
-            } else {
-                self.line(line, &mut out);
-            }
+            self.complete(&line, &mut out);
         }
         match std::mem::replace(&mut self.state, State::Prose) {
             State::Prose => {
@@ -283,7 +291,7 @@ impl BlockStream {
         out
     }
 
-    fn line(&mut self, line: String, out: &mut Vec<Piece>) {
+    fn line(&mut self, line: &str, out: &mut Vec<Piece>) {
         let bare = line.trim_end_matches(['\n', '\r']);
         match &self.state {
             State::Prose => self.prose_line(line, out),
@@ -342,7 +350,7 @@ impl BlockStream {
         }
     }
 
-    fn prose_line(&mut self, line: String, out: &mut Vec<Piece>) {
+    fn prose_line(&mut self, line: &str, out: &mut Vec<Piece>) {
         let bare = line.trim_end_matches(['\n', '\r']);
         if is_search(bare) {
             let continuing = self.after_block;
@@ -355,7 +363,7 @@ impl BlockStream {
         }
         if self.after_block {
             if bare.trim().is_empty() {
-                self.held.push(line);
+                self.held.push(line.to_owned());
                 return;
             }
             if fence_info(bare).is_some_and(str::is_empty) {
@@ -370,7 +378,7 @@ impl BlockStream {
             || path_of(bare).is_some()
             || (bare.trim().is_empty() && !self.held.is_empty());
         if candidate && self.held.len() < MAX_HELD {
-            self.held.push(line);
+            self.held.push(line.to_owned());
             return;
         }
         let held = std::mem::take(&mut self.held);
@@ -379,7 +387,7 @@ impl BlockStream {
         }
         prose(out, &held.concat());
         if candidate {
-            self.held.push(line);
+            self.held.push(line.to_owned());
         } else {
             prose(out, &line);
             self.note_prose(&line);
@@ -389,7 +397,8 @@ impl BlockStream {
     /// Remembers a line passed on as prose, unless it is blank.
     fn note_prose(&mut self, line: &str) {
         if !line.trim().is_empty() {
-            self.last_prose = line.to_owned();
+            self.last_prose.clear();
+            self.last_prose.push_str(line);
         }
     }
 
@@ -446,11 +455,9 @@ fn prose(out: &mut Vec<Piece>, text: &str) {
 /// between words and starts like no header does.
 fn surely_prose(partial: &str) -> bool {
     let t = partial.trim_start();
-    let lower: String = t.chars().take(9).collect::<String>().to_ascii_lowercase();
-    if t.starts_with(['`', '~', '<', '=', '>', '#', '*'])
-        || ["file", "path", "filename"]
-            .iter()
-            .any(|w| lower.starts_with(w))
+    let labelled = |w: &str| t.get(..w.len()).is_some_and(|p| p.eq_ignore_ascii_case(w));
+    if t.starts_with(['`', '~', '<', '=', '>', '#', '*', '-', '/'])
+        || ["file", "path"].into_iter().any(labelled)
     {
         return false;
     }
