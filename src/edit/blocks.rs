@@ -389,8 +389,8 @@ impl BlockStream {
         if candidate {
             self.held.push(line.to_owned());
         } else {
-            prose(out, &line);
-            self.note_prose(&line);
+            prose(out, line);
+            self.note_prose(line);
         }
     }
 

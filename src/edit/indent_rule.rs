@@ -57,7 +57,7 @@ pub fn settle(content: &str, old: &str, new: &str) -> Result<Option<String>, Edi
             // count is not a multiple of four).
             let depths: Vec<usize> = [4, 2]
                 .iter()
-                .find(|w| indent.len() % **w == 0)
+                .find(|w| indent.len().is_multiple_of(**w))
                 .map(|w| indent.len() / w)
                 .into_iter()
                 .collect();
@@ -74,7 +74,7 @@ pub fn settle(content: &str, old: &str, new: &str) -> Result<Option<String>, Edi
     } else if tabs == 0
         && let Some(unit) = space_unit_of(file.iter().copied())
     {
-        let aligned = |l: &&str| indent_of(l).len() % unit == 0;
+        let aligned = |l: &&str| indent_of(l).len().is_multiple_of(unit);
         let off_in_file = indented.iter().filter(|l| !aligned(l)).count();
         let old_aligned = old_lines.iter().all(|l| l.trim().is_empty() || aligned(l));
         if off_in_file * 50 > indented.len() || !old_aligned {
@@ -83,11 +83,11 @@ pub fn settle(content: &str, old: &str, new: &str) -> Result<Option<String>, Edi
         for i in candidates(&lines, &old_lines) {
             let line = lines[i];
             let width = indent_of(line).len();
-            if width % unit == 0 || indent_of(line).contains('\t') {
+            if width.is_multiple_of(unit) || indent_of(line).contains('\t') {
                 continue;
             }
             let (above, below) = neighbours(&lines, i);
-            let whole = |l: &usize| indent_of(lines[*l]).len() % unit == 0;
+            let whole = |l: &usize| indent_of(lines[*l]).len().is_multiple_of(unit);
             if above.is_none() && below.is_none() || !above.iter().chain(&below).all(whole) {
                 continue;
             }
