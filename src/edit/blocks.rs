@@ -298,6 +298,13 @@ impl BlockStream {
             State::Search { path } => {
                 if is_divider(bare) {
                     self.state = State::Replace { path: path.clone() };
+                } else if is_replace(bare) {
+                    let path = path.clone();
+                    self.refuse_open_block(
+                        path,
+                        "has no ======= line between its SEARCH and REPLACE parts",
+                        out,
+                    );
                 } else if is_search(bare) && self.search.is_empty() {
                     // The marker twice: the model repeated itself.
                 } else {
@@ -329,7 +336,30 @@ impl BlockStream {
         }
     }
 
+    /// Refuses the block being read, `why` completing "a block for PATH …".
+    fn refuse_open_block(&mut self, path: Option<String>, why: &str, out: &mut Vec<Piece>) {
+        self.search.clear();
+        self.replace.clear();
+        self.state = State::Prose;
+        self.after_block = true;
+        out.push(Piece::Broken {
+            reason: format!(
+                "the SEARCH/REPLACE block for {} {why}; nothing of it was applied",
+                path.as_deref().unwrap_or("a file")
+            ),
+            path,
+        });
+    }
+
     fn end_block(&mut self, path: Option<String>, out: &mut Vec<Piece>) {
+        // A second ======= line leaves open where SEARCH ends: never guessed.
+        if self.replace.lines().any(is_divider) {
+            return self.refuse_open_block(
+                path,
+                "holds more than one ======= line, so where its SEARCH part ends is ambiguous",
+                out,
+            );
+        }
         let search = std::mem::take(&mut self.search);
         let replace = std::mem::take(&mut self.replace);
         self.state = State::Prose;

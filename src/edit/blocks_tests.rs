@@ -202,3 +202,20 @@ fn a_path_named_in_the_prose_line_before_the_fence() {
     let answer = "In main.go, add the import:\n\n```go\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n";
     assert_eq!(blocks(answer), [block("main.go", "old\n", "new\n")]);
 }
+
+#[test]
+fn a_second_divider_or_a_missing_one_refuses_the_block() {
+    let two = "a.md\n<<<<<<< SEARCH\nTitle\n=======\nNew\n=======\nmore\n>>>>>>> REPLACE\n";
+    let none = "a.md\n<<<<<<< SEARCH\nTitle\n>>>>>>> REPLACE\nafter\n";
+    for answer in [two, none] {
+        let pieces = split(answer);
+        assert!(blocks(answer).is_empty(), "{pieces:?}");
+        assert!(
+            pieces
+                .iter()
+                .any(|p| matches!(p, Piece::Broken { path: Some(p), .. } if p == "a.md")),
+            "{pieces:?}"
+        );
+    }
+    assert_eq!(prose_of(&split(none)), "after\n");
+}

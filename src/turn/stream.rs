@@ -362,6 +362,8 @@ pub async fn run(
         let mut round = stream_round(&provider, body, &spec, &outbox, &cancel, read_blocks).await;
         if let EditChannel::ToolCallsElseBlocks { blocks_system } = &spec.edits
             && rounds == 1
+            && round.text.is_empty()
+            && round.calls.is_empty()
             && round.error.as_ref().is_some_and(ApiError::refuses_tools)
         {
             tracing::info!(request_id = %spec.request_id, "the server refuses tools; sending the turn again with edits as blocks");
