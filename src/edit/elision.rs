@@ -13,7 +13,6 @@
 //! that really is in the file is code, not an elision.
 
 use super::error::EditError;
-use super::matching::search_replace;
 
 /// What the model is told when an elided edit cannot be placed.
 const REPEAT: &str = "repeat the unchanged lines instead of eliding them";
@@ -74,8 +73,14 @@ fn parts<'t>(text: &'t str, file: &[&str]) -> Vec<Vec<&'t str>> {
     out
 }
 
-/// Applies an elided edit; `None` when `old` elides nothing (an ordinary edit).
+/// How one part is replaced: the matcher's `search_replace(content, old, new,
+/// replace_all)`, passed in by the matcher so this room does not import it back.
+pub type Replace = fn(&str, &str, &str, bool) -> Result<String, EditError>;
+
+/// Applies an elided edit, each part through `replace`; `None` when `old` elides
+/// nothing (an ordinary edit).
 pub fn elided(
+    replace: Replace,
     content: &str,
     old: &str,
     new: &str,
@@ -91,6 +96,7 @@ pub fn elided(
         return None;
     }
     Some(apply(
+        replace,
         content,
         &file,
         &mut old_parts,
@@ -110,6 +116,7 @@ fn blank(part: &[&str]) -> bool {
 }
 
 fn apply(
+    replace: Replace,
     content: &str,
     file: &[&str],
     old: &mut Vec<Vec<&str>>,
@@ -165,7 +172,7 @@ fn apply(
         let lines: Vec<&str> = out.split_inclusive('\n').collect();
         let before = lines[..*start].concat();
         let after = lines[*end..].concat();
-        let replaced = search_replace(&out, &o, &n, false)?;
+        let replaced = replace(&out, &o, &n, false)?;
         let inside = replaced.len() >= before.len() + after.len()
             && replaced.starts_with(&before)
             && replaced.ends_with(&after);
@@ -261,29 +268,52 @@ mod tests {
         let file = "fn a() {\n    one();\n    two();\n    three();\n}\n";
         let old = "fn a() {\n    // ... existing code ...\n    three();\n}\n";
         let new = "fn a() {\n    // ... existing code ...\n    four();\n}\n";
-        let out = elided(file, old, new, false).unwrap().unwrap();
+        let out = elided(crate::edit::matching::search_replace, file, old, new, false)
+            .unwrap()
+            .unwrap();
         assert_eq!(out, "fn a() {\n    one();\n    two();\n    four();\n}\n");
     }
 
     #[test]
     fn a_part_found_twice_or_a_new_string_without_the_elision_is_refused() {
         let file = "a\nx\nb\nx\nc\n";
-        let err = elided(file, "x\n...\nc\n", "x\n...\nd\n", false)
-            .unwrap()
-            .unwrap_err();
+        let err = elided(
+            crate::edit::matching::search_replace,
+            file,
+            "x\n...\nc\n",
+            "x\n...\nd\n",
+            false,
+        )
+        .unwrap()
+        .unwrap_err();
         assert!(
             err.message("f").contains("repeat the unchanged lines"),
             "{err:?}"
         );
-        let err = elided("a\nb\nc\n", "a\n...\nc\n", "a\nz\nc\n", false)
-            .unwrap()
-            .unwrap_err();
+        let err = elided(
+            crate::edit::matching::search_replace,
+            "a\nb\nc\n",
+            "a\n...\nc\n",
+            "a\nz\nc\n",
+            false,
+        )
+        .unwrap()
+        .unwrap_err();
         assert!(err.message("f").contains("does not elide"), "{err:?}");
     }
 
     #[test]
     fn a_marker_line_that_is_in_the_file_is_code() {
         let file = "a\n// ...\nb\n";
-        assert!(elided(file, "// ...\nb\n", "// ...\nc\n", false).is_none());
+        assert!(
+            elided(
+                crate::edit::matching::search_replace,
+                file,
+                "// ...\nb\n",
+                "// ...\nc\n",
+                false
+            )
+            .is_none()
+        );
     }
 }
