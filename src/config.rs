@@ -131,7 +131,7 @@ fn broken(path: &Path, e: &serde_json::Error) -> String {
     )
 }
 
-/// `~/.bb7/state.json`: `{"favorites":[model ids],"last_model":"…"}`.
+/// `~/.bb7/state.json`: `{"favorites":[model ids],"last_model":"…","models_without_tools":[model ids]}`.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct GlobalState {
     /// Favourite model ids, in the user's order.
