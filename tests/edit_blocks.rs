@@ -59,6 +59,12 @@ fn blocks_format_sends_no_tools_and_lands_the_block_as_a_change() {
     assert_eq!(stream[announced]["name"], "edit_file");
     assert_eq!(stream[announced]["status"], "proposed");
     assert_eq!(stream[announced]["summary"], "Edit src/main.rs");
+    // Announced as soon as the block ended, before the prose after it streamed.
+    let after = stream
+        .iter()
+        .position(|m| m["type"] == "chunk" && m["content"].as_str().unwrap_or("").contains("That"))
+        .unwrap();
+    assert!(announced < after, "{stream:?}");
     let done = stream.last().unwrap();
     assert_eq!(done["type"], "done", "{done}");
     assert_eq!(done["output_files"], json!(["src/main.rs"]));
