@@ -40,6 +40,10 @@ pub struct Config {
     /// `edit_file` schema: `search_replace_multi` (default), `search_replace`,
     /// `anchored` or `off`.
     pub diff_mode: Option<String>,
+    /// How the model sends file edits (default [`EditFormat::Auto`]).
+    pub edit_format: Option<EditFormat>,
+    /// `edit_format` for single models, by model id; wins over `edit_format`.
+    pub model_edit_formats: std::collections::BTreeMap<String, EditFormat>,
     /// Seconds without any stream data before a turn fails (default 120).
     pub stream_timeout_secs: Option<u64>,
     /// First retry delay in milliseconds for 429/5xx before any content (default
@@ -51,6 +55,34 @@ pub struct Config {
     /// Send the API key over plain `http://` to a host other than this machine
     /// (refused by default: anyone on the way could read it). Default false.
     pub allow_insecure_http: bool,
+}
+
+/// How the model sends file edits (config `edit_format`, docs/PROTOCOL.md, "Edits as
+/// text blocks").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EditFormat {
+    /// The `write_file` / `edit_file` tool calls.
+    Tools,
+    /// No tools in the request: SEARCH/REPLACE blocks in the answer text.
+    Blocks,
+    /// Tools when the model list says the model supports them (or does not know the
+    /// model), blocks otherwise; a server that refuses `tools` makes the turn retry
+    /// once as blocks, remembered for that model.
+    #[default]
+    Auto,
+}
+
+impl Config {
+    /// The edit format configured for `model`: its `model_edit_formats` entry, else
+    /// `edit_format`, else `auto`.
+    pub fn edit_format_for(&self, model: &str) -> EditFormat {
+        self.model_edit_formats
+            .get(model)
+            .copied()
+            .or(self.edit_format)
+            .unwrap_or_default()
+    }
 }
 
 impl std::fmt::Debug for Config {
@@ -105,7 +137,7 @@ fn broken(path: &Path, e: &serde_json::Error) -> String {
     )
 }
 
-/// `~/.bb7/state.json`: `{"favorites":[model ids],"last_model":"…"}`.
+/// `~/.bb7/state.json`: `{"favorites":[model ids],"last_model":"…","models_without_tools":[model ids]}`.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct GlobalState {
     /// Favourite model ids, in the user's order.
@@ -114,6 +146,9 @@ pub struct GlobalState {
     /// The model used last, for new chats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_model: Option<String>,
+    /// Models whose server refused a request with `tools`: `auto` sends them blocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models_without_tools: Vec<String>,
     /// Fields this version does not know, kept.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,

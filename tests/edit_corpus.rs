@@ -15,7 +15,11 @@
 //!                                   id ("$ID_NO_FINAL_NEWLINE": hashed without the final newline)
 //! === expect main.go                expected content
 //! === refuse                        instead of expect: the response must be refused
+//! === answer                        instead of calls: the answer text, with SEARCH/REPLACE
+//!                                   blocks, sent with `"edit_format": "blocks"`
 //! ```
+//!
+//! `transform: answer_crlf` sends the answer with CRLF line ends.
 
 mod common;
 
@@ -33,7 +37,20 @@ struct Case {
     mode: String,
     files: Vec<(String, String)>,
     calls: Vec<(String, Value)>,
+    /// The answer text of a block-format case.
+    answer: Option<String>,
     expect: Option<Vec<(String, String)>>,
+}
+
+impl Case {
+    /// `blocks` for a case whose edits are in the answer text, else `tools`.
+    fn format(&self) -> &'static str {
+        if self.answer.is_some() {
+            "blocks"
+        } else {
+            "tools"
+        }
+    }
 }
 
 fn filler(lang: &str, n: usize) -> String {
@@ -53,7 +70,8 @@ fn parse_case(path: &Path, category: &str) -> Case {
     let mut transforms: Vec<String> = Vec::new();
     let mut sections: Vec<(String, String)> = Vec::new();
     for line in text.split_inclusive('\n') {
-        if let Some(head) = line.strip_prefix("===") {
+        // `=== ` with a space: an answer's `=======` divider is content.
+        if let Some(head) = line.strip_prefix("=== ") {
             sections.push((head.trim().to_owned(), String::new()));
             continue;
         }
@@ -102,6 +120,7 @@ fn parse_case(path: &Path, category: &str) -> Case {
         mode,
         files: Vec::new(),
         calls: Vec::new(),
+        answer: None,
         expect: None,
     };
     for (head, body) in sections {
@@ -120,6 +139,14 @@ fn parse_case(path: &Path, category: &str) -> Case {
                 case.calls.push((arg, v));
             }
             "refuse" => {}
+            "answer" => {
+                let crlf = transforms.iter().any(|t| t == "answer_crlf");
+                case.answer = Some(if crlf {
+                    body.replace('\n', "\r\n")
+                } else {
+                    body
+                });
+            }
             other => panic!("{}: unknown section {other}", path.display()),
         }
     }
@@ -213,7 +240,10 @@ fn run_case(env: &Env, fake: &FakeModel, b: &mut Bb7, case: &Case) -> (Outcome, 
             (name.as_str(), a)
         })
         .collect();
-    fake.push_sse(response("", "Done.", calls));
+    match &case.answer {
+        Some(answer) => fake.push_sse(response("", answer, Vec::new())),
+        None => fake.push_sse(response("", "Done.", calls)),
+    }
     let rid = b.send(json!({"action": "send", "content": "Please make the change."}));
     let end = loop {
         let m = b.reply_to(&rid);
@@ -260,8 +290,8 @@ fn first_difference(path: &str, want: &str, got: &str) -> String {
     )
 }
 
-fn run_group(mode: String, cases: Vec<Case>) -> Vec<(Case, Outcome, String)> {
-    let (env, fake) = fake_env(json!({"diff_mode": mode}));
+fn run_group(mode: String, format: &str, cases: Vec<Case>) -> Vec<(Case, Outcome, String)> {
+    let (env, fake) = fake_env(json!({"diff_mode": mode, "edit_format": format}));
     let (mut b, _) = env.with_chat();
     let results = cases
         .into_iter()
@@ -279,23 +309,32 @@ fn run_group(mode: String, cases: Vec<Case>) -> Vec<(Case, Outcome, String)> {
 fn every_corpus_case_lands_as_expected() {
     let cases = load_cases();
     let count = cases.len();
-    let mut groups: BTreeMap<(String, usize), Vec<Case>> = BTreeMap::new();
+    let blocks = cases.iter().filter(|c| c.answer.is_some()).count();
+    let elisions = cases.iter().filter(|c| c.category == "elision").count();
+    let mut groups: BTreeMap<(String, &str, usize), Vec<Case>> = BTreeMap::new();
     for (i, c) in cases.into_iter().enumerate() {
-        groups.entry((c.mode.clone(), i % 3)).or_default().push(c);
+        groups
+            .entry((c.mode.clone(), c.format(), i % 3))
+            .or_default()
+            .push(c);
     }
     let handles: Vec<_> = groups
         .into_iter()
-        .map(|((mode, _), cases)| std::thread::spawn(move || run_group(mode, cases)))
+        .map(|((mode, format, _), cases)| {
+            std::thread::spawn(move || run_group(mode, format, cases))
+        })
         .collect();
     let mut results: Vec<(Case, Outcome, String)> = handles
         .into_iter()
         .flat_map(|h| h.join().unwrap())
         .collect();
     results.sort_by(|a, b| (&a.0.category, &a.0.name).cmp(&(&b.0.category, &b.0.name)));
-    let mut table: BTreeMap<String, [usize; 3]> = BTreeMap::new();
+    let mut table: BTreeMap<(String, &str), [usize; 3]> = BTreeMap::new();
     let mut failures = Vec::new();
     for (case, outcome, detail) in &results {
-        let row = table.entry(case.category.clone()).or_default();
+        let row = table
+            .entry((case.category.clone(), case.format()))
+            .or_default();
         row[outcome_index(*outcome)] += 1;
         if *outcome != Outcome::Correct {
             failures.push(format!(
@@ -305,22 +344,30 @@ fn every_corpus_case_lands_as_expected() {
         }
     }
     println!(
-        "{:<24} {:>8} {:>8} {:>8}",
-        "category", "correct", "refused", "wrong"
+        "{:<24} {:<7} {:>8} {:>8} {:>8}",
+        "category", "format", "correct", "refused", "wrong"
     );
-    let mut total = [0usize; 3];
-    for (cat, row) in &table {
-        println!("{cat:<24} {:>8} {:>8} {:>8}", row[0], row[1], row[2]);
+    let mut totals: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    for ((cat, format), row) in &table {
+        println!(
+            "{cat:<24} {format:<7} {:>8} {:>8} {:>8}",
+            row[0], row[1], row[2]
+        );
+        let total = totals.entry(format).or_default();
         for i in 0..3 {
             total[i] += row[i];
         }
     }
-    println!(
-        "{:<24} {:>8} {:>8} {:>8}",
-        "total", total[0], total[1], total[2]
-    );
+    for (format, total) in &totals {
+        println!(
+            "{:<24} {format:<7} {:>8} {:>8} {:>8}",
+            "total", total[0], total[1], total[2]
+        );
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(count >= 120, "only {count} cases");
+    assert!(blocks >= 60, "only {blocks} block-format cases");
+    assert!(elisions >= 20, "only {elisions} elision cases");
 }
 
 fn outcome_index(o: Outcome) -> usize {

@@ -35,6 +35,10 @@ pub struct Chat {
     /// Retrieval tools: `off` (absent), `ask` or `auto` (docs/PROTOCOL.md extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<String>,
+    /// How the model sends edits in this chat, when set (`save_chat_settings`); wins
+    /// over the config's `edit_format`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit_format: Option<crate::config::EditFormat>,
     /// Files and sections in context, in the order they were added.
     #[serde(default)]
     pub context_files: Vec<ContextFile>,

@@ -82,6 +82,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
             model: None,
             reasoning_effort: None,
             tools: Some(t.as_str().to_owned()),
+            edit_format: None,
         }))
         .await?;
     }

@@ -59,6 +59,10 @@ fn replace_once(
             line.trim()
         )));
     }
+    let new = super::indent_rule::settle(content, &old, &new)?.unwrap_or(new);
+    if let Some(out) = super::elision::elided(search_replace, content, &old, &new, replace_all) {
+        return out;
+    }
     if let Some(out) = try_passes(&doc, &old, &new, replace_all)? {
         return Ok(out);
     }

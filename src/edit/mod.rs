@@ -11,8 +11,11 @@
 
 pub mod anchored;
 pub mod blanks;
+pub mod blocks;
 pub mod combine;
+pub mod elision;
 pub mod error;
+pub mod indent_rule;
 pub mod matching;
 pub mod paths;
 pub mod replay;
@@ -229,7 +232,9 @@ fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Fai
 
 fn first_path(parsed: &EditRequest) -> Option<String> {
     match parsed {
-        EditRequest::Write { path, .. } | EditRequest::Anchored { path, .. } => Some(path.clone()),
+        EditRequest::Write { path, .. }
+        | EditRequest::Create { path, .. }
+        | EditRequest::Anchored { path, .. } => Some(path.clone()),
         EditRequest::Edits(e) => e.first().map(|e| e.path.clone()),
     }
 }
@@ -319,6 +324,26 @@ fn apply_call(
             let (rel, current) = resolve(&path, root, access, pending, bases)?;
             let seen_id = current.and_then(|c| c.seen_id);
             pending.insert(rel, Pending { content, seen_id });
+        }
+        EditRequest::Create { path, content } => {
+            let (rel, current) = resolve(&path, root, access, pending, bases)?;
+            if current.is_some_and(|c| !c.content.trim().is_empty()) {
+                let mut f = Failure::new(
+                    CallCode::InvalidEdit,
+                    format!(
+                        "{rel} already exists: a block with an empty SEARCH part creates a new file only; put the lines to change in SEARCH"
+                    ),
+                );
+                f.path = Some(rel);
+                return Err(f);
+            }
+            pending.insert(
+                rel,
+                Pending {
+                    content,
+                    seen_id: None,
+                },
+            );
         }
         EditRequest::Edits(edits) => {
             let many = edits.len() > 1;

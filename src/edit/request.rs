@@ -40,6 +40,14 @@ pub enum EditRequest {
         /// Complete content.
         content: String,
     },
+    /// A new file from a SEARCH/REPLACE block with an empty SEARCH part: refused when
+    /// the file already has content, so a block never silently replaces a file.
+    Create {
+        /// Target path as given.
+        path: String,
+        /// Complete content.
+        content: String,
+    },
     /// Search/replace edits, in order (possibly across files).
     Edits(Vec<SrEdit>),
     /// Anchored changes to one file.

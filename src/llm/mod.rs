@@ -131,10 +131,43 @@ impl ApiError {
     /// connections. Only ever retried before any content arrived.
     pub fn retryable(&self) -> bool {
         match self {
-            ApiError::Http { status, .. } => *status == 429 || *status >= 500,
+            ApiError::Http { status, .. } => {
+                (*status == 429 || *status >= 500) && !self.refuses_tools()
+            }
             ApiError::Network(_) => true,
             _ => false,
         }
+    }
+
+    /// Whether the server refused the request because it carries `tools`: an HTTP
+    /// error (or stream error) whose message speaks of tools it does not support, as
+    /// Ollama ("does not support tools"), llama.cpp ("tools param requires --jinja
+    /// flag"), vLLM ("requires --enable-auto-tool-choice") and OpenRouter ("No endpoints
+    /// found that support tool use") word it. A rate limit or an auth failure never is.
+    pub fn refuses_tools(&self) -> bool {
+        let message = match self {
+            ApiError::Http {
+                status, message, ..
+            } if !matches!(status, 401 | 402 | 403 | 408 | 429) => message,
+            ApiError::Stream { message, .. } => message,
+            _ => return false,
+        };
+        let m = message.to_lowercase();
+        let about_tools = m.contains("tool") || m.contains("function call");
+        let refused = [
+            "support",
+            "requires",
+            "not allowed",
+            "not enabled",
+            "unrecognized",
+            "unknown",
+            "unexpected",
+            "jinja",
+            "invalid",
+        ]
+        .iter()
+        .any(|w| m.contains(w));
+        about_tools && refused
     }
 
     /// A few words on why a request is retried: `HTTP 429`, `HTTP 503`, or

@@ -19,3 +19,7 @@ pub const TOOLS_PROMPT: &str = include_str!("../../prompts/tools.md");
 
 /// The embedded title prompt (`prompts/title.md`).
 pub const TITLE_PROMPT: &str = include_str!("../../prompts/title.md");
+
+/// Appended to the system prompt when the model writes its edits as SEARCH/REPLACE
+/// blocks instead of calling tools (`prompts/blocks.md`).
+pub const BLOCKS_PROMPT: &str = include_str!("../../prompts/blocks.md");

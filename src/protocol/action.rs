@@ -216,6 +216,7 @@ mod tests {
                 model: None,
                 reasoning_effort: effort,
                 tools: Some("auto".into()),
+                edit_format: None,
             }))
             .unwrap()
         };

@@ -190,6 +190,10 @@ pub struct SaveChatSettings {
     /// Retrieval tools: `off`, `ask` or `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<String>,
+    /// How the model sends edits in this chat (`tools`, `blocks`, `auto`); wins over
+    /// the config.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edit_format: Option<crate::config::EditFormat>,
 }
 
 /// An object's string values; other values (a `null` reason) are left out rather than

@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 use crate::chat::ids;
 use crate::chat::model::{DiffFailure, Message, Part};
 use crate::edit::Plan;
+use crate::edit::blocks::Piece;
+use crate::edit::request::ProposedEdit;
 use crate::error::ErrorCode;
 use crate::llm::Usage;
 use crate::protocol::events::{Change, TurnMessage};
@@ -77,6 +79,21 @@ impl Ended<'_> {
         calls
     }
 
+    /// The SEARCH/REPLACE blocks of the answer as edits to plan, after its tool calls:
+    /// all of a finished answer (a broken block fails the response); on cancel only the
+    /// complete ones; none after an API failure.
+    pub fn blocks_to_plan(&self) -> Vec<ProposedEdit> {
+        if self.failure().is_some() {
+            return Vec::new();
+        }
+        self.first
+            .blocks
+            .iter()
+            .filter(|b| !self.cancelled() || matches!(b, Piece::Block(_)))
+            .filter_map(Piece::proposed)
+            .collect()
+    }
+
     /// After a repair round: the first response's calls that applied, then the
     /// repair's calls (`plan` is the first response's plan of `calls`).
     pub fn calls_after_repair(&self, calls: &[ToolCall], plan: &Plan) -> Vec<ToolCall> {
@@ -95,6 +112,7 @@ impl Ended<'_> {
     pub fn wants_repair(&self, plan: &Plan, auto_retry: bool) -> bool {
         auto_retry
             && self.repair.is_none()
+            && self.first.blocks.is_empty()
             && !plan.ok()
             && plan.escape.is_none()
             && !self.cancelled()

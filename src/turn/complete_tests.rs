@@ -28,6 +28,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
             tools: ToolsMode::Off,
             root: "/tmp".into(),
             interactions: Default::default(),
+            edits: Default::default(),
         },
         text: text.into(),
         thinking: String::new(),
@@ -52,6 +53,8 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
         error: None,
         cancelled: false,
         duration: 1.23456,
+        blocks: Vec::new(),
+        fell_back_to_blocks: false,
     }
 }
 

@@ -13,6 +13,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ChatKey;
+use crate::edit::blocks::{BlockStream, Piece};
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
@@ -45,6 +46,24 @@ pub struct TurnSpec {
     pub root: PathBuf,
     /// Where approvals and clarifications wait for the client's answer.
     pub interactions: Interactions,
+    /// How the model sends its file edits.
+    pub edits: EditChannel,
+}
+
+/// How a turn's file edits arrive (config `edit_format`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum EditChannel {
+    /// As `write_file` / `edit_file` tool calls.
+    #[default]
+    ToolCalls,
+    /// As SEARCH/REPLACE blocks in the answer text (the request carries no tools).
+    Blocks,
+    /// As tool calls; when the server refuses a request that carries `tools`, the
+    /// turn is sent once more without them, as blocks, with this system prompt.
+    ToolCallsElseBlocks {
+        /// The system prompt that teaches the blocks.
+        blocks_system: String,
+    },
 }
 
 /// Pending questions to the client (`tool_approval`, `clarification`) by id; the
@@ -83,6 +102,11 @@ pub struct TurnOutcome {
     pub cancelled: bool,
     /// Seconds from start to end.
     pub duration: f64,
+    /// The SEARCH/REPLACE blocks of the answer (complete or broken), in order; the
+    /// text above holds only the prose around them.
+    pub blocks: Vec<Piece>,
+    /// The server refused `tools`, and the turn was sent again as blocks.
+    pub fell_back_to_blocks: bool,
 }
 
 /// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.
@@ -109,6 +133,7 @@ struct CallParts {
 struct Round {
     text: String,
     thinking: String,
+    blocks: Vec<Piece>,
     calls: Vec<ToolCall>,
     usage: Option<Usage>,
     error: Option<ApiError>,
@@ -123,6 +148,7 @@ async fn stream_round(
     spec: &TurnSpec,
     outbox: &Outbox,
     cancel: &CancellationToken,
+    read_blocks: bool,
 ) -> Round {
     let mut text = String::new();
     let mut thinking = String::new();
@@ -139,6 +165,35 @@ async fn stream_round(
             _ => TurnMessage::Chunk { content, chat_id },
         };
         outbox.emit(&msg, Some(&rid));
+    };
+    let mut reader = read_blocks.then(BlockStream::new);
+    let mut blocks = Vec::new();
+    // Prose goes on as a chunk; a complete block is announced as the change it asks for.
+    let mut take = |pieces: Vec<Piece>, text: &mut String| {
+        for piece in pieces {
+            match piece {
+                Piece::Prose(p) => {
+                    if spec.visible {
+                        send("chunk", &p);
+                    }
+                    text.push_str(&p);
+                }
+                Piece::Block(b) => {
+                    if spec.visible {
+                        let msg = TurnMessage::ToolCall {
+                            name: b.tool().to_owned(),
+                            arguments: serde_json::to_value(b.args()).unwrap_or(Value::Null),
+                            status: "proposed".to_owned(),
+                            summary: b.summary(),
+                            chat_id: chat_id.clone(),
+                        };
+                        outbox.emit(&msg, Some(&rid));
+                    }
+                    blocks.push(Piece::Block(b));
+                }
+                broken @ Piece::Broken { .. } => blocks.push(broken),
+            }
+        }
     };
 
     let mut attempt = 0;
@@ -214,10 +269,15 @@ async fn stream_round(
                 match ev {
                     StreamEvent::Text(t) => {
                         received = true;
-                        if spec.visible {
-                            send("chunk", &t);
+                        match reader.as_mut() {
+                            Some(r) => take(r.push(&t), &mut text),
+                            None => {
+                                if spec.visible {
+                                    send("chunk", &t);
+                                }
+                                text.push_str(&t);
+                            }
                         }
-                        text.push_str(&t);
                     }
                     StreamEvent::Reasoning(t) => {
                         received = true;
@@ -249,9 +309,13 @@ async fn stream_round(
             }
         }
     }
+    if let Some(r) = reader.as_mut() {
+        take(r.finish(), &mut text);
+    }
     Round {
         text,
         thinking,
+        blocks,
         calls: calls
             .into_values()
             .map(|c| ToolCall {
@@ -289,10 +353,31 @@ pub async fn run(
     let mut cancelled = false;
     let mut rounds = 0;
     let mut budget = MAX_TOOL_CALLS;
+    let mut blocks = Vec::new();
+    let mut read_blocks = spec.edits == EditChannel::Blocks;
+    let mut fell_back_to_blocks = false;
     loop {
         rounds += 1;
         let body = extended.as_ref().unwrap_or(&spec.body);
-        let round = stream_round(&provider, body, &spec, &outbox, &cancel).await;
+        let mut round = stream_round(&provider, body, &spec, &outbox, &cancel, read_blocks).await;
+        if let EditChannel::ToolCallsElseBlocks { blocks_system } = &spec.edits
+            && rounds == 1
+            && round.text.is_empty()
+            && round.calls.is_empty()
+            && round.error.as_ref().is_some_and(ApiError::refuses_tools)
+        {
+            tracing::info!(request_id = %spec.request_id, "the server refuses tools; sending the turn again with edits as blocks");
+            let body = extended.get_or_insert_with(|| spec.body.clone());
+            body.tools.clear();
+            body.tool_choice = None;
+            if let Some(system) = body.messages.first_mut().filter(|m| m.role == Role::System) {
+                *system = ChatMessage::text(Role::System, blocks_system.as_str());
+            }
+            read_blocks = true;
+            fell_back_to_blocks = true;
+            round = stream_round(&provider, body, &spec, &outbox, &cancel, true).await;
+        }
+        blocks.append(&mut round.blocks);
         if !round.text.is_empty() && !text.is_empty() && !text.ends_with('\n') {
             text.push_str("\n\n");
         }
@@ -359,6 +444,8 @@ pub async fn run(
         error,
         cancelled,
         duration: started.elapsed().as_secs_f64(),
+        blocks,
+        fell_back_to_blocks,
     }
 }
 

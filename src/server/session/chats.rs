@@ -273,9 +273,13 @@ impl Session {
             ),
             None => None,
         };
+        let edit_format = args.edit_format;
         self.mutate(|chat, _, _| {
             if let Some(t) = tools {
                 chat.tools = (t != "off").then_some(t);
+            }
+            if let Some(f) = edit_format {
+                chat.edit_format = Some(f);
             }
             if let Some(m) = &model {
                 chat.model = m.clone();

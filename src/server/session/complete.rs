@@ -7,6 +7,7 @@ use crate::chat::ids;
 use crate::chat::model::Chat;
 use crate::chat::store::ChatStore;
 use crate::context::{ChatFiles, StoreError, find_file};
+use crate::edit::request::ProposedEdit;
 use crate::edit::{self, CallCode, CallStatus, FileAccess, Plan};
 use crate::error::Result;
 use crate::llm::Usage;
@@ -41,8 +42,9 @@ impl Session {
             _ => store.load(&key.id)?,
         };
         let background = ctx.background.clone();
-        let has_calls =
-            !first.calls.is_empty() || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
+        let has_calls = !first.calls.is_empty()
+            || !first.blocks.is_empty()
+            || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
         let job = move || {
             // A bug in the matcher must cost this turn only, and must still reach the
             // loop, or the chat would stay busy until a restart.
@@ -51,13 +53,14 @@ impl Session {
                     first: &first,
                     repair: repair.as_deref(),
                 };
-                let plan_of =
-                    |calls: &[ToolCall]| plan_calls(&store, &chat, &key, calls, mode, &root);
+                let plan_of = |calls: &[ToolCall], blocks: &[ProposedEdit]| {
+                    plan_calls(&store, &chat, &key, calls, blocks, mode, &root)
+                };
                 let calls = ended.calls_to_plan();
-                let mut plan = plan_of(&calls);
+                let mut plan = plan_of(&calls, &ended.blocks_to_plan());
                 if repair.is_some() {
                     let calls = ended.calls_after_repair(&calls, &plan);
-                    plan = plan_of(&calls);
+                    plan = plan_of(&calls, &[]);
                 }
                 plan
             }))
@@ -96,6 +99,9 @@ impl Session {
         let ended = Ended { first, repair };
         let key = first.spec.chat.clone();
         let root = self.root()?.to_path_buf();
+        if first.fell_back_to_blocks {
+            self.remember_no_tools(&first.spec.model);
+        }
         if repair.is_none() && ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
             self.start_repair(first, &plan, ctx)?;
             return Ok(None);
@@ -149,6 +155,20 @@ impl Session {
             self.maybe_auto_title(&key, ctx);
         }
         Ok(Some(Flow::Continue))
+    }
+
+    /// Remembers in `~/.bb7/state.json` that `model`'s server refused `tools`, so
+    /// `edit_format: "auto"` sends it blocks from now on. A failed save only costs the
+    /// next turn one more refused request.
+    fn remember_no_tools(&self, model: &str) {
+        let Some(dirs) = &self.dirs else { return };
+        let mut state = crate::config::GlobalState::load(&dirs.state);
+        if !state.models_without_tools.iter().any(|m| m == model) {
+            state.models_without_tools.push(model.to_owned());
+            if let Err(e) = state.save(&dirs.state) {
+                tracing::info!(error = %e.message, "cannot remember a model without tools");
+            }
+        }
     }
 
     /// Appends the turn to `~/.bb7/usage.csv` (the reference plugin's "Today:" cost).
@@ -227,13 +247,14 @@ impl Session {
     }
 }
 
-/// Plans `calls` of the chat `key` against `chat` as it is now: the edit engine, then
-/// the server's own guard.
+/// Plans `calls` and then `blocks` (SEARCH/REPLACE blocks of the answer text) of the
+/// chat `key` against `chat` as it is now: the edit engine, then the server's own guard.
 fn plan_calls(
     store: &ChatStore,
     chat: &Chat,
     key: &ChatKey,
     calls: &[ToolCall],
+    blocks: &[ProposedEdit],
     mode: DiffMode,
     root: &std::path::Path,
 ) -> Plan {
@@ -242,6 +263,7 @@ fn plan_calls(
     let edits: Vec<_> = calls
         .iter()
         .map(|c| crate::tools::file::proposed_edit(c, mode))
+        .chain(blocks.iter().cloned())
         .collect();
     let mut plan = edit::plan(&edits, root, &access);
     guard_plan(&mut plan, key.global);

@@ -6,7 +6,7 @@ use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part};
 use crate::chat::store::ChatStore;
-use crate::config::GlobalState;
+use crate::config::{EditFormat, GlobalState};
 use crate::context::ChatFiles;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -17,13 +17,13 @@ use crate::prompt::assemble::{self, ChatState, Instructions, Prompt};
 use crate::prompt::cache::PromptCache;
 use crate::prompt::files::prompt_files;
 use crate::prompt::ledger::{self, Ledger};
-use crate::prompt::{SYSTEM_PROMPT, TOOLS_PROMPT};
+use crate::prompt::{BLOCKS_PROMPT, SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
 
 use crate::protocol::replies::{Ack, Deferred};
 use crate::tools::{DiffMode, ToolsMode};
-use crate::turn::stream::{self as turn, ClientAnswer, TurnOutcome, TurnSpec};
+use crate::turn::stream::{self as turn, ClientAnswer, EditChannel, TurnOutcome, TurnSpec};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -70,6 +70,15 @@ impl Session {
             .unwrap_or_else(|| SYSTEM_PROMPT.to_owned())
     }
 
+    /// The system prompt followed by `extra` (the tool or the block instructions).
+    fn system_prompt_with(&self, extra: &str) -> String {
+        format!(
+            "{}\n\n{}",
+            self.system_prompt_base().trim_end(),
+            extra.trim_end()
+        )
+    }
+
     /// The next request of `chat` laid out (`prompt::assemble`), with the context
     /// snapshot to record on the new user message. Reads the context files and the
     /// chat's prompt ledger; errors: a file that cannot be read.
@@ -78,13 +87,16 @@ impl Session {
         store: &ChatStore,
         chat: &Chat,
         tools_mode: ToolsMode,
+        format: EditFormat,
         instructions: &[Instructions],
         content: &str,
     ) -> Result<(Prompt, Vec<crate::chat::model::SnapshotRef>)> {
-        let mut base = self.system_prompt_base();
-        if tools_mode != ToolsMode::Off {
-            base = format!("{}\n\n{}", base.trim_end(), TOOLS_PROMPT.trim_end());
-        }
+        let base = match (format, tools_mode) {
+            _ if store.global => self.system_prompt_base(),
+            (EditFormat::Blocks, _) => self.system_prompt_with(BLOCKS_PROMPT),
+            (_, ToolsMode::Off) => self.system_prompt_base(),
+            _ => self.system_prompt_with(TOOLS_PROMPT),
+        };
         let system = assemble::system_text(&base, instructions);
         let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
         if store.global {
@@ -199,8 +211,13 @@ impl Session {
             None => chat.reasoning_effort.clone(),
         };
 
+        let format = self.edit_format_for(&model, chat.edit_format);
+        let tools_mode = match format {
+            EditFormat::Blocks => ToolsMode::Off,
+            _ => tools_mode,
+        };
         let (mut prompt, snapshot) =
-            self.next_prompt(store, chat, tools_mode, &instructions, content)?;
+            self.next_prompt(store, chat, tools_mode, format, &instructions, content)?;
         let cache = PromptCache::parse(self.config.prompt_cache.as_deref())?;
         let breakpoints = cache.breakpoints(&model);
         self.check_cost(&model, &prompt, breakpoints.is_some())?;
@@ -216,8 +233,19 @@ impl Session {
                 Some(&store.chat_dir(&chat.id)?),
             )?;
         }
-        // Global chats never write into a project: no file tools at all.
-        let tools = if global_chat {
+        let edits = match format {
+            _ if global_chat => EditChannel::ToolCalls,
+            EditFormat::Blocks => EditChannel::Blocks,
+            EditFormat::Tools => EditChannel::ToolCalls,
+            EditFormat::Auto => EditChannel::ToolCallsElseBlocks {
+                blocks_system: assemble::system_text(
+                    &self.system_prompt_with(BLOCKS_PROMPT),
+                    &instructions,
+                ),
+            },
+        };
+        // Global chats never write into a project, and blocks need no tools.
+        let tools = if global_chat || format == EditFormat::Blocks {
             Vec::new()
         } else {
             crate::tools::definitions(diff_mode, tools_mode)
@@ -271,9 +299,34 @@ impl Session {
             tools: tools_mode,
             root: self.root()?.to_path_buf(),
             interactions: self.interactions.clone(),
+            edits,
         };
         self.spawn_turn(spec, provider, ctx, None);
         Ok(())
+    }
+
+    /// The edit format of a turn with `model`: the chat's, else the configured one, and
+    /// for `auto`
+    /// blocks when the model's server refused tools before (`state.json`) or the cached
+    /// model list says it does not support them; tools otherwise.
+    pub(super) fn edit_format_for(&self, model: &str, chat: Option<EditFormat>) -> EditFormat {
+        let configured = chat.unwrap_or_else(|| self.config.edit_format_for(model));
+        if configured != EditFormat::Auto {
+            return configured;
+        }
+        let Some(dirs) = &self.dirs else {
+            return EditFormat::Auto;
+        };
+        let refused = GlobalState::load(&dirs.state)
+            .models_without_tools
+            .iter()
+            .any(|m| m == model);
+        let listed_without = listed_without_tools(&dirs.state.join("models.json"), model);
+        if refused || listed_without {
+            EditFormat::Blocks
+        } else {
+            EditFormat::Auto
+        }
     }
 
     pub(super) fn spawn_turn(
@@ -313,6 +366,8 @@ impl Session {
                     )),
                     cancelled: false,
                     duration: 0.0,
+                    blocks: Vec::new(),
+                    fell_back_to_blocks: false,
                 });
             let outcome = Box::new(outcome);
             let msg = match first {
@@ -513,3 +568,30 @@ impl Session {
 pub(super) const DEFAULT_STALL_SECS: u64 = 120;
 /// Retries of 429/5xx before any content arrived.
 pub(super) const MAX_RETRIES: u32 = 3;
+
+/// Whether the cached model list at `path` lists `model` without tool support. The
+/// list is read once per version of the file (it can be a megabyte), not per send.
+fn listed_without_tools(path: &std::path::Path, model: &str) -> bool {
+    type Seen = Option<(std::time::SystemTime, std::collections::HashSet<String>)>;
+    static SEEN: std::sync::Mutex<Seen> = std::sync::Mutex::new(None);
+    let Ok(modified) = std::fs::metadata(path).and_then(|m| m.modified()) else {
+        return false;
+    };
+    let Ok(mut seen) = SEEN.lock() else {
+        return false;
+    };
+    if seen.as_ref().is_none_or(|(at, _)| *at != modified) {
+        let without = crate::llm::models::ModelsCache::load(path)
+            .map(|c| {
+                c.models
+                    .into_iter()
+                    .filter(|m| !m.supports_tools)
+                    .map(|m| m.id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        *seen = Some((modified, without));
+    }
+    seen.as_ref()
+        .is_some_and(|(_, without)| without.contains(model))
+}

@@ -55,8 +55,16 @@ impl Session {
         // what the previous request already sent, what a new chat would not repeat.
         let tools_mode = ToolsMode::parse(a.chat.tools.as_deref()).unwrap_or(ToolsMode::Off);
         let instruction_files = self.instruction_files(a.store.global).unwrap_or_default();
+        let format = self.edit_format_for(&a.chat.model, a.chat.edit_format);
         let next = self
-            .next_prompt(&a.store, &a.chat, tools_mode, &instruction_files, input)
+            .next_prompt(
+                &a.store,
+                &a.chat,
+                tools_mode,
+                format,
+                &instruction_files,
+                input,
+            )
             .ok();
         let (context_files, potential_savings) = match &next {
             Some((p, _)) => (
