@@ -104,7 +104,9 @@ impl Config {
         let path = dir.join("config.json");
         let mut cfg: Config = match std::fs::read(&path) {
             Ok(bytes) => {
-                serde_json::from_slice(&bytes).map_err(|e| Error::invalid(broken(&path, &e)))?
+                let de = &mut serde_json::Deserializer::from_slice(&bytes);
+                serde_path_to_error::deserialize(de)
+                    .map_err(|e| Error::invalid(broken(&path, &e.path().to_string(), e.inner())))?
             }
             Err(_) => Config::default(),
         };
@@ -124,15 +126,20 @@ impl Config {
 
 /// The message for a config file that does not parse: the file, line and column
 /// first (as compilers print them, so editors can jump there), then what is wrong.
-fn broken(path: &Path, e: &serde_json::Error) -> String {
+fn broken(path: &Path, key: &str, e: &serde_json::Error) -> String {
     let full = e.to_string();
     // serde_json ends its message with " at line L column C"; the position leads here.
     let what = full
         .rsplit_once(" at line ")
         .map_or(full.as_str(), |(head, _)| head);
     let (line, column) = (e.line(), e.column());
+    // Well-formed JSON with a value of the wrong type is not a syntax error.
+    let problem = match e.classify() {
+        serde_json::error::Category::Data => format!("{key} has the wrong type"),
+        _ => "the config file is not valid JSON".to_owned(),
+    };
     format!(
-        "{}:{line}:{column}: the config file is not valid JSON (line {line}, column {column}): {what}",
+        "{}:{line}:{column}: {problem} (line {line}, column {column}): {what}",
         path.display()
     )
 }
@@ -196,5 +203,21 @@ mod tests {
         assert!(err.starts_with(&want), "{err}");
         assert!(err.contains("trailing comma"), "{err}");
         assert!(!err.contains(" at line "), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_type_is_called_so_and_names_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"stream_timeout_secs": "soon"}"#,
+        )
+        .unwrap();
+        let err = Config::load(dir.path()).unwrap_err().message;
+        assert!(
+            err.contains("stream_timeout_secs has the wrong type"),
+            "{err}"
+        );
+        assert!(!err.contains("not valid JSON"), "{err}");
     }
 }

@@ -8,9 +8,25 @@ use std::path::PathBuf;
 use bb7::cli::Command;
 use clap::{CommandFactory, Parser};
 
+/// What `bb7 --help` ends with: the exit statuses and the environment.
+const AFTER_HELP: &str = "\
+Exit status:
+  0    done (also when there was nothing to do: nothing to apply, no changes)
+  1    failed; the message on stderr names the cause (the server's own error)
+  2    the command line was wrong (unknown option, missing argument)
+  3    conflict: your edits overlap the change; that file was left untouched
+       (`bb7 review` takes hunks one by one, --force lets the change win)
+  4    the chat is held by another bb7 process (an editor, a running `bb7 ask`);
+       `bb7 unlock` or --take-over takes it over
+  130  stopped with Ctrl-C (the partial answer is kept)
+
+Environment:
+  OPENROUTER_API_KEY  the API key (or api_key in ~/.config/bb7/config.json)
+  NO_COLOR            no colour, as with --color never";
+
 /// bb7: a focused LLM chat sidecar for editors.
 #[derive(Parser)]
-#[command(version, about, long_about = None)]
+#[command(version, about, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     /// Project root (default: the nearest directory at or above the current one that
     /// holds .bb7/).
@@ -20,6 +36,13 @@ struct Cli {
     /// stays as it is.
     #[arg(long, global = true)]
     chat: Option<String>,
+    /// Take the chat over when another bb7 process (an editor, a running `bb7 ask`)
+    /// holds it, as `bb7 unlock` does.
+    #[arg(long, global = true)]
+    take_over: bool,
+    /// Colour the output: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = bb7::cli::render::ColorChoice::Auto)]
+    color: bb7::cli::render::ColorChoice,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -36,6 +59,7 @@ fn main() -> std::process::ExitCode {
         None => Command::Serve,
     };
     bb7::debug_log::init_from_env();
+    bb7::cli::render::init_color(cli.color);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,6 +89,7 @@ fn main() -> std::process::ExitCode {
         root: cli.root,
         cwd,
         chat: cli.chat,
+        take_over: cli.take_over,
     };
     let result = runtime.block_on(bb7::cli::run(command, opts));
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));

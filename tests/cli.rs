@@ -96,9 +96,10 @@ fn a_shell_session_from_init_to_apply() {
         env.read("src/main.rs"),
         "fn main() {\n    println!(\"hello\");\n}\n"
     );
+    // Nothing pending is a state, not a failure.
     let o = bb7(&env, &["apply"]);
-    assert!(!o.status.success());
-    assert!(text(&o.stderr).contains("no output to apply"));
+    assert!(o.status.success());
+    assert!(text(&o.stderr).contains("nothing to apply"));
 
     // The message can come from stdin; a failed edit exits non-zero and writes nothing.
     fake.push_sse(response(
@@ -140,6 +141,10 @@ fn the_cli_respects_a_chat_open_in_an_editor() {
     let (mut editor, id) = env.with_chat();
     editor.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
     let o = bb7(&env, &["--chat", &id, "status"]);
-    assert!(!o.status.success());
-    assert!(text(&o.stderr).contains("locked"), "{}", text(&o.stderr));
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        text(&o.stderr).contains("is held by"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -243,8 +243,11 @@ fn checkpoints_and_rollbacks() {
         (Some(BASE), Some(OUT), Some(OUT))
     );
 
-    // A later edit blocks a hard rollback unless forced.
-    std::fs::write(env.project.join("f.txt"), OUT.replace("two", "TWO (later)")).unwrap();
+    // A later edit of a line the apply changed blocks a hard rollback unless forced.
+    let later = OUT
+        .replace("ONE", "ONE (later)")
+        .replace("four", "FOUR (later)");
+    std::fs::write(env.project.join("f.txt"), &later).unwrap();
     let r = b.ok(json!({"action": "checkpoint_rollback", "checkpoint_id": cp, "mode": "hard_all"}));
     assert_eq!(r["files"][0]["restored"], false);
     assert_eq!(r["files"][0]["conflict"], true);
@@ -254,20 +257,18 @@ fn checkpoints_and_rollbacks() {
     let hunk = got["files"][0]["hunk_ids"][1].as_str().unwrap().to_owned();
     let r = b.ok(json!({"action": "checkpoint_rollback", "checkpoint_id": cp, "mode": "scoped_selected", "hunk_ids": [hunk]}));
     assert_eq!(r["files"][0]["restored"], true);
-    assert_eq!(
-        env.read("f.txt"),
-        OUT.replace("two", "TWO (later)").replace("EIGHT", "eight")
-    );
+    assert_eq!(env.read("f.txt"), later.replace("EIGHT", "eight"));
     let scoped_cp = r["checkpoint_id"].as_str().unwrap().to_owned();
 
     // The rollback is a checkpoint and can be rolled back.
     b.ok(json!({"action": "checkpoint_rollback", "checkpoint_id": scoped_cp, "mode": "hard_all"}));
-    assert_eq!(env.read("f.txt"), OUT.replace("two", "TWO (later)"));
+    assert_eq!(env.read("f.txt"), later);
 
-    // Forced hard rollback to before the first apply.
+    // A forced hard rollback wins on the overlapping line; the later edit of a line
+    // the apply did not touch survives, as in an apply's merge.
     let r = b.ok(json!({"action": "checkpoint_rollback", "checkpoint_id": cp, "mode": "hard_all", "force": true}));
     assert_eq!(r["files"][0]["restored"], true);
-    assert_eq!(env.read("f.txt"), BASE);
+    assert_eq!(env.read("f.txt"), BASE.replace("four", "FOUR (later)"));
     assert!(
         events(&env.chat_json(&id))
             .iter()

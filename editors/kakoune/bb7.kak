@@ -7,7 +7,8 @@
 # bb7-remove, bb7-ask <message>, bb7-status, bb7-diff, bb7-apply [file],
 # bb7-apply-force [file], bb7-reject <file>, bb7-review [file], bb7-accept <hunk>…,
 # bb7-reject-hunk <hunk>…, bb7-accept-all, bb7-checkpoints, bb7-rollback [id],
-# bb7-show, bb7-chats. Files are read from disk: write the buffer before adding it
+# bb7-show, bb7-chats, bb7-chat (the interactive `bb7 chat` in a terminal next to
+# Kakoune, through Kakoune's `terminal` command). Files are read from disk: write the buffer before adding it
 # (adding it again refreshes bb7's snapshot after you edited it).
 #
 #   set-option global bb7_tools auto    # let the model read project files (off|auto)
@@ -70,6 +71,9 @@ define-command -docstring 'bb7-remove: remove the current file from context' \
 
 define-command -params 1.. -docstring 'bb7-ask <message>: ask the model; the answer streams into *bb7*' \
     bb7-ask %{ bb7-fifo *bb7* markdown ask "--tools=%opt{bb7_tools}" %arg{@} }
+
+define-command -docstring 'bb7-chat: the interactive bb7 chat in a new terminal (tmux pane, kitty, x11…)' \
+    bb7-chat %{ terminal %opt{bb7_bin} chat }
 
 define-command -docstring 'bb7-status: statuses of context and output files' \
     bb7-status %{ bb7-fifo *bb7-status* plain status }

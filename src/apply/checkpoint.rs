@@ -307,20 +307,10 @@ pub fn rollback_file(
     let current_hash = current.map(|c| ids::sha256_tagged(c.as_bytes()));
     match mode {
         RollbackMode::Hard { force } => {
-            if current_hash != file.after_hash && !force {
-                return FileRollback {
-                    write: None,
-                    restored: false,
-                    conflict: true,
-                    reason: Some("the file changed after the checkpoint; roll back with force to discard those changes".into()),
-                };
+            if current_hash == file.after_hash {
+                return restore(file.before_content.clone());
             }
-            FileRollback {
-                write: Some(file.before_content.clone()),
-                restored: true,
-                conflict: false,
-                reason: None,
-            }
+            hard_merge(file, current, *force)
         }
         RollbackMode::Scoped(ids) => {
             let before = to_lf(file.before_content.as_deref().unwrap_or("")).into_owned();
@@ -364,5 +354,89 @@ pub fn rollback_file(
                     .then(|| "some selected hunks overlap later edits and were kept".to_owned()),
             }
         }
+    }
+}
+
+/// A plan that writes `content` (`None`: deletes the file).
+fn restore(content: Option<String>) -> FileRollback {
+    FileRollback {
+        write: Some(content),
+        restored: true,
+        conflict: false,
+        reason: None,
+    }
+}
+
+/// A hard rollback of a file that changed after the checkpoint, merged three-way like
+/// an apply: base = the content after the checkpoint, theirs = the content before it,
+/// ours = the file now. The user's later edits elsewhere in the file survive; edits of
+/// the same lines are a conflict unless `force`, where the rollback wins on those lines.
+fn hard_merge(file: &CheckpointFile, current: Option<&str>, force: bool) -> FileRollback {
+    let conflict = |why: String| FileRollback {
+        write: None,
+        restored: false,
+        conflict: true,
+        reason: Some(why),
+    };
+    match (&file.before_content, &file.after_content) {
+        // The checkpoint created the file: undoing it deletes the file, and a file
+        // edited since is deleted only with force.
+        (None, Some(_)) if current.is_none() => FileRollback {
+            write: None,
+            restored: false,
+            conflict: false,
+            reason: None,
+        },
+        (None, _) if force => restore(None),
+        (None, _) => conflict(
+            "the checkpoint created this file and it was edited since; roll back with \
+             force to delete it anyway"
+                .into(),
+        ),
+        (Some(before), after) => {
+            match super::merge::merge(after.as_deref(), before, current, force) {
+                Ok(m) => restore(Some(m.text)),
+                Err(c) => conflict(format!(
+                    "{c} (since the checkpoint); roll back with force to let the \
+                     rollback win there"
+                )),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEFORE: &str = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
+    const AFTER: &str = "ONE\ntwo\nthree\nfour\nfive\nsix\nseven\nEIGHT\nnine\nten\neleven\n";
+
+    fn plan(now: &str, force: bool) -> FileRollback {
+        let f = file_change("f.txt", Some(BEFORE), Some(AFTER), None);
+        rollback_file(&f, Some(now), &RollbackMode::Hard { force })
+    }
+
+    #[test]
+    fn a_hard_rollback_merges_later_edits_elsewhere() {
+        let now = AFTER.replace("four", "FOUR (later)");
+        let p = plan(&now, false);
+        assert!(p.restored && !p.conflict, "{p:?}");
+        assert_eq!(p.write, Some(Some(BEFORE.replace("four", "FOUR (later)"))));
+    }
+
+    #[test]
+    fn overlapping_later_edits_conflict_unless_forced() {
+        let now = AFTER
+            .replace("ONE", "ONE (later)")
+            .replace("four", "FOUR (later)");
+        let p = plan(&now, false);
+        assert!(p.conflict && p.write.is_none(), "{p:?}");
+        assert!(
+            p.reason.as_deref().unwrap_or("").contains("lines 1"),
+            "{p:?}"
+        );
+        let p = plan(&now, true);
+        assert_eq!(p.write, Some(Some(BEFORE.replace("four", "FOUR (later)"))));
     }
 }

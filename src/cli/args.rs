@@ -70,7 +70,19 @@ pub enum Command {
         #[arg(long)]
         refresh: bool,
     },
-    /// Show the statuses of context and output files (M, A, !A, S, R, ~).
+    /// An interactive session on the terminal: questions with history, answers
+    /// rendered as Markdown, and /commands (/add, /diff, /apply, /undo, /model,
+    /// /tokens, … — /help lists them). Ctrl-C stops an answer, Ctrl-D leaves.
+    Chat {
+        /// Model to switch the chat to first (kept for later turns).
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Show the statuses of context and output files, one `STATUS PATH` per line.
+    ///
+    /// M modified by the model, A new file, !A new but a file exists there already,
+    /// S a section, R read-only, ~ changed on disk since it was added (`bb7 add`
+    /// refreshes it).
     Status,
     /// Show the model's pending changes as unified diffs.
     Diff {
@@ -106,18 +118,29 @@ pub enum Command {
         #[arg(long, conflicts_with_all = ["accept", "reject"])]
         all: bool,
     },
-    /// List checkpoints (one per line: id, time, files, then the action), oldest first.
+    /// List checkpoints, oldest first, one per line: id, time, files, (action), then
+    /// the hunk ids that `rollback --scoped` takes.
     Checkpoints,
-    /// Undo a checkpoint: restore its files, or reverse only some hunks.
+    /// Undo a checkpoint: restore its files, or reverse only some hunks. Merges like
+    /// apply: your later edits elsewhere in a file survive; later edits of the same
+    /// lines are a conflict (exit status 3) unless --force.
     Rollback {
         /// Checkpoint id (from `bb7 checkpoints`).
         id: String,
         /// Reverse only these hunks, keeping later edits.
         #[arg(long, num_args = 1.., value_name = "HUNK")]
         scoped: Vec<String>,
-        /// Restore files even when they changed since.
+        /// Let the rollback win on lines you edited since.
         #[arg(long)]
         force: bool,
+    },
+    /// Take a chat over from the process holding it (an editor, a `bb7 ask` left
+    /// running) and make it active here. If that process still runs, leave the chat
+    /// there first: two processes saving one chat can lose messages. Default: the
+    /// project's active chat.
+    Unlock {
+        /// Chat id (from `bb7 chats`).
+        id: Option<String>,
     },
     /// List the models (id, context length, prices per million tokens).
     Models {

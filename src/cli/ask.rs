@@ -3,11 +3,14 @@
 //! stderr. Ctrl-C sends `cancel` and waits for the partial answer to be saved; a
 //! second Ctrl-C exits at once.
 
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::args::ToolsMode;
-use super::{Failure, Res, Session};
-use super::{prompt, terminal};
+use super::client::{Failure, Res};
+use super::prompt;
+use super::render::{Markdown, Waiting};
+use super::session::Session;
+use super::terminal;
 use crate::chat::store::ChatStore;
 use crate::project::Project;
 use crate::protocol::action::Action;
@@ -15,8 +18,7 @@ use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
 use crate::protocol::replies::{Ack, FileStatusList};
 
-/// Exit status after Ctrl-C (128 + SIGINT), as shells report an interrupted command.
-pub const INTERRUPTED: u8 = 130;
+use super::client::exit::INTERRUPTED;
 
 /// Options of `bb7 ask`.
 pub(super) struct AskOptions {
@@ -28,6 +30,8 @@ pub(super) struct AskOptions {
     pub tools: Option<ToolsMode>,
     /// Re-snapshot out-of-sync files first.
     pub refresh: bool,
+    /// Asked in `bb7 chat`: hints name its /commands instead of shell commands.
+    pub in_chat: bool,
 }
 
 /// Where the terminal output stands, so notes start on a fresh line.
@@ -37,6 +41,8 @@ struct Lines {
     out_ended: bool,
     /// Reasoning text on stderr without its final newline.
     thinking_open: bool,
+    /// Renders the answer as Markdown (`bb7 chat`); `None` prints it as it comes.
+    markdown: Option<Markdown>,
 }
 
 impl Lines {
@@ -47,8 +53,24 @@ impl Lines {
         }
     }
 
+    /// Prints an answer delta.
+    fn answer(&mut self, s: &Session, delta: &str) {
+        self.close_thinking();
+        match &mut self.markdown {
+            // The model's text is made safe before the renderer styles it.
+            Some(md) => s.out_rendered(&md.push(&terminal::safe(delta, terminal::Sink::Stdout))),
+            None => s.out(delta),
+        }
+        if !delta.is_empty() {
+            self.out_ended = delta.ends_with('\n');
+        }
+    }
+
     fn close_all(&mut self, s: &Session) {
         self.close_thinking();
+        if let Some(md) = &mut self.markdown {
+            s.out_rendered(&md.finish());
+        }
         if !self.out_ended {
             s.out("\n");
             self.out_ended = true;
@@ -76,6 +98,20 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
     // before the request goes out ends the command without sending it.
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    turn(s, message, &o, &mut sigint, None).await
+}
+
+/// One turn: `message` sent to the active chat (a new one when none is active), its
+/// stream shown until it ends. Ctrl-C (seen on `sigint`) stops the answer and keeps
+/// what came; the result is then the `aborted` failure (status 130). With `markdown`,
+/// the answer is rendered line by line.
+pub(super) async fn turn(
+    s: &mut Session,
+    message: String,
+    o: &AskOptions,
+    sigint: &mut Signal,
+    markdown: Option<Markdown>,
+) -> Res<()> {
     let chat_id = s.ensure_chat().await?;
     if let Some(t) = o.tools {
         s.c.call::<Ack>(Action::SaveChatSettings(params::SaveChatSettings {
@@ -86,7 +122,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
         }))
         .await?;
     }
-    check_sync(s, o.refresh).await?;
+    check_sync(s, o.refresh, o.in_chat).await?;
     let early = tokio::select! {
         biased;
         _ = sigint.recv() => true,
@@ -99,32 +135,42 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
         s.c.send(&Action::Send(params::Send {
             content: message,
             chat_id: None,
-            model: o.model,
+            model: o.model.clone(),
             reasoning_effort: None,
         }))
         .await?;
     let mut lines = Lines {
         out_ended: true,
+        markdown,
         ..Lines::default()
     };
     let mut cancelled = false;
+    let mut waiting = Waiting::start("waiting for the model");
+    let mut reasoning_shown = false;
     loop {
         let next = tokio::select! {
             m = s.c.next_stream(&id) => Some(m?),
             _ = sigint.recv() => None,
         };
         let Some(msg) = next else {
+            waiting.stop();
             interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
             continue;
         };
-        match msg {
-            TurnMessage::Chunk { content, .. } => {
-                lines.close_thinking();
-                s.out(&content);
-                if !content.is_empty() {
-                    lines.out_ended = content.ends_with('\n');
+        // Reasoning not shown keeps the indicator, relabelled; anything else ends it.
+        match &msg {
+            TurnMessage::Thinking { .. } if !o.thinking => {
+                if !reasoning_shown && waiting.active() {
+                    waiting.stop();
+                    waiting = Waiting::start("the model is reasoning");
                 }
+                reasoning_shown = true;
             }
+            TurnMessage::TitleUpdated { .. } => {}
+            _ => waiting.stop(),
+        }
+        match msg {
+            TurnMessage::Chunk { content, .. } => lines.answer(s, &content),
             TurnMessage::Retry {
                 delay_ms, reason, ..
             } => {
@@ -132,6 +178,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                 // f64's Display prints 1000 ms as "1" and 10 ms as "0.01".
                 let secs = delay_ms as f64 / 1000.0;
                 eprintln!("bb7: retrying in {secs} s ({reason})");
+                waiting = Waiting::start("waiting for the model");
             }
             TurnMessage::Thinking { content, .. } => {
                 if o.thinking {
@@ -150,6 +197,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                     lines.close_all(s);
                     let what = if summary.is_empty() { name } else { summary };
                     eprintln!("bb7: tool {status}: {}", terminal::err(&what));
+                    waiting = Waiting::start("waiting for the model");
                 }
             }
             TurnMessage::ToolApproval {
@@ -213,7 +261,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
                 if cancelled || code == crate::error::ErrorCode::Cancelled {
                     return Err(aborted());
                 }
-                return Err(Failure::new(message));
+                return Err(Failure::server(Some(code), message));
             }
             TurnMessage::DiffError { errors, .. } => {
                 lines.close_all(s);
@@ -262,7 +310,8 @@ async fn interrupt(
     Ok(())
 }
 
-fn aborted() -> Failure {
+/// The failure of a turn stopped with Ctrl-C (status 130).
+pub(super) fn aborted() -> Failure {
     Failure {
         status: INTERRUPTED,
         ..Failure::new("aborted")
@@ -308,8 +357,8 @@ async fn clarify(question: &str) -> String {
 }
 
 /// Warns about context files changed on disk since their snapshot, or re-snapshots
-/// them with `refresh`.
-async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
+/// them with `refresh`; the hints name `bb7 chat`'s commands when `in_chat`.
+pub(super) async fn check_sync(s: &mut Session, refresh: bool, in_chat: bool) -> Res<()> {
     let r: FileStatusList =
         s.c.call(Action::GetFileStatuses(params::FileStatuses {
             contents: None,
@@ -322,6 +371,16 @@ async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
         .map(|f| f.path.clone())
         .collect();
     for path in stale {
+        // Gone from disk (a rolled-back new file, a deleted one): neither a refresh
+        // nor `bb7 add` can read it; only removing it from the context helps.
+        if !s.root.join(&path).exists() {
+            let drop = if in_chat { "/drop" } else { "bb7 remove" };
+            eprintln!(
+                "bb7: warning: {path} no longer exists on disk; the model sees its last \
+                 snapshot (`{drop} {path}` takes it out of the context)"
+            );
+            continue;
+        }
         if refresh {
             // A file that cannot be refreshed is reported, and the question still goes.
             match s
@@ -333,9 +392,14 @@ async fn check_sync(s: &mut Session, refresh: bool) -> Res<()> {
                 Err(e) => eprintln!("bb7: warning: cannot refresh {path}: {}", e.message),
             }
         } else {
+            let renew = if in_chat {
+                "`/refresh` re-reads it".to_owned()
+            } else {
+                format!("use --refresh, or `bb7 add {path}`")
+            };
             eprintln!(
                 "bb7: warning: {path} changed on disk since it was added; the model sees the \
-                 old snapshot (use --refresh, or `bb7 add {path}`)"
+                 old snapshot ({renew})"
             );
         }
     }

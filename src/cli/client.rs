@@ -11,12 +11,26 @@ use crate::protocol::MessageKind;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 
+/// Exit statuses of the one-shot commands (listed in `bb7 --help`).
+pub mod exit {
+    /// A command failed (the message on stderr says why).
+    pub const FAILED: u8 = 1;
+    /// The command line was wrong (clap's own status for usage errors).
+    pub const USAGE: u8 = 2;
+    /// Your edits overlap the change: nothing was written to that file.
+    pub const CONFLICT: u8 = 3;
+    /// The chat is held by another bb7 process (an editor, a running `bb7 ask`).
+    pub const HELD: u8 = 4;
+    /// Stopped with Ctrl-C (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
+}
+
 /// A failed command: the message for stderr and the exit status.
 #[derive(Debug)]
 pub struct Failure {
     /// What went wrong, for the user (printed after `bb7: `).
     pub message: String,
-    /// Exit status: 1, or 130 after Ctrl-C.
+    /// Exit status, one of [`exit`].
     pub status: u8,
     /// The server's error code, when the failure is an `error` reply.
     pub code: Option<ErrorCode>,
@@ -29,10 +43,31 @@ impl Failure {
     pub fn new(message: impl Into<String>) -> Failure {
         Failure {
             message: message.into(),
-            status: 1,
+            status: exit::FAILED,
             code: None,
             data: None,
         }
+    }
+
+    /// The server's error `code` with its `message`; the exit status follows the code.
+    pub fn server(code: Option<ErrorCode>, message: impl Into<String>) -> Failure {
+        let status = match code {
+            Some(ErrorCode::Conflict) => exit::CONFLICT,
+            Some(ErrorCode::Locked) => exit::HELD,
+            Some(ErrorCode::Cancelled) => exit::INTERRUPTED,
+            _ => exit::FAILED,
+        };
+        Failure {
+            message: message.into(),
+            status,
+            code,
+            data: None,
+        }
+    }
+
+    /// This failure with exit status `status`.
+    pub fn with_status(self, status: u8) -> Failure {
+        Failure { status, ..self }
     }
 
     /// Whether the server answered with error code `code`.
@@ -61,6 +96,31 @@ struct ErrorReply {
     code: Option<String>,
     #[serde(default)]
     data: Option<ErrorData>,
+}
+
+/// An `error` reply read: its message and its code when this build knows it.
+struct ServerError {
+    message: String,
+    code: Option<ErrorCode>,
+    data: Option<ErrorData>,
+}
+
+/// Reads an `error` reply leniently: whatever else it carries, its message and code
+/// reach the user, never a decoding error of the command line.
+fn error_reply(msg: Value) -> ServerError {
+    let e: ErrorReply = serde_json::from_value(msg).unwrap_or(ErrorReply {
+        message: "error".into(),
+        code: None,
+        data: None,
+    });
+    ServerError {
+        message: e.message,
+        // Codes this bb7 does not know are kept out, not an error.
+        code: e
+            .code
+            .and_then(|c| serde_json::from_value::<ErrorCode>(Value::String(c)).ok()),
+        data: e.data,
+    }
 }
 
 /// A protocol session with an in-process server.
@@ -124,6 +184,17 @@ impl Client {
         loop {
             let msg = self.next_for(id).await?;
             let kind = MessageKind::of(&msg);
+            // A `send` refused before its stream starts (no API key, no active chat,
+            // a held chat) is a plain `error` reply without `chat_id`: it is the
+            // server's own error, read as such.
+            if kind == MessageKind::Error && msg.get("chat_id").is_none() {
+                let e = error_reply(msg);
+                return Ok(TurnMessage::Error {
+                    message: e.message,
+                    code: e.code.unwrap_or(ErrorCode::Internal),
+                    chat_id: String::new(),
+                });
+            }
             match serde_json::from_value(msg) {
                 Ok(m) => return Ok(m),
                 // A malformed final message still ends the stream; any other is
@@ -146,25 +217,20 @@ impl Client {
         let id = self.send(&req).await?;
         let msg = self.next_for(&id).await?;
         if msg.get("type").and_then(Value::as_str) == Some("error") {
-            let e: ErrorReply = serde_json::from_value(msg).unwrap_or(ErrorReply {
-                message: "error".into(),
-                code: None,
-                data: None,
-            });
-            // Codes this bb7 does not know are kept out, not an error.
-            let code = e
-                .code
-                .and_then(|c| serde_json::from_value::<ErrorCode>(Value::String(c)).ok());
+            let ServerError {
+                message,
+                code,
+                data,
+            } = error_reply(msg);
             // An apply that could not merge names its lines in `data`; say what it is.
-            let merge_conflict = e.data.as_ref().is_some_and(|d| d.path.is_some());
+            let merge_conflict = data.as_ref().is_some_and(|d| d.path.is_some());
             let message = match code {
-                Some(ErrorCode::Conflict) if merge_conflict => format!("conflict: {}", e.message),
-                _ => e.message,
+                Some(ErrorCode::Conflict) if merge_conflict => format!("conflict: {message}"),
+                _ => message,
             };
             return Err(Failure {
-                code,
-                data: e.data,
-                ..Failure::new(message)
+                data,
+                ..Failure::server(code, message)
             });
         }
         serde_json::from_value(msg).map_err(|e| Failure::new(format!("bad reply: {e}")))

@@ -1,7 +1,9 @@
 //! Context and output commands: `add`, `remove`, `status`, `diff`, `apply`, `reject`.
 
+use super::client::{Failure, Res, exit};
+use super::render;
+use super::session::Session;
 use super::terminal;
-use super::{Failure, Res, Session};
 use crate::diff::unified_diff;
 use crate::error::ErrorCode;
 use crate::output::{FileStatus, Status};
@@ -88,20 +90,34 @@ fn split_range(spec: &str) -> (&str, Option<(u64, u64)>) {
 
 /// `bb7 remove`.
 pub(super) async fn remove(s: &mut Session, path: &str) -> Res<()> {
-    on_path(s, path, Action::ContextRemove, "removed").await
+    on_path(
+        s,
+        path,
+        Action::ContextRemove,
+        "removed",
+        "is not in the chat's context",
+    )
+    .await
 }
 
-/// Sends a one-path action for the active chat and reports `done` on stderr.
+/// Sends a one-path action for the active chat and reports `done` on stderr; the
+/// server's `not_found` is said as `missing` (what there was nothing of).
 async fn on_path(
     s: &mut Session,
     typed: &str,
     action: fn(params::PathOnly) -> Action,
     done: &str,
+    missing: &str,
 ) -> Res<()> {
     s.active().await?;
     let path = s.path(typed);
-    s.c.call::<Ack>(action(params::PathOnly::new(&path)))
-        .await?;
+    match s.c.call::<Ack>(action(params::PathOnly::new(&path))).await {
+        Ok(_) => {}
+        Err(e) if e.is(ErrorCode::NotFound) => {
+            return Err(Failure::new(format!("{path} {missing} (see `bb7 status`)")));
+        }
+        Err(e) => return Err(e),
+    }
     eprintln!("bb7: {done} {path}");
     Ok(())
 }
@@ -117,7 +133,8 @@ fn status_mark(f: &FileStatus) -> String {
     format!("{sync}{letter}")
 }
 
-/// `bb7 status`: one line per file, `STATUS PATH[:start-end]`, and a legend on stderr.
+/// `bb7 status`: one line per file, `STATUS PATH[:start-end]` (the legend is in
+/// `bb7 status --help`).
 pub(super) async fn status(s: &mut Session) -> Res<()> {
     s.active().await?;
     let r: FileStatusList =
@@ -135,13 +152,20 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
             (Some(a), Some(b)) => format!(":{a}-{b}"),
             _ => String::new(),
         };
-        text.push_str(&format!("{:<3} {}{range}\n", status_mark(f), f.path));
+        let mark = format!("{:<3}", status_mark(f));
+        let colour = match f.status {
+            Status::Modified => render::style::HUNK,
+            Status::Added => render::style::ADDED,
+            Status::AddedOverExisting => render::style::ERROR,
+            _ => render::style::DIM,
+        };
+        text.push_str(&format!(
+            "{} {}{range}\n",
+            render::paint(colour, &mark),
+            terminal::safe(&f.path, terminal::Sink::Stdout)
+        ));
     }
-    s.out(&text);
-    eprintln!(
-        "bb7: M modified by the model, A new file, !A new but exists locally, S section, \
-         R read-only, ~ changed on disk since added (`bb7 add` refreshes it)"
-    );
+    s.out_rendered(&text);
     Ok(())
 }
 
@@ -166,7 +190,11 @@ pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
     if text.is_empty() {
         eprintln!("bb7: no pending changes");
     }
-    s.out(&text);
+    // The files' text is made safe before the diff is coloured.
+    s.out_rendered(&render::diff(&terminal::safe(
+        &text,
+        terminal::Sink::Stdout,
+    )));
     Ok(())
 }
 
@@ -223,31 +251,49 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
                 applied += 1;
             }
             Err(e) if e.is(ErrorCode::Conflict) => {
-                eprintln!("bb7: {}: {}", terminal::err(p), terminal::err(&e.message));
-                conflicts.push(p.clone());
+                let why = e.message.trim_start_matches("conflict: ");
+                conflicts.push(format!(
+                    "conflict: {}: {}",
+                    terminal::err(p),
+                    terminal::err(why)
+                ));
             }
             Err(e) => return Err(e),
         }
     }
     if !conflicts.is_empty() {
-        return Err(Failure::new(format!(
-            "conflict: your edits overlap the model's changes in {}; the file was left \
-             untouched (`bb7 review` to take hunks one by one, `bb7 apply --force` to overwrite)",
-            conflicts.join(", ")
-        )));
+        // The conflicts come last: an editor that shows one line shows one of them.
+        eprintln!(
+            "bb7: files with a conflict are left untouched: `bb7 review` takes hunks one by \
+             one, `bb7 apply --force` overwrites your overlapping lines"
+        );
+        return Err(Failure::new(conflicts.join("\nbb7: ")).with_status(exit::CONFLICT));
     }
     if applied == 0 {
-        return Err(Failure::new(match want {
-            Some(w) => format!("no output to apply for {w}"),
-            None => "no output to apply".into(),
-        }));
+        // Nothing pending is a state, not a failure; naming a file without output is.
+        return match want {
+            Some(w) => Err(Failure::new(format!(
+                "no output to apply for {w} (see `bb7 status`)"
+            ))),
+            None => {
+                eprintln!("bb7: nothing to apply: the model has no pending changes");
+                Ok(())
+            }
+        };
     }
     Ok(())
 }
 
 /// `bb7 reject PATH`.
 pub(super) async fn reject(s: &mut Session, path: &str) -> Res<()> {
-    on_path(s, path, Action::OutputDelete, "rejected the output of").await
+    on_path(
+        s,
+        path,
+        Action::OutputDelete,
+        "rejected the output of",
+        "has no pending changes from the model",
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -3,8 +3,12 @@
 
 use std::path::Path;
 
-use super::{Res, Session, project_store, prompt};
+use super::client::{Failure, Res};
+use super::prompt;
+use super::render::{Table, Waiting};
+use super::session::{Session, project_store};
 use crate::chat::model::Message;
+use crate::llm::models::ModelInfo;
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{ChatActive, ChatListing, ChatView, Created, Models};
@@ -21,7 +25,8 @@ pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
     Ok(())
 }
 
-/// `bb7 chats`: `* ID  CREATED  NAME`, `*` on the active chat.
+/// `bb7 chats`: `* ID  CREATED  NAME`, `*` on the active chat; aligned, with a header
+/// on a terminal.
 pub(super) async fn chats(s: &mut Session) -> Res<()> {
     let r: ChatListing =
         s.c.call(Action::ChatList(params::ChatList::default()))
@@ -31,30 +36,35 @@ pub(super) async fn chats(s: &mut Session) -> Res<()> {
         eprintln!("bb7: no chats yet (`bb7 new` or `bb7 ask` starts one)");
         return Ok(());
     }
-    let mut text = String::new();
+    let mut table = Table::new(["", "ID", "CREATED", "NAME", ""]);
     for ch in r.chats.iter() {
         let mark = if active.id.as_deref() == Some(ch.id.as_str()) {
             "*"
         } else {
             " "
         };
-        let lock = if ch.locked { "  (open elsewhere)" } else { "" };
-        text.push_str(&format!(
-            "{mark} {}  {}  {}{lock}\n",
-            ch.id, ch.created, ch.name
-        ));
+        let lock = if ch.locked { "(open elsewhere)" } else { "" };
+        table.row([
+            mark.to_owned(),
+            ch.id.clone(),
+            ch.created.clone(),
+            ch.name.clone(),
+            lock.to_owned(),
+        ]);
     }
-    s.out(&text);
+    s.out_rendered(&table.render());
     Ok(())
 }
 
-/// `bb7 models [--refresh]`: `ID  CONTEXT  $PROMPT/$COMPLETION per million tokens`.
+/// `bb7 models [--refresh]`: `ID  CONTEXT  $IN  $OUT`, prices per million tokens.
 pub(super) async fn models(s: &mut Session, refresh: bool) -> Res<()> {
+    let mut waiting = Waiting::start("fetching the models list");
     let r: Models =
         s.c.call(Action::GetModels(params::GetModels {
             refresh: Some(refresh),
         }))
         .await?;
+    waiting.stop();
     if r.stale {
         eprintln!("bb7: the model API could not be reached; this list is from the cache");
     }
@@ -62,25 +72,83 @@ pub(super) async fn models(s: &mut Session, refresh: bool) -> Res<()> {
         eprintln!("bb7: the model API lists no models");
         return Ok(());
     }
-    let per_m = |p: Option<f64>| match p {
-        Some(p) => format!("${:.2}", p * 1e6),
-        None => "?".into(),
-    };
-    let mut text = String::new();
+    let mut table = Table::new(["MODEL", "CONTEXT", "$/M IN", "$/M OUT"]);
     for m in r.models.iter() {
         let ctx = match m.context_length {
             0 => "?".to_owned(),
             c => c.to_string(),
         };
-        text.push_str(&format!(
-            "{}  {ctx}  {}/{}\n",
-            m.id,
-            per_m(price(m, "prompt")),
-            per_m(price(m, "completion"))
-        ));
+        table.row([
+            m.id.clone(),
+            ctx,
+            per_million(price(m, "prompt")),
+            per_million(price(m, "completion")),
+        ]);
     }
-    s.out(&text);
+    s.out_rendered(&table.render());
     Ok(())
+}
+
+/// A price per token as dollars per million tokens (`?` when unknown).
+fn per_million(p: Option<f64>) -> String {
+    match p {
+        Some(p) => format!("${:.2}", p * 1e6),
+        None => "?".into(),
+    }
+}
+
+/// The models list (the day-old cache when fresh), empty when it cannot be had.
+async fn model_list(s: &mut Session) -> Vec<ModelInfo> {
+    s.c.call::<Models>(Action::GetModels(params::GetModels {
+        refresh: Some(false),
+    }))
+    .await
+    .map(|m| m.models.into_owned())
+    .unwrap_or_default()
+}
+
+/// Warns on stderr when the models list does not know `name`, with the closest id.
+/// No list (a local server without one, no network) warns nothing: the model may
+/// still exist.
+pub(super) async fn warn_unknown_model(s: &mut Session, name: &str) {
+    let list = model_list(s).await;
+    if list.is_empty() || list.iter().any(|m| m.id == name) {
+        return;
+    }
+    let ids = list.iter().map(|m| m.id.as_str());
+    let hint = super::config_keys::closest(name, ids)
+        .map(|m| format!("; did you mean {m}?"))
+        .unwrap_or_default();
+    eprintln!("bb7: warning: model {name} is not in the models list (`bb7 models`){hint}");
+}
+
+/// The USD price per prompt token of `model`, when the models list has it.
+pub(super) async fn prompt_price(s: &mut Session, model: &str) -> Option<f64> {
+    let list = model_list(s).await;
+    list.iter()
+        .find(|m| m.id == model)
+        .and_then(|m| price(m, "prompt"))
+}
+
+/// A context event's name as a user reads it (`UserAddFile` → `added`).
+fn event_name(action: &str) -> String {
+    let known = match action {
+        "UserAddFile" => "added",
+        "UserAddSection" => "added a section of",
+        "UserRemoveFile" => "removed",
+        "UserRemoveSection" => "removed a section of",
+        "UserApplyFile" => "applied the changes to",
+        "UserAcceptHunk" => "accepted a change to",
+        "UserRejectHunk" => "rejected a change to",
+        "UserRejectOutput" => "rejected the changes to",
+        "UserRollback" => "rolled back",
+        "UserSaveAs" => "saved the changes as",
+        "UserSetReadOnly" => "made read-only",
+        "UserWriteFile" => "wrote",
+        "AssistantWriteFile" => "the model wrote",
+        other => return other.to_owned(),
+    };
+    known.to_owned()
 }
 
 /// The text of a message's `text` parts.
@@ -103,7 +171,7 @@ fn markdown(chat: &ChatView) -> String {
             match p.kind.as_str() {
                 "context_event" => notes.push(format!(
                     "_{} {}_",
-                    p.action.as_deref().unwrap_or("event"),
+                    event_name(p.action.as_deref().unwrap_or("event")),
                     p.path.as_deref().unwrap_or("")
                 )),
                 "tool_call" => {
@@ -178,7 +246,7 @@ pub(super) async fn log(s: &mut Session) -> Res<()> {
         return Ok(());
     }
     let store = project_store(&s.root);
-    let mut text = String::new();
+    let mut table = Table::new(["ID", "CREATED", "COST", "QUESTIONS", "NAME"]);
     let mut total = 0.0;
     for ch in r.chats.iter() {
         // Read-only: loading a chat file takes no lock and changes nothing.
@@ -190,12 +258,15 @@ pub(super) async fn log(s: &mut Session) -> Res<()> {
             })
             .unwrap_or((0.0, 0));
         total += cost;
-        text.push_str(&format!(
-            "{}  {}  ${cost:.4}  {turns} question(s)  {}\n",
-            ch.id, ch.created, ch.name
-        ));
+        table.row([
+            ch.id.clone(),
+            ch.created.clone(),
+            format!("${cost:.4}"),
+            turns.to_string(),
+            ch.name.clone(),
+        ]);
     }
-    s.out(&text);
+    s.out_rendered(&table.render());
     eprintln!("bb7: {} chat(s), ${total:.4} in all", r.chats.len());
     Ok(())
 }
@@ -225,7 +296,7 @@ pub(super) async fn offer_gitignore(root: &Path) -> Res<()> {
             "\n"
         };
         std::fs::write(&path, format!("{current}{sep}.bb7/\n"))
-            .map_err(|e| super::Failure::new(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display())))?;
         eprintln!("bb7: added .bb7/ to .gitignore");
     }
     Ok(())
@@ -233,7 +304,7 @@ pub(super) async fn offer_gitignore(root: &Path) -> Res<()> {
 
 /// A price in USD per token as OpenRouter sends it: a decimal string (`"0.000003"`);
 /// numbers are accepted too.
-fn price(m: &crate::llm::models::ModelInfo, key: &str) -> Option<f64> {
+fn price(m: &ModelInfo, key: &str) -> Option<f64> {
     match m.pricing.get(key)? {
         serde_json::Value::String(s) => s.trim().parse().ok(),
         serde_json::Value::Number(n) => n.as_f64(),

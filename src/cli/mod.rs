@@ -4,27 +4,28 @@
 
 pub mod args;
 mod ask;
+mod chat;
 mod client;
+pub mod config_keys;
 mod context;
 mod info;
 pub mod prompt;
+pub mod render;
 mod review;
 pub mod root;
+mod session;
 pub mod terminal;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
 use crate::protocol::params;
-use crate::protocol::replies::{Ack, ChatActive, Created, Opened};
+use crate::protocol::replies::{Ack, Opened};
 pub use args::{Command, ToolsMode};
-pub use client::{Client, Failure, Res};
-
-use crate::chat::store::ChatStore;
-use crate::project::Project;
+pub use client::{Client, Failure, Res, exit};
+use session::{Session, active_in_index, project_store};
 
 /// Options shared by every command.
 #[derive(Debug, Clone)]
@@ -35,51 +36,8 @@ pub struct Options {
     pub cwd: PathBuf,
     /// Chat to use for this command only (`--chat`).
     pub chat: Option<String>,
-}
-
-/// A command's connection to the server and where it writes.
-pub(crate) struct Session {
-    c: Client,
-    root: PathBuf,
-    cwd: PathBuf,
-}
-
-impl Session {
-    /// Writes `s` to stdout now (answers stream), without terminal control
-    /// characters (see [`terminal`]).
-    fn out(&self, s: &str) {
-        let s = terminal::safe(s, terminal::Sink::Stdout);
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(s.as_bytes());
-        let _ = out.flush();
-    }
-
-    /// A path as the user typed it, relative to the project root.
-    fn path(&self, p: &str) -> String {
-        root::project_path(&self.root, &self.cwd, p)
-    }
-
-    /// The active chat's id.
-    async fn active(&mut self) -> Res<String> {
-        let a: ChatActive = self.c.call(Action::ChatActive(params::NoParams {})).await?;
-        a.id.map(String::from).ok_or_else(|| {
-            Failure::new("no active chat: run `bb7 new`, or pass --chat ID (see `bb7 chats`)")
-        })
-    }
-
-    /// The active chat, or a new one when none is active.
-    async fn ensure_chat(&mut self) -> Res<String> {
-        if let Ok(id) = self.active().await {
-            return Ok(id);
-        }
-        let r: Created = self
-            .c
-            .call(Action::ChatNew(params::ChatNew::default()))
-            .await?;
-        let id = r.id.into_owned();
-        eprintln!("bb7: started chat {id}");
-        Ok(id)
-    }
+    /// Take the chat over from a process that holds it (`--take-over`).
+    pub take_over: bool,
 }
 
 /// Runs one command; writes results to stdout and notes to stderr.
@@ -113,15 +71,52 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
     result
 }
 
-/// The project's chat store, when `root` holds `.bb7/`.
-fn project_store(root: &Path) -> Option<ChatStore> {
-    let root = root.canonicalize().ok()?;
-    Project::is_initialized(&root).then(|| ChatStore::new(Project { root }.state_dir(), false))
+/// Warns on stderr about keys of `config.json` that bb7 does not know, with the key
+/// each most likely misspells (a file that does not parse is `init`'s error).
+fn warn_unknown_config_keys() {
+    let Ok(dirs) = crate::project::UserDirs::from_env() else {
+        return;
+    };
+    let path = dirs.config.join("config.json");
+    let Some(config) = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    else {
+        return;
+    };
+    for (key, guess) in config_keys::unknown_keys(&config) {
+        let hint = guess
+            .map(|g| format!("; did you mean {g}?"))
+            .unwrap_or_default();
+        eprintln!(
+            "bb7: warning: {}: unknown key {key} is ignored{hint}",
+            path.display()
+        );
+    }
 }
 
-/// The active chat recorded in the project's index.
-fn active_in_index(root: &Path) -> Option<String> {
-    project_store(root).and_then(|s| s.read_index().active_chat_id)
+/// `bb7 unlock [ID]` and `--take-over`: takes chat `id` (default: the project's active
+/// chat) from the process holding it, then makes it active here. Returns the id.
+async fn unlock(s: &mut Session, id: Option<String>) -> Res<String> {
+    let Some(id) = id.or_else(|| active_in_index(&s.root)) else {
+        return Err(Failure::new(
+            "no active chat to unlock: name one (`bb7 unlock ID`, ids in `bb7 chats`)",
+        ));
+    };
+    let pid = project_store(&s.root)
+        .and_then(|st| st.chat_dir(&id).ok())
+        .and_then(|dir| crate::project::lock::holder(&dir));
+    s.c.call::<Ack>(Action::ChatForceUnlock(params::ChatRef {
+        id: params::NonEmpty(id.clone()),
+        scope: params::Scope::default(),
+    }))
+    .await?;
+    s.select(&id).await?;
+    match pid {
+        Some(pid) => eprintln!("bb7: took chat {id} over from PID {pid}"),
+        None => eprintln!("bb7: chat {id} is not held elsewhere; it is active here"),
+    }
+    Ok(id)
 }
 
 async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
@@ -167,20 +162,30 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             opts.cwd.display()
         )));
     }
+    warn_unknown_config_keys();
     if let Some(e) = &init.config_error {
-        if matches!(cmd, Command::Ask { .. } | Command::Models { .. }) {
+        if matches!(
+            cmd,
+            Command::Ask { .. } | Command::Chat { .. } | Command::Models { .. }
+        ) {
             return Err(Failure::new(e.clone()));
         }
         eprintln!("bb7: warning: {e}");
     }
+    if let Command::Unlock { id } = &cmd {
+        let id = id.clone().or_else(|| opts.chat.clone());
+        return unlock(s, id).await.map(|_| ());
+    }
+    if opts.take_over
+        && let Some(id) = opts.chat.clone().or_else(|| active_in_index(&s.root))
+    {
+        unlock(s, Some(id)).await?;
+    }
     if let Some(id) = &opts.chat {
-        s.c.call::<Ack>(Action::ChatSelect(params::ChatRef {
-            id: params::NonEmpty(id.clone()),
-            scope: params::Scope::default(),
-        }))
-        .await?;
+        s.select(id).await?;
     }
     match cmd {
+        Command::Unlock { .. } => Ok(()),
         Command::Init | Command::Serve => Ok(()),
         Command::New { name } => info::new_chat(s, name).await,
         Command::Chats => info::chats(s).await,
@@ -193,14 +198,19 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             tools,
             refresh,
         } => {
+            if let Some(m) = &model {
+                info::warn_unknown_model(s, m).await;
+            }
             let opts = ask::AskOptions {
                 model,
                 thinking,
                 tools,
                 refresh,
+                in_chat: false,
             };
             ask::ask(s, message, opts).await
         }
+        Command::Chat { model } => chat::chat(s, model).await,
         Command::Status => context::status(s).await,
         Command::Diff { path } => context::diff(s, path).await,
         Command::Apply { path, force } => context::apply(s, path, force).await,

@@ -1,7 +1,9 @@
 //! Hunk review and checkpoints from a shell: `review`, `checkpoints`, `rollback`.
 
+use super::client::{Failure, Res, exit};
+use super::render::{self, Table};
+use super::session::Session;
 use super::terminal;
-use super::{Failure, Res, Session};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, HunkSelection, NonEmpty};
 use crate::protocol::replies::{Checkpoints, Review, ReviewApplied, RollbackResult};
@@ -41,9 +43,11 @@ pub(super) async fn review(
         };
     }
     if accept.is_empty() && reject.is_empty() && !all {
+        // Data is made safe before it is styled, then printed as rendered.
+        let safe = |t: &str| terminal::safe(t, terminal::Sink::Stdout).into_owned();
         let mut text = String::new();
         for f in &files {
-            text.push_str(&format!("{} {}\n", f.status, f.path));
+            text.push_str(&format!("{} {}\n", f.status, safe(&f.path)));
             for h in &f.hunks {
                 let clash = if h.applies_cleanly {
                     ""
@@ -55,11 +59,11 @@ pub(super) async fn review(
                     h.hunk_id, h.header, h.added, h.removed
                 ));
                 for line in h.patch.lines() {
-                    text.push_str(&format!("    {line}\n"));
+                    text.push_str(&format!("    {}\n", render::diff(&safe(line))));
                 }
             }
         }
-        s.out(&text);
+        s.out_rendered(&text);
         eprintln!(
             "bb7: accept with `bb7 review --accept ID…`, reject with `--reject ID…`, all with `--all`"
         );
@@ -118,25 +122,21 @@ pub(super) async fn review(
             );
         }
         for c in r.conflicts.iter() {
-            eprintln!(
-                "bb7: {}: hunk {c} overlaps your edits and stays pending",
-                f.path
-            );
-            conflicts.push(c.clone());
+            conflicts.push(format!(
+                "conflict: {}: hunk {c} overlaps your edits and stays pending",
+                terminal::err(&f.path)
+            ));
         }
     }
     if conflicts.is_empty() {
         Ok(())
     } else {
-        Err(Failure::new(format!(
-            "conflict: {} hunk(s) overlap your edits: {}",
-            conflicts.len(),
-            conflicts.join(" ")
-        )))
+        Err(Failure::new(conflicts.join("\nbb7: ")).with_status(exit::CONFLICT))
     }
 }
 
-/// `bb7 checkpoints`: `ID  TIME  FILES…  (ACTION)`, oldest first.
+/// `bb7 checkpoints`: `ID  TIME  FILES…  (ACTION)  HUNKS…`, oldest first; the hunk
+/// ids are what `bb7 rollback ID --scoped HUNK…` takes.
 pub(super) async fn checkpoints(s: &mut Session) -> Res<()> {
     let r: Checkpoints =
         s.c.call(Action::CheckpointList(params::CheckpointList {
@@ -147,22 +147,29 @@ pub(super) async fn checkpoints(s: &mut Session) -> Res<()> {
         eprintln!("bb7: no checkpoints yet (every apply and rollback makes one)");
         return Ok(());
     }
-    let mut text = String::new();
+    let mut table = Table::new(["ID", "TIME", "FILES", "ACTION", "HUNKS"]);
     for cp in &r.checkpoints {
         let files: Vec<&str> = cp.files.iter().map(|f| f.path.as_ref()).collect();
-        text.push_str(&format!(
-            "{}  {}  {}  ({})\n",
-            cp.checkpoint_id,
-            cp.created_at,
+        let hunks: Vec<&str> = cp
+            .files
+            .iter()
+            .flat_map(|f| f.hunk_ids.iter().map(String::as_str))
+            .collect();
+        table.row([
+            cp.checkpoint_id.to_string(),
+            cp.created_at.to_string(),
             files.join(" "),
-            cp.action
-        ));
+            format!("({})", cp.action),
+            hunks.join(" "),
+        ]);
     }
-    s.out(&text);
+    s.out_rendered(&table.render());
     Ok(())
 }
 
-/// `bb7 rollback ID [--scoped HUNK…] [--force]`.
+/// `bb7 rollback ID [--scoped HUNK…] [--force]`: merges three-way like apply, so
+/// later edits elsewhere in a file survive; each file whose later edits overlap is
+/// reported once and makes the command fail with the conflict status.
 pub(super) async fn rollback(
     s: &mut Session,
     id: String,
@@ -184,25 +191,28 @@ pub(super) async fn rollback(
         .await?;
     let mut conflicts = Vec::new();
     for f in r.files.iter() {
-        if f.restored {
-            eprintln!("bb7: restored {}", terminal::err(&f.path));
-        } else if f.conflict {
+        let path = terminal::err(&f.path);
+        if f.restored && !s.root.join(&f.path).exists() {
+            eprintln!(
+                "bb7: deleted {path}: the checkpoint created it (if it is in the context, \
+                 `bb7 remove {path}` takes it out)"
+            );
+        } else if f.restored {
+            eprintln!("bb7: restored {path}");
+        }
+        if f.conflict {
             let why = f.reason.as_deref().unwrap_or("it changed since");
-            eprintln!("bb7: {}: not restored: {why}", terminal::err(&f.path));
-            conflicts.push(f.path.clone());
+            conflicts.push(format!("conflict: {path}: {}", terminal::err(why)));
         }
     }
     if let Some(cp) = &r.checkpoint_id {
         eprintln!("bb7: rollback checkpoint {cp}");
     }
     if !conflicts.is_empty() {
-        return Err(Failure::new(format!(
-            "conflict: {} changed since the checkpoint (use --force to restore anyway)",
-            conflicts.join(", ")
-        )));
+        return Err(Failure::new(conflicts.join("\nbb7: ")).with_status(exit::CONFLICT));
     }
     if r.checkpoint_id.is_none() {
-        eprintln!("bb7: nothing to roll back");
+        eprintln!("bb7: nothing to roll back: the files are already as before the checkpoint");
     }
     Ok(())
 }

@@ -115,3 +115,101 @@ pub fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
         )
     }
 }
+
+/// A `bb7` process on a pseudo-terminal that is its controlling terminal (so Ctrl-C
+/// typed on it interrupts it), with everything it writes collected.
+pub struct Terminal {
+    master: std::fs::File,
+    child: Child,
+    seen: std::sync::Arc<std::sync::Mutex<String>>,
+    /// How much of `seen` earlier `expect`s consumed.
+    read_to: usize,
+}
+
+impl Terminal {
+    /// Starts `bb7 ARGS` in the project root on a new terminal.
+    pub fn start(env: &Env, args: &[&str]) -> Terminal {
+        use std::os::unix::process::CommandExt;
+        let (master, slave) = pty();
+        let mut cmd = command(env, &env.project, args);
+        cmd.env("TERM", "xterm")
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        // SAFETY: only async-signal-safe calls between fork and exec: a new session
+        // whose controlling terminal is the pty on stdin.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        let master = std::fs::File::from(master);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut reader = master.try_clone().unwrap();
+        let sink = seen.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Terminal {
+            master,
+            child,
+            seen,
+            read_to: 0,
+        }
+    }
+
+    /// Types `text` (a `\r` is Enter, `\x03` Ctrl-C, `\x04` Ctrl-D).
+    pub fn type_keys(&mut self, text: &str) {
+        use std::io::Write;
+        self.master.write_all(text.as_bytes()).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    /// Waits (up to 20 s) until `text` shows after what earlier calls consumed;
+    /// returns everything shown up to and including it.
+    #[track_caller]
+    pub fn expect(&mut self, text: &str) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            {
+                let seen = self.seen.lock().unwrap();
+                if let Some(at) = seen[self.read_to..].find(text) {
+                    let end = self.read_to + at + text.len();
+                    let got = seen[self.read_to..end].to_owned();
+                    self.read_to = end;
+                    return got;
+                }
+                if std::time::Instant::now() > deadline {
+                    panic!(
+                        "{text:?} did not show; the terminal shows:\n{}",
+                        &seen[self.read_to..]
+                    );
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Everything shown so far.
+    pub fn screen(&self) -> String {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Waits for the process to end; its exit status.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        crate::common::wait_with_timeout(&mut self.child)
+    }
+}

@@ -292,6 +292,16 @@ impl Session {
                 )));
             }
         };
+        if let RollbackMode::Scoped(ids) = &mode
+            && let Some(unknown) = ids
+                .iter()
+                .find(|id| !cp.files.iter().any(|f| f.hunk_ids.contains(id)))
+        {
+            return Err(Error::not_found(format!(
+                "Hunk {unknown} is not part of checkpoint {}",
+                cp.checkpoint_id
+            )));
+        }
         let mut results = Vec::new();
         let mut changes = Vec::new();
         for f in &cp.files {

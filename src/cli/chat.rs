@@ -1,0 +1,393 @@
+//! `bb7 chat`: an interactive session on a terminal over the same in-process server
+//! as the one-shot commands. Lines are read with history (rustyline); a line that
+//! ends with `\` or leaves a ``` fence open continues on the next one. Plain text is a
+//! question to the model, streamed and rendered as Markdown; `/commands` run the
+//! one-shot commands' code. Ctrl-C stops an answer and keeps the session; Ctrl-D (or
+//! `/quit`) ends it.
+
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{Config, Editor};
+use tokio::signal::unix::{Signal, SignalKind, signal};
+
+use super::ask::{self, AskOptions};
+use super::client::{Failure, Res};
+use super::context;
+use super::info;
+use super::render::{Markdown, paint, paint_err, style};
+use super::review;
+use super::session::Session;
+use super::terminal;
+use crate::protocol::action::Action;
+use crate::protocol::params;
+use crate::protocol::replies::{Ack, ChatView, Checkpoints, TokenEstimate};
+
+/// What `/help` prints: one line per command.
+const HELP: &str = "\
+Type a question and press Enter; end a line with \\ (or open a ``` fence) to go on
+on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
+
+  /add PATH…          add files (or path:start:end sections) to the context
+  /drop PATH          take a file out of the context
+  /refresh            re-read context files changed on disk
+  /files, /status     the context and pending files with their statuses
+  /diff [PATH]        the model's pending changes
+  /review [accept|reject ID…|all]   list the pending hunks, or decide them
+  /apply [PATH]       merge the pending changes into your files
+  /undo               roll back the last apply
+  /model [NAME]       show or switch the chat's model
+  /tokens             what the next question costs: tokens and price
+  /new [NAME]         start a new chat
+  /chats [ID]         list the chats, or switch to one
+  /help               this text
+";
+
+/// `bb7 chat`.
+pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    let id = s.ensure_chat().await?;
+    if let Some(m) = model {
+        set_model(s, &m).await?;
+    }
+    let current: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
+    eprintln!(
+        "{}",
+        paint_err(
+            style::DIM,
+            &format!(
+                "bb7 chat {id} with {} — /help for commands, Ctrl-D to leave",
+                terminal::err(&current.model)
+            )
+        )
+    );
+    let mut editor = LineReader::new();
+    loop {
+        let line = match editor.read("bb7> ").await {
+            Input::Line(l) => l,
+            Input::Interrupted => continue,
+            Input::End => break,
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let result = match text.strip_prefix('/') {
+            Some(cmd) => match command(s, cmd).await {
+                Ok(Flow::Quit) => break,
+                Ok(Flow::Go) => Ok(()),
+                Err(f) => Err(f),
+            },
+            None => question(s, text.to_owned(), &mut sigint).await,
+        };
+        if let Err(f) = result {
+            eprintln!(
+                "{}",
+                paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
+            );
+        }
+    }
+    editor.save();
+    Ok(())
+}
+
+/// One question: the turn of `bb7 ask`, rendered, with Ctrl-C ending only the answer.
+async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()> {
+    // A Ctrl-C typed at the prompt was read as a key; one that came while a command
+    // ran must not stop the next answer before it starts.
+    while tokio::select! {
+        biased;
+        _ = sigint.recv() => true,
+        _ = std::future::ready(()) => false,
+    } {}
+    let opts = AskOptions {
+        model: None,
+        thinking: false,
+        tools: None,
+        refresh: false,
+        in_chat: true,
+    };
+    match ask::turn(s, text, &opts, sigint, Some(Markdown::default())).await {
+        // `turn` said that it stopped and that the partial answer is kept.
+        Err(f) if f.status == super::client::exit::INTERRUPTED => Ok(()),
+        other => other,
+    }
+}
+
+/// After a command: go on, or leave the session.
+enum Flow {
+    Go,
+    Quit,
+}
+
+/// Runs `/NAME ARGS…`.
+async fn command(s: &mut Session, line: &str) -> Res<Flow> {
+    let mut words = line.split_whitespace();
+    let name = words.next().unwrap_or("");
+    let args: Vec<String> = words.map(str::to_owned).collect();
+    let first = args.first().cloned();
+    match name {
+        "quit" | "exit" | "q" => return Ok(Flow::Quit),
+        "help" | "h" | "?" => print!("{HELP}"),
+        "add" if !args.is_empty() => context::add(s, &args, false).await?,
+        "drop" | "remove" if args.len() == 1 => context::remove(s, &args[0]).await?,
+        "refresh" => {
+            s.active().await?;
+            ask::check_sync(s, true, true).await?;
+        }
+        "files" | "status" => context::status(s).await?,
+        "diff" => context::diff(s, first).await?,
+        "review" => review_command(s, &args).await?,
+        "apply" => context::apply(s, first, false).await?,
+        "undo" => undo(s).await?,
+        "model" => match first {
+            Some(m) => set_model(s, &m).await?,
+            None => {
+                let chat: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
+                println!("{}", terminal::safe(&chat.model, terminal::Sink::Stdout));
+            }
+        },
+        "tokens" => tokens(s).await?,
+        "new" => {
+            let name = (!args.is_empty()).then(|| args.join(" "));
+            info::new_chat(s, name).await?;
+        }
+        "chats" => match first {
+            Some(id) => {
+                s.select(&id).await?;
+                eprintln!("bb7: switched to chat {id}");
+            }
+            None => info::chats(s).await?,
+        },
+        _ => {
+            return Err(Failure::new(format!(
+                "unknown command or missing argument: /{line} (/help lists them)"
+            )));
+        }
+    }
+    Ok(Flow::Go)
+}
+
+/// `/review`, `/review all`, `/review accept ID…`, `/review reject ID…`.
+async fn review_command(s: &mut Session, args: &[String]) -> Res<()> {
+    let ids = args.get(1..).unwrap_or_default().to_vec();
+    match args.first().map(String::as_str) {
+        None => review::review(s, None, vec![], vec![], false).await,
+        Some("all") => review::review(s, None, vec![], vec![], true).await,
+        Some("accept") if !ids.is_empty() => review::review(s, None, ids, vec![], false).await,
+        Some("reject") if !ids.is_empty() => review::review(s, None, vec![], ids, false).await,
+        _ => Err(Failure::new(
+            "use /review, /review all, /review accept ID…, or /review reject ID…",
+        )),
+    }
+}
+
+/// `/undo`: rolls back this chat's newest apply (a rollback is not undone by it).
+async fn undo(s: &mut Session) -> Res<()> {
+    let id = s.active().await?;
+    let r: Checkpoints =
+        s.c.call(Action::CheckpointList(params::CheckpointList {
+            chat_id: Some(id),
+        }))
+        .await?;
+    let Some(last) = r.checkpoints.iter().rev().find(|c| c.action != "rollback") else {
+        return Err(Failure::new("nothing to undo: no apply in this chat yet"));
+    };
+    review::rollback(s, last.checkpoint_id.to_string(), vec![], false).await
+}
+
+/// Switches the active chat to model `name`, warning when the models list does not
+/// know it.
+async fn set_model(s: &mut Session, name: &str) -> Res<()> {
+    info::warn_unknown_model(s, name).await;
+    s.c.call::<Ack>(Action::SaveChatSettings(params::SaveChatSettings {
+        model: Some(name.to_owned()),
+        reasoning_effort: None,
+        tools: None,
+    }))
+    .await?;
+    eprintln!("bb7: model {name}");
+    Ok(())
+}
+
+/// `/tokens`: the next request's size by part, and its prompt price when the models
+/// list has one.
+async fn tokens(s: &mut Session) -> Res<()> {
+    s.active().await?;
+    let e: TokenEstimate =
+        s.c.call(Action::EstimateTokens(params::EstimateTokens {
+            input_text: None,
+        }))
+        .await?;
+    let chat: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
+    let price = info::prompt_price(s, &chat.model).await;
+    let cost = match price {
+        Some(p) => format!(
+            ", about ${:.4} to send with {}",
+            e.total as f64 * p,
+            terminal::safe(&chat.model, terminal::Sink::Stdout)
+        ),
+        None => String::new(),
+    };
+    println!(
+        "{} tokens{cost}\n  context files {}\n  history {}\n  instructions {}\n  system prompt {}",
+        paint(style::HEADING, &e.total.to_string()),
+        e.context_files,
+        e.history,
+        e.instructions,
+        e.system_prompt
+    );
+    Ok(())
+}
+
+/// What the line reader got.
+enum Input {
+    /// A line (or several, joined).
+    Line(String),
+    /// Ctrl-C at the prompt: the line is dropped.
+    Interrupted,
+    /// Ctrl-D on an empty line, or the end of input.
+    End,
+}
+
+/// The line editor's helper: continues the input while a line ends with `\` or a
+/// ``` fence is open, and completes command names and the paths they take (Tab).
+#[derive(Default)]
+struct ChatHelper {
+    files: rustyline::completion::FilenameCompleter,
+}
+
+/// Command names Tab completes.
+const COMMANDS: &[&str] = &[
+    "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
+    "/model", "/tokens", "/new", "/chats", "/help", "/quit",
+];
+
+impl Validator for ChatHelper {
+    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
+        let input = ctx.input();
+        let fences = input
+            .lines()
+            .filter(|l| l.trim_start().starts_with("```"))
+            .count();
+        Ok(if input.ends_with('\\') || fences % 2 == 1 {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+impl rustyline::completion::Completer for ChatHelper {
+    type Candidate = rustyline::completion::Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Self::Candidate>)> {
+        let typed = &line[..pos];
+        if typed.starts_with('/') && !typed.contains(' ') {
+            let names = COMMANDS
+                .iter()
+                .filter(|c| c.starts_with(typed))
+                .map(|c| rustyline::completion::Pair {
+                    display: (*c).to_owned(),
+                    replacement: format!("{c} "),
+                })
+                .collect();
+            return Ok((0, names));
+        }
+        let takes_paths = ["/add ", "/drop ", "/diff ", "/apply "]
+            .iter()
+            .any(|c| typed.starts_with(c));
+        if takes_paths {
+            return self.files.complete_path(line, pos);
+        }
+        Ok((pos, Vec::new()))
+    }
+}
+
+impl rustyline::hint::Hinter for ChatHelper {
+    type Hint = String;
+}
+
+impl rustyline::highlight::Highlighter for ChatHelper {}
+
+impl rustyline::Helper for ChatHelper {}
+
+/// The line editor, run on a blocking thread (it reads the terminal synchronously),
+/// with its history in `~/.bb7/chat_history`.
+struct LineReader {
+    editor: Option<Editor<ChatHelper, DefaultHistory>>,
+    history: Option<std::path::PathBuf>,
+}
+
+impl LineReader {
+    fn new() -> LineReader {
+        let config = Config::builder().auto_add_history(false).build();
+        let editor = Editor::with_config(config).ok().map(|mut e| {
+            e.set_helper(Some(ChatHelper::default()));
+            e
+        });
+        let history = crate::project::UserDirs::from_env()
+            .ok()
+            .map(|d| d.state.join("chat_history"));
+        let mut reader = LineReader { editor, history };
+        if let (Some(e), Some(h)) = (&mut reader.editor, &reader.history) {
+            let _ = e.load_history(h);
+        }
+        reader
+    }
+
+    /// Reads one entry; a continued line comes back with its `\` line ends removed.
+    async fn read(&mut self, prompt: &'static str) -> Input {
+        let Some(mut editor) = self.editor.take() else {
+            return Input::End;
+        };
+        let read = tokio::task::spawn_blocking(move || {
+            let got = editor.readline(prompt);
+            (editor, got)
+        })
+        .await;
+        // A reading thread that failed leaves nothing to read with: the session ends.
+        let Ok((mut editor, got)) = read else {
+            return Input::End;
+        };
+        let input = match got {
+            Ok(line) => {
+                let _ = editor.add_history_entry(line.as_str());
+                Input::Line(line.replace("\\\n", "\n"))
+            }
+            Err(ReadlineError::Interrupted) => Input::Interrupted,
+            Err(_) => Input::End,
+        };
+        self.editor = Some(editor);
+        input
+    }
+
+    /// Writes the history file (best effort).
+    fn save(&mut self) {
+        if let (Some(e), Some(h)) = (&mut self.editor, &self.history) {
+            if let Some(dir) = h.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = e.save_history(h);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn help_names_every_command() {
+        for c in [
+            "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply",
+            "/undo", "/model", "/tokens", "/new", "/chats", "/help",
+        ] {
+            assert!(super::HELP.contains(c), "{c}");
+        }
+    }
+}

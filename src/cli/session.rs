@@ -1,0 +1,138 @@
+//! A command's session: the pipe to the in-process server, the project root and the
+//! directory paths are typed from, and the active chat as the commands need it (a
+//! held chat is an error naming its holder, never a new chat).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::client::{Client, Failure, Res};
+use super::root;
+use super::terminal;
+use crate::chat::store::ChatStore;
+use crate::error::ErrorCode;
+use crate::project::Project;
+use crate::protocol::action::Action;
+use crate::protocol::params;
+use crate::protocol::replies::{Ack, ChatActive, Created};
+
+/// A command's connection to the server and where it writes.
+pub(crate) struct Session {
+    /// The protocol session.
+    pub(super) c: Client,
+    /// The project root.
+    pub(super) root: PathBuf,
+    /// Where relative paths start.
+    pub(super) cwd: PathBuf,
+}
+
+impl Session {
+    /// Writes `s` to stdout now (answers stream), without terminal control
+    /// characters (see [`terminal`]).
+    pub(super) fn out(&self, s: &str) {
+        let s = terminal::safe(s, terminal::Sink::Stdout);
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(s.as_bytes());
+        let _ = out.flush();
+    }
+
+    /// Writes output that [`super::render`] styled to stdout now, as it is: every piece
+    /// of data in it was made safe ([`terminal::safe`]) before it was styled, so the
+    /// styling's own escapes are the only ones.
+    pub(super) fn out_rendered(&self, s: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(s.as_bytes());
+        let _ = out.flush();
+    }
+
+    /// A path as the user typed it, relative to the project root.
+    pub(super) fn path(&self, p: &str) -> String {
+        root::project_path(&self.root, &self.cwd, p)
+    }
+
+    /// The active chat's id. The project's active chat that another process holds is
+    /// an error naming the holder (code `locked`), never "no active chat".
+    pub(super) async fn active(&mut self) -> Res<String> {
+        let a: ChatActive = self.c.call(Action::ChatActive(params::NoParams {})).await?;
+        if let Some(id) = a.id {
+            return Ok(id.into_owned());
+        }
+        // `init` leaves a held chat inactive; selecting it again brings the server's
+        // own `locked` error, or the chat when its holder has let go meanwhile.
+        if let Some(id) = active_in_index(&self.root) {
+            match self.select(&id).await {
+                Ok(()) => return Ok(id),
+                Err(f) if f.is(ErrorCode::NotFound) => {}
+                Err(f) => return Err(f),
+            }
+        }
+        Err(Failure::server(
+            Some(ErrorCode::NoActiveChat),
+            "no active chat: run `bb7 new`, or pass --chat ID (see `bb7 chats`)",
+        ))
+    }
+
+    /// Makes chat `id` active; a chat held by another process is an error that names
+    /// the holder and the way out.
+    pub(super) async fn select(&mut self, id: &str) -> Res<()> {
+        let r = self
+            .c
+            .call::<Ack>(Action::ChatSelect(params::ChatRef {
+                id: params::NonEmpty(id.to_owned()),
+                scope: params::Scope::default(),
+            }))
+            .await;
+        match r {
+            Ok(_) => Ok(()),
+            Err(f) if f.is(ErrorCode::Locked) => {
+                let pid = f.data.as_ref().and_then(|d| d.holder_pid);
+                Err(held(id, pid, &f.message))
+            }
+            Err(f) => Err(f),
+        }
+    }
+
+    /// The active chat, or a new one when none is active (never when the active chat
+    /// is held elsewhere: that would split the conversation).
+    pub(super) async fn ensure_chat(&mut self) -> Res<String> {
+        match self.active().await {
+            Ok(id) => return Ok(id),
+            Err(f) if f.is(ErrorCode::NoActiveChat) => {}
+            Err(f) => return Err(f),
+        }
+        let r: Created = self
+            .c
+            .call(Action::ChatNew(params::ChatNew::default()))
+            .await?;
+        let id = r.id.into_owned();
+        eprintln!("bb7: started chat {id}");
+        Ok(id)
+    }
+}
+
+/// The failure for chat `id` held by process `pid` (the server's `data.holder_pid`):
+/// who holds it and the ways out. `server` is the server's own message, used when the
+/// holder's PID is unknown.
+fn held(id: &str, pid: Option<u32>, server: &str) -> Failure {
+    let who = match pid {
+        Some(pid) => format!("another bb7 process (PID {pid}: an editor or a running `bb7`)"),
+        None => format!("another process ({})", server.trim_end_matches('.')),
+    };
+    Failure::server(
+        Some(ErrorCode::Locked),
+        format!(
+            "chat {id} is held by {who}; close it there, or take it over with `bb7 unlock` \
+             (or --take-over on this command)"
+        ),
+    )
+}
+
+/// The project's chat store, when `root` holds `.bb7/`.
+pub(super) fn project_store(root: &Path) -> Option<ChatStore> {
+    let root = root.canonicalize().ok()?;
+    Project::is_initialized(&root).then(|| ChatStore::new(Project { root }.state_dir(), false))
+}
+
+/// The active chat recorded in the project's index.
+pub(super) fn active_in_index(root: &Path) -> Option<String> {
+    project_store(root).and_then(|s| s.read_index().active_chat_id)
+}

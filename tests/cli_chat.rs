@@ -1,0 +1,138 @@
+//! `bb7 chat` driven on a pseudo-terminal as a user would: three questions in one
+//! conversation, an edit, `/diff`, `/apply`, `/undo`, and Ctrl-C in the middle of an
+//! answer, against the fake model.
+
+mod cli_support;
+mod common;
+
+use std::time::Duration;
+
+use cli_support::*;
+use common::fake_env;
+use common::fake_model::*;
+use serde_json::json;
+
+const TEN: &str = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
+const PROMPT: &str = "bb7> ";
+
+#[test]
+fn a_conversation_with_an_edit_apply_undo_and_ctrl_c() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    fake.push_sse(response(
+        "",
+        "# Plan\nHello from **the** model.\n```diff\n-old\n+new\n```\n```rust\nfn f() {} // why\n```\n",
+        vec![],
+    ));
+    fake.push_sse(response(
+        "",
+        "Changed line two.\n",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [{"old_string": "l2\n", "new_string": "TWO\n"}]}),
+        )],
+    ));
+    fake.push_sse(response("", "You are welcome.\n", vec![]));
+    fake.push_sse(vec![
+        Step::Comment,
+        role(),
+        text("Partial line.\n"),
+        Step::Sleep(Duration::from_secs(30)),
+        text("never shown\n"),
+        finish("stop"),
+        done(),
+    ]);
+
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect("/help");
+    t.expect(PROMPT);
+    t.type_keys("hello\r");
+    // Rendered on the terminal: the heading and strong text bold, a diff coloured.
+    t.expect("\x1b[1m# Plan");
+    t.expect("Hello from \x1b[1m**the**");
+    t.expect("\x1b[32m+new");
+    t.expect("\x1b[1mfn");
+    t.expect("// why");
+    t.expect(PROMPT);
+
+    t.type_keys("change line two\r");
+    t.expect("Changed line two.");
+    t.expect("Edit f.txt");
+    t.expect(PROMPT);
+    // Tab completes the command's name.
+    t.type_keys("/di\t");
+    t.expect("/diff");
+    t.type_keys("\r");
+    t.expect("+TWO");
+    t.expect(PROMPT);
+    t.type_keys("/apply\r");
+    t.expect("applied f.txt");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "TWO\n"));
+    t.type_keys("/undo\r");
+    t.expect("restored f.txt");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN);
+
+    // The third question is in the same conversation: the model sees the first two.
+    t.type_keys("thanks\r");
+    // The undo changed f.txt under its snapshot: the hint names the chat's command.
+    t.expect("`/refresh` re-reads it");
+    t.expect("You are welcome.");
+    t.expect(PROMPT);
+    t.type_keys("/refresh\r");
+    t.expect("refreshed f.txt");
+    t.expect(PROMPT);
+    let third = fake.chat_bodies()[2].to_string();
+    assert!(
+        third.contains("hello") && third.contains("change line two"),
+        "{third}"
+    );
+
+    // Ctrl-C stops the answer and keeps the session and the partial answer.
+    t.type_keys("go slowly\r");
+    t.expect("Partial line.");
+    t.type_keys("\x03");
+    t.expect("partial answer is kept");
+    t.expect(PROMPT);
+    t.type_keys("/tokens\r");
+    t.expect("tokens");
+    t.expect(PROMPT);
+    t.type_keys("/nonsense\r");
+    t.expect("unknown command");
+    t.expect(PROMPT);
+    t.type_keys("\x04");
+    let status = t.wait();
+    assert!(status.success(), "{}", t.screen());
+    assert_eq!(fake.chat_bodies().len(), 4);
+    let last = stdout(&ok(&env, &["show", "--last"]));
+    assert_eq!(last, "Partial line.\n");
+}
+
+#[test]
+fn ask_shows_a_waiting_indicator_on_a_terminal_only() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    let slow = || {
+        vec![
+            Step::Comment,
+            role(),
+            reasoning("thinking hard"),
+            Step::Sleep(Duration::from_millis(600)),
+            text("Answer.\n"),
+            finish("stop"),
+            usage(10, 2, 0.0),
+            done(),
+        ]
+    };
+    fake.push_sse(slow());
+    let mut t = Terminal::start(&env, &["ask", "question"]);
+    t.expect("waiting for the model");
+    t.expect("the model is reasoning");
+    t.expect("Answer.");
+    assert!(t.wait().success(), "{}", t.screen());
+    fake.push_sse(slow());
+    let o = ok(&env, &["ask", "question"]);
+    assert!(!stderr(&o).contains("waiting"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "Answer.\n");
+}

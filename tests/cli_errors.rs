@@ -1,0 +1,194 @@
+//! The command line names the real cause of a failure: the server's own error, a chat
+//! held by another process (with the way out), rollbacks that merge like apply, and
+//! exit statuses that tell a conflict from a failure.
+
+mod cli_support;
+mod common;
+
+use cli_support::*;
+use common::fake_model::*;
+use common::{Env, fake_env};
+use serde_json::json;
+
+const TEN: &str = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
+
+/// The model changes lines 2 and 9 of f.txt.
+fn two_hunks(fake: &FakeModel) {
+    fake.push_sse(response(
+        "",
+        "Two changes.",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [
+                {"old_string": "l2\n", "new_string": "TWO\n"},
+                {"old_string": "l9\n", "new_string": "NINE\n"}]}),
+        )],
+    ));
+}
+
+fn checkpoint_rows(env: &Env) -> Vec<Vec<String>> {
+    stdout(&ok(env, &["checkpoints"]))
+        .lines()
+        .map(|l| l.split_whitespace().map(str::to_owned).collect())
+        .collect()
+}
+
+#[test]
+fn without_an_api_key_ask_says_so() {
+    let env = Env::new();
+    env.write("f.txt", TEN);
+    ok(&env, &["init"]);
+    let o = run_in(&env, &env.project, &["ask", "hello"], "");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("No API key"), "{err}");
+    assert!(err.contains("OPENROUTER_API_KEY"), "{err}");
+    assert!(!err.contains("malformed"), "{err}");
+}
+
+#[test]
+fn a_chat_held_elsewhere_is_named_never_replaced() {
+    let (env, _fake) = fake_env(json!({}));
+    env.write("f.txt", TEN);
+    env.write("g.txt", TEN);
+    // An editor holds the project's active chat.
+    let (mut editor, id) = env.with_chat();
+    editor.ok(json!({"action": "context_add", "path": "f.txt", "content": TEN}));
+    let chats_before = std::fs::read_dir(env.project.join(".bb7/chats"))
+        .unwrap()
+        .count();
+    for args in [
+        &["status"][..],
+        &["diff"],
+        &["add", "g.txt"],
+        &["ask", "hi"],
+    ] {
+        let o = bb7(&env, args);
+        assert_eq!(o.status.code(), Some(4), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains(&id), "{args:?}: {err}");
+        assert!(err.contains("PID"), "{args:?}: {err}");
+        assert!(err.contains("bb7 unlock"), "{args:?}: {err}");
+        assert!(err.contains("--take-over"), "{args:?}: {err}");
+        assert!(!err.contains("no active chat"), "{args:?}: {err}");
+    }
+    let chats_after = std::fs::read_dir(env.project.join(".bb7/chats"))
+        .unwrap()
+        .count();
+    assert_eq!(chats_before, chats_after, "no new chat was started");
+
+    // Taking it over continues the same conversation.
+    let o = ok(&env, &["status", "--take-over"]);
+    assert!(stdout(&o).contains("f.txt"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!("took chat {id} over")),
+        "{}",
+        stderr(&o)
+    );
+    editor.kill();
+
+    // Another editor opens it again; `bb7 unlock` takes it over for later commands.
+    let mut editor = env.spawn();
+    editor.ok(json!({"action": "init", "project_root": env.project}));
+    editor.ok(json!({"action": "chat_select", "id": id}));
+    assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
+    let o = ok(&env, &["unlock"]);
+    assert!(
+        stderr(&o).contains(&format!("took chat {id} over")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));
+    editor.kill();
+}
+
+#[test]
+fn rollback_keeps_later_edits_elsewhere_and_refuses_overlaps() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    two_hunks(&fake);
+    ok(&env, &["ask", "change two lines"]);
+    ok(&env, &["apply"]);
+    let rows = checkpoint_rows(&env);
+    let cp = rows[0][0].clone();
+
+    // An edit of another line after the apply survives a whole rollback.
+    let later = TEN.replace("l2\n", "TWO\n").replace("l9\n", "NINE\n");
+    env.write("f.txt", &later.replace("l5\n", "mine\n"));
+    let o = ok(&env, &["rollback", &cp]);
+    assert!(stderr(&o).contains("restored f.txt"), "{}", stderr(&o));
+    assert_eq!(env.read("f.txt"), TEN.replace("l5\n", "mine\n"));
+
+    // An edit of a rolled-back line is one conflict, exit status 3, file untouched.
+    let cp2 = checkpoint_rows(&env).last().unwrap()[0].clone();
+    let edited = later.replace("NINE\n", "NINE (mine)\n");
+    ok(&env, &["rollback", &cp2]);
+    env.write("f.txt", &edited);
+    let o = bb7(&env, &["rollback", &cp]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("conflict").count(), 1, "{err}");
+    assert!(err.contains("f.txt") && err.contains("line"), "{err}");
+    assert_eq!(env.read("f.txt"), edited);
+    // --force lets the rollback win on those lines.
+    ok(&env, &["rollback", &cp, "--force"]);
+    assert_eq!(env.read("f.txt"), TEN);
+}
+
+#[test]
+fn checkpoints_list_hunk_ids_and_an_unknown_one_is_an_error() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    two_hunks(&fake);
+    ok(&env, &["ask", "change two lines"]);
+    ok(&env, &["apply"]);
+    let row = checkpoint_rows(&env).remove(0);
+    let (cp, hunks) = (row[0].clone(), row[4..].to_vec());
+    assert_eq!(row[2], "f.txt", "{row:?}");
+    assert_eq!(hunks.len(), 2, "{row:?}");
+    let o = bb7(&env, &["rollback", &cp, "--scoped", "h_nonesuch"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("h_nonesuch"), "{}", stderr(&o));
+    assert_eq!(
+        env.read("f.txt"),
+        TEN.replace("l2\n", "TWO\n").replace("l9\n", "NINE\n")
+    );
+    ok(&env, &["rollback", &cp, "--scoped", &hunks[1]]);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "TWO\n"));
+}
+
+#[test]
+fn after_rolling_back_a_new_file_the_hint_is_remove() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    fake.push_sse(response(
+        "",
+        "Created.",
+        vec![(
+            "write_file",
+            json!({"path": "new.txt", "content": "fresh\n"}),
+        )],
+    ));
+    ok(&env, &["ask", "make a file"]);
+    ok(&env, &["apply"]);
+    assert_eq!(env.read("new.txt"), "fresh\n");
+    ok(&env, &["add", "new.txt"]);
+    let cp = checkpoint_rows(&env)[0][0].clone();
+    let o = ok(&env, &["rollback", &cp]);
+    assert!(stderr(&o).contains("deleted new.txt"), "{}", stderr(&o));
+    assert!(!env.project.join("new.txt").exists());
+    fake.push_sse(response("", "Fine.", vec![]));
+    let o = ok(&env, &["ask", "and now?"]);
+    let err = stderr(&o);
+    assert!(err.contains("new.txt no longer exists"), "{err}");
+    assert!(err.contains("bb7 remove new.txt"), "{err}");
+    assert!(!err.contains("bb7 add new.txt"), "{err}");
+}
+
+#[test]
+fn apply_with_nothing_pending_is_not_a_failure() {
+    let (env, _fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    let o = ok(&env, &["apply"]);
+    assert!(stderr(&o).contains("nothing to apply"), "{}", stderr(&o));
+}
