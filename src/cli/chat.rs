@@ -205,6 +205,7 @@ async fn set_model(s: &mut Session, name: &str) -> Res<()> {
         model: Some(name.to_owned()),
         reasoning_effort: None,
         tools: None,
+        edit_format: None,
     }))
     .await?;
     eprintln!("bb7: model {name}");
