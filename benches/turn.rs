@@ -1,7 +1,7 @@
 //! Benchmarks of the model turn through the real binary:
 //! - per-chunk forwarding latency: from the fake server writing an SSE event to bb7's
 //!   `chunk` line reaching the reader, against a `ping` round trip as the baseline;
-//! - cancel latency: from `cancel` to the stream's final `done`;
+//! - cancel latency: from `cancel` to the stream's final message;
 //! - `estimate_tokens` on a 200-file, 8 MB context, cold (tokenizer load and counting)
 //!   and warm (counts cached by file id).
 //!
@@ -102,7 +102,8 @@ fn main() {
         p99.as_secs_f64() / ping.as_secs_f64()
     );
 
-    // Cancel: from sending `cancel` mid-stream to the stream's final `done`.
+    // Cancel: from sending `cancel` mid-stream to the stream's final message (a cancelled
+    // turn ends with `error`, code `cancelled`).
     let mut cancels = Vec::new();
     for round in 0..10 {
         fake.push_sse(vec![
@@ -124,7 +125,8 @@ fn main() {
         send(json!({"action": "cancel", "target_request_id": rid, "request_id": "c"}));
         loop {
             let (m, _) = read();
-            if m["type"] == "done" && m["request_id"] == rid.as_str() {
+            let last = m["type"] == "done" || m["type"] == "error";
+            if last && m["request_id"] == rid.as_str() {
                 break;
             }
         }
@@ -133,7 +135,7 @@ fn main() {
     cancels.sort();
     let cancel = cancels[cancels.len() / 2];
     println!(
-        "cancel to final done (10 runs)   median {cancel:>10.3?}  max {:>10.3?}",
+        "cancel to final message (10 runs)   median {cancel:>10.3?}  max {:>10.3?}",
         cancels[cancels.len() - 1]
     );
     println!(

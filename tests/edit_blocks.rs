@@ -266,6 +266,7 @@ fn a_chat_setting_overrides_the_config() {
     env.add(&mut b, "src/main.rs", SOURCE);
     b.ok(json!({"action": "save_chat_settings", "edit_format": "blocks"}));
     assert_eq!(env.chat_json(&chat)["edit_format"], "blocks");
+    assert_eq!(b.ok(json!({"action": "chat_get"}))["edit_format"], "blocks");
     fake.push_sse(answer(ANSWER, 6));
     let end = b.turn("Make x two.");
     assert_eq!(end["type"], "done", "{end}");

@@ -45,6 +45,10 @@ pub struct ChatView<'a> {
     pub global: bool,
     /// Retrieval tools: `off`, `ask` or `auto`.
     pub tools: Cow<'a, str>,
+    /// How the model proposes edits in this chat (`tools`, `blocks`, `auto`), when the
+    /// chat sets it; else the config decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit_format: Option<crate::config::EditFormat>,
     /// The history.
     pub messages: Cow<'a, [Message]>,
     /// The context entries.

@@ -68,6 +68,7 @@ impl Session {
             draft: c.draft.as_str().into(),
             global: a.store.global,
             tools: c.tools.as_deref().unwrap_or("off").into(),
+            edit_format: c.edit_format,
             messages: c.messages.as_slice().into(),
             context_files: c.context_files.as_slice().into(),
             instructions_info: self.instructions_info(),
