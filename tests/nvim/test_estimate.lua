@@ -1,5 +1,6 @@
 -- The estimate of the next send in the Message pane's title (debounced, one request in
--- flight) and the cached share of the last answer in the preview's title (per chat).
+-- flight), the cached share of the last answer in the preview's title (per chat), and
+-- an answer whose edits failed (diff_error) drawn with its failures.
 local test, H = ...
 
 local function layout()
@@ -111,4 +112,30 @@ test('cached share of the last answer in the preview title, kept per chat', func
   H.truthy(not winbar('preview'):find('tok', 1, true), 'Other has no usage: ' .. winbar('preview'))
   require('bb7.commands').select_chat(main)
   H.truthy(winbar('preview'):find('120 tok, 3% cached, $0.0015 · chat $0.0030', 1, true), 'back: ' .. winbar('preview'))
+end)
+
+test('diff_error: the answer shows its failures, no note follows', function()
+  H.project({ ['main.lua'] = 'local x = 1\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add main.lua')
+  vim.cmd('BB7')
+  H.script({
+    text = 'Changing y.',
+    tool_calls = { { name = 'edit_file', args = { path = 'main.lua', edits = { { old_string = 'local y = 1', new_string = 'local y = 2' } } } } },
+  })
+  require('bb7').send('change y')
+  H.wait(function() return H.note('could not be applied') ~= nil end, 10000, 'diff_error')
+  local chat = require('bb7.client').request_sync('chat_get', {})
+  local last = chat.messages[#chat.messages]
+  H.eq(last.role, 'assistant', 'the answer is the last message')
+  H.truthy(last.diff_error and #last.diff_error.errors > 0, 'failures on it: ' .. vim.inspect(last.diff_error))
+  local lines = H.pane('preview')
+  local text = table.concat(lines, '\n')
+  H.truthy(text:find('Changing y.', 1, true), 'the answer text: ' .. text)
+  H.truthy(text:find('✗ Edits not applied (nothing was written):', 1, true), 'the failure: ' .. text)
+  H.truthy(text:find('  • ' .. last.diff_error.errors[1]:sub(1, 20), 1, true), 'the error: ' .. text)
+  H.truthy(not text:find('## Note', 1, true), 'no note: ' .. text)
+  H.eq(lines[#lines - 1]:sub(1, 6), '  • ', 'the failures end the answer')
+  H.eq(vim.fn.readfile('main.lua'), { 'local x = 1' }, 'nothing written')
 end)

@@ -315,6 +315,21 @@ local function render_message(B, chat, index, m)
       end
     end
   end
+  -- The failures of an answer whose edits were not applied (nothing of it was written).
+  local failed = type(m.diff_error) == 'table' and m.diff_error.errors or nil
+  if failed then
+    if not headed then
+      headed = true
+      B.add(head)
+    end
+    B.add('')
+    B.add('✗ Edits not applied (nothing was written):', 'ErrorMsg')
+    for _, e in ipairs(#failed > 0 and failed or { '?' }) do
+      for j, l in ipairs(vim.split(tostring(e), '\n', { plain = true })) do
+        B.add((j == 1 and '  • ' or '    ') .. l, 'ErrorMsg')
+      end
+    end
+  end
   if headed then
     if m.role == 'user' then
       for l = first_user_line, #B.lines do
