@@ -1,6 +1,7 @@
 -- The estimate of the next send in the Message pane's title (debounced, one request in
--- flight), the cached share of the last answer in the preview's title (per chat), and
--- an answer whose edits failed (diff_error) drawn with its failures.
+-- flight), the cached share of the last answer in the preview's title (per chat), an
+-- answer whose edits failed (diff_error) drawn with its failures, and edit blocks
+-- shown as one line while the answer streams.
 local test, H = ...
 
 local function layout()
@@ -138,4 +139,27 @@ test('diff_error: the answer shows its failures, no note follows', function()
   H.truthy(not text:find('## Note', 1, true), 'no note: ' .. text)
   H.eq(lines[#lines - 1]:sub(1, 6), '  • ', 'the failures end the answer')
   H.eq(vim.fn.readfile('main.lua'), { 'local x = 1' }, 'nothing written')
+end)
+
+test('edit_format blocks: a block shows as one line while the answer streams, then as the change', function()
+  H.project({ ['main.lua'] = 'local x = 1\n' }, { edit_format = 'blocks' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add main.lua')
+  vim.cmd('BB7')
+  local block = table.concat({
+    'Setting x to 2.', '', 'main.lua', '```lua', '<<<<<<< SEARCH', 'local x = 1', '=======', 'local x = 2',
+    '>>>>>>> REPLACE', '```', '', 'That is all for now, thank you.',
+  }, '\n')
+  H.script({ text = block, chunk_delay_ms = 120 })
+  require('bb7').send('set x to 2')
+  H.wait(function() return vim.tbl_contains(H.pane('preview'), '· Edit main.lua') end, 10000, 'the block as one line: ' .. table.concat(H.pane('preview'), '\n'))
+  H.truthy(require('bb7.state').streaming(), 'while it streams')
+  local text = table.concat(H.pane('preview'), '\n')
+  H.truthy(not text:find('SEARCH', 1, true) and not text:find('local x = 2', 1, true), 'not the block text: ' .. text)
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  H.truthy(#H.requests() > 0 and H.requests()[#H.requests()].body.tools == nil, 'no tools in the request')
+  text = table.concat(H.pane('preview'), '\n')
+  H.truthy(text:find('▸ Edit main.lua', 1, true), 'the change line: ' .. text)
+  H.truthy(text:find('That is all for now', 1, true), 'the prose after the block: ' .. text)
 end)
