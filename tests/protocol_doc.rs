@@ -109,7 +109,6 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
         "get_balance",
         "the plugin shows costs from usage, not the account",
     ),
-    ("estimate_tokens", "token counts come from the statuses"),
     (
         "chat_compact",
         "compaction is an API action; the plugin does not offer it yet",

@@ -173,6 +173,14 @@ function M.save_draft(draft)
   M.notify('save_draft', { draft = draft })
 end
 
+--- Tokens and expected cost of sending `input_text` to the active chat now, without
+--- waiting: `{total, cached_tokens, expected_cost?, potential_savings, …}`.
+---@param input_text string the unsent draft
+---@param on_reply fun(reply: table?, err: bb7.Error?)
+function M.estimate_tokens(input_text, on_reply)
+  M.notify('estimate_tokens', { input_text = input_text }, on_reply)
+end
+
 ---@param on_reply fun(reply: table?, err: bb7.Error?)
 function M.get_models(on_reply)
   M.notify('get_models', {}, on_reply)

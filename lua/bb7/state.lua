@@ -19,6 +19,7 @@ local M = {}
 ---@field streams table<string, bb7.Stream> running turns by request id
 ---@field unread boolean a reply arrived while the UI was hidden
 ---@field usage table? `usage` of the last `done` (tokens, cost)
+---@field chat_usages table<string, {usage: table?, chat_usage: table?}> by chat id: `usage` of its last finished turn and `chat_usage`, the chat's running totals
 ---@field chat table? the last `chat_get` reply
 ---@field changes table<string, table[]> `done.changes` by chat id, newest turn last
 ---@field exiting boolean Neovim is quitting: an exit of the binary is expected
@@ -29,6 +30,7 @@ local S = {
   streams = {},
   unread = false,
   usage = nil,
+  chat_usages = {},
   chat = nil,
   changes = {},
   exiting = false,
@@ -155,6 +157,26 @@ end
 ---@param u table?
 function M.set_usage(u)
   S.usage = u or S.usage
+end
+
+--- Keeps the usage of a turn of `chat_id` that finished (`done` or `diff_error`).
+---@param chat_id string
+---@param usage table? the answer's `usage`
+---@param chat_usage table? `done.chat_usage`
+function M.set_chat_usage(chat_id, usage, chat_usage)
+  local prev = S.chat_usages[chat_id] or {}
+  S.chat_usages[chat_id] = { usage = usage or prev.usage, chat_usage = chat_usage or prev.chat_usage }
+end
+
+--- The usage of the last turn of `chat_id` this Neovim saw finish, or nil.
+---@param chat_id string
+---@return table? usage
+---@return table? chat_usage the chat's running totals
+function M.chat_usage(chat_id)
+  local u = S.chat_usages[chat_id]
+  if u then
+    return u.usage, u.chat_usage
+  end
 end
 
 ---@return table? the last `chat_get` reply

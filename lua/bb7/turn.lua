@@ -37,6 +37,10 @@ local function finished(rid, final)
     say('Failed to get a response: ' .. (final.message or '?'), levels.ERROR)
   end
   state.set_usage(final.usage)
+  local chat_id = final.chat_id or (st and st.chat_id)
+  if chat_id and (final.usage or final.chat_usage) then
+    state.set_chat_usage(chat_id, final.usage, final.chat_usage)
+  end
   if not require('bb7.ui.layout').visible() then
     state.set_unread(true)
   end

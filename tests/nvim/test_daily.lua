@@ -195,7 +195,7 @@ test('a stream belongs to its chat: switching away keeps it in the background, b
   local w = layout().win('preview')
   local last = vim.api.nvim_buf_line_count(layout().buf('preview'))
   H.truthy(vim.fn.line('w$', w) >= last - 1, 'the end is in view (w$ ' .. vim.fn.line('w$', w) .. ' of ' .. last .. ')')
-  H.truthy(winbar('preview'):find(' tok · $', 1, true), 'tokens of this chat: ' .. winbar('preview'))
+  H.truthy(winbar('preview'):find(' tok, 3% cached, $0.0015', 1, true), 'tokens of this chat: ' .. winbar('preview'))
   open_chat('Quiet')
   H.truthy(not winbar('preview'):find('tok', 1, true), "Quiet's title has no tokens: " .. winbar('preview'))
 end)

@@ -10,7 +10,7 @@ test('main job: init, add, send, stream, diff, apply on a copy of src/', functio
   local user = body.messages[2].content
   H.truthy(user:find('path="src/error.rs" file_id="', 1, true), 'section in the prompt')
   H.truthy(user:find('lines="1-12"', 1, true), 'section range in the prompt')
-  H.truthy(user:find('<writable-files>', 1, true), 'writable files in the prompt')
+  H.truthy(user:find('mode="writable"', 1, true), 'writable files in the prompt')
 end)
 
 test('UI panes: chats, files with R and ~, fork from a message', function()

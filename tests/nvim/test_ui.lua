@@ -25,7 +25,7 @@ test('winbar titles: chat name, model, tokens, cost, a spinner while streaming',
   H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
   local title = winbar('preview')
   H.truthy(title:find('Parser work · fake/model · ', 1, true), 'name and model: ' .. title)
-  H.truthy(title:find('tok · $', 1, true), 'tokens and cost: ' .. title)
+  H.truthy(title:find('tok, 3% cached, $', 1, true), 'tokens and cost: ' .. title)
   H.truthy(not title:find('answering', 1, true), 'spinner gone: ' .. title)
   H.eq(require('bb7').status(), '', 'nothing unread while the UI shows')
 end)

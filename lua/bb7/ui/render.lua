@@ -315,6 +315,21 @@ local function render_message(B, chat, index, m)
       end
     end
   end
+  -- The failures of an answer whose edits were not applied (nothing of it was written).
+  local failed = type(m.diff_error) == 'table' and m.diff_error.errors or nil
+  if failed then
+    if not headed then
+      headed = true
+      B.add(head)
+    end
+    B.add('')
+    B.add('✗ Edits not applied (nothing was written):', 'ErrorMsg')
+    for _, e in ipairs(#failed > 0 and failed or { '?' }) do
+      for j, l in ipairs(vim.split(tostring(e), '\n', { plain = true })) do
+        B.add((j == 1 and '  • ' or '    ') .. l, 'ErrorMsg')
+      end
+    end
+  end
   if headed then
     if m.role == 'user' then
       for l = first_user_line, #B.lines do
@@ -437,8 +452,21 @@ local function last_usage(chat)
   end
 end
 
---- The preview's title: chat name, model, tokens and cost of the chat's last turn,
---- and a spinner while an answer streams into this chat.
+--- The last answer's tokens, cached share and cost, e.g. `12.3k tok, 85% cached, $0.01`.
+---@param u table usage
+---@return string
+local function usage_text(u)
+  local est = require('bb7.ui.estimate')
+  local total = u.total_tokens or ((u.prompt_tokens or 0) + (u.completion_tokens or 0))
+  local s = est.tokens(total) .. ' tok'
+  if (u.cached_tokens or 0) > 0 and (u.prompt_tokens or 0) > 0 then
+    s = s .. string.format(', %d%% cached', math.floor(100 * u.cached_tokens / u.prompt_tokens + 0.5))
+  end
+  return s .. ', ' .. est.cost(u.cost or 0)
+end
+
+--- The preview's title: chat name, model, tokens, cached share and cost of the chat's
+--- last answer, the chat's total cost (from the turns this Neovim saw), and a spinner while an answer streams into this chat.
 ---@return string
 function M.preview_title()
   local chat = state.chat()
@@ -446,10 +474,17 @@ function M.preview_title()
   if chat and chat.model then
     table.insert(parts, chat.model)
   end
-  local u = last_usage(chat)
+  local seen, totals
+  if chat then
+    seen, totals = state.chat_usage(chat.id)
+  end
+  local u = last_usage(chat) or seen
   if u then
-    table.insert(parts, string.format('%d tok', u.total_tokens or ((u.prompt_tokens or 0) + (u.completion_tokens or 0))))
-    table.insert(parts, string.format('$%.4f', u.cost or 0))
+    table.insert(parts, usage_text(u))
+    -- The chat's running total, when it has cost more than this answer.
+    if totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
+      table.insert(parts, 'chat ' .. require('bb7.ui.estimate').cost(totals.cost))
+    end
   end
   if chat and state.chat_streaming(chat.id) then
     table.insert(parts, require('bb7').spinner() .. ' answering')
@@ -460,7 +495,9 @@ end
 --- Redraws the titles of the preview and input panes.
 function M.render_titles()
   layout().set_title('preview', M.preview_title())
-  layout().set_title('input', ' Message · ' .. config.get().send_key .. ' send · ? keys · q close')
+  local est = require('bb7.ui.estimate').text()
+  est = est ~= '' and ('  ' .. est) or ''
+  layout().set_title('input', ' Message' .. est .. ' · ' .. config.get().send_key .. ' send · ? keys · q close')
 end
 
 --- Redraws every pane from the binary's state (nothing when the UI is closed). The
@@ -478,6 +515,10 @@ function M.refresh(opts)
   M.render_preview(other or (opts and opts.scroll))
   require('bb7.ui.message').load(chat)
   M.render_titles()
+  -- The chat or its context may have changed: the estimate of the next send follows.
+  local estimate = require('bb7.ui.estimate')
+  estimate.watch(layout().buf('input'))
+  estimate.schedule()
 end
 
 --- Shows `lines` in the preview (a diff) until the next refresh.

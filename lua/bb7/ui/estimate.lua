@@ -1,0 +1,140 @@
+-- The estimate of the next send in the Message pane's title: tokens, the part the
+-- provider's prompt cache will likely serve, and the expected input cost, from
+-- `estimate_tokens`. Asked again when the chat, its context or the draft changes,
+-- `DELAY` ms after the last change, never blocking and with at most one request in
+-- flight (a change meanwhile asks once more when the reply is in).
+
+local state = require('bb7.state')
+
+local M = {}
+
+--- Milliseconds after the last change before asking.
+M.DELAY = 300
+-- A reply not in after this long is taken as lost (the binary exited).
+local LOST_MS = 10000
+
+local E = {
+  timer = nil, ---@type uv.uv_timer_t?
+  asked_at = nil, ---@type integer? when the request in flight was sent
+  again = false, -- something changed while a request was in flight
+  chat = nil, ---@type string? chat the shown estimate belongs to
+  reply = nil, ---@type table? the last token_estimate of `chat`
+  sent = 0, -- requests sent (for tests)
+}
+
+local function layout()
+  return require('bb7.ui.layout')
+end
+
+--- `n` tokens, short: 950, 4.8k, 1.2M.
+---@param n number
+---@return string
+function M.tokens(n)
+  n = n or 0
+  if n < 1000 then
+    return tostring(math.floor(n))
+  elseif n < 1e6 then
+    return (string.format('%.1fk', n / 1000):gsub('%.0k$', 'k'))
+  end
+  return (string.format('%.1fM', n / 1e6):gsub('%.0M$', 'M'))
+end
+
+--- A cost in USD: four decimals under a cent, two from there.
+---@param usd number
+---@return string
+function M.cost(usd)
+  return string.format(usd < 0.01 and '$%.4f' or '$%.2f', usd)
+end
+
+--- The estimate for the title, e.g. `~4.8k tok (4.1k cached) $0.0004`; '' when none
+--- is known for the active chat.
+---@return string
+function M.text()
+  local chat = state.chat()
+  local r = E.reply
+  if not chat or E.chat ~= chat.id or not r or not r.total then
+    return ''
+  end
+  local s = '~' .. M.tokens(r.total) .. ' tok'
+  if (r.cached_tokens or 0) > 0 then
+    s = s .. ' (' .. M.tokens(r.cached_tokens) .. ' cached)'
+  end
+  if type(r.expected_cost) == 'number' then
+    s = s .. ' ' .. M.cost(r.expected_cost)
+  end
+  return s
+end
+
+local function draw()
+  if layout().visible() then
+    require('bb7.ui.render').render_titles()
+  end
+end
+
+local function in_flight()
+  return E.asked_at ~= nil and vim.uv.now() - E.asked_at < LOST_MS
+end
+
+--- Asks now (or once the request in flight is answered).
+function M.ask()
+  local chat = state.chat()
+  if not chat or not layout().visible() then
+    return
+  end
+  if in_flight() then
+    E.again = true
+    return
+  end
+  E.again = false
+  E.asked_at = vim.uv.now()
+  E.sent = E.sent + 1
+  local chat_id = chat.id
+  local draft = require('bb7.ui.message').text()
+  require('bb7.api').estimate_tokens(draft, function(r)
+    E.asked_at = nil
+    local now = state.chat()
+    if r and now and now.id == chat_id then
+      E.chat, E.reply = chat_id, r
+      draw()
+    end
+    if E.again or not (now and now.id == chat_id) then
+      M.schedule()
+    end
+  end)
+end
+
+--- Asks `DELAY` ms after the last call (the chat, its context or the draft changed).
+function M.schedule()
+  if not E.timer then
+    E.timer = vim.uv.new_timer()
+  end
+  E.timer:stop()
+  E.timer:start(M.DELAY, 0, vim.schedule_wrap(M.ask))
+end
+
+--- Follows the edits of the Message pane's buffer `buf` (once per buffer).
+---@param buf integer
+function M.watch(buf)
+  if vim.b[buf].bb7_estimate then
+    return
+  end
+  vim.b[buf].bb7_estimate = true
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      vim.schedule(M.schedule)
+    end,
+    on_detach = function()
+      pcall(function()
+        vim.b[buf].bb7_estimate = nil
+      end)
+    end,
+  })
+end
+
+--- For tests: requests sent, whether one is in flight, the last reply.
+---@return {sent: integer, in_flight: boolean, reply: table?}
+function M.stats()
+  return { sent = E.sent, in_flight = in_flight(), reply = E.reply }
+end
+
+return M
