@@ -1,6 +1,7 @@
 //! User configuration (`~/.config/bb7/config.json`) and
 //! global state (`~/.bb7/state.json`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,95 @@ pub struct Config {
     /// Send the API key over plain `http://` to a host other than this machine
     /// (refused by default: anyone on the way could read it). Default false.
     pub allow_insecure_http: bool,
+    /// Named model endpoints: `local` and `remote` are the ones routing uses. A
+    /// `remote` missing here is the top-level `base_url` / `api_key` / `default_model`.
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Which provider a turn uses (default `remote`); a chat's own `agent_mode` wins.
+    pub agent_mode: Option<AgentMode>,
+    /// `hybrid_auto`: local attempts whose edits fail (bad schema or no match) before
+    /// the turn moves to the remote provider (default 2).
+    pub hybrid_max_local_attempts: Option<u32>,
+    /// `hybrid_auto`: move to remote after the failed local attempts (default true;
+    /// false ends the turn with the local `diff_error`).
+    pub hybrid_remote_on_schema_fail: Option<bool>,
+    /// `hybrid_auto`: move to remote when the prompt does not fit the local context
+    /// window, estimated before sending or reported by the server (default true).
+    pub hybrid_remote_on_context_overflow: Option<bool>,
+    /// `hybrid_auto`: milliseconds a local attempt may take before the turn moves to
+    /// remote (default 60000; 0 waits as long as the stream sends data).
+    pub hybrid_remote_on_timeout_ms: Option<u64>,
+}
+
+/// Which provider answers a turn (`agent_mode` in the config and per chat).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentMode {
+    /// Only the `local` provider; never falls back.
+    Local,
+    /// Only the `remote` provider (the single endpoint of older configs).
+    #[default]
+    Remote,
+    /// Start on `local`, move to `remote` on a detectable failure.
+    HybridAuto,
+}
+
+impl AgentMode {
+    /// The mode's name on the wire and in the config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentMode::Local => "local",
+            AgentMode::Remote => "remote",
+            AgentMode::HybridAuto => "hybrid_auto",
+        }
+    }
+
+    /// Reads a mode name. Errors: any other text, with the accepted names.
+    pub fn parse(text: &str) -> Result<AgentMode> {
+        match text {
+            "local" => Ok(AgentMode::Local),
+            "remote" => Ok(AgentMode::Remote),
+            "hybrid_auto" => Ok(AgentMode::HybridAuto),
+            _ => Err(Error::invalid(
+                "Field 'agent_mode' must be local, remote or hybrid_auto",
+            )),
+        }
+    }
+}
+
+/// One entry of `providers`: an OpenAI-compatible endpoint. Every field is optional.
+#[derive(Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct ProviderConfig {
+    /// Base URL, e.g. `http://localhost:11434/v1`.
+    pub base_url: Option<String>,
+    /// Model id this provider runs.
+    pub model: Option<String>,
+    /// API key. Never logged.
+    pub api_key: Option<String>,
+    /// Name of an environment variable holding the API key (used when `api_key` is
+    /// not set).
+    pub api_key_env: Option<String>,
+    /// How this provider's model proposes edits.
+    pub edit_format: Option<EditFormat>,
+    /// Extra HTTP headers sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// The model's context window in tokens; a prompt estimated above it is not sent
+    /// (in `hybrid_auto` it goes to remote instead).
+    pub context_window: Option<u64>,
+}
+
+impl std::fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("api_key_env", &self.api_key_env)
+            .field("edit_format", &self.edit_format)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("context_window", &self.context_window)
+            .finish()
+    }
 }
 
 /// How the model sends file edits (config `edit_format`, docs/PROTOCOL.md, "Edits as
@@ -176,12 +266,18 @@ impl GlobalState {
     }
 }
 
-/// The model for a new chat: config `default_model`, else the last used model, else
-/// [`FALLBACK_MODEL`].
+/// The model for a new chat: config `default_model`, else the `remote` provider's
+/// `model`, else the last used model, else [`FALLBACK_MODEL`].
 pub fn model_for_new_chat(cfg: &Config, state: &GlobalState) -> String {
     cfg.default_model
         .clone()
         .filter(|m| !m.is_empty())
+        .or_else(|| {
+            cfg.providers
+                .get("remote")
+                .and_then(|p| p.model.clone())
+                .filter(|m| !m.is_empty())
+        })
         .or_else(|| state.last_model.clone())
         .unwrap_or_else(|| FALLBACK_MODEL.to_owned())
 }

@@ -39,6 +39,9 @@ pub struct Chat {
     /// over the config's `edit_format`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit_format: Option<crate::config::EditFormat>,
+    /// `local`, `remote` or `hybrid_auto`; absent follows the config's `agent_mode`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_mode: Option<String>,
     /// Files and sections in context, in the order they were added.
     #[serde(default)]
     pub context_files: Vec<ContextFile>,

@@ -69,6 +69,10 @@ pub enum Command {
         /// Re-snapshot context files changed on disk before sending.
         #[arg(long)]
         refresh: bool,
+        /// Which provider answers (kept for later turns): local, remote or
+        /// hybrid_auto (local first, remote when local fails).
+        #[arg(long, value_parser = ["local", "remote", "hybrid_auto"])]
+        mode: Option<String>,
     },
     /// An interactive session on the terminal: questions with history, answers
     /// rendered as Markdown, and /commands (/add, /diff, /apply, /undo, /model,

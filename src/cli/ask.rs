@@ -32,6 +32,8 @@ pub(super) struct AskOptions {
     pub refresh: bool,
     /// Asked in `bb7 chat`: hints name its /commands instead of shell commands.
     pub in_chat: bool,
+    /// `agent_mode` to save on the chat first.
+    pub mode: Option<String>,
 }
 
 /// Where the terminal output stands, so notes start on a fresh line.
@@ -113,12 +115,13 @@ pub(super) async fn turn(
     markdown: Option<Markdown>,
 ) -> Res<()> {
     let chat_id = s.ensure_chat().await?;
-    if let Some(t) = o.tools {
+    if o.tools.is_some() || o.mode.is_some() {
         s.c.call::<Ack>(Action::SaveChatSettings(params::SaveChatSettings {
             model: None,
             reasoning_effort: None,
-            tools: Some(t.as_str().to_owned()),
+            tools: o.tools.map(|t| t.as_str().to_owned()),
             edit_format: None,
+            agent_mode: o.mode.clone(),
         }))
         .await?;
     }
@@ -179,6 +182,13 @@ pub(super) async fn turn(
                 let secs = delay_ms as f64 / 1000.0;
                 eprintln!("bb7: retrying in {secs} s ({reason})");
                 waiting = Waiting::start("waiting for the model");
+            }
+            TurnMessage::Attempt {
+                provider, reason, ..
+            } => {
+                lines.close_all(s);
+                // What streamed so far is not the answer; stdout cannot take it back.
+                eprintln!("bb7: that attempt is dropped ({reason}); answering again on {provider}");
             }
             TurnMessage::Thinking { content, .. } => {
                 if o.thinking {

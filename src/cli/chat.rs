@@ -107,6 +107,7 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
         tools: None,
         refresh: false,
         in_chat: true,
+        mode: None,
     };
     match ask::turn(s, text, &opts, sigint, Some(Markdown::default())).await {
         // `turn` said that it stopped and that the partial answer is kept.
@@ -206,6 +207,7 @@ async fn set_model(s: &mut Session, name: &str) -> Res<()> {
         reasoning_effort: None,
         tools: None,
         edit_format: None,
+        agent_mode: None,
     }))
     .await?;
     eprintln!("bb7: model {name}");

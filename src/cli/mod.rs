@@ -197,6 +197,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             thinking,
             tools,
             refresh,
+            mode,
         } => {
             if let Some(m) = &model {
                 info::warn_unknown_model(s, m).await;
@@ -207,6 +208,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
                 tools,
                 refresh,
                 in_chat: false,
+                mode,
             };
             ask::ask(s, message, opts).await
         }

@@ -4,6 +4,7 @@
 
 pub mod models;
 pub mod openai;
+pub mod providers;
 pub mod request;
 pub mod sse;
 pub mod url;
@@ -120,6 +121,9 @@ pub enum ApiError {
     Dropped(String),
     /// No data for longer than the stall timeout.
     Stalled(u64),
+    /// The attempt took longer than its deadline in milliseconds (a local attempt of
+    /// a `hybrid_auto` turn, `hybrid_remote_on_timeout_ms`).
+    Deadline(u64),
     /// The request could not be sent (connection refused, DNS, TLS).
     Network(String),
     /// The server's answer could not be understood.
@@ -205,6 +209,9 @@ impl ApiError {
             ApiError::Dropped(m) => format!("The connection to the model API dropped: {m}"),
             ApiError::Stalled(s) => {
                 format!("The model stream stalled: no data for {s} seconds")
+            }
+            ApiError::Deadline(ms) => {
+                format!("The model took longer than {ms} ms (hybrid_remote_on_timeout_ms)")
             }
             ApiError::Network(m) => format!("Cannot reach the model API: {m}"),
             ApiError::Decode(m) => format!("Cannot understand the model API's answer: {m}"),

@@ -17,6 +17,8 @@ pub struct OpenAiCompatible {
     http: reqwest::Client,
     base_url: String,
     api_key: Option<String>,
+    /// Extra headers of the provider's config, sent with every request.
+    headers: Vec<(String, String)>,
 }
 
 impl OpenAiCompatible {
@@ -30,7 +32,21 @@ impl OpenAiCompatible {
             http,
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key: api_key.filter(|k| !k.is_empty()),
+            headers: Vec::new(),
         })
+    }
+
+    /// The client with extra headers on every request (a provider's `headers`).
+    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    fn with_extra_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        for (name, value) in &self.headers {
+            req = req.header(name.as_str(), value.as_str());
+        }
+        req
     }
 
     fn post(&self, path: &str) -> reqwest::RequestBuilder {
@@ -42,7 +58,7 @@ impl OpenAiCompatible {
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
-        req
+        self.with_extra_headers(req)
     }
 
     async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, ApiError> {
@@ -161,7 +177,7 @@ impl Provider for OpenAiCompatible {
             if let Some(key) = &self.api_key {
                 req = req.bearer_auth(key);
             }
-            let resp = self.send(req).await?;
+            let resp = self.send(self.with_extra_headers(req)).await?;
             resp.json::<Value>()
                 .await
                 .map_err(|e| ApiError::Decode(e.to_string()))

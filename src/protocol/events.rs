@@ -87,6 +87,23 @@ pub enum TurnMessage {
         /// The chat's running total: the usage of all its answers, this one included.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chat_usage: Option<Usage>,
+        /// The provider that gave the answer: `local` or `remote`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+        /// Why a `hybrid_auto` turn moved to the remote provider: `schema_fail`,
+        /// `context_overflow`, `timeout` or `local_error`; absent without a fallback.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fallback_reason: Option<String>,
+    },
+    /// A dropped attempt of a `hybrid_auto` turn: the text streamed so far for this
+    /// request is not the answer; a new attempt starts on `provider`.
+    Attempt {
+        /// `local` (a retry) or `remote` (the fallback).
+        provider: String,
+        /// Why the previous attempt was dropped (a `fallback_reason`).
+        reason: String,
+        /// The chat.
+        chat_id: String,
     },
     /// The turn ended and its file edits could not be applied; nothing was written
     /// (final).
@@ -202,6 +219,8 @@ mod tests {
                 preview: "x\n".into(),
             }],
             chat_usage: None,
+            provider: None,
+            fallback_reason: None,
         };
         let error = TurnMessage::Error {
             message: "Response aborted by user.".into(),

@@ -140,6 +140,8 @@ pub enum MessageKind {
     Clarification,
     /// A retry of the model request is scheduled.
     Retry,
+    /// A dropped attempt of a `hybrid_auto` turn; another one starts.
+    Attempt,
     /// A chat got a generated title (unsolicited).
     TitleUpdated,
     /// The turn ended with an answer.

@@ -194,6 +194,9 @@ pub struct SaveChatSettings {
     /// the config.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edit_format: Option<crate::config::EditFormat>,
+    /// `local`, `remote` or `hybrid_auto`; `""` or `default` follows the config again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_mode: Option<String>,
 }
 
 /// An object's string values; other values (a `null` reason) are left out rather than

@@ -32,6 +32,7 @@ mod fork;
 mod models;
 mod project;
 mod review;
+mod route;
 mod send;
 mod table;
 mod tokens;
@@ -132,6 +133,8 @@ pub struct Session {
     in_flight: HashMap<String, InFlight>,
     /// The model API client, built on first use from the config.
     provider: Option<Arc<dyn Provider>>,
+    /// The `local` provider's client, built on first use.
+    local_provider: Option<Arc<dyn Provider>>,
     /// Approvals and clarifications that running turns wait for.
     interactions: crate::turn::stream::Interactions,
 }
@@ -164,6 +167,7 @@ impl Session {
             locks: HashMap::new(),
             in_flight: HashMap::new(),
             provider: None,
+            local_provider: None,
             interactions: Default::default(),
         }
     }

@@ -51,18 +51,30 @@ impl Ended<'_> {
             .or_else(|| self.repair.and_then(|r| r.error.as_ref()))
     }
 
-    /// Usage of both rounds together.
+    /// Usage of both rounds together, and of the attempts dropped before them.
     pub fn usage(&self) -> Usage {
-        let mut usage = self.first.usage.clone().unwrap_or_default();
+        let mut usage = self.first.spec.route.spent.clone();
+        usage.add(&self.first.usage.clone().unwrap_or_default());
         if let Some(r) = self.repair {
             usage.add(&r.usage.clone().unwrap_or_default());
         }
         usage
     }
 
-    /// Seconds of both rounds.
+    /// Seconds of both rounds, and of the attempts dropped before them.
     pub fn duration(&self) -> f64 {
-        self.first.duration + self.repair.map(|r| r.duration).unwrap_or(0.0)
+        self.first.spec.route.spent_secs
+            + self.first.duration
+            + self.repair.map(|r| r.duration).unwrap_or(0.0)
+    }
+
+    /// The provider that answered (`local` or `remote`) and why the turn fell back.
+    pub fn provider(&self) -> (String, Option<String>) {
+        let route = &self.first.spec.route;
+        (
+            route.role.as_str().to_owned(),
+            route.fallback.map(|r| r.as_str().to_owned()),
+        )
     }
 
     /// The calls of the response to plan: all of a finished response; on cancel only
@@ -228,6 +240,8 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
             duration: round_ms(duration),
             changes,
             chat_usage: None,
+            provider: Some(ended.provider().0),
+            fallback_reason: ended.provider().1,
         };
         (event, None)
     };
@@ -306,6 +320,11 @@ fn assistant_message(ended: Ended<'_>, text: &str, thinking: &str, plan: Option<
         && let Ok(mut u) = serde_json::to_value(ended.usage())
     {
         u["duration"] = json!(round_ms(ended.duration()));
+        let (provider, fallback) = ended.provider();
+        u["provider"] = json!(provider);
+        if let Some(reason) = fallback {
+            u["fallback_reason"] = json!(reason);
+        }
         msg.extra.insert("usage".into(), u);
     }
     if let Some(r) = &turn.spec.body.reasoning {

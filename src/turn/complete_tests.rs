@@ -29,6 +29,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
             root: "/tmp".into(),
             interactions: Default::default(),
             edits: Default::default(),
+            route: Default::default(),
         },
         text: text.into(),
         thinking: String::new(),

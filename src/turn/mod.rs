@@ -3,4 +3,5 @@
 //! file writes that the server applies to the chat.
 
 pub mod complete;
+pub mod route;
 pub mod stream;

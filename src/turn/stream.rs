@@ -18,6 +18,7 @@ use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCall
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
+use crate::turn::route::Route;
 use crate::tools::ToolCall;
 use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
 
@@ -48,6 +49,8 @@ pub struct TurnSpec {
     pub interactions: Interactions,
     /// How the model sends its file edits.
     pub edits: EditChannel,
+    /// Which provider this attempt runs on and what happened before it.
+    pub route: Route,
 }
 
 /// How a turn's file edits arrive (config `edit_format`).
@@ -356,6 +359,18 @@ pub async fn run(
     let mut blocks = Vec::new();
     let mut read_blocks = spec.edits == EditChannel::Blocks;
     let mut fell_back_to_blocks = false;
+    // A local attempt of a hybrid turn has a deadline: cancelling only this attempt's
+    // token stops it like a cancel, and the outcome then says it timed out.
+    let user_cancel = cancel;
+    let cancel = user_cancel.child_token();
+    let deadline = spec.route.attempt_deadline();
+    let timer = deadline.map(|limit| {
+        let token = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(limit).await;
+            token.cancel();
+        })
+    });
     loop {
         rounds += 1;
         let body = extended.as_ref().unwrap_or(&spec.body);
@@ -423,8 +438,19 @@ pub async fn run(
             .push(assistant_message(&round.text, &round.calls));
         body.messages.extend(results);
     }
+    if let Some(timer) = timer {
+        timer.abort();
+    }
+    if cancelled
+        && !user_cancel.is_cancelled()
+        && let Some(limit) = deadline
+    {
+        cancelled = false;
+        error = Some(ApiError::Deadline(limit.as_millis() as u64));
+    }
     tracing::info!(
         request_id = %spec.request_id,
+        provider = spec.route.role.as_str(),
         millis = started.elapsed().as_millis() as u64,
         rounds,
         text_bytes = text.len(),

@@ -49,6 +49,12 @@ pub struct ChatView<'a> {
     /// chat sets it; else the config decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edit_format: Option<crate::config::EditFormat>,
+    /// The chat's `agent_mode` (`local`, `remote`, `hybrid_auto`), else the config's.
+    #[serde(default)]
+    pub agent_mode: Cow<'a, str>,
+    /// Whether `agent_mode` is the chat's own setting rather than the config's.
+    #[serde(default)]
+    pub agent_mode_set: bool,
     /// The history.
     pub messages: Cow<'a, [Message]>,
     /// The context entries.

@@ -69,6 +69,8 @@ impl Session {
             global: a.store.global,
             tools: c.tools.as_deref().unwrap_or("off").into(),
             edit_format: c.edit_format,
+            agent_mode: self.agent_mode_of(c).as_str().into(),
+            agent_mode_set: c.agent_mode.is_some(),
             messages: c.messages.as_slice().into(),
             context_files: c.context_files.as_slice().into(),
             instructions_info: self.instructions_info(),
@@ -275,7 +277,15 @@ impl Session {
             None => None,
         };
         let edit_format = args.edit_format;
+        let agent_mode = match args.agent_mode.as_deref() {
+            None => None,
+            Some("" | "default") => Some(None),
+            Some(m) => Some(Some(crate::config::AgentMode::parse(m)?.as_str().to_owned())),
+        };
         self.mutate(|chat, _, _| {
+            if let Some(m) = agent_mode {
+                chat.agent_mode = m;
+            }
             if let Some(t) = tools {
                 chat.tools = (t != "off").then_some(t);
             }

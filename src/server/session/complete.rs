@@ -102,6 +102,10 @@ impl Session {
         if first.fell_back_to_blocks {
             self.remember_no_tools(&first.spec.model);
         }
+        // A dropped attempt of a hybrid turn: the next one runs, nothing is saved.
+        if repair.is_none() && self.reroute(first, &plan, ctx)? {
+            return Ok(None);
+        }
         if repair.is_none() && ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
             self.start_repair(first, &plan, ctx)?;
             return Ok(None);
@@ -222,7 +226,7 @@ impl Session {
         plan: &Plan,
         ctx: &Ctx,
     ) -> Result<()> {
-        let provider = self.provider()?;
+        let provider = self.provider_for(first.spec.route.role)?;
         let mut body = first.spec.body.clone();
         body.messages.push(crate::turn::stream::assistant_message(
             &first.text,

@@ -7,7 +7,6 @@ use crate::chat::model::Message;
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::llm::models::{ModelsCache, parse_models};
-use crate::llm::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
 use crate::llm::request::{ChatMessage, ChatRequest, Role};
 use crate::llm::{ApiError, Provider};
 use crate::project::fsutil::write_json_atomic;
@@ -27,33 +26,10 @@ impl Session {
         if let Some(p) = &self.provider {
             return Ok(p.clone());
         }
-        let base = self
-            .config
-            .base_url
-            .clone()
-            .unwrap_or_else(|| OPENROUTER_BASE_URL.to_owned());
-        if base.starts_with(OPENROUTER_BASE_URL) && !self.config.has_api_key() {
-            return Err(Error::new(
-                ErrorCode::Api,
-                "No API key: set OPENROUTER_API_KEY or api_key in ~/.config/bb7/config.json",
-            ));
-        }
-        if let Some(risk) = crate::llm::url::cleartext_risk(&base, self.config.has_api_key()) {
-            if !self.config.allow_insecure_http {
-                return Err(Error::new(
-                    ErrorCode::Api,
-                    format!(
-                        "Refusing to send a request: {risk}. Use https, or set allow_insecure_http in ~/.config/bb7/config.json"
-                    ),
-                ));
-            }
-            // Allowed, but never silently (stderr is not the protocol; invariant 1).
-            tracing::warn!("{risk}");
-            eprintln!("bb7: warning: {risk} (allow_insecure_http is set)");
-        }
-        let p: Arc<dyn Provider> = Arc::new(
-            OpenAiCompatible::new(&base, self.config.api_key.clone()).map_err(Error::from)?,
-        );
+        // The remote endpoint: the top-level keys, or `providers.remote` over them.
+        let endpoint = crate::llm::providers::Providers::from_config(&self.config).remote;
+        self.check_cleartext(&endpoint)?;
+        let p = endpoint.connect()?;
         self.provider = Some(p.clone());
         Ok(p)
     }

@@ -198,7 +198,6 @@ impl Session {
             mode => mode,
         };
         let instructions = self.instruction_files(key.global)?;
-        let provider = self.provider()?;
         let chat_model = chat.model.clone();
         let model = match args.model.as_deref() {
             Some(m) if !m.is_empty() => m.to_owned(),
@@ -250,7 +249,7 @@ impl Session {
         } else {
             crate::tools::definitions(diff_mode, tools_mode)
         };
-        let body = self
+        let mut body = self
             .request_body(
                 &model,
                 effort.as_deref(),
@@ -258,6 +257,8 @@ impl Session {
                 prompt.messages(breakpoints),
             )
             .with_tools(tools);
+        // The provider of the first attempt (and its model) comes from the chat's route.
+        let (route, provider) = self.start_route(chat, &model, &mut body)?;
 
         let content_for_msg = content.to_owned();
         let (model_c, effort_c) = (model.clone(), effort.clone());
@@ -285,8 +286,8 @@ impl Session {
         let spec = TurnSpec {
             request_id: request_id.clone(),
             chat: key.clone(),
+            model: body.model.clone(),
             body,
-            model,
             stall_timeout: Duration::from_secs(
                 self.config
                     .stream_timeout_secs
@@ -300,6 +301,7 @@ impl Session {
             root: self.root()?.to_path_buf(),
             interactions: self.interactions.clone(),
             edits,
+            route,
         };
         self.spawn_turn(spec, provider, ctx, None);
         Ok(())

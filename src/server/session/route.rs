@@ -1,0 +1,189 @@
+//! Running a turn's route (decided by `turn::route`): the provider a turn starts on,
+//! and after a dropped attempt of a `hybrid_auto` turn, the next attempt on the local
+//! or the remote provider. A dropped attempt writes nothing and adds nothing to the
+//! chat: the plan of its edits is never committed, and only the final attempt's
+//! answer is saved, with the provider that gave it.
+
+use std::sync::Arc;
+
+use super::{Ctx, Session};
+use crate::chat::model::Chat;
+use crate::config::AgentMode;
+use crate::edit::{CallStatus, Plan};
+use crate::error::{Error, ErrorCode, Result};
+use crate::llm::providers::{Endpoint, ProviderRole, Providers};
+use crate::llm::request::{ChatMessage, ChatRequest, Role};
+use crate::llm::{ApiError, Provider};
+use crate::protocol::events::TurnMessage;
+use crate::turn::route::{self, AttemptEnd, HybridPolicy, Next, Route};
+use crate::turn::stream::{TurnOutcome, assistant_message};
+
+/// What a local attempt is told when its edits failed and it runs again.
+pub const RETRY_REQUEST: &str = "None of your file changes were written, because some of them could not be applied (see the tool results). Answer again and call the tools for every change of your answer, with corrected arguments.";
+
+impl Session {
+    /// The client of `role`, built on first use from the config.
+    pub(super) fn provider_for(&mut self, role: ProviderRole) -> Result<Arc<dyn Provider>> {
+        match role {
+            ProviderRole::Remote => self.provider(),
+            ProviderRole::Local => {
+                if let Some(p) = &self.local_provider {
+                    return Ok(p.clone());
+                }
+                let providers = Providers::from_config(&self.config);
+                let endpoint = providers.get(ProviderRole::Local)?;
+                self.check_cleartext(endpoint)?;
+                let p = endpoint.connect()?;
+                self.local_provider = Some(p.clone());
+                Ok(p)
+            }
+        }
+    }
+
+    /// Refuses an endpoint that would send a key over plain `http://` to another
+    /// machine, unless `allow_insecure_http` is set (then it warns on stderr, never on
+    /// stdout: invariant 1).
+    pub(super) fn check_cleartext(&self, endpoint: &Endpoint) -> Result<()> {
+        let Some(risk) =
+            crate::llm::url::cleartext_risk(&endpoint.base_url, endpoint.has_api_key())
+        else {
+            return Ok(());
+        };
+        if !self.config.allow_insecure_http {
+            return Err(Error::new(
+                ErrorCode::Api,
+                format!(
+                    "Refusing to send a request: {risk}. Use https, or set allow_insecure_http in ~/.config/bb7/config.json"
+                ),
+            ));
+        }
+        tracing::warn!("{risk}");
+        eprintln!("bb7: warning: {risk} (allow_insecure_http is set)");
+        Ok(())
+    }
+
+    /// The chat's `agent_mode`, else the config's, else `remote`. A value this build
+    /// does not know counts as unset.
+    pub(super) fn agent_mode_of(&self, chat: &Chat) -> AgentMode {
+        chat.agent_mode
+            .as_deref()
+            .and_then(|m| AgentMode::parse(m).ok())
+            .or(self.config.agent_mode)
+            .unwrap_or_default()
+    }
+
+    /// Where a new turn of `chat` starts: its route, and `body` set to that provider's
+    /// model. A `hybrid_auto` prompt estimated above the local context window starts
+    /// on remote. Errors: the provider is not configured, or has no key.
+    pub(super) fn start_route(
+        &mut self,
+        chat: &Chat,
+        chat_model: &str,
+        body: &mut ChatRequest,
+    ) -> Result<(Route, Arc<dyn Provider>)> {
+        let mode = self.agent_mode_of(chat);
+        let policy = HybridPolicy::from_config(&self.config);
+        let mut route = route::start(mode, policy, body.messages.len(), chat_model);
+        let providers = Providers::from_config(&self.config);
+        if route.role == ProviderRole::Local {
+            let window = providers.get(ProviderRole::Local)?.context_window;
+            let estimated = window.map(|_| estimate(body)).unwrap_or(0);
+            if let Some(reason) = route::before_send(&route, estimated, window) {
+                tracing::info!(estimated, window, "prompt over the local context window");
+                route = route::advance(&route, Next::Fallback(reason), None, 0.0);
+            }
+        }
+        body.model = providers.get(route.role)?.model_for(chat_model);
+        let provider = self.provider_for(route.role)?;
+        Ok((route, provider))
+    }
+
+    /// After an attempt whose calls are planned: when its route says so, drops it and
+    /// starts the next attempt under the same request id. Returns whether it did.
+    pub(super) fn reroute(&mut self, attempt: &TurnOutcome, plan: &Plan, ctx: &Ctx) -> Result<bool> {
+        let spec = &attempt.spec;
+        let next = route::after_attempt(&spec.route, attempt_end(attempt, plan));
+        if next == Next::Finish {
+            return Ok(false);
+        }
+        let route = route::advance(&spec.route, next, attempt.usage.as_ref(), attempt.duration);
+        let providers = Providers::from_config(&self.config);
+        let provider = match self.provider_for(route.role) {
+            Ok(p) => p,
+            // Without a usable remote the local attempt stands as the answer.
+            Err(e) => {
+                tracing::info!(error = %e.message, "cannot fall back");
+                return Ok(false);
+            }
+        };
+        let mut body = spec.body.clone();
+        body.messages.truncate(spec.route.base_messages);
+        if next == Next::RetryLocal {
+            body.messages.push(assistant_message(&attempt.text, &attempt.calls));
+            for (call, report) in attempt.calls.iter().zip(&plan.reports) {
+                let result = match (&report.error, report.status) {
+                    (Some(e), _) => format!("Failed: {e}"),
+                    (None, CallStatus::Ok) => "Not written: other changes of this response failed.".to_owned(),
+                    (None, _) => "Failed.".to_owned(),
+                };
+                body.messages.push(ChatMessage::tool_result(&call.id, result));
+            }
+            body.messages.push(ChatMessage::text(Role::User, RETRY_REQUEST));
+        }
+        body.model = providers.get(route.role)?.model_for(&route.remote_model);
+        let reason = match next {
+            Next::Fallback(r) => r,
+            _ => route::FallbackReason::SchemaFail,
+        };
+        tracing::info!(
+            request_id = %spec.request_id,
+            from = spec.route.role.as_str(),
+            to = route.role.as_str(),
+            reason = reason.as_str(),
+            "attempt dropped"
+        );
+        let notice = TurnMessage::Attempt {
+            provider: route.role.as_str().to_owned(),
+            reason: reason.as_str().to_owned(),
+            chat_id: spec.chat.id.clone(),
+        };
+        ctx.outbox.emit(&notice, Some(&spec.request_id));
+        let mut next_spec = spec.clone();
+        next_spec.model = body.model.clone();
+        next_spec.body = body;
+        next_spec.route = route;
+        self.spawn_turn(next_spec, provider, ctx, None);
+        Ok(true)
+    }
+}
+
+/// How an attempt ended, for routing: its API failure first, then its edits.
+fn attempt_end(attempt: &TurnOutcome, plan: &Plan) -> AttemptEnd {
+    if attempt.cancelled {
+        return AttemptEnd::Cancelled;
+    }
+    match &attempt.error {
+        Some(ApiError::Deadline(_)) => AttemptEnd::TimedOut,
+        Some(e) if e.is_context_overflow() => AttemptEnd::ContextOverflow,
+        Some(e) if e.is_tool_support_missing() => AttemptEnd::NoToolSupport,
+        Some(_) => AttemptEnd::ApiFailed,
+        None if !plan.ok() => AttemptEnd::EditsFailed,
+        None => AttemptEnd::Answered,
+    }
+}
+
+/// Tokens of the request's messages (`cl100k_base`, close enough to tell a prompt that
+/// cannot fit), plus the tool definitions.
+fn estimate(body: &ChatRequest) -> u64 {
+    let messages: usize = body
+        .messages
+        .iter()
+        .map(|m| crate::tokens::count(&m.content.text()) + 4)
+        .sum();
+    let tools: usize = body
+        .tools
+        .iter()
+        .map(|t| crate::tokens::count(&t.to_string()))
+        .sum();
+    (messages + tools) as u64
+}
