@@ -85,9 +85,7 @@ impl Endpoint {
 
     /// The model a turn sends: the provider's own, else the chat's.
     pub fn model_for(&self, chat_model: &str) -> String {
-        self.model
-            .clone()
-            .unwrap_or_else(|| chat_model.to_owned())
+        self.model.clone().unwrap_or_else(|| chat_model.to_owned())
     }
 }
 
@@ -198,9 +196,14 @@ impl ApiError {
             return true;
         }
         let m = message.to_ascii_lowercase();
-        ["context length", "context_length", "context window", "context size"]
-            .iter()
-            .any(|w| m.contains(w))
+        [
+            "context length",
+            "context_length",
+            "context window",
+            "context size",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
             || (m.contains("too many tokens") || m.contains("prompt is too long"))
     }
 
@@ -273,7 +276,9 @@ mod tests {
             message: message.into(),
             retry_after: None,
         };
-        assert!(http(400, "This model's maximum context length is 8192 tokens").is_context_overflow());
+        assert!(
+            http(400, "This model's maximum context length is 8192 tokens").is_context_overflow()
+        );
         assert!(http(400, "the request exceeds the available context size").is_context_overflow());
         assert!(
             ApiError::Stream {

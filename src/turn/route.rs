@@ -168,7 +168,12 @@ pub enum Next {
 }
 
 /// The route a turn starts on, before any estimate: `mode`'s first provider.
-pub fn start(mode: AgentMode, policy: HybridPolicy, base_messages: usize, remote_model: &str) -> Route {
+pub fn start(
+    mode: AgentMode,
+    policy: HybridPolicy,
+    base_messages: usize,
+    remote_model: &str,
+) -> Route {
     let role = first_role(mode);
     Route {
         mode,
@@ -183,7 +188,11 @@ pub fn start(mode: AgentMode, policy: HybridPolicy, base_messages: usize, remote
 
 /// Before the first request: a `hybrid_auto` turn whose prompt (`estimated` tokens)
 /// does not fit the local `context_window` goes to remote at once.
-pub fn before_send(route: &Route, estimated: u64, context_window: Option<u64>) -> Option<FallbackReason> {
+pub fn before_send(
+    route: &Route,
+    estimated: u64,
+    context_window: Option<u64>,
+) -> Option<FallbackReason> {
     let overflow = context_window.is_some_and(|w| estimated > w);
     (route.mode == AgentMode::HybridAuto
         && route.role == ProviderRole::Local
@@ -243,7 +252,12 @@ mod tests {
     use super::*;
 
     fn hybrid() -> Route {
-        start(AgentMode::HybridAuto, HybridPolicy::default(), 2, "remote/model")
+        start(
+            AgentMode::HybridAuto,
+            HybridPolicy::default(),
+            2,
+            "remote/model",
+        )
     }
 
     #[test]
@@ -260,7 +274,10 @@ mod tests {
     #[test]
     fn failed_edits_retry_locally_then_fall_back() {
         let first = hybrid();
-        assert_eq!(after_attempt(&first, AttemptEnd::EditsFailed), Next::RetryLocal);
+        assert_eq!(
+            after_attempt(&first, AttemptEnd::EditsFailed),
+            Next::RetryLocal
+        );
         let usage = Usage {
             cost: 0.5,
             ..Usage::default()
@@ -275,7 +292,10 @@ mod tests {
         assert_eq!(remote.spent.cost, 1.0);
         assert_eq!(remote.spent_secs, 2.5);
         // The remote attempt's own failure stands.
-        assert_eq!(after_attempt(&remote, AttemptEnd::EditsFailed), Next::Finish);
+        assert_eq!(
+            after_attempt(&remote, AttemptEnd::EditsFailed),
+            Next::Finish
+        );
     }
 
     #[test]
@@ -285,7 +305,10 @@ mod tests {
             after_attempt(&r, AttemptEnd::ContextOverflow),
             Next::Fallback(FallbackReason::ContextOverflow)
         );
-        assert_eq!(after_attempt(&r, AttemptEnd::TimedOut), Next::Fallback(FallbackReason::Timeout));
+        assert_eq!(
+            after_attempt(&r, AttemptEnd::TimedOut),
+            Next::Fallback(FallbackReason::Timeout)
+        );
         assert_eq!(
             after_attempt(&r, AttemptEnd::NoToolSupport),
             Next::Fallback(FallbackReason::SchemaFail)
@@ -301,7 +324,10 @@ mod tests {
         off.policy.on_context_overflow = false;
         off.policy.on_schema_fail = false;
         off.policy.max_local_attempts = 1;
-        assert_eq!(after_attempt(&off, AttemptEnd::ContextOverflow), Next::Finish);
+        assert_eq!(
+            after_attempt(&off, AttemptEnd::ContextOverflow),
+            Next::Finish
+        );
         assert_eq!(after_attempt(&off, AttemptEnd::EditsFailed), Next::Finish);
         assert_eq!(after_attempt(&off, AttemptEnd::NoToolSupport), Next::Finish);
     }
@@ -310,7 +336,12 @@ mod tests {
     fn strictly_local_and_remote_turns_never_fall_back() {
         for mode in [AgentMode::Local, AgentMode::Remote] {
             let r = start(mode, HybridPolicy::default(), 2, "m");
-            for end in [AttemptEnd::EditsFailed, AttemptEnd::ContextOverflow, AttemptEnd::TimedOut, AttemptEnd::ApiFailed] {
+            for end in [
+                AttemptEnd::EditsFailed,
+                AttemptEnd::ContextOverflow,
+                AttemptEnd::TimedOut,
+                AttemptEnd::ApiFailed,
+            ] {
                 assert_eq!(after_attempt(&r, end), Next::Finish, "{mode:?} {end:?}");
             }
             assert_eq!(before_send(&r, 10_000, Some(10)), None);
@@ -320,7 +351,10 @@ mod tests {
     #[test]
     fn an_estimate_over_the_local_window_goes_remote_before_sending() {
         let r = hybrid();
-        assert_eq!(before_send(&r, 9000, Some(8192)), Some(FallbackReason::ContextOverflow));
+        assert_eq!(
+            before_send(&r, 9000, Some(8192)),
+            Some(FallbackReason::ContextOverflow)
+        );
         assert_eq!(before_send(&r, 8000, Some(8192)), None);
         assert_eq!(before_send(&r, 9000, None), None);
         let cfg: Config = serde_json::from_str(

@@ -18,9 +18,9 @@ use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCall
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
-use crate::turn::route::Route;
 use crate::tools::ToolCall;
 use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
+use crate::turn::route::Route;
 
 /// Everything a turn needs to run.
 #[derive(Debug, Clone)]

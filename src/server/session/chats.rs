@@ -280,7 +280,9 @@ impl Session {
         let agent_mode = match args.agent_mode.as_deref() {
             None => None,
             Some("" | "default") => Some(None),
-            Some(m) => Some(Some(crate::config::AgentMode::parse(m)?.as_str().to_owned())),
+            Some(m) => Some(Some(
+                crate::config::AgentMode::parse(m)?.as_str().to_owned(),
+            )),
         };
         self.mutate(|chat, _, _| {
             if let Some(m) = agent_mode {

@@ -100,7 +100,12 @@ impl Session {
 
     /// After an attempt whose calls are planned: when its route says so, drops it and
     /// starts the next attempt under the same request id. Returns whether it did.
-    pub(super) fn reroute(&mut self, attempt: &TurnOutcome, plan: &Plan, ctx: &Ctx) -> Result<bool> {
+    pub(super) fn reroute(
+        &mut self,
+        attempt: &TurnOutcome,
+        plan: &Plan,
+        ctx: &Ctx,
+    ) -> Result<bool> {
         let spec = &attempt.spec;
         let next = route::after_attempt(&spec.route, attempt_end(attempt, plan));
         if next == Next::Finish {
@@ -119,16 +124,21 @@ impl Session {
         let mut body = spec.body.clone();
         body.messages.truncate(spec.route.base_messages);
         if next == Next::RetryLocal {
-            body.messages.push(assistant_message(&attempt.text, &attempt.calls));
+            body.messages
+                .push(assistant_message(&attempt.text, &attempt.calls));
             for (call, report) in attempt.calls.iter().zip(&plan.reports) {
                 let result = match (&report.error, report.status) {
                     (Some(e), _) => format!("Failed: {e}"),
-                    (None, CallStatus::Ok) => "Not written: other changes of this response failed.".to_owned(),
+                    (None, CallStatus::Ok) => {
+                        "Not written: other changes of this response failed.".to_owned()
+                    }
                     (None, _) => "Failed.".to_owned(),
                 };
-                body.messages.push(ChatMessage::tool_result(&call.id, result));
+                body.messages
+                    .push(ChatMessage::tool_result(&call.id, result));
             }
-            body.messages.push(ChatMessage::text(Role::User, RETRY_REQUEST));
+            body.messages
+                .push(ChatMessage::text(Role::User, RETRY_REQUEST));
         }
         body.model = providers.get(route.role)?.model_for(&route.remote_model);
         let reason = match next {

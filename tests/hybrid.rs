@@ -1,0 +1,311 @@
+//! Local, remote and hybrid turns over stdio against two fake endpoints: a "local" one
+//! that fails in the ways `hybrid_auto` detects (bad edits, no tool support, a small
+//! context window, slow) and a "remote" one. Each fallback trigger names its reason on
+//! `done`, nothing of a dropped attempt reaches the files or the chat, and fallback
+//! stays off where the config or the chat says so.
+
+mod common;
+
+use std::time::Duration;
+
+use common::fake_model::*;
+use common::{Bb7, Env, file_id};
+use serde_json::{Value, json};
+
+const SRC: &str = "fn main() {\n    println!(\"one\");\n}\n";
+
+struct Two {
+    env: Env,
+    local: FakeModel,
+    remote: FakeModel,
+    b: Bb7,
+    chat: String,
+}
+
+/// Two fake endpoints, a config naming them with `extra` keys on top, a chat with
+/// `src/main.rs` in context.
+fn two(extra: Value) -> Two {
+    two_with(extra, json!({}))
+}
+
+/// Like [`two`], with `local` keys added to `providers.local`.
+fn two_with(extra: Value, local_keys: Value) -> Two {
+    let env = Env::new();
+    let (local, remote) = (FakeModel::start(), FakeModel::start());
+    let mut config = json!({
+        "providers": {
+            "local": {"base_url": local.url, "model": "qwen2.5-coder:14b"},
+            "remote": {"base_url": remote.url, "model": "anthropic/claude-sonnet-4.5", "api_key": "rk"}
+        },
+        "agent_mode": "hybrid_auto",
+        "retry_backoff_ms": 10
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        config[k] = v.clone();
+    }
+    for (k, v) in local_keys.as_object().unwrap() {
+        config["providers"]["local"][k] = v.clone();
+    }
+    env.write_config(config);
+    let (mut b, chat) = env.with_chat();
+    env.add(&mut b, "src/main.rs", SRC);
+    Two {
+        env,
+        local,
+        remote,
+        b,
+        chat,
+    }
+}
+
+fn edit(new: &str) -> Vec<(&'static str, Value)> {
+    vec![(
+        "edit_file",
+        json!({"edits": [{"path": "src/main.rs", "file_id": file_id("src/main.rs", SRC),
+                          "old_string": "println!(\"one\");", "new_string": new}]}),
+    )]
+}
+
+/// An edit whose old text is not in the file: a call that cannot apply.
+fn unappliable() -> Vec<Step> {
+    response("", "local try", edit_missing())
+}
+
+fn edit_missing() -> Vec<(&'static str, Value)> {
+    vec![(
+        "edit_file",
+        json!({"edits": [{"path": "src/main.rs", "file_id": file_id("src/main.rs", SRC),
+                          "old_string": "println!(\"absent\");", "new_string": "x"}]}),
+    )]
+}
+
+fn remote_answer() -> Vec<Step> {
+    response("", "remote answer", edit("println!(\"two\");"))
+}
+
+fn assistant_messages(chat: &Value) -> Vec<Value> {
+    chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant" && m.get("model").is_some())
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn bad_local_edits_retry_then_fall_back_and_only_the_remote_answer_is_kept() {
+    let mut t = two(json!({}));
+    t.local.push_sse(unappliable());
+    // The second local attempt's arguments do not follow the edit schema.
+    t.local.push_sse(response(
+        "",
+        "again",
+        vec![("edit_file", json!({"file": "src/main.rs"}))],
+    ));
+    t.remote.push_sse(remote_answer());
+
+    let stream = t.b.turn_stream("change it");
+    let end = stream.last().unwrap();
+    assert_eq!(end["type"], "done", "{stream:?}");
+    assert_eq!(end["provider"], "remote");
+    assert_eq!(end["fallback_reason"], "schema_fail");
+    let attempts: Vec<_> = stream.iter().filter(|m| m["type"] == "attempt").collect();
+    assert_eq!(attempts.len(), 2, "{stream:?}");
+    assert_eq!(attempts[0]["provider"], "local");
+    assert_eq!(attempts[1]["provider"], "remote");
+    assert_eq!(attempts[1]["reason"], "schema_fail");
+
+    // The local model ran its own model; its retry was told what failed.
+    let local = t.local.chat_bodies();
+    assert_eq!(local.len(), 2);
+    assert_eq!(local[0]["model"], "qwen2.5-coder:14b");
+    let retry = local[1]["messages"].as_array().unwrap();
+    assert!(
+        retry
+            .iter()
+            .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap().starts_with("Failed:"))
+    );
+    // The remote request is the original prompt, without the local attempts.
+    let remote = t.remote.chat_bodies();
+    assert_eq!(remote.len(), 1);
+    assert_eq!(remote[0]["model"], "anthropic/claude-sonnet-4.5");
+    assert_eq!(
+        remote[0]["messages"].as_array().unwrap().len(),
+        local[0]["messages"].as_array().unwrap().len()
+    );
+    assert_eq!(
+        t.remote.requests()[0].authorization.as_deref(),
+        Some("Bearer rk")
+    );
+    assert_eq!(t.local.requests()[0].authorization, None);
+
+    // One answer in the chat, from the remote model, with the provider recorded.
+    let chat = t.env.chat_json(&t.chat);
+    let answers = assistant_messages(&chat);
+    assert_eq!(answers.len(), 1, "{chat}");
+    assert_eq!(answers[0]["model"], "anthropic/claude-sonnet-4.5");
+    assert_eq!(answers[0]["usage"]["provider"], "remote");
+    assert_eq!(answers[0]["usage"]["fallback_reason"], "schema_fail");
+    let texts: String = chat.to_string();
+    assert!(
+        !texts.contains("local try"),
+        "a dropped attempt reached the chat"
+    );
+    assert!(
+        chat["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["role"] != "system"),
+        "no retry note of a dropped attempt: {chat}"
+    );
+    assert_eq!(
+        t.env.output(&t.chat, "src/main.rs").unwrap(),
+        "fn main() {\n    println!(\"two\");\n}\n"
+    );
+    assert_eq!(t.env.read("src/main.rs"), SRC);
+}
+
+#[test]
+fn without_schema_fallback_the_local_diff_error_stands() {
+    let mut t = two(json!({"hybrid_remote_on_schema_fail": false, "hybrid_max_local_attempts": 1}));
+    t.local.push_sse(unappliable());
+    let end = t.b.turn("change it");
+    assert_eq!(end["type"], "diff_error", "{end}");
+    assert!(t.remote.chat_bodies().is_empty());
+    assert!(t.env.output(&t.chat, "src/main.rs").is_none());
+}
+
+#[test]
+fn strictly_local_turns_never_fall_back() {
+    let mut t = two(json!({"agent_mode": "local"}));
+    t.local.push_sse(unappliable());
+    assert_eq!(t.b.turn("change it")["type"], "diff_error");
+    t.local.push(http_error(
+        400,
+        "This model's maximum context length is 4096 tokens",
+    ));
+    let end = t.b.turn("again");
+    assert_eq!(end["type"], "error", "{end}");
+    t.local.push_sse(response("", "fine", vec![]));
+    let end = t.b.turn("and again");
+    assert_eq!(end["provider"], "local");
+    assert!(end.get("fallback_reason").is_none());
+    assert!(t.remote.chat_bodies().is_empty());
+}
+
+#[test]
+fn a_prompt_over_the_local_window_goes_remote_before_sending() {
+    let mut t = two_with(json!({}), json!({"context_window": 50}));
+    t.remote.push_sse(remote_answer());
+    let stream = t.b.turn_stream("change it");
+    let end = stream.last().unwrap();
+    assert_eq!(end["provider"], "remote", "{end}");
+    assert_eq!(end["fallback_reason"], "context_overflow");
+    assert!(
+        t.local.chat_bodies().is_empty(),
+        "the local model got a prompt it cannot hold"
+    );
+    assert!(stream.iter().all(|m| m["type"] != "attempt"));
+}
+
+#[test]
+fn the_local_servers_overflow_error_falls_back_and_can_be_turned_off() {
+    let mut t = two(json!({}));
+    t.local.push(http_error(
+        400,
+        "the request exceeds the available context size",
+    ));
+    t.remote.push_sse(remote_answer());
+    let end = t.b.turn("change it");
+    assert_eq!(end["provider"], "remote", "{end}");
+    assert_eq!(end["fallback_reason"], "context_overflow");
+
+    let mut off = two(json!({"hybrid_remote_on_context_overflow": false}));
+    off.local.push(http_error(
+        400,
+        "the request exceeds the available context size",
+    ));
+    let end = off.b.turn("change it");
+    assert_eq!(end["type"], "error", "{end}");
+    assert!(off.remote.chat_bodies().is_empty());
+}
+
+#[test]
+fn a_slow_local_attempt_times_out_to_remote() {
+    let mut t = two(json!({"hybrid_remote_on_timeout_ms": 300}));
+    t.local.push_sse(vec![
+        Step::Comment,
+        role(),
+        text("thinking slowly"),
+        Step::Sleep(Duration::from_secs(3)),
+        done(),
+    ]);
+    t.remote.push_sse(remote_answer());
+    let end = t.b.turn("change it");
+    assert_eq!(end["type"], "done", "{end}");
+    assert_eq!(end["provider"], "remote");
+    assert_eq!(end["fallback_reason"], "timeout");
+    assert!(end["duration"].as_f64().unwrap() >= 0.3);
+    let chat = t.env.chat_json(&t.chat);
+    assert!(!chat.to_string().contains("thinking slowly"));
+}
+
+#[test]
+fn a_local_server_without_tools_falls_back() {
+    let mut t = two(json!({}));
+    t.local.push(http_error(
+        400,
+        "registry.ollama.ai/library/gemma:2b does not support tools",
+    ));
+    t.remote.push_sse(remote_answer());
+    let end = t.b.turn("change it");
+    assert_eq!(end["provider"], "remote", "{end}");
+    assert_eq!(end["fallback_reason"], "schema_fail");
+}
+
+#[test]
+fn agent_mode_is_kept_per_chat() {
+    let mut t = two(json!({"agent_mode": "remote"}));
+    let chat = t.b.ok(json!({"action": "chat_get"}));
+    assert_eq!(chat["agent_mode"], "remote");
+    assert_eq!(chat["agent_mode_set"], false);
+    t.remote.push_sse(response("", "remote", vec![]));
+    let end = t.b.turn("hi");
+    assert_eq!(end["provider"], "remote");
+
+    t.b.ok(json!({"action": "save_chat_settings", "agent_mode": "local"}));
+    let chat = t.b.ok(json!({"action": "chat_get"}));
+    assert_eq!(chat["agent_mode"], "local");
+    assert_eq!(chat["agent_mode_set"], true);
+    assert_eq!(t.env.chat_json(&t.chat)["agent_mode"], "local");
+    t.local.push_sse(response("", "local", vec![]));
+    let end = t.b.turn("hi again");
+    assert_eq!(end["provider"], "local");
+    assert_eq!(t.local.chat_bodies().len(), 1);
+
+    let bad =
+        t.b.err(json!({"action": "save_chat_settings", "agent_mode": "sometimes"}));
+    assert!(
+        bad["message"].as_str().unwrap().contains("hybrid_auto"),
+        "{bad}"
+    );
+    t.b.ok(json!({"action": "save_chat_settings", "agent_mode": ""}));
+    assert_eq!(
+        t.b.ok(json!({"action": "chat_get"}))["agent_mode"],
+        "remote"
+    );
+}
+
+#[test]
+fn an_old_single_endpoint_config_answers_as_remote() {
+    let (env, fake) = common::fake_env(json!({}));
+    let (mut b, _) = env.with_chat();
+    fake.push_sse(response("", "hello", vec![]));
+    let end = b.turn("hi");
+    assert_eq!(end["type"], "done");
+    assert_eq!(end["provider"], "remote");
+    assert!(end.get("fallback_reason").is_none());
+    assert_eq!(fake.chat_bodies()[0]["model"], "fake/model");
+}
