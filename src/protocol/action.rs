@@ -217,6 +217,7 @@ mod tests {
                 reasoning_effort: effort,
                 tools: Some("auto".into()),
                 edit_format: None,
+                agent_mode: None,
             }))
             .unwrap()
         };
