@@ -160,4 +160,7 @@ pub enum Command {
     },
     /// List recent chats with their cost.
     Log,
+    /// Run the eval task set per routing mode and print the metrics side by side
+    /// (--replay DIR answers from recorded traces, --record DIR records them).
+    Eval(super::eval::EvalArgs),
 }

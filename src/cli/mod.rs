@@ -8,6 +8,7 @@ mod chat;
 mod client;
 pub mod config_keys;
 mod context;
+pub mod eval;
 mod info;
 pub mod prompt;
 pub mod render;
@@ -42,6 +43,10 @@ pub struct Options {
 
 /// Runs one command; writes results to stdout and notes to stderr.
 pub async fn run(cmd: Command, opts: Options) -> Res<()> {
+    // The eval runs its own bb7 processes in scratch projects; it needs no project.
+    if let Command::Eval(args) = cmd {
+        return eval::eval(args).await;
+    }
     let root = match &opts.root {
         Some(r) => r.clone(),
         None if matches!(cmd, Command::Init) => opts.cwd.clone(),
@@ -228,5 +233,6 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Models { refresh } => info::models(s, refresh).await,
         Command::Show { last } => info::show(s, last).await,
         Command::Log => info::log(s).await,
+        Command::Eval(_) => Ok(()),
     }
 }

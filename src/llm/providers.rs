@@ -83,6 +83,16 @@ impl Endpoint {
         self.api_key.is_some()
     }
 
+    /// The key to send as a bearer token (for a forwarding endpoint; never log it).
+    pub fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+
+    /// The extra headers of the provider's config.
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
     /// The model a turn sends: the provider's own, else the chat's.
     pub fn model_for(&self, chat_model: &str) -> String {
         self.model.clone().unwrap_or_else(|| chat_model.to_owned())

@@ -1,0 +1,447 @@
+//! Running one eval task: a scratch home and project, a `bb7 serve` child whose config
+//! points at the eval's endpoints, the task's prompt sent over the protocol like an
+//! editor would, the review done as the task says, and the checks.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use super::serve::EvalEndpoint;
+use super::task::{Decision, Exchange, Review, Task, Trace};
+use crate::protocol::action::Action;
+use crate::protocol::events::TurnMessage;
+use crate::protocol::params::{self, HunkSelection, NonEmpty};
+
+/// How long one task may take before it counts as failed.
+const TASK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// What one task did in one mode.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TaskResult {
+    /// The task's id.
+    pub task: String,
+    /// The mode it ran in.
+    pub mode: String,
+    /// The task's main language.
+    pub language: String,
+    /// How the turn ended: `done`, `diff_error`, `error`, or `failed` (bb7 itself).
+    pub outcome: String,
+    /// Every check held.
+    pub success: bool,
+    /// The checks that did not hold, in words.
+    pub failures: Vec<String>,
+    /// Hunks the answer proposed.
+    pub hunks: usize,
+    /// Hunks the review wrote to the files.
+    pub accepted: usize,
+    /// The review met the user's edits.
+    pub conflict: bool,
+    /// The model asked a clarifying question.
+    pub clarification: bool,
+    /// Tool calls in the model's answers (dropped attempts included).
+    pub tool_calls: usize,
+    /// Milliseconds of the turn: recorded model time on replay, wall time live.
+    pub latency_ms: u64,
+    /// USD of the turn (dropped attempts included).
+    pub cost: f64,
+    /// The provider that answered.
+    pub provider: Option<String>,
+    /// Why a hybrid turn fell back.
+    pub fallback_reason: Option<String>,
+}
+
+/// The endpoints and settings every task of a mode runs with.
+pub struct Runner {
+    /// `local`, `remote` or `hybrid_auto`.
+    pub mode: String,
+    /// The `local` endpoint.
+    pub local: EvalEndpoint,
+    /// The `remote` endpoint.
+    pub remote: EvalEndpoint,
+    /// Config keys of every task (the endpoints, models, the user's settings).
+    pub config: serde_json::Map<String, Value>,
+    /// Latency is the trace's (replay) rather than the wall clock's.
+    pub replay: bool,
+    /// The bb7 binary to run.
+    pub exe: PathBuf,
+}
+
+/// The envelope of a request line.
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(flatten)]
+    req: &'a Action,
+    request_id: &'a str,
+}
+
+/// The fields the eval reads of a reply.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ReplyView {
+    #[serde(rename = "type")]
+    kind: String,
+    id: Option<String>,
+    code: Option<String>,
+    message: Option<String>,
+    files: Vec<ReviewFileView>,
+    applied: Vec<String>,
+    conflicts: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ReviewFileView {
+    path: String,
+    disk_hash: Option<String>,
+    hunks: Vec<HunkView>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct HunkView {
+    hunk_id: String,
+}
+
+/// A protocol connection to a `bb7 serve` child.
+struct Conn {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next: u64,
+}
+
+impl Conn {
+    fn start(exe: &Path, home: &Path, project: &Path) -> Result<Conn, String> {
+        let mut child = tokio::process::Command::new(exe)
+            .arg("serve")
+            .current_dir(project)
+            .env_clear()
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("bb7 started without pipes".into());
+        };
+        Ok(Conn {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            next: 0,
+        })
+    }
+
+    async fn send(&mut self, req: &Action) -> Result<String, String> {
+        self.next += 1;
+        let id = format!("eval{}", self.next);
+        let mut line = serde_json::to_string(&Line {
+            req,
+            request_id: &id,
+        })
+        .map_err(|e| e.to_string())?;
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|e| format!("bb7 stopped: {e}"))?;
+        Ok(id)
+    }
+
+    async fn next_for(&mut self, id: &str) -> Result<Value, String> {
+        loop {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .map_err(|e| format!("bb7 stopped: {e}"))?
+                .ok_or("bb7 stopped")?;
+            let msg: Value = serde_json::from_str(&line).map_err(|e| format!("bad line: {e}"))?;
+            if msg.get("request_id").and_then(Value::as_str) == Some(id) {
+                return Ok(msg);
+            }
+        }
+    }
+
+    /// Sends `req` and returns its reply; an `error` reply is an `Err` with its code.
+    async fn call(&mut self, req: Action) -> Result<ReplyView, String> {
+        let id = self.send(&req).await?;
+        let reply: ReplyView = serde_json::from_value(self.next_for(&id).await?)
+            .map_err(|e| format!("bad reply: {e}"))?;
+        if reply.kind == "error" {
+            return Err(format!(
+                "{}: {}",
+                reply.code.as_deref().unwrap_or("error"),
+                reply.message.as_deref().unwrap_or("")
+            ));
+        }
+        Ok(reply)
+    }
+
+    async fn stop(mut self) {
+        let _ = self.send(&Action::Shutdown).await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+impl Runner {
+    /// Runs `task` replaying `trace` (or live when `None`); returns its result and the
+    /// exchanges it made (the trace to record).
+    pub async fn run(&self, task: &Task, trace: Option<&Trace>) -> (TaskResult, Trace) {
+        let exchanges: Vec<Exchange> = trace.map(|t| t.exchanges.clone()).unwrap_or_default();
+        self.local.load(exchanges.clone());
+        self.remote.load(exchanges);
+        let mut result = TaskResult {
+            task: task.id.clone(),
+            mode: self.mode.clone(),
+            language: task.language.clone(),
+            ..TaskResult::default()
+        };
+        let started = Instant::now();
+        let run = tokio::time::timeout(TASK_TIMEOUT, self.drive(task, &mut result)).await;
+        match run {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                result.outcome = "failed".into();
+                result.failures.push(e);
+            }
+            Err(_) => {
+                result.outcome = "failed".into();
+                result.failures.push("the task took longer than 300 s".into());
+            }
+        }
+        let mut served = self.local.served();
+        served.extend(self.remote.served());
+        result.tool_calls = served.iter().map(Exchange::tool_calls).sum();
+        result.latency_ms = if self.replay {
+            served.iter().map(|e| e.latency_ms).sum()
+        } else {
+            started.elapsed().as_millis() as u64
+        };
+        result.success = result.failures.is_empty();
+        let recorded = Trace {
+            task: task.id.clone(),
+            mode: self.mode.clone(),
+            exchanges: served,
+        };
+        (result, recorded)
+    }
+
+    async fn drive(&self, task: &Task, result: &mut TaskResult) -> Result<(), String> {
+        let tmp = tempfile::tempdir().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+        let home = tmp.path().join("home");
+        let project = tmp.path().join("project");
+        let config_dir = home.join(".config").join("bb7");
+        std::fs::create_dir_all(&config_dir).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&project).map_err(|e| e.to_string())?;
+        for (rel, content) in &task.files {
+            write(&project, rel, content)?;
+        }
+        let mut config = self.config.clone();
+        config.insert("agent_mode".into(), Value::String(self.mode.clone()));
+        config.extend(task.config.clone());
+        let text = serde_json::to_string_pretty(&config).map_err(|e| e.to_string())?;
+        std::fs::write(config_dir.join("config.json"), text).map_err(|e| e.to_string())?;
+
+        let mut conn = Conn::start(&self.exe, &home, &project)?;
+        let outcome = self.converse(&mut conn, task, &project, result).await;
+        conn.stop().await;
+        outcome?;
+        check(task, &project, result);
+        Ok(())
+    }
+
+    async fn converse(
+        &self,
+        conn: &mut Conn,
+        task: &Task,
+        project: &Path,
+        result: &mut TaskResult,
+    ) -> Result<(), String> {
+        conn.call(Action::Bb7Init(params::Init {
+            project_root: Some(project.to_string_lossy().into_owned()),
+        }))
+        .await?;
+        conn.call(Action::ChatNew(params::ChatNew::default())).await?;
+        if task.tools.is_some() {
+            conn.call(Action::SaveChatSettings(params::SaveChatSettings {
+                model: None,
+                reasoning_effort: None,
+                tools: task.tools.clone(),
+                agent_mode: None,
+            }))
+            .await?;
+        }
+        let context: Vec<String> = match &task.context {
+            Some(list) => list.clone(),
+            None => task.files.keys().cloned().collect(),
+        };
+        for rel in context {
+            let content = task.files.get(&rel).cloned().unwrap_or_default();
+            conn.call(Action::ContextAdd(params::ContextAdd {
+                path: NonEmpty(rel),
+                content,
+                readonly: None,
+            }))
+            .await?;
+        }
+        let id = conn
+            .send(&Action::Send(params::Send {
+                content: task.prompt.clone(),
+                chat_id: None,
+                model: None,
+                reasoning_effort: None,
+            }))
+            .await?;
+        loop {
+            let msg = conn.next_for(&id).await?;
+            let Ok(msg) = serde_json::from_value::<TurnMessage>(msg) else {
+                continue;
+            };
+            match msg {
+                TurnMessage::Clarification { question_id, .. } => {
+                    result.clarification = true;
+                    let answer = task.clarify_answer.clone().unwrap_or_else(|| "no_user_answer".into());
+                    conn.call(Action::Clarify(params::Clarify {
+                        question_id: NonEmpty(question_id),
+                        answer,
+                    }))
+                    .await?;
+                }
+                TurnMessage::ToolApproval { approval_id, .. } => {
+                    conn.call(Action::ToolApprove(params::ToolApprove {
+                        approval_id: NonEmpty(approval_id),
+                        approved: true,
+                    }))
+                    .await?;
+                }
+                TurnMessage::Done {
+                    usage,
+                    changes,
+                    provider,
+                    fallback_reason,
+                    ..
+                } => {
+                    result.outcome = "done".into();
+                    result.cost = usage.cost;
+                    result.provider = provider;
+                    result.fallback_reason = fallback_reason;
+                    if !changes.is_empty() {
+                        review(conn, task, project, result).await?;
+                    }
+                    return Ok(());
+                }
+                TurnMessage::DiffError { usage, .. } => {
+                    result.outcome = "diff_error".into();
+                    result.cost = usage.cost;
+                    return Ok(());
+                }
+                TurnMessage::Error { message, .. } => {
+                    result.outcome = "error".into();
+                    result.failures.push(format!("the turn failed: {message}"));
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Reviews the answer as the task says, after the user's own edits.
+async fn review(conn: &mut Conn, task: &Task, project: &Path, result: &mut TaskResult) -> Result<(), String> {
+    for (rel, content) in &task.user_edits {
+        write(project, rel, content)?;
+    }
+    let pending = conn.call(Action::ReviewGet(params::ReviewGet { path: None })).await?;
+    for file in pending.files {
+        let ids: Vec<String> = file.hunks.iter().map(|h| h.hunk_id.clone()).collect();
+        result.hunks += ids.len();
+        let decisions: Vec<Decision> = match &task.review {
+            Review::AcceptAll => vec![Decision::Accept; ids.len()],
+            Review::Hunks(per_file) => per_file.get(&file.path).cloned().unwrap_or_default(),
+        };
+        let (mut accept, mut reject) = (Vec::new(), Vec::new());
+        for (i, id) in ids.into_iter().enumerate() {
+            match decisions.get(i) {
+                Some(Decision::Accept) => accept.push(id),
+                _ => reject.push(id),
+            }
+        }
+        let applied = conn
+            .call(Action::ReviewApply(params::ReviewApply {
+                path: NonEmpty(file.path.clone()),
+                accept: HunkSelection::Ids(accept),
+                reject: HunkSelection::Ids(reject),
+                expected_disk_hash: Some(file.disk_hash.clone()),
+                reasons: None,
+            }))
+            .await;
+        match applied {
+            Ok(r) => {
+                result.accepted += r.applied.len();
+                result.conflict |= !r.conflicts.is_empty();
+            }
+            Err(e) if e.starts_with("conflict") => result.conflict = true,
+            Err(e) => return Err(format!("review of {}: {e}", file.path)),
+        }
+    }
+    Ok(())
+}
+
+/// The task's checks against the project after the review.
+fn check(task: &Task, project: &Path, result: &mut TaskResult) {
+    let expect = &task.expect;
+    if result.outcome != "done" && result.failures.is_empty() {
+        result.failures.push(format!("the turn ended with {}", result.outcome));
+    }
+    for (rel, want) in &expect.files {
+        let got = std::fs::read_to_string(project.join(rel)).unwrap_or_default();
+        if &got != want {
+            result.failures.push(format!("{rel} is not as expected"));
+        }
+    }
+    if let Some(argv) = expect.command.as_ref().filter(|a| !a.is_empty()) {
+        let status = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(project)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !status.is_ok_and(|s| s.success()) {
+            result.failures.push(format!("`{}` did not pass", argv.join(" ")));
+        }
+    }
+    if expect.conflict != result.conflict {
+        result.failures.push(if expect.conflict {
+            "no conflict, one was expected".into()
+        } else {
+            "an unexpected conflict".into()
+        });
+    }
+    if expect.clarification && !result.clarification {
+        result.failures.push("no clarifying question, one was expected".into());
+    }
+}
+
+/// Writes a task file under `root`, creating directories. Errors: a path that leaves
+/// the scratch project, or the write's.
+fn write(root: &Path, rel: &str, content: &str) -> Result<(), String> {
+    let path = Path::new(rel);
+    if path.is_absolute() || path.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        return Err(format!("task file {rel} leaves the project"));
+    }
+    let full = root.join(path);
+    if let Some(dir) = full.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{rel}: {e}"))?;
+    }
+    std::fs::write(&full, content).map_err(|e| format!("{rel}: {e}"))
+}

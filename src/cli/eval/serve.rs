@@ -1,0 +1,230 @@
+//! The eval's model endpoints on 127.0.0.1: one per provider role, either replaying a
+//! trace's exchanges in order (offline, CI) or forwarding to the real endpoint and
+//! recording each exchange (`--record`). bb7 talks to them as to any
+//! OpenAI-compatible server; a forwarding endpoint adds the real key, so the config
+//! bb7 runs with holds none and no trace can.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::task::Exchange;
+
+/// Where a forwarding endpoint sends requests.
+#[derive(Clone)]
+pub struct Upstream {
+    /// The real base URL.
+    pub base_url: String,
+    /// The real key, sent as a bearer token; never recorded.
+    pub api_key: Option<String>,
+    /// Extra headers of the provider's config.
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Exchange>,
+    served: Vec<Exchange>,
+}
+
+/// A running endpoint for one provider role.
+#[derive(Clone)]
+pub struct EvalEndpoint {
+    /// Its base URL (`http://127.0.0.1:PORT/v1`).
+    pub url: String,
+    provider: String,
+    state: Arc<Mutex<State>>,
+    upstream: Option<Upstream>,
+    http: reqwest::Client,
+}
+
+/// An error body of OpenRouter's shape.
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorDetail<'a> {
+    code: u16,
+    message: &'a str,
+}
+
+impl EvalEndpoint {
+    /// Starts an endpoint for `provider` (`local` or `remote`) that replays queued
+    /// exchanges, or forwards to `upstream` when given. Errors: no local port.
+    pub async fn start(provider: &str, upstream: Option<Upstream>) -> Result<EvalEndpoint, String> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| format!("cannot open a local port for the eval: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot open a local port for the eval: {e}"))?;
+        let endpoint = EvalEndpoint {
+            url: format!("http://{addr}/v1"),
+            provider: provider.to_owned(),
+            state: Arc::default(),
+            upstream,
+            http: reqwest::Client::new(),
+        };
+        let server = endpoint.clone();
+        tokio::spawn(async move {
+            while let Ok((conn, _)) = listener.accept().await {
+                let server = server.clone();
+                tokio::spawn(async move { server.serve(conn).await });
+            }
+        });
+        Ok(endpoint)
+    }
+
+    /// Sets the exchanges to replay for the next task (this provider's, in order) and
+    /// forgets what was served.
+    pub fn load(&self, exchanges: impl IntoIterator<Item = Exchange>) {
+        if let Ok(mut st) = self.state.lock() {
+            st.queue = exchanges
+                .into_iter()
+                .filter(|e| e.provider == self.provider)
+                .collect();
+            st.served.clear();
+        }
+    }
+
+    /// The exchanges answered since the last [`EvalEndpoint::load`].
+    pub fn served(&self) -> Vec<Exchange> {
+        self.state
+            .lock()
+            .map(|st| st.served.clone())
+            .unwrap_or_default()
+    }
+
+    async fn serve(&self, conn: TcpStream) {
+        let mut reader = BufReader::new(conn);
+        let Some((path, body)) = read_request(&mut reader).await else {
+            return;
+        };
+        let started = Instant::now();
+        let (status, response, mut exchange) = match &self.upstream {
+            Some(up) => self.forward(up, &path, &body).await,
+            None => self.replay().await,
+        };
+        exchange.latency_ms = exchange
+            .latency_ms
+            .max(started.elapsed().as_millis() as u64);
+        if exchange.request.is_null() {
+            exchange.request = serde_json::from_slice(&body).unwrap_or_default();
+        }
+        if let Ok(mut st) = self.state.lock() {
+            st.served.push(exchange);
+        }
+        let kind = if status == 200 && response.starts_with("data:") {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        let head = format!(
+            "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            response.len()
+        );
+        let mut conn = reader.into_inner();
+        let _ = conn.write_all(head.as_bytes()).await;
+        let _ = conn.write_all(response.as_bytes()).await;
+        let _ = conn.shutdown().await;
+    }
+
+    async fn replay(&self) -> (u16, String, Exchange) {
+        let next = self.state.lock().ok().and_then(|mut st| st.queue.pop_front());
+        let Some(exchange) = next else {
+            let message = format!("the trace has no more answers from the {} provider", self.provider);
+            // 400, not 5xx: bb7 would retry a server error.
+            let body = serde_json::to_string(&ErrorBody {
+                error: ErrorDetail {
+                    code: 400,
+                    message: &message,
+                },
+            })
+            .unwrap_or_default();
+            let missing = Exchange {
+                provider: self.provider.clone(),
+                status: 400,
+                response: body.clone(),
+                ..Exchange::default()
+            };
+            return (400, body, missing);
+        };
+        if exchange.stall_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(exchange.stall_ms)).await;
+        }
+        (exchange.status, exchange.body(), exchange)
+    }
+
+    async fn forward(&self, up: &Upstream, path: &str, body: &[u8]) -> (u16, String, Exchange) {
+        // The path bb7 asked for below this endpoint's `/v1`, under the real base URL.
+        let rest = path.strip_prefix("/v1").unwrap_or(path);
+        let mut req = self
+            .http
+            .post(format!("{}{rest}", up.base_url.trim_end_matches('/')))
+            .header("Content-Type", "application/json")
+            .header("X-Title", "bb7 eval")
+            .body(body.to_vec());
+        if let Some(key) = &up.api_key {
+            req = req.bearer_auth(key);
+        }
+        for (k, v) in &up.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let (status, text) = match req.send().await {
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                (status, resp.text().await.unwrap_or_default())
+            }
+            Err(e) => {
+                let message = format!("the eval could not reach {}: {e}", up.base_url);
+                let body = serde_json::to_string(&ErrorBody {
+                    error: ErrorDetail {
+                        code: 400,
+                        message: &message,
+                    },
+                })
+                .unwrap_or_default();
+                (400, body)
+            }
+        };
+        let exchange = Exchange {
+            provider: self.provider.clone(),
+            status,
+            response: text.clone(),
+            ..Exchange::default()
+        };
+        (status, text, exchange)
+    }
+}
+
+/// Reads one HTTP/1.1 request: its path and body (by `Content-Length`).
+async fn read_request(reader: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
+    let mut line = String::new();
+    reader.read_line(&mut line).await.ok()?;
+    let path = line.split_whitespace().nth(1)?.to_owned();
+    let mut length = 0usize;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).await.ok()? == 0 {
+            return None;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = header.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await.ok()?;
+    Some((path, body))
+}
