@@ -63,7 +63,10 @@ pub async fn eval(args: EvalArgs) -> Res<()> {
         tasks.retain(|t| args.only.contains(&t.id));
     }
     if tasks.is_empty() {
-        return Err(Failure::new(format!("no tasks in {}", args.tasks.display())));
+        return Err(Failure::new(format!(
+            "no tasks in {}",
+            args.tasks.display()
+        )));
     }
     let modes: Vec<String> = if args.mode.is_empty() {
         MODES.iter().map(|m| m.to_string()).collect()
@@ -139,8 +142,12 @@ type Endpoints = (EvalEndpoint, EvalEndpoint, serde_json::Map<String, Value>);
 
 /// Replay endpoints and the config that names them (no key anywhere).
 async fn replay_endpoints() -> Res<Endpoints> {
-    let local = EvalEndpoint::start("local", None).await.map_err(Failure::new)?;
-    let remote = EvalEndpoint::start("remote", None).await.map_err(Failure::new)?;
+    let local = EvalEndpoint::start("local", None)
+        .await
+        .map_err(Failure::new)?;
+    let remote = EvalEndpoint::start("remote", None)
+        .await
+        .map_err(Failure::new)?;
     let config = json!({
         "providers": {
             "local": {"base_url": local.url, "model": "local-model"},

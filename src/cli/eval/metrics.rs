@@ -45,7 +45,13 @@ pub struct ModeMetrics {
 /// The metrics of `results`, all of one `mode`.
 pub fn summarize(mode: &str, results: &[TaskResult], missing_traces: usize) -> ModeMetrics {
     let n = results.len();
-    let rate = |count: usize| if n == 0 { 0.0 } else { round(count as f64 / n as f64, 4) };
+    let rate = |count: usize| {
+        if n == 0 {
+            0.0
+        } else {
+            round(count as f64 / n as f64, 4)
+        }
+    };
     let successes: Vec<&TaskResult> = results.iter().filter(|r| r.success).collect();
     let hunks: usize = results.iter().map(|r| r.hunks).sum();
     let accepted: usize = results.iter().map(|r| r.accepted).sum();
@@ -81,7 +87,12 @@ pub fn summarize(mode: &str, results: &[TaskResult], missing_traces: usize) -> M
             round(results.iter().map(|r| r.cost).sum::<f64>() / n as f64, 6)
         },
         clarification_rate: rate(results.iter().filter(|r| r.clarification).count()),
-        fallback_rate: rate(results.iter().filter(|r| r.fallback_reason.is_some()).count()),
+        fallback_rate: rate(
+            results
+                .iter()
+                .filter(|r| r.fallback_reason.is_some())
+                .count(),
+        ),
         fallback_reasons,
     }
 }
@@ -105,15 +116,27 @@ pub fn table(modes: &[ModeMetrics]) -> String {
     type Row = (&'static str, fn(&ModeMetrics) -> String);
     let rows: Vec<Row> = vec![
         ("tasks", |m| m.tasks.to_string()),
-        ("success rate", |m| format!("{:.1}%", m.success_rate * 100.0)),
-        ("accepted hunks", |m| format!("{:.1}%", m.accepted_hunk_ratio * 100.0)),
-        ("conflict rate", |m| format!("{:.1}%", m.conflict_rate * 100.0)),
-        ("tool calls / success", |m| format!("{:.2}", m.tool_calls_per_success)),
+        ("success rate", |m| {
+            format!("{:.1}%", m.success_rate * 100.0)
+        }),
+        ("accepted hunks", |m| {
+            format!("{:.1}%", m.accepted_hunk_ratio * 100.0)
+        }),
+        ("conflict rate", |m| {
+            format!("{:.1}%", m.conflict_rate * 100.0)
+        }),
+        ("tool calls / success", |m| {
+            format!("{:.2}", m.tool_calls_per_success)
+        }),
         ("latency p50", |m| format!("{} ms", m.latency_p50_ms)),
         ("latency p95", |m| format!("{} ms", m.latency_p95_ms)),
         ("cost / task", |m| format!("${:.4}", m.cost_per_task)),
-        ("clarification rate", |m| format!("{:.1}%", m.clarification_rate * 100.0)),
-        ("fallback rate", |m| format!("{:.1}%", m.fallback_rate * 100.0)),
+        ("clarification rate", |m| {
+            format!("{:.1}%", m.clarification_rate * 100.0)
+        }),
+        ("fallback rate", |m| {
+            format!("{:.1}%", m.fallback_rate * 100.0)
+        }),
     ];
     let label_width = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
     let cells: Vec<Vec<String>> = rows
@@ -172,7 +195,11 @@ mod tests {
         let mut conflicted = r(true, 2, 1, 1, 0.0);
         conflicted.conflict = true;
         conflicted.fallback_reason = Some("timeout".into());
-        let m = summarize("x", &[r(true, 1, 1, 3, 0.01), r(false, 1, 0, 5, 0.02), conflicted], 1);
+        let m = summarize(
+            "x",
+            &[r(true, 1, 1, 3, 0.01), r(false, 1, 0, 5, 0.02), conflicted],
+            1,
+        );
         assert_eq!(m.tasks, 3);
         assert_eq!(m.success_rate, 0.6667);
         assert_eq!(m.accepted_hunk_ratio, 0.5);

@@ -216,7 +216,9 @@ impl Runner {
             }
             Err(_) => {
                 result.outcome = "failed".into();
-                result.failures.push("the task took longer than 300 s".into());
+                result
+                    .failures
+                    .push("the task took longer than 300 s".into());
             }
         }
         let mut served = self.local.served();
@@ -237,7 +239,8 @@ impl Runner {
     }
 
     async fn drive(&self, task: &Task, result: &mut TaskResult) -> Result<(), String> {
-        let tmp = tempfile::tempdir().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
+        let tmp =
+            tempfile::tempdir().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
         let home = tmp.path().join("home");
         let project = tmp.path().join("project");
         let config_dir = home.join(".config").join("bb7");
@@ -271,7 +274,8 @@ impl Runner {
             project_root: Some(project.to_string_lossy().into_owned()),
         }))
         .await?;
-        conn.call(Action::ChatNew(params::ChatNew::default())).await?;
+        conn.call(Action::ChatNew(params::ChatNew::default()))
+            .await?;
         if task.tools.is_some() {
             conn.call(Action::SaveChatSettings(params::SaveChatSettings {
                 model: None,
@@ -310,7 +314,10 @@ impl Runner {
             match msg {
                 TurnMessage::Clarification { question_id, .. } => {
                     result.clarification = true;
-                    let answer = task.clarify_answer.clone().unwrap_or_else(|| "no_user_answer".into());
+                    let answer = task
+                        .clarify_answer
+                        .clone()
+                        .unwrap_or_else(|| "no_user_answer".into());
                     conn.call(Action::Clarify(params::Clarify {
                         question_id: NonEmpty(question_id),
                         answer,
@@ -357,11 +364,18 @@ impl Runner {
 }
 
 /// Reviews the answer as the task says, after the user's own edits.
-async fn review(conn: &mut Conn, task: &Task, project: &Path, result: &mut TaskResult) -> Result<(), String> {
+async fn review(
+    conn: &mut Conn,
+    task: &Task,
+    project: &Path,
+    result: &mut TaskResult,
+) -> Result<(), String> {
     for (rel, content) in &task.user_edits {
         write(project, rel, content)?;
     }
-    let pending = conn.call(Action::ReviewGet(params::ReviewGet { path: None })).await?;
+    let pending = conn
+        .call(Action::ReviewGet(params::ReviewGet { path: None }))
+        .await?;
     for file in pending.files {
         let ids: Vec<String> = file.hunks.iter().map(|h| h.hunk_id.clone()).collect();
         result.hunks += ids.len();
@@ -401,7 +415,9 @@ async fn review(conn: &mut Conn, task: &Task, project: &Path, result: &mut TaskR
 fn check(task: &Task, project: &Path, result: &mut TaskResult) {
     let expect = &task.expect;
     if result.outcome != "done" && result.failures.is_empty() {
-        result.failures.push(format!("the turn ended with {}", result.outcome));
+        result
+            .failures
+            .push(format!("the turn ended with {}", result.outcome));
     }
     for (rel, want) in &expect.files {
         let got = std::fs::read_to_string(project.join(rel)).unwrap_or_default();
@@ -417,7 +433,9 @@ fn check(task: &Task, project: &Path, result: &mut TaskResult) {
             .stderr(Stdio::null())
             .status();
         if !status.is_ok_and(|s| s.success()) {
-            result.failures.push(format!("`{}` did not pass", argv.join(" ")));
+            result
+                .failures
+                .push(format!("`{}` did not pass", argv.join(" ")));
         }
     }
     if expect.conflict != result.conflict {
@@ -428,7 +446,9 @@ fn check(task: &Task, project: &Path, result: &mut TaskResult) {
         });
     }
     if expect.clarification && !result.clarification {
-        result.failures.push("no clarifying question, one was expected".into());
+        result
+            .failures
+            .push("no clarifying question, one was expected".into());
     }
 }
 
@@ -436,7 +456,11 @@ fn check(task: &Task, project: &Path, result: &mut TaskResult) {
 /// the scratch project, or the write's.
 fn write(root: &Path, rel: &str, content: &str) -> Result<(), String> {
     let path = Path::new(rel);
-    if path.is_absolute() || path.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+    if path.is_absolute()
+        || path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
         return Err(format!("task file {rel} leaves the project"));
     }
     let full = root.join(path);

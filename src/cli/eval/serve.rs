@@ -29,6 +29,9 @@ pub struct Upstream {
 struct State {
     queue: VecDeque<Exchange>,
     served: Vec<Exchange>,
+    /// Counts loads, so an answer still stalling when its task ended is not counted
+    /// for the next task.
+    generation: u64,
 }
 
 /// A running endpoint for one provider role.
@@ -90,6 +93,7 @@ impl EvalEndpoint {
                 .filter(|e| e.provider == self.provider)
                 .collect();
             st.served.clear();
+            st.generation += 1;
         }
     }
 
@@ -107,6 +111,7 @@ impl EvalEndpoint {
             return;
         };
         let started = Instant::now();
+        let generation = self.state.lock().map(|st| st.generation).unwrap_or(0);
         let (status, response, mut exchange) = match &self.upstream {
             Some(up) => self.forward(up, &path, &body).await,
             None => self.replay().await,
@@ -117,9 +122,14 @@ impl EvalEndpoint {
         if exchange.request.is_null() {
             exchange.request = serde_json::from_slice(&body).unwrap_or_default();
         }
-        if let Ok(mut st) = self.state.lock() {
+        let stall = Duration::from_millis(exchange.stall_ms);
+        // Counted before a stall: bb7 may give up on a slow answer and end the task.
+        if let Ok(mut st) = self.state.lock()
+            && st.generation == generation
+        {
             st.served.push(exchange);
         }
+        tokio::time::sleep(stall).await;
         let kind = if status == 200 && response.starts_with("data:") {
             "text/event-stream"
         } else {
@@ -136,9 +146,16 @@ impl EvalEndpoint {
     }
 
     async fn replay(&self) -> (u16, String, Exchange) {
-        let next = self.state.lock().ok().and_then(|mut st| st.queue.pop_front());
+        let next = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|mut st| st.queue.pop_front());
         let Some(exchange) = next else {
-            let message = format!("the trace has no more answers from the {} provider", self.provider);
+            let message = format!(
+                "the trace has no more answers from the {} provider",
+                self.provider
+            );
             // 400, not 5xx: bb7 would retry a server error.
             let body = serde_json::to_string(&ErrorBody {
                 error: ErrorDetail {
@@ -155,9 +172,6 @@ impl EvalEndpoint {
             };
             return (400, body, missing);
         };
-        if exchange.stall_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(exchange.stall_ms)).await;
-        }
         (exchange.status, exchange.body(), exchange)
     }
 

@@ -308,7 +308,8 @@ pub fn load_tasks(dir: &Path) -> Result<Vec<Task>, String> {
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let task: Task =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         tasks.push(task);
