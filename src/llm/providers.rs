@@ -197,8 +197,10 @@ impl ApiError {
     pub fn is_context_overflow(&self) -> bool {
         let (code, message) = match self {
             ApiError::Http {
-                status, message, ..
-            } if matches!(status, 400 | 413 | 422) => (None, message),
+                status: 400 | 413 | 422,
+                message,
+                ..
+            } => (None, message),
             ApiError::Stream { code, message } => (code.as_deref(), message),
             _ => return false,
         };
