@@ -111,12 +111,25 @@ impl AgentMode {
     }
 }
 
-/// One entry of `providers`: an OpenAI-compatible endpoint. Every field is optional.
+/// The wire protocol of a provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderApi {
+    /// OpenAI-compatible chat completions (OpenRouter, Ollama, llama.cpp, vLLM, …).
+    #[default]
+    Openai,
+    /// Anthropic's native Messages API.
+    Anthropic,
+}
+
+/// One entry of `providers`: a model endpoint. Every field is optional.
 #[derive(Clone, Deserialize, Default)]
 #[serde(default)]
 pub struct ProviderConfig {
     /// Base URL, e.g. `http://localhost:11434/v1`.
     pub base_url: Option<String>,
+    /// `openai` (default) or `anthropic` (`base_url` e.g. `https://api.anthropic.com/v1`).
+    pub api: Option<ProviderApi>,
     /// Model id this provider runs.
     pub model: Option<String>,
     /// API key. Never logged.
@@ -137,6 +150,7 @@ impl std::fmt::Debug for ProviderConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProviderConfig")
             .field("base_url", &self.base_url)
+            .field("api", &self.api)
             .field("model", &self.model)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("api_key_env", &self.api_key_env)

@@ -309,3 +309,69 @@ fn an_old_single_endpoint_config_answers_as_remote() {
     assert!(end.get("fallback_reason").is_none());
     assert_eq!(fake.chat_bodies()[0]["model"], "fake/model");
 }
+
+/// An Anthropic Messages stream: `event:` lines are optional for a client that reads
+/// each payload's `type`, so the fake server sends only `data:` lines.
+fn anthropic_answer(text: &str, call: Value) -> Vec<Step> {
+    let args = call["input"].to_string();
+    let events = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": call["name"], "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": &args[..10]}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": &args[10..]}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 30}}),
+        json!({"type": "message_stop"}),
+    ];
+    events.iter().map(|e| Step::Data(e.to_string())).collect()
+}
+
+#[test]
+fn a_native_anthropic_remote_answers_through_the_same_turn() {
+    let env = Env::new();
+    let remote = FakeModel::start();
+    let answer = anthropic_answer(
+        "Renamed.",
+        json!({"name": "edit_file", "input": {"edits": [{"path": "src/main.rs",
+               "file_id": file_id("src/main.rs", SRC),
+               "old_string": "println!(\"one\");", "new_string": "println!(\"two\");"}]}}),
+    );
+    remote.set_fallback(Box::new(move |req| {
+        req.path
+            .ends_with("/messages")
+            .then(|| Reply::Sse(answer.clone()))
+    }));
+    env.write_config(json!({
+        "providers": {"remote": {"api": "anthropic", "base_url": remote.url, "api_key": "ak",
+                                 "model": "claude-sonnet-4-5"}}
+    }));
+    let (mut b, chat) = env.with_chat();
+    env.add(&mut b, "src/main.rs", SRC);
+    let end = b.turn("change it");
+    assert_eq!(end["type"], "done", "{end}");
+    assert_eq!(end["provider"], "remote");
+    assert_eq!(end["usage"]["prompt_tokens"], 100);
+    assert_eq!(end["usage"]["cached_tokens"], 60);
+    assert_eq!(end["usage"]["completion_tokens"], 30);
+    assert_eq!(
+        env.output(&chat, "src/main.rs").unwrap(),
+        "fn main() {\n    println!(\"two\");\n}\n"
+    );
+    let sent = remote.requests();
+    assert!(sent[0].path.ends_with("/messages"), "{}", sent[0].path);
+    assert_eq!(sent[0].authorization, None, "the key goes in x-api-key");
+    let body = &sent[0].body;
+    assert_eq!(body["model"], "claude-sonnet-4-5");
+    assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "edit_file" && t["input_schema"]["type"] == "object")
+    );
+}

@@ -175,6 +175,7 @@ async fn live_endpoints(modes: &[String]) -> Res<Endpoints> {
         base_url: e.base_url.clone(),
         api_key: e.api_key().map(str::to_owned),
         headers: e.headers().to_vec(),
+        anthropic: e.api == crate::config::ProviderApi::Anthropic,
     };
     let remote = EvalEndpoint::start("remote", Some(upstream(&providers.remote)))
         .await
@@ -192,7 +193,9 @@ async fn live_endpoints(modes: &[String]) -> Res<Endpoints> {
         config.remove(key);
     }
     let mut local_entry = json!({"base_url": local.url});
+    let remote_entry = json!({"base_url": remote.url, "api": providers.remote.api});
     if let Some(l) = &providers.local {
+        local_entry["api"] = json!(l.api);
         if let Some(m) = &l.model {
             local_entry["model"] = json!(m);
         }
@@ -203,7 +206,7 @@ async fn live_endpoints(modes: &[String]) -> Res<Endpoints> {
     let state = GlobalState::load(&dirs.state);
     config.insert(
         "providers".into(),
-        json!({"local": local_entry, "remote": {"base_url": remote.url}}),
+        json!({"local": local_entry, "remote": remote_entry}),
     );
     config.insert(
         "default_model".into(),

@@ -2,6 +2,7 @@
 //! (OpenRouter, Ollama, llama.cpp, vLLM, LM Studio). Knows HTTP and SSE; knows
 //! nothing about `.bb7/`.
 
+pub mod anthropic;
 pub mod models;
 pub mod openai;
 pub mod providers;

@@ -62,29 +62,38 @@ impl OpenAiCompatible {
     }
 
     async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, ApiError> {
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| ApiError::Network(describe(&e)))?;
-        if resp.status().is_success() {
-            return Ok(resp);
-        }
-        let status = resp.status().as_u16();
-        // The URL tried, so a wrong `base_url` shows itself, without its user info
-        // or query, which may hold a key.
-        let url = super::url::redacted(resp.url().as_str());
-        let retry_after = resp
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
-        let body = resp.text().await.unwrap_or_default();
-        Err(ApiError::Http {
-            status,
-            message: format!("{} (from {url})", error_body_message(&body)),
-            retry_after,
-        })
+        send_checked(req).await
     }
+}
+
+/// Sends `req`; a response that is not a success becomes [`ApiError::Http`] with the
+/// body's message and the URL that answered. Shared by the adapters of this module's
+/// siblings.
+pub(super) async fn send_checked(
+    req: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ApiError> {
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| ApiError::Network(describe(&e)))?;
+    if resp.status().is_success() {
+        return Ok(resp);
+    }
+    let status = resp.status().as_u16();
+    // The URL tried, so a wrong `base_url` shows itself, without its user info or
+    // query, which may hold a key.
+    let url = super::url::redacted(resp.url().as_str());
+    let retry_after = resp
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let body = resp.text().await.unwrap_or_default();
+    Err(ApiError::Http {
+        status,
+        message: format!("{} (from {url})", error_body_message(&body)),
+        retry_after,
+    })
 }
 
 /// The message of an error body: `error.message` of JSON, or the start of a non-JSON

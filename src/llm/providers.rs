@@ -6,9 +6,10 @@
 
 use std::sync::Arc;
 
-use crate::config::{AgentMode, Config, EditFormat, ProviderConfig};
+use crate::config::{AgentMode, Config, EditFormat, ProviderApi, ProviderConfig};
 use crate::error::{Error, ErrorCode, Result};
 
+use super::anthropic::AnthropicMessages;
 use super::openai::{OPENROUTER_BASE_URL, OpenAiCompatible};
 use super::{ApiError, Provider};
 
@@ -38,6 +39,8 @@ pub struct Endpoint {
     pub role: ProviderRole,
     /// Base URL without a trailing slash.
     pub base_url: String,
+    /// The wire protocol its adapter speaks.
+    pub api: ProviderApi,
     /// The provider's own model; `None` runs the chat's model.
     pub model: Option<String>,
     /// How its model proposes edits, when configured.
@@ -63,6 +66,12 @@ impl Endpoint {
     /// Builds the client for this endpoint. Errors (code `api`): OpenRouter without a
     /// key, or an HTTP client that cannot be built.
     pub fn connect(&self) -> Result<Arc<dyn Provider>> {
+        if self.api == ProviderApi::Anthropic {
+            let client =
+                AnthropicMessages::new(&self.base_url, self.api_key.clone(), self.headers.clone())
+                    .map_err(Error::from)?;
+            return Ok(Arc::new(client));
+        }
         if self.base_url.starts_with(OPENROUTER_BASE_URL) && self.api_key.is_none() {
             let which = match self.role {
                 ProviderRole::Remote => {
@@ -121,6 +130,7 @@ impl Providers {
                     .or_else(|| cfg.base_url.clone())
                     .unwrap_or_else(|| OPENROUTER_BASE_URL.to_owned()),
             ),
+            api: remote_cfg.and_then(|p| p.api).unwrap_or_default(),
             // The remote runs the chat's model (the model picker); its configured
             // model is the default of new chats instead (config::model_for_new_chat).
             model: None,
@@ -138,6 +148,7 @@ impl Providers {
             .map(|(p, base)| Endpoint {
                 role: ProviderRole::Local,
                 base_url: trimmed(base),
+                api: p.api.unwrap_or_default(),
                 model: p.model.clone().filter(|m| !m.is_empty()),
                 edit_format: p.edit_format,
                 context_window: p.context_window,

@@ -23,6 +23,8 @@ pub struct Upstream {
     pub api_key: Option<String>,
     /// Extra headers of the provider's config.
     pub headers: Vec<(String, String)>,
+    /// Anthropic's API takes the key as `x-api-key` and wants its version header.
+    pub anthropic: bool,
 }
 
 #[derive(Default)]
@@ -184,8 +186,16 @@ impl EvalEndpoint {
             .header("Content-Type", "application/json")
             .header("X-Title", "bb7 eval")
             .body(body.to_vec());
-        if let Some(key) = &up.api_key {
-            req = req.bearer_auth(key);
+        match (&up.api_key, up.anthropic) {
+            (Some(key), true) => req = req.header("x-api-key", key),
+            (Some(key), false) => req = req.bearer_auth(key),
+            (None, _) => {}
+        }
+        if up.anthropic {
+            req = req.header(
+                "anthropic-version",
+                crate::llm::anthropic::ANTHROPIC_VERSION,
+            );
         }
         for (k, v) in &up.headers {
             req = req.header(k.as_str(), v.as_str());
