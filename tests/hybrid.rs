@@ -375,3 +375,43 @@ fn a_native_anthropic_remote_answers_through_the_same_turn() {
             .any(|t| t["name"] == "edit_file" && t["input_schema"]["type"] == "object")
     );
 }
+
+#[test]
+fn bb7_ask_sets_the_chats_mode_and_names_the_fallback() {
+    let env = Env::new();
+    let (local, remote) = (FakeModel::start(), FakeModel::start());
+    env.write_config(json!({
+        "providers": {"local": {"base_url": local.url, "model": "small"},
+                      "remote": {"base_url": remote.url, "model": "big"}}
+    }));
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_bb7"))
+            .args(args)
+            .current_dir(&env.project)
+            .env_clear()
+            .env("HOME", &env.home)
+            .env("XDG_CONFIG_HOME", env.home.join(".config"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["init"]).status.success());
+    local.push(http_error(
+        400,
+        "the request exceeds the available context size",
+    ));
+    remote.push_sse(response("", "from remote", vec![]));
+    let out = run(&["ask", "--mode", "hybrid_auto", "hello"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("from remote"));
+    assert!(
+        stderr.contains("answered by the remote provider after a fallback (context_overflow)"),
+        "{stderr}"
+    );
+    // The mode stays with the chat for the next `ask`.
+    local.push_sse(response("", "from local", vec![]));
+    let out = run(&["ask", "again"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("from local"));
+    assert!(!run(&["ask", "--mode", "sometimes", "x"]).status.success());
+}

@@ -255,10 +255,19 @@ pub(super) async fn turn(
                 }
             }
             TurnMessage::TitleUpdated { .. } => {}
-            TurnMessage::Done { changes, usage, .. } => {
+            TurnMessage::Done {
+                changes,
+                usage,
+                provider,
+                fallback_reason,
+                ..
+            } => {
                 lines.close_all(s);
                 if cancelled {
                     return Err(aborted());
+                }
+                if let (Some(p), Some(reason)) = (&provider, &fallback_reason) {
+                    eprintln!("bb7: answered by the {p} provider after a fallback ({reason})");
                 }
                 for ch in &changes {
                     eprintln!("bb7: {}", terminal::err(ch.description()));

@@ -221,8 +221,14 @@ impl Runner {
                     .push("the task took longer than 300 s".into());
             }
         }
+        // A recording keeps answers bb7 gave up on (a local timeout): wait for them.
+        self.local.settle(TASK_TIMEOUT).await;
+        self.remote.settle(TASK_TIMEOUT).await;
         let mut served = self.local.served();
         served.extend(self.remote.served());
+        if !self.replay {
+            mark_stalls(&mut served, self.local_timeout_ms(task));
+        }
         result.tool_calls = served.iter().map(Exchange::tool_calls).sum();
         result.latency_ms = if self.replay {
             served.iter().map(|e| e.latency_ms).sum()
@@ -236,6 +242,18 @@ impl Runner {
             exchanges: served,
         };
         (result, recorded)
+    }
+
+    /// The `hybrid_remote_on_timeout_ms` a `hybrid_auto` task runs with (0: none).
+    fn local_timeout_ms(&self, task: &Task) -> u64 {
+        if self.mode != "hybrid_auto" {
+            return 0;
+        }
+        task.config
+            .get("hybrid_remote_on_timeout_ms")
+            .or_else(|| self.config.get("hybrid_remote_on_timeout_ms"))
+            .and_then(Value::as_u64)
+            .unwrap_or(crate::turn::route::DEFAULT_LOCAL_TIMEOUT_MS)
     }
 
     async fn drive(&self, task: &Task, result: &mut TaskResult) -> Result<(), String> {
@@ -360,6 +378,20 @@ impl Runner {
                 _ => {}
             }
         }
+    }
+}
+
+/// A local answer recorded slower than the run's timeout is replayed after that long,
+/// so its replay times out as the live run did.
+fn mark_stalls(served: &mut [Exchange], timeout_ms: u64) {
+    if timeout_ms == 0 {
+        return;
+    }
+    for e in served
+        .iter_mut()
+        .filter(|e| e.provider == "local" && e.latency_ms >= timeout_ms)
+    {
+        e.stall_ms = e.latency_ms;
     }
 }
 

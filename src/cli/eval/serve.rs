@@ -34,6 +34,8 @@ struct State {
     /// Counts loads, so an answer still stalling when its task ended is not counted
     /// for the next task.
     generation: u64,
+    /// Forwarded requests still waiting for the real endpoint.
+    forwarding: usize,
 }
 
 /// A running endpoint for one provider role.
@@ -99,6 +101,23 @@ impl EvalEndpoint {
         }
     }
 
+    /// Waits until no forwarded request is still running (at most `limit`): bb7 may
+    /// give up on a slow answer that the trace must still hold.
+    pub async fn settle(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            let busy = self
+                .state
+                .lock()
+                .map(|st| st.forwarding > 0)
+                .unwrap_or(false);
+            if !busy {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// The exchanges answered since the last [`EvalEndpoint::load`].
     pub fn served(&self) -> Vec<Exchange> {
         self.state
@@ -115,7 +134,12 @@ impl EvalEndpoint {
         let started = Instant::now();
         let generation = self.state.lock().map(|st| st.generation).unwrap_or(0);
         let (status, response, mut exchange) = match &self.upstream {
-            Some(up) => self.forward(up, &path, &body).await,
+            Some(up) => {
+                self.count_forwarding(1);
+                let answer = self.forward(up, &path, &body).await;
+                self.count_forwarding(-1);
+                answer
+            }
             None => self.replay().await,
         };
         exchange.latency_ms = exchange
@@ -145,6 +169,12 @@ impl EvalEndpoint {
         let _ = conn.write_all(head.as_bytes()).await;
         let _ = conn.write_all(response.as_bytes()).await;
         let _ = conn.shutdown().await;
+    }
+
+    fn count_forwarding(&self, delta: isize) {
+        if let Ok(mut st) = self.state.lock() {
+            st.forwarding = st.forwarding.saturating_add_signed(delta);
+        }
     }
 
     async fn replay(&self) -> (u16, String, Exchange) {
