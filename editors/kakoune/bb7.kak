@@ -12,10 +12,13 @@
 # (adding it again refreshes bb7's snapshot after you edited it).
 #
 #   set-option global bb7_tools auto    # let the model read project files (off|auto)
+#   set-option global bb7_mode hybrid_auto   # which provider answers (local|remote|hybrid_auto)
 
 declare-option -docstring 'path of the bb7 binary' str bb7_bin bb7
 declare-option -docstring 'retrieval tools for bb7-ask: off or auto (ask needs a terminal); empty keeps the chat setting' \
     str bb7_tools
+declare-option -docstring 'provider for bb7-ask: local, remote or hybrid_auto; empty keeps the chat setting' \
+    str bb7_mode
 
 # Runs bb7 with the given arguments and shows its last line of output.
 define-command -hidden -params 1.. bb7-run %{ evaluate-commands %sh{
@@ -32,8 +35,8 @@ define-command -hidden -params 1.. bb7-run %{ evaluate-commands %sh{
 # Runs bb7 in the background and shows its output in a fifo buffer.
 define-command -hidden -params 3.. bb7-fifo %{ evaluate-commands %sh{
     buffer=$1; filetype=$2; shift 2
-    # An empty option gives an empty --tools=, which means "keep the chat's setting".
-    for a; do shift; [ "$a" = "--tools=" ] || set -- "$@" "$a"; done
+    # An empty option gives an empty --tools= or --mode=: "keep the chat's setting".
+    for a; do shift; [ "$a" = "--tools=" ] || [ "$a" = "--mode=" ] || set -- "$@" "$a"; done
     dir=$(mktemp -d "${TMPDIR:-/tmp}/bb7-kak.XXXXXX")
     mkfifo "$dir/fifo"
     ( "$kak_opt_bb7_bin" "$@" > "$dir/fifo" 2>&1; rm -rf "$dir" ) < /dev/null > /dev/null 2>&1 &
@@ -70,7 +73,7 @@ define-command -docstring 'bb7-remove: remove the current file from context' \
     bb7-remove %{ bb7-run remove %val{buffile} }
 
 define-command -params 1.. -docstring 'bb7-ask <message>: ask the model; the answer streams into *bb7*' \
-    bb7-ask %{ bb7-fifo *bb7* markdown ask "--tools=%opt{bb7_tools}" %arg{@} }
+    bb7-ask %{ bb7-fifo *bb7* markdown ask "--tools=%opt{bb7_tools}" "--mode=%opt{bb7_mode}" %arg{@} }
 
 define-command -docstring 'bb7-chat: the interactive bb7 chat in a new terminal (tmux pane, kitty, x11…)' \
     bb7-chat %{ terminal %opt{bb7_bin} chat }

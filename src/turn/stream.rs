@@ -451,6 +451,7 @@ pub async fn run(
     tracing::info!(
         request_id = %spec.request_id,
         provider = spec.route.role.as_str(),
+        fallback = spec.route.fallback.map(|r| r.as_str()),
         millis = started.elapsed().as_millis() as u64,
         rounds,
         text_bytes = text.len(),

@@ -318,10 +318,17 @@ pub fn load_tasks(dir: &Path) -> Result<Vec<Task>, String> {
     Ok(tasks)
 }
 
-/// The trace of `task` in `mode` under `dir`, if there is one. Errors: a file that
-/// exists and is not a trace.
+/// The trace of `task` in `mode` under `dir` (`DIR/<mode>/<task>.json`, else one for
+/// every mode in `DIR/<task>.json`), if there is one. Errors: a file that exists and
+/// is not a trace.
 pub fn load_trace(dir: &Path, mode: &str, task: &str) -> Result<Option<Trace>, String> {
-    let path = dir.join(mode).join(format!("{task}.json"));
+    let name = format!("{task}.json");
+    let per_mode = dir.join(mode).join(&name);
+    let path = if per_mode.exists() {
+        per_mode
+    } else {
+        dir.join(&name)
+    };
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
