@@ -142,7 +142,9 @@ pub struct ProviderConfig {
     /// Extra HTTP headers sent with every request.
     pub headers: BTreeMap<String, String>,
     /// The model's context window in tokens; a prompt estimated above it is not sent
-    /// (in `hybrid_auto` it goes to remote instead).
+    /// (in `hybrid_auto` it goes to remote instead). Also read as `context_length`
+    /// (OpenRouter's model list) or `num_ctx` (Ollama).
+    #[serde(alias = "context_length", alias = "num_ctx")]
     pub context_window: Option<u64>,
 }
 

@@ -215,7 +215,9 @@ impl ApiError {
             ApiError::Stream { code, message } => (code.as_deref(), message),
             _ => return false,
         };
-        if code == Some("context_length_exceeded") {
+        if code == Some("context_length_exceeded")
+            || matches!(self, ApiError::Http { status: 413, .. })
+        {
             return true;
         }
         let m = message.to_ascii_lowercase();
@@ -224,10 +226,13 @@ impl ApiError {
             "context_length",
             "context window",
             "context size",
+            "maximum context",
+            "too many tokens",
+            "too long",
         ]
         .iter()
         .any(|w| m.contains(w))
-            || (m.contains("too many tokens") || m.contains("prompt is too long"))
+            || (m.contains("exceed") && m.contains("token"))
     }
 
     /// Whether the server said its model cannot call tools (Ollama: "does not support
@@ -240,7 +245,9 @@ impl ApiError {
         let m = message.to_ascii_lowercase();
         m.contains("support tools")
             || m.contains("tool choice requires")
+            || m.contains("tools param requires")
             || m.contains("tools are not supported")
+            || m.contains("does not support tool")
     }
 }
 
@@ -286,6 +293,16 @@ mod tests {
     }
 
     #[test]
+    fn the_context_window_has_the_names_other_tools_give_it() {
+        for key in ["context_window", "context_length", "num_ctx"] {
+            let p = Providers::from_config(&config(&format!(
+                r#"{{"providers":{{"local":{{"base_url":"http://l/v1","{key}":4096}}}}}}"#
+            )));
+            assert_eq!(p.local.unwrap().context_window, Some(4096), "{key}");
+        }
+    }
+
+    #[test]
     fn openrouter_without_a_key_is_refused_before_any_request() {
         let p = Providers::from_config(&Config::default());
         let err = p.remote.connect().err().unwrap();
@@ -311,6 +328,10 @@ mod tests {
             .is_context_overflow()
         );
         assert!(!http(500, "context length").is_context_overflow());
+        assert!(http(400, "Input is too long for requested model.").is_context_overflow());
+        assert!(http(400, "requested 9000 tokens, which exceeds the limit").is_context_overflow());
+        assert!(http(413, "payload").is_context_overflow());
+        assert!(http(500, "tools param requires --jinja flag").is_tool_support_missing());
         assert!(!http(400, "bad request").is_context_overflow());
         assert!(http(400, "qwen does not support tools").is_tool_support_missing());
         assert!(!ApiError::Stalled(3).is_tool_support_missing());
