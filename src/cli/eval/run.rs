@@ -188,7 +188,7 @@ impl Conn {
     }
 
     async fn stop(mut self) {
-        let _ = self.send(&Action::Shutdown).await;
+        let _ = self.send(&Action::Shutdown(params::NoParams {})).await;
         let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
     }
 }
