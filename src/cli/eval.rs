@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Failure, Res};
+use super::client::{Failure, Res};
 use crate::config::{Config, GlobalState};
 use crate::llm::providers::{Endpoint, Providers};
 use crate::project::UserDirs;
