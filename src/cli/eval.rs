@@ -171,6 +171,16 @@ async fn live_endpoints(modes: &[String]) -> Res<Endpoints> {
             "modes local and hybrid_auto need providers.local.base_url in ~/.config/bb7/config.json (or pass --mode remote)",
         ));
     }
+    // The forwarding endpoints send the real keys: the same refusal as bb7's own.
+    for e in std::iter::once(&providers.remote).chain(providers.local.as_ref()) {
+        if let Some(risk) = crate::llm::url::cleartext_risk(&e.base_url, e.has_api_key())
+            && !cfg.allow_insecure_http
+        {
+            return Err(Failure::new(format!(
+                "refusing to record: {risk}; use https, or set allow_insecure_http"
+            )));
+        }
+    }
     let upstream = |e: &Endpoint| Upstream {
         base_url: e.base_url.clone(),
         api_key: e.api_key().map(str::to_owned),
