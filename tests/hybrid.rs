@@ -415,3 +415,39 @@ fn bb7_ask_sets_the_chats_mode_and_names_the_fallback() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("from local"));
     assert!(!run(&["ask", "--mode", "sometimes", "x"]).status.success());
 }
+
+#[test]
+fn an_unreachable_local_server_falls_back_with_local_error() {
+    let env = Env::new();
+    let remote = FakeModel::start();
+    // Nothing listens on the discard port.
+    env.write_config(json!({
+        "providers": {"local": {"base_url": "http://127.0.0.1:9/v1", "model": "small"},
+                      "remote": {"base_url": remote.url, "model": "big"}},
+        "agent_mode": "hybrid_auto",
+        "retry_backoff_ms": 10
+    }));
+    let (mut b, _) = env.with_chat();
+    remote.push_sse(response("", "from remote", vec![]));
+    let end = b.turn("hi");
+    assert_eq!(end["provider"], "remote", "{end}");
+    assert_eq!(end["fallback_reason"], "local_error");
+}
+
+#[test]
+fn a_local_key_is_not_sent_over_plain_http_to_another_machine() {
+    let env = Env::new();
+    env.write_config(json!({
+        "providers": {"local": {"base_url": "http://192.0.2.1:11434/v1", "api_key": "lk"}},
+        "agent_mode": "local"
+    }));
+    let (mut b, _) = env.with_chat();
+    let r = b.err(json!({"action": "send", "content": "hi"}));
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .contains("allow_insecure_http"),
+        "{r}"
+    );
+}
