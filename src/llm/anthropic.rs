@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::openai::send_checked;
-use super::request::Role;
+use super::request::{CacheControl, Content, Role};
 use super::sse::SseDecoder;
 use super::{ApiError, ChatRequest, EventStream, Provider, StreamEvent, Usage};
 
@@ -67,15 +67,11 @@ impl AnthropicMessages {
     }
 }
 
-/// `{"type": "ephemeral"}`: a prompt cache breakpoint.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CacheControl {
-    /// Always `ephemeral`.
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-}
-
-const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+/// `{"type": "ephemeral"}`: a prompt cache breakpoint of the default five minutes.
+const EPHEMERAL: CacheControl = CacheControl {
+    kind: "ephemeral",
+    ttl: None,
+};
 
 /// One content block of a message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -188,18 +184,20 @@ struct OpenAiFunction {
 }
 
 /// The Messages body for `request`: system text apart, consecutive messages of one
-/// role merged (tool results follow their call as a user turn), breakpoints on the
-/// system prompt and the last user turn.
+/// role merged (tool results follow their call as a user turn). The request's own
+/// cache breakpoints (content parts with `cache_control`) are kept as they are; a
+/// request without any gets them on the system prompt and the last user turn.
 pub fn messages_request(request: &ChatRequest, stream: bool) -> MessagesRequest {
+    let marked = request.messages.iter().any(|m| match &m.content {
+        Content::Parts(parts) => parts.iter().any(|p| p.cache_control.is_some()),
+        Content::Text(_) => false,
+    });
     let mut system = Vec::new();
     let mut messages: Vec<Message> = Vec::new();
     for m in &request.messages {
         let (role, blocks) = match m.role {
             Role::System => {
-                system.push(Block::Text {
-                    text: m.content.clone(),
-                    cache_control: None,
-                });
+                system.extend(text_block(&m.content));
                 continue;
             }
             Role::User => ("user", text_block(&m.content)),
@@ -207,7 +205,7 @@ pub fn messages_request(request: &ChatRequest, stream: bool) -> MessagesRequest 
                 "user",
                 vec![Block::ToolResult {
                     tool_use_id: m.tool_call_id.clone().unwrap_or_default(),
-                    content: m.content.clone(),
+                    content: m.content.text().into_owned(),
                     cache_control: None,
                 }],
             ),
@@ -234,16 +232,18 @@ pub fn messages_request(request: &ChatRequest, stream: bool) -> MessagesRequest 
             }),
         }
     }
-    if let Some(last) = system.last_mut() {
-        last.mark_cached();
-    }
-    if let Some(block) = messages
-        .iter_mut()
-        .rev()
-        .find(|m| m.role == "user")
-        .and_then(|m| m.content.last_mut())
-    {
-        block.mark_cached();
+    if !marked {
+        if let Some(last) = system.last_mut() {
+            last.mark_cached();
+        }
+        if let Some(block) = messages
+            .iter_mut()
+            .rev()
+            .find(|m| m.role == "user")
+            .and_then(|m| m.content.last_mut())
+        {
+            block.mark_cached();
+        }
     }
     let tools: Vec<ToolDef> = request
         .tools
@@ -266,14 +266,21 @@ pub fn messages_request(request: &ChatRequest, stream: bool) -> MessagesRequest 
     }
 }
 
-fn text_block(text: &str) -> Vec<Block> {
-    if text.is_empty() {
-        return Vec::new();
-    }
-    vec![Block::Text {
+/// The text blocks of a message's content: one per part, with the part's breakpoint.
+fn text_block(content: &Content) -> Vec<Block> {
+    let block = |text: &str, cache_control: Option<CacheControl>| Block::Text {
         text: text.to_owned(),
-        cache_control: None,
-    }]
+        cache_control,
+    };
+    match content {
+        Content::Text(t) if t.is_empty() => Vec::new(),
+        Content::Text(t) => vec![block(t, None)],
+        Content::Parts(parts) => parts
+            .iter()
+            .filter(|p| !p.text.is_empty())
+            .map(|p| block(&p.text, p.cache_control.clone()))
+            .collect(),
+    }
 }
 
 /// One streamed event's payload, as far as bb7 reads it.
@@ -420,6 +427,7 @@ impl EventDecoder {
         self.usage.prompt_tokens =
             u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
         self.usage.cached_tokens = u.cache_read_input_tokens;
+        self.usage.cache_write_tokens = u.cache_creation_input_tokens;
         self.usage.completion_tokens = u.output_tokens;
     }
 }
@@ -571,6 +579,25 @@ mod tests {
     }
 
     #[test]
+    fn the_requests_own_breakpoints_are_kept_and_none_are_added() {
+        use crate::llm::request::ContentPart;
+        let part = |text: &str, cached: bool| ContentPart {
+            kind: "text",
+            text: text.into(),
+            cache_control: cached.then_some(EPHEMERAL),
+        };
+        let mut user = ChatMessage::text(Role::User, "");
+        user.content = Content::Parts(vec![part("files", true), part("question", false)]);
+        let request = ChatRequest::new("m", vec![ChatMessage::text(Role::System, "rules"), user]);
+        let body = serde_json::to_value(messages_request(&request, true)).unwrap();
+        assert!(body["system"][0].get("cache_control").is_none(), "{body}");
+        let blocks = &body["messages"][0]["content"];
+        assert_eq!(blocks[0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(blocks[1]["text"], "question");
+        assert!(blocks[1].get("cache_control").is_none());
+    }
+
+    #[test]
     fn stream_events_become_the_same_events_as_openais() {
         let mut d = EventDecoder::default();
         let feed = [
@@ -607,6 +634,7 @@ mod tests {
                     prompt_tokens: 100,
                     completion_tokens: 25,
                     cached_tokens: 90,
+                    cache_write_tokens: 0,
                     total_tokens: 125,
                     cost: 0.0
                 }),
