@@ -281,6 +281,9 @@ def main():
                 "expect": {"files": {path: expected}}}
         if kind == "timeout":
             task["config"] = {"hybrid_remote_on_timeout_ms": TIMEOUT_MS}
+        if kind == "notools":
+            # With `auto` bb7 would first ask the local model again for blocks.
+            task["config"] = {"edit_format": "tools"}
         if kind == "conflict":
             user = content.replace(edits[0][0], edits[0][0] + "  # mine" if lang == "python"
                                    else edits[0][0] + " // mine")

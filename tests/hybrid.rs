@@ -254,7 +254,9 @@ fn a_slow_local_attempt_times_out_to_remote() {
 
 #[test]
 fn a_local_server_without_tools_falls_back() {
-    let mut t = two(json!({}));
+    // With `edit_format` `auto` the local model would first be asked again for blocks;
+    // `tools` leaves the refusal to routing.
+    let mut t = two(json!({"edit_format": "tools"}));
     t.local.push(http_error(
         400,
         "registry.ollama.ai/library/gemma:2b does not support tools",
@@ -450,4 +452,17 @@ fn a_local_key_is_not_sent_over_plain_http_to_another_machine() {
             .contains("allow_insecure_http"),
         "{r}"
     );
+}
+
+#[test]
+fn a_local_providers_edit_format_shapes_its_request() {
+    let mut t = two_with(
+        json!({"agent_mode": "local"}),
+        json!({"edit_format": "blocks"}),
+    );
+    t.local.push_sse(response("", "no change", vec![]));
+    let end = t.b.turn("hi");
+    assert_eq!(end["provider"], "local", "{end}");
+    let body = &t.local.chat_bodies()[0];
+    assert!(body.get("tools").is_none(), "blocks need no tools: {body}");
 }

@@ -299,6 +299,7 @@ impl Runner {
                 model: None,
                 reasoning_effort: None,
                 tools: task.tools.clone(),
+                edit_format: None,
                 agent_mode: None,
             }))
             .await?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{Ctx, Session};
 use crate::chat::model::Chat;
-use crate::config::AgentMode;
+use crate::config::{AgentMode, EditFormat};
 use crate::edit::{CallStatus, Plan};
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::providers::{Endpoint, ProviderRole, Providers};
@@ -70,6 +70,16 @@ impl Session {
             .and_then(|m| AgentMode::parse(m).ok())
             .or(self.config.agent_mode)
             .unwrap_or_default()
+    }
+
+    /// The `edit_format` of the provider a turn of `chat` starts on, when it sets one.
+    /// A fallback keeps the format of the first attempt (its prompt is already built).
+    pub(super) fn first_provider_edit_format(&self, chat: &Chat) -> Option<EditFormat> {
+        let role = crate::llm::providers::first_role(self.agent_mode_of(chat));
+        Providers::from_config(&self.config)
+            .get(role)
+            .ok()
+            .and_then(|e| e.edit_format)
     }
 
     /// Where a new turn of `chat` starts: its route, and `body` set to that provider's

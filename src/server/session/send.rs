@@ -210,7 +210,9 @@ impl Session {
             None => chat.reasoning_effort.clone(),
         };
 
-        let format = self.edit_format_for(&model, chat.edit_format);
+        // The `edit_format` of the provider the turn starts on stands in for the config's.
+        let provider_format = self.first_provider_edit_format(chat);
+        let format = self.edit_format_for(&model, chat.edit_format.or(provider_format));
         let tools_mode = match format {
             EditFormat::Blocks => ToolsMode::Off,
             _ => tools_mode,
