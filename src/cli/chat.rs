@@ -37,6 +37,7 @@ on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /apply [PATH]       merge the pending changes into your files
   /undo               roll back the last apply
   /model [NAME]       show or switch the chat's model
+  /mode [MODE]        show or switch the provider: local, remote or hybrid_auto
   /tokens             what the next question costs: tokens and price
   /new [NAME]         start a new chat
   /chats [ID]         list the chats, or switch to one
@@ -149,6 +150,16 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
                 println!("{}", terminal::safe(&chat.model, terminal::Sink::Stdout));
             }
         },
+        "mode" => match first {
+            Some(m) => set_mode(s, &m).await?,
+            None => {
+                let chat: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
+                println!(
+                    "{}",
+                    terminal::safe(&chat.agent_mode, terminal::Sink::Stdout)
+                );
+            }
+        },
         "tokens" => tokens(s).await?,
         "new" => {
             let name = (!args.is_empty()).then(|| args.join(" "));
@@ -196,6 +207,20 @@ async fn undo(s: &mut Session) -> Res<()> {
         return Err(Failure::new("nothing to undo: no apply in this chat yet"));
     };
     review::rollback(s, last.checkpoint_id.to_string(), vec![], false).await
+}
+
+/// Switches the active chat's `agent_mode` (the server refuses an unknown one).
+async fn set_mode(s: &mut Session, mode: &str) -> Res<()> {
+    s.c.call::<Ack>(Action::SaveChatSettings(params::SaveChatSettings {
+        model: None,
+        reasoning_effort: None,
+        tools: None,
+        edit_format: None,
+        agent_mode: Some(mode.to_owned()),
+    }))
+    .await?;
+    eprintln!("bb7: mode {mode}");
+    Ok(())
 }
 
 /// Switches the active chat to model `name`, warning when the models list does not
@@ -264,7 +289,7 @@ struct ChatHelper {
 /// Command names Tab completes.
 const COMMANDS: &[&str] = &[
     "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
-    "/model", "/tokens", "/new", "/chats", "/help", "/quit",
+    "/model", "/mode", "/tokens", "/new", "/chats", "/help", "/quit",
 ];
 
 impl Validator for ChatHelper {
@@ -388,7 +413,7 @@ mod tests {
     fn help_names_every_command() {
         for c in [
             "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply",
-            "/undo", "/model", "/tokens", "/new", "/chats", "/help",
+            "/undo", "/model", "/mode", "/tokens", "/new", "/chats", "/help",
         ] {
             assert!(super::HELP.contains(c), "{c}");
         }
