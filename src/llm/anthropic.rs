@@ -9,14 +9,13 @@
 //! turn, so a follow-up request (a retrieval round, the next message) reads both from
 //! the cache.
 
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::openai::send_checked;
 use super::request::{CacheControl, Content, Role};
-use super::sse::SseDecoder;
+use super::sse::event_stream;
 use super::{ApiError, ChatRequest, EventStream, Provider, StreamEvent, Usage};
 
 /// The API version header every request carries.
@@ -471,20 +470,8 @@ impl Provider for AnthropicMessages {
             let body = messages_request(request, true);
             let resp =
                 send_checked(self.request(reqwest::Method::POST, "messages").json(&body)).await?;
-            let mut sse = SseDecoder::default();
             let mut events = EventDecoder::default();
-            let stream = resp
-                .bytes_stream()
-                .map(move |chunk| match chunk {
-                    Ok(bytes) => sse
-                        .push(&bytes)
-                        .iter()
-                        .map(|data| events.decode(data))
-                        .collect::<Vec<_>>(),
-                    Err(e) => vec![Err(ApiError::Dropped(e.to_string()))],
-                })
-                .flat_map(futures_util::stream::iter);
-            Ok(stream.boxed())
+            Ok(event_stream(resp, move |data| events.decode(data)))
         })
     }
 

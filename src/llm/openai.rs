@@ -2,11 +2,10 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::sse::SseDecoder;
+use super::sse::event_stream;
 use super::{ApiError, ChatRequest, EventStream, Provider, StreamEvent, Usage};
 
 /// OpenRouter's base URL, the default.
@@ -153,19 +152,7 @@ impl Provider for OpenAiCompatible {
             let resp = self
                 .send(self.post("chat/completions").json(&request.wire(true)))
                 .await?;
-            let mut decoder = SseDecoder::default();
-            let stream = resp
-                .bytes_stream()
-                .map(move |chunk| match chunk {
-                    Ok(bytes) => decoder
-                        .push(&bytes)
-                        .iter()
-                        .map(|data| decode_event(data))
-                        .collect::<Vec<_>>(),
-                    Err(e) => vec![Err(ApiError::Dropped(e.to_string()))],
-                })
-                .flat_map(futures_util::stream::iter);
-            Ok(stream.boxed())
+            Ok(event_stream(resp, decode_event))
         })
     }
 

@@ -5,6 +5,8 @@
 //! each network read takes quadratic time on a long `data:` line (a model writing a
 //! large file in one tool-call fragment), which stalls a turn for minutes.
 
+use super::{ApiError, EventStream, StreamEvent};
+
 /// Incremental decoder: feed it the body's bytes as they arrive.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
@@ -131,6 +133,27 @@ pub fn replace_lone_surrogates(json: &str) -> Option<String> {
     }
     out.push_str(&json[copied.min(json.len())..]);
     Some(out)
+}
+
+/// The events of a streamed response body: each SSE `data` payload through `decode`, in
+/// order; a connection that breaks is one [`ApiError::Dropped`].
+pub fn event_stream(
+    resp: reqwest::Response,
+    mut decode: impl FnMut(&str) -> Result<Vec<StreamEvent>, ApiError> + Send + 'static,
+) -> EventStream {
+    use futures_util::StreamExt;
+    let mut sse = SseDecoder::default();
+    resp.bytes_stream()
+        .map(move |chunk| match chunk {
+            Ok(bytes) => sse
+                .push(&bytes)
+                .iter()
+                .map(|data| decode(data))
+                .collect::<Vec<_>>(),
+            Err(e) => vec![Err(ApiError::Dropped(e.to_string()))],
+        })
+        .flat_map(futures_util::stream::iter)
+        .boxed()
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ partial() { wait_for 'one two' 10 && ! screen | grep -qF 'nine ten.'; }
 check "text streams before the end" partial
 check "the whole answer arrives" wait_for "nine ten." 15
 check "notification" wait_for "BB-7: Response received: 1 file changed"
-check "tokens and cost in the title" wait_for " tok · \$0.0"
+check "tokens, cached share and cost in the title" wait_for " tok, 3% cached, \$0.0"
 check "reasoning folded after the turn" wait_for "▸ Reasoning  (1 line, za)"
 check "the change as one line" wait_for "▸ Edit main.rs: 1 hunk"
 check "files pane: status M" wait_for "M   main.rs"
