@@ -9,22 +9,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
 
-const TEN: &str = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
-
-/// The model changes lines 2 and 9 of f.txt: two hunks.
-fn two_hunks(fake: &FakeModel) {
-    fake.push_sse(response(
-        "",
-        "Two changes.",
-        vec![(
-            "edit_file",
-            json!({"path": "f.txt", "edits": [
-                {"old_string": "l2\n", "new_string": "TWO\n"},
-                {"old_string": "l9\n", "new_string": "NINE\n"}]}),
-        )],
-    ));
-}
-
 /// Hunk ids from `bb7 review`: the first word of each indented hunk line.
 fn hunk_ids(review: &str) -> Vec<String> {
     review

@@ -213,3 +213,20 @@ impl Terminal {
         crate::common::wait_with_timeout(&mut self.child)
     }
 }
+
+/// Ten numbered lines, `l1` to `l10`.
+pub const TEN: &str = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n";
+
+/// Scripts the model to change lines 2 and 9 of f.txt: two hunks.
+pub fn two_hunks(fake: &crate::common::fake_model::FakeModel) {
+    fake.push_sse(crate::common::fake_model::response(
+        "",
+        "Two changes.",
+        vec![(
+            "edit_file",
+            serde_json::json!({"path": "f.txt", "edits": [
+                {"old_string": "l2\n", "new_string": "TWO\n"},
+                {"old_string": "l9\n", "new_string": "NINE\n"}]}),
+        )],
+    ));
+}
