@@ -570,8 +570,13 @@ fn path_of(line: &str) -> Option<String> {
         t = rest.trim();
     }
     for label in ["filename:", "file:", "path:"] {
-        if t.len() >= label.len() && t[..label.len()].eq_ignore_ascii_case(label) {
-            t = t[label.len()..].trim();
+        // `get`: the label's length may fall inside a multi-byte character of `t`.
+        if let Some(rest) = t
+            .get(..label.len())
+            .filter(|head| head.eq_ignore_ascii_case(label))
+            .and_then(|_| t.get(label.len()..))
+        {
+            t = rest.trim();
         }
     }
     let t = t
