@@ -97,3 +97,42 @@ fn any_answer_parses_without_panicking_in_any_deltas() {
         );
     }
 }
+
+/// `bb7 chat` renders whatever the model streams: Markdown with fences, quotes and
+/// multi-byte text, cut anywhere, never panics the terminal renderer.
+#[test]
+fn any_answer_renders_on_the_terminal_without_panicking() {
+    let extra = [
+        "```rust",
+        "```diff",
+        "+ added",
+        "- removed",
+        "**bold",
+        "`code",
+        "'a",
+        "\"str\\\"",
+        "## Head",
+        "x**y**z",
+        "é\"ü'",
+        "\t\u{1b}[31m",
+    ];
+    for seed in 1..2000u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+        let mut text = answer(&mut rng);
+        for _ in 0..rng.below(10) {
+            text.push_str(extra[rng.below(extra.len())]);
+            text.push('\n');
+        }
+        let mut md = bb7::cli::render::Markdown::default();
+        let mut rest = text.as_str();
+        while !rest.is_empty() {
+            let mut cut = (1 + rng.below(9)).min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            md.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        md.finish();
+    }
+}
