@@ -60,6 +60,8 @@ local function event(rid, msg)
     st.text = st.text .. msg.content
   elseif msg.type == 'thinking' then
     st.thinking = st.thinking .. msg.content
+  elseif msg.type == 'attempt' then
+    st.text, st.thinking = '', ''
   elseif msg.type == 'tool_approval' then
     local prompt = 'BB-7: ' .. (msg.payload and msg.payload.description or 'Allow this read') .. '?'
     vim.ui.select({ 'Allow', 'Deny' }, { prompt = prompt }, function(choice)
