@@ -579,6 +579,42 @@ function M.tools(opts)
   say('Tools: ' .. mode)
 end
 
+local modes = { 'local', 'remote', 'hybrid_auto' }
+
+--- :BB7Mode [local|remote|hybrid_auto|default] — sets which provider answers in the
+--- active chat (`default`: the config's again); no argument: picks with vim.ui.select().
+---@param opts {args: string}
+function M.mode(opts)
+  if not ready() then
+    return
+  end
+  local function set(mode)
+    local _, err = api.save_chat_settings({ agent_mode = mode == 'default' and '' or mode })
+    if err then
+      return report('set the mode', err)
+    end
+    local chat = api.chat_get() or {}
+    say('Mode: ' .. (chat.agent_mode or mode) .. (chat.agent_mode_set and '' or ' (config)'))
+    render().refresh()
+  end
+  local mode = vim.trim(opts.args or '')
+  if mode ~= '' then
+    return set(mode)
+  end
+  local chat = api.chat_get() or {}
+  local items = vim.list_extend(vim.deepcopy(modes), { 'default' })
+  vim.ui.select(items, {
+    prompt = 'Mode (now ' .. (chat.agent_mode or 'remote') .. (chat.agent_mode_set and '' or ', config') .. ')',
+    format_item = function(m)
+      return m == 'default' and "default (the config's)" or m
+    end,
+  }, function(choice)
+    if choice then
+      set(choice)
+    end
+  end)
+end
+
 --- :BB7Cancel — cancels every streaming turn.
 function M.cancel()
   local ids = state.stream_ids()
@@ -633,6 +669,7 @@ function M.register(entry)
   cmd('BB7Send', function(o) M.send_command(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
   cmd('BB7Apply', M.apply, { nargs = '?', bang = true, complete = files, desc = "Apply the model's output (! overwrites conflicting edits)" })
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
+  cmd('BB7Mode', M.mode, { nargs = '?', complete = words(vim.list_extend(vim.deepcopy(modes), { 'default' })), desc = 'Which provider answers in the chat (local, remote, hybrid_auto)' })
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })
 end

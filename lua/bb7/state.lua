@@ -11,6 +11,7 @@ local M = {}
 ---@field text string answer text so far
 ---@field thinking string reasoning so far
 ---@field block string? kind of the last block drawn ('text', 'thinking', 'tool')
+---@field first_line integer? preview line where the answer so far starts (while it is shown)
 ---@field pieces {[1]: string, [2]: string?}[] what the preview shows of the answer so far: text and line prefix, in order
 
 ---@class bb7.Session

@@ -36,10 +36,15 @@ local function finished(rid, final)
   else
     say('Failed to get a response: ' .. (final.message or '?'), levels.ERROR)
   end
-  state.set_usage(final.usage)
+  -- The provider that answered (and why a fallback happened) goes with the usage.
+  local usage = final.usage
+  if usage and final.provider then
+    usage = vim.tbl_extend('force', usage, { provider = final.provider, fallback_reason = final.fallback_reason })
+  end
+  state.set_usage(usage)
   local chat_id = final.chat_id or (st and st.chat_id)
-  if chat_id and (final.usage or final.chat_usage) then
-    state.set_chat_usage(chat_id, final.usage, final.chat_usage)
+  if chat_id and (usage or final.chat_usage) then
+    state.set_chat_usage(chat_id, usage, final.chat_usage)
   end
   if not require('bb7.ui.layout').visible() then
     state.set_unread(true)
@@ -60,6 +65,8 @@ local function event(rid, msg)
     st.text = st.text .. msg.content
   elseif msg.type == 'thinking' then
     st.thinking = st.thinking .. msg.content
+  elseif msg.type == 'attempt' then
+    st.text, st.thinking = '', ''
   elseif msg.type == 'tool_approval' then
     local prompt = 'BB-7: ' .. (msg.payload and msg.payload.description or 'Allow this read') .. '?'
     vim.ui.select({ 'Allow', 'Deny' }, { prompt = prompt }, function(choice)

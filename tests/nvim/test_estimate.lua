@@ -112,7 +112,7 @@ test('cached share of the last answer in the preview title, kept per chat', func
   end
   H.truthy(not winbar('preview'):find('tok', 1, true), 'Other has no usage: ' .. winbar('preview'))
   require('bb7.commands').select_chat(main)
-  H.truthy(winbar('preview'):find('120 tok, 3% cached, $0.0015 · chat $0.0030', 1, true), 'back: ' .. winbar('preview'))
+  H.truthy(winbar('preview'):find('120 tok, 3% cached, $0.0015, remote · chat $0.0030', 1, true), 'back: ' .. winbar('preview'))
 end)
 
 test('diff_error: the answer shows its failures, no note follows', function()

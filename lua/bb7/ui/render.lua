@@ -330,6 +330,12 @@ local function render_message(B, chat, index, m)
       end
     end
   end
+  -- An answer given after a fallback says why the first provider's attempt was dropped.
+  local u = m.role == 'assistant' and type(m.usage) == 'table' and m.usage or {}
+  if headed and u.fallback_reason then
+    B.add('')
+    B.add('↻ answered by ' .. (u.provider or 'remote') .. ' after a fallback: ' .. u.fallback_reason, 'Comment')
+  end
   if headed then
     if m.role == 'user' then
       for l = first_user_line, #B.lines do
@@ -452,7 +458,8 @@ local function last_usage(chat)
   end
 end
 
---- The last answer's tokens, cached share and cost, e.g. `12.3k tok, 85% cached, $0.01`.
+--- The last answer's tokens, cached share, cost and provider when known, e.g.
+--- `12.3k tok, 85% cached, $0.01, local`.
 ---@param u table usage
 ---@return string
 local function usage_text(u)
@@ -462,7 +469,8 @@ local function usage_text(u)
   if (u.cached_tokens or 0) > 0 and (u.prompt_tokens or 0) > 0 then
     s = s .. string.format(', %d%% cached', math.floor(100 * u.cached_tokens / u.prompt_tokens + 0.5))
   end
-  return s .. ', ' .. est.cost(u.cost or 0)
+  s = s .. ', ' .. est.cost(u.cost or 0)
+  return u.provider and (s .. ', ' .. u.provider) or s
 end
 
 --- The preview's title: chat name, model, tokens, cached share and cost of the chat's

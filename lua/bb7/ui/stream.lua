@@ -93,6 +93,8 @@ function M.show(st)
   vim.bo[b].modifiable = true
   vim.api.nvim_buf_set_lines(b, -1, -1, false, { '## Assistant', '' })
   vim.bo[b].modifiable = false
+  -- The answer's first line: what a dropped attempt clears from.
+  st.first_line = vim.api.nvim_buf_line_count(b)
   for _, p in ipairs(st.pieces) do
     append(p[1], p[2])
   end
@@ -133,6 +135,20 @@ function M.delta(st, msg)
       st.block = 'text'
     end
     emit(st, msg.content)
+  elseif msg.type == 'attempt' then
+    -- The attempt so far was dropped (a local retry or the fallback): its text and
+    -- reasoning are not the answer; the next attempt streams from the start.
+    st.pieces, st.block = {}, nil
+    if shown == st and st.first_line and layout().visible() then
+      local b = layout().buf('preview')
+      vim.bo[b].modifiable = true
+      vim.api.nvim_buf_set_lines(b, st.first_line - 1, -1, false, { '' })
+      vim.bo[b].modifiable = false
+    end
+    if msg.provider or msg.reason then
+      local note = '↻ retrying' .. (msg.provider and (' on ' .. msg.provider) or '') .. (msg.reason and (': ' .. msg.reason) or '')
+      emit(st, note .. '\n\n')
+    end
   end
 end
 
