@@ -3,11 +3,13 @@
 //! Numbers are printed with a baseline measured in the same run (a `ping` round trip),
 //! never asserted. Run with `cargo bench --bench core`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+
+#[path = "support/mod.rs"]
+mod support;
 
 const CHATS: usize = 2000;
 const MESSAGES: usize = 50;
@@ -58,18 +60,7 @@ fn main() {
         t.elapsed()
     );
 
-    let spawn = || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bb7"))
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        (child, stdin, stdout)
-    };
+    let spawn = || support::spawn(&home);
 
     // Startup to first reply: spawn, send ping, read the reply.
     let mut startup = Vec::new();

@@ -9,9 +9,10 @@
 
 #[path = "../tests/common/fake_model.rs"]
 mod fake_model;
+#[path = "support/mod.rs"]
+mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use fake_model::{FakeModel, Step, done, role, text};
@@ -30,15 +31,7 @@ fn main() {
     )
     .unwrap();
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bb7"))
-        .env("HOME", &home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = support::spawn(&home);
     let mut read = move || -> (Value, Instant) {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();

@@ -21,14 +21,8 @@ fn messages(env: &Env, id: &str) -> Vec<Value> {
 fn cancel_ends_the_send_with_the_reference_error_and_keeps_the_partial_answer() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();
-    fake.push_sse(vec![
-        role(),
-        text("Partial "),
-        text("answer"),
-        Step::Sleep(Duration::from_secs(10)),
-        text(" never"),
-        done(),
-    ]);
+    let partial = [text("Partial "), text("answer")];
+    fake.push_sse(paused(&partial, Duration::from_secs(10), " never"));
     let rid = b.send(json!({"action": "send", "content": "long question"}));
     b.wait_for_text(&rid, "Partial answer");
     assert_eq!(

@@ -37,15 +37,8 @@ fn last_system_text(env: &Env, id: &str) -> String {
 #[test]
 fn cancel_stops_the_stream_and_keeps_the_partial_answer() {
     let (env, fake, mut b, id) = setup(json!({}));
-    fake.push_sse(vec![
-        role(),
-        reasoning("hmm"),
-        text("Partial "),
-        text("answer"),
-        Step::Sleep(Duration::from_secs(10)),
-        text(" never"),
-        done(),
-    ]);
+    let partial = [reasoning("hmm"), text("Partial "), text("answer")];
+    fake.push_sse(paused(&partial, Duration::from_secs(10), " never"));
     let rid = b.send(json!({"action": "send", "content": "long question"}));
     b.wait_for_text(&rid, "Partial answer");
     // ping answers while the stream runs.
@@ -381,13 +374,11 @@ fn token_estimates() {
 #[test]
 fn turns_in_different_chats_run_at_the_same_time() {
     let (env, fake, mut b, first) = setup(json!({}));
-    fake.push_sse(vec![
-        role(),
-        text("slow "),
-        Step::Sleep(Duration::from_millis(1500)),
-        text("first"),
-        done(),
-    ]);
+    fake.push_sse(paused(
+        &[text("slow ")],
+        Duration::from_millis(1500),
+        "first",
+    ));
     let r1 = b.send(json!({"action": "send", "content": "one"}));
     // Wait until the first turn streams, so the second request goes to the next script.
     assert_eq!(b.reply_to(&r1)["type"], "chunk");

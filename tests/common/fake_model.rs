@@ -323,6 +323,15 @@ pub fn tool_call(index: usize, name: &str, args: Value, pieces: usize) -> Vec<St
     steps
 }
 
+/// A response that streams `before`, then stalls for `pause` before `after` and the end:
+/// a turn still running when the test acts.
+pub fn paused(before: &[Step], pause: Duration, after: &str) -> Vec<Step> {
+    let mut steps = vec![role()];
+    steps.extend(before.iter().cloned());
+    steps.extend([Step::Sleep(pause), text(after), done()]);
+    steps
+}
+
 /// A complete, ordinary response: role, optional reasoning, text, tool calls, usage.
 pub fn response(thinking: &str, answer: &str, calls: Vec<(&str, Value)>) -> Vec<Step> {
     let mut steps = vec![Step::Comment, role()];
