@@ -16,7 +16,7 @@ use crate::project::Project;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
-use crate::protocol::replies::{Ack, FileStatusList};
+use crate::protocol::replies::Ack;
 
 use super::client::exit::INTERRUPTED;
 
@@ -378,11 +378,7 @@ async fn clarify(question: &str) -> String {
 /// Warns about context files changed on disk since their snapshot, or re-snapshots
 /// them with `refresh`; the hints name `bb7 chat`'s commands when `in_chat`.
 pub(super) async fn check_sync(s: &mut Session, refresh: bool, in_chat: bool) -> Res<()> {
-    let r: FileStatusList =
-        s.c.call(Action::GetFileStatuses(params::FileStatuses {
-            contents: None,
-        }))
-        .await?;
+    let r = s.statuses().await?;
     let stale: Vec<String> = r
         .files
         .iter()

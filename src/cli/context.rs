@@ -9,7 +9,7 @@ use crate::error::ErrorCode;
 use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
-use crate::protocol::replies::{Ack, Applied, ContextList, FileStatusList};
+use crate::protocol::replies::{Ack, Applied, ContextList};
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
 /// context gets a fresh snapshot instead of an error.
@@ -137,11 +137,7 @@ fn status_mark(f: &FileStatus) -> String {
 /// `bb7 status --help`).
 pub(super) async fn status(s: &mut Session) -> Res<()> {
     s.active().await?;
-    let r: FileStatusList =
-        s.c.call(Action::GetFileStatuses(params::FileStatuses {
-            contents: None,
-        }))
-        .await?;
+    let r = s.statuses().await?;
     if r.files.is_empty() {
         eprintln!("bb7: no files in context and no pending changes (add some with `bb7 add`)");
         return Ok(());
@@ -173,11 +169,7 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
 pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
     s.active().await?;
     let want = path.map(|p| s.path(&p));
-    let r: FileStatusList =
-        s.c.call(Action::GetFileStatuses(params::FileStatuses {
-            contents: None,
-        }))
-        .await?;
+    let r = s.statuses().await?;
     let mut text = String::new();
     for f in r.files.iter() {
         if !f.has_output || want.as_ref().is_some_and(|w| w != &f.path) {
@@ -204,11 +196,7 @@ pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
 pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) -> Res<()> {
     s.active().await?;
     let want = path.map(|p| s.path(&p));
-    let r: FileStatusList =
-        s.c.call(Action::GetFileStatuses(params::FileStatuses {
-            contents: None,
-        }))
-        .await?;
+    let r = s.statuses().await?;
     let mut applied = 0;
     let mut conflicts = Vec::new();
     for f in r.files.iter() {

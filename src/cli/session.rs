@@ -13,7 +13,7 @@ use crate::error::ErrorCode;
 use crate::project::Project;
 use crate::protocol::action::Action;
 use crate::protocol::params;
-use crate::protocol::replies::{Ack, ChatActive, Created};
+use crate::protocol::replies::{Ack, ChatActive, Created, FileStatusList};
 
 /// A command's connection to the server and where it writes.
 pub(crate) struct Session {
@@ -42,6 +42,15 @@ impl Session {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(s.as_bytes());
         let _ = out.flush();
+    }
+
+    /// The statuses of the active chat's files, with their contents.
+    pub(super) async fn statuses(&mut self) -> Res<FileStatusList<'static>> {
+        self.c
+            .call(Action::GetFileStatuses(params::FileStatuses {
+                contents: None,
+            }))
+            .await
     }
 
     /// A path as the user typed it, relative to the project root.
