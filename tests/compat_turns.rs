@@ -194,14 +194,7 @@ fn assistant_messages_carry_usage_duration_and_version_is_the_crate_version() {
     let done = b.turn("Question");
     assert!(done["duration"].as_f64().is_some());
     let chat = b.ok(json!({"action": "chat_get"}));
-    let answer = chat["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "assistant")
-        .unwrap()
-        .clone();
+    let answer = common::last_assistant(&chat);
     let usage = &answer["usage"];
     assert_eq!(usage["prompt_tokens"], 100);
     assert_eq!(usage["cost"], 0.0015);

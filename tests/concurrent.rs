@@ -108,13 +108,6 @@ fn sigterm_ends_the_process_like_the_end_of_input() {
     assert_eq!(status.code(), Some(0), "{status:?}");
     // The turn that was running saved what it had.
     let chat = env.chat_json(&id);
-    let last = chat["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "assistant")
-        .cloned()
-        .unwrap();
+    let last = common::last_assistant(&chat);
     assert_eq!(last["parts"][0]["content"], "partial ");
 }

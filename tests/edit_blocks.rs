@@ -78,14 +78,7 @@ fn blocks_format_sends_no_tools_and_lands_the_block_as_a_change() {
     );
 
     let saved = env.chat_json(&chat);
-    let text = saved["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "assistant")
-        .unwrap()
-        .to_string();
+    let text = common::last_assistant(&saved).to_string();
     assert!(text.contains("That is all."), "{text}");
     assert!(!text.contains("SEARCH"), "{text}");
     assert!(text.contains("AssistantWriteFile"), "{text}");

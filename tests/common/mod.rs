@@ -352,3 +352,12 @@ pub fn events(chat: &Value) -> Vec<(String, String)> {
         .collect()
 }
 pub mod fake_model;
+
+/// The last assistant message of a chat (`chat_get`'s reply or `chat.json`).
+pub fn last_assistant(chat: &Value) -> Value {
+    chat["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "assistant"))
+        .cloned()
+        .expect("the chat has an assistant message")
+}
