@@ -10,12 +10,8 @@ local config = require('bb7.config')
 local M = {}
 local say, levels = util.say, vim.log.levels
 
-local function render()
-  return require('bb7.ui.render')
-end
-local function layout()
-  return require('bb7.ui.layout')
-end
+local render = util.lazy('bb7.ui.render')
+local layout = util.lazy('bb7.ui.layout')
 
 ---@param what string
 ---@param err bb7.Error

@@ -8,9 +8,7 @@ local util = require('bb7.util')
 local M = {}
 local say, levels = util.say, vim.log.levels
 
-local function stream_ui()
-  return require('bb7.ui.stream')
-end
+local stream_ui = util.lazy('bb7.ui.stream')
 
 local function finished(rid, final)
   local st = state.stream(rid)

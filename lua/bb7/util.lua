@@ -123,4 +123,14 @@ function M.reload(buf)
   end
 end
 
+--- A function that requires module `name` when first called: for modules that need
+--- each other, so neither loads the other while it is itself loading.
+---@param name string
+---@return fun(): table
+function M.lazy(name)
+  return function()
+    return require(name)
+  end
+end
+
 return M

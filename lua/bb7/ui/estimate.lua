@@ -22,9 +22,7 @@ local E = {
   sent = 0, -- requests sent (for tests)
 }
 
-local function layout()
-  return require('bb7.ui.layout')
-end
+local layout = require('bb7.util').lazy('bb7.ui.layout')
 
 --- `n` tokens, short: 950, 4.8k, 1.2M.
 ---@param n number

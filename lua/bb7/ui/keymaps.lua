@@ -9,15 +9,9 @@ local util = require('bb7.util')
 
 local M = {}
 
-local function layout()
-  return require('bb7.ui.layout')
-end
-local function render()
-  return require('bb7.ui.render')
-end
-local function commands()
-  return require('bb7.commands')
-end
+local layout = util.lazy('bb7.ui.layout')
+local render = util.lazy('bb7.ui.render')
+local commands = util.lazy('bb7.commands')
 
 -- Every key, by pane, with its description: the source of both the mappings and `?`.
 ---@type table<string, {[1]: string, [2]: string, [3]: function}[]>

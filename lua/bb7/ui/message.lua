@@ -22,9 +22,7 @@ local D = {
   stale = nil, ---@type table[]? files named by the warning on show
 }
 
-local function layout()
-  return require('bb7.ui.layout')
-end
+local layout = util.lazy('bb7.ui.layout')
 
 local function buf()
   return layout().buf('input')

@@ -23,9 +23,7 @@ local R = {
   drawn_chat = nil, -- id of the chat the preview shows
 }
 
-local function layout()
-  return require('bb7.ui.layout')
-end
+local layout = util.lazy('bb7.ui.layout')
 
 local function set_lines(name, lines)
   local b = layout().buf(name)

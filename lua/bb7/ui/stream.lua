@@ -12,12 +12,8 @@ local M = {}
 local shown = nil ---@type bb7.Stream? the stream drawn at the end of the preview
 local spinner = nil ---@type uv.uv_timer_t?
 
-local function layout()
-  return require('bb7.ui.layout')
-end
-local function render()
-  return require('bb7.ui.render')
-end
+local layout = require('bb7.util').lazy('bb7.ui.layout')
+local render = require('bb7.util').lazy('bb7.ui.render')
 
 local function append(text, prefix)
   local b = layout().buf('preview')
