@@ -12,10 +12,13 @@
 //! include what flushing costs while requests run (bb7 flushes its own state in the
 //! background, docs/ARCHITECTURE.md "Durability" 8), on a tmpfs only bb7's own cost.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -34,15 +37,7 @@ struct Proc {
 
 impl Proc {
     fn spawn(home: &Path) -> Proc {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bb7"))
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start bb7");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (child, stdin, stdout) = support::spawn(home);
         Proc {
             child,
             stdin,

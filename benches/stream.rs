@@ -22,17 +22,8 @@ const PIECES: usize = 2000;
 const RUNS: usize = 7;
 
 fn main() {
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    let project = tmp.path().join("project");
-    std::fs::create_dir_all(home.join(".config/bb7")).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
     let fake = FakeModel::start();
-    std::fs::write(
-        home.join(".config/bb7/config.json"),
-        json!({"api_key": "k", "base_url": fake.url, "default_model": "m"}).to_string(),
-    )
-    .unwrap();
+    let (_tmp, home, project) = support::scratch(&fake.url);
     let (mut child, mut stdin, mut stdout) = support::spawn(&home);
     let mut call = |v: Value| -> Value {
         writeln!(stdin, "{v}").unwrap();
