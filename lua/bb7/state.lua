@@ -37,21 +37,25 @@ local S = {
   exiting = false,
 }
 
+--- A getter and a setter of state field `name`.
+---@param name string
+---@return fun(): any, fun(v: any)
+local function field(name)
+  return function()
+    return S[name]
+  end, function(v)
+    S[name] = v
+  end
+end
+
 --- Forgets everything learnt from a binary that exited.
 function M.reset()
   S.initialized = nil
   S.streams = {}
 end
 
----@return boolean? initialized nil until `init` was answered
-function M.initialized()
-  return S.initialized
-end
-
----@param v boolean?
-function M.set_initialized(v)
-  S.initialized = v
-end
+--- Getter and setter of `initialized` (boolean? initialized nil until `init` was answered).
+M.initialized, M.set_initialized = field('initialized')
 
 ---@return string root the project root (the current directory until `init`)
 function M.root()
@@ -140,15 +144,8 @@ function M.chat_streaming(chat_id)
   return M.chat_stream(chat_id) ~= nil
 end
 
----@return boolean
-function M.unread()
-  return S.unread
-end
-
----@param v boolean
-function M.set_unread(v)
-  S.unread = v
-end
+--- Getter and setter of `unread` (boolean).
+M.unread, M.set_unread = field('unread')
 
 ---@return table? usage of the last finished turn
 function M.usage()
@@ -180,15 +177,8 @@ function M.chat_usage(chat_id)
   end
 end
 
----@return table? the last `chat_get` reply
-function M.chat()
-  return S.chat
-end
-
----@param chat table?
-function M.set_chat(chat)
-  S.chat = chat
-end
+--- Getter and setter of `chat` (table? the last `chat_get` reply).
+M.chat, M.set_chat = field('chat')
 
 --- Remembers the typed change payloads of a finished turn (`done.changes`).
 ---@param chat_id string
@@ -218,15 +208,8 @@ function M.change_for(chat_id, path, file_id)
 end
 
 --- The last buffer entered that holds a file of the user's, or nil.
----@return integer?
-function M.last_file_buf()
-  return S.last_file_buf
-end
-
----@param buf integer
-function M.set_last_file_buf(buf)
-  S.last_file_buf = buf
-end
+--- Getter and setter of `last_file_buf` (integer?).
+M.last_file_buf, M.set_last_file_buf = field('last_file_buf')
 
 ---@return boolean
 function M.exiting()
