@@ -107,3 +107,18 @@ fn planted_output_names_reach_no_terminal_raw() {
         assert!(!has_controls(&stderr(&o)), "{args:?}: {:?}", stderr(&o));
     }
 }
+
+/// A file name the user typed (or a shell glob expanded) with control characters is
+/// echoed escaped by `bb7 add` and `bb7 remove`, never raw.
+#[test]
+fn typed_file_names_are_echoed_escaped() {
+    let (env, _fake) = fake_env(json!({}));
+    let name = format!("x{CLEAR}y.txt");
+    project_with(&env, &[(name.as_str(), "a\n")]);
+    let added = ok(&env, &["add", &name]);
+    let err = stderr(&added);
+    assert!(err.contains("y.txt"), "{err}");
+    assert!(!has_controls(&err), "{err:?}");
+    let removed = ok(&env, &["remove", &name]);
+    assert!(!has_controls(&stderr(&removed)), "{:?}", stderr(&removed));
+}

@@ -52,7 +52,10 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
                 }))
                 .await?;
                 let verb = if same { "refreshed" } else { "added" };
-                eprintln!("bb7: {verb} {path}:{start_line}-{end_line}");
+                eprintln!(
+                    "bb7: {verb} {}:{start_line}-{end_line}",
+                    terminal::err(&path)
+                );
             }
             None if known => {
                 s.c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
@@ -60,7 +63,10 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
                     content,
                 }))
                 .await?;
-                eprintln!("bb7: refreshed {path} (it was already in context)");
+                eprintln!(
+                    "bb7: refreshed {} (it was already in context)",
+                    terminal::err(&path)
+                );
             }
             None => {
                 s.c.call::<Ack>(Action::ContextAdd(params::ContextAdd {
@@ -69,7 +75,7 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
                     readonly: Some(readonly),
                 }))
                 .await?;
-                eprintln!("bb7: added {path}");
+                eprintln!("bb7: added {}", terminal::err(&path));
             }
         }
     }
@@ -114,11 +120,14 @@ async fn on_path(
     match s.c.call::<Ack>(action(params::PathOnly::new(&path))).await {
         Ok(_) => {}
         Err(e) if e.is(ErrorCode::NotFound) => {
-            return Err(Failure::new(format!("{path} {missing} (see `bb7 status`)")));
+            return Err(Failure::new(format!(
+                "{} {missing} (see `bb7 status`)",
+                terminal::err(&path)
+            )));
         }
         Err(e) => return Err(e),
     }
-    eprintln!("bb7: {done} {path}");
+    eprintln!("bb7: {done} {}", terminal::err(&path));
     Ok(())
 }
 
