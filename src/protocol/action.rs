@@ -26,27 +26,27 @@ macro_rules! action_table {
         /// Answer `ok` (liveness).
         Ping(NoParams) = "ping" -> Ack => ping,
         /// The crate version.
-        Version(NoParams) = "version" -> Version<'_> => version,
+        Version(NoParams) = "version" -> Version => version,
         /// Answer `ok`, then exit 0.
         Shutdown(NoParams) = "shutdown" -> Ack => shutdown,
         /// Create `.bb7/` in a project and open it.
         Bb7Init(Init) = "bb7_init" -> Ack => bb7_init,
         /// Open a project (or global-only mode) and restore its active chat.
-        Init(Init) = "init" -> Opened<'_> => init,
+        Init(Init) = "init" -> Opened => init,
         /// Where the instruction files are and whether they load.
-        GetCustomizationInfo(NoParams) = "get_customization_info" -> CustomizationInfo<'_> => customization_info,
+        GetCustomizationInfo(NoParams) = "get_customization_info" -> CustomizationInfo => customization_info,
         /// Create an instruction file from its template.
-        PrepareInstructions(PrepareInstructions) = "prepare_instructions" -> InstructionsPath<'_> => prepare_instructions,
+        PrepareInstructions(PrepareInstructions) = "prepare_instructions" -> InstructionsPath => prepare_instructions,
         /// Start a chat; it becomes active.
-        ChatNew(ChatNew) = "chat_new" -> Created<'_> => chat_new,
+        ChatNew(ChatNew) = "chat_new" -> Created => chat_new,
         /// The chats of a store.
-        ChatList(ChatList) = "chat_list" -> ChatListing<'_> => chat_list,
+        ChatList(ChatList) = "chat_list" -> ChatListing => chat_list,
         /// Make a chat active (takes its lock).
         ChatSelect(ChatRef) = "chat_select" -> Ack => chat_select,
         /// The active chat with its messages.
-        ChatGet(NoParams) = "chat_get" -> ChatView<'_> => chat_get,
+        ChatGet(NoParams) = "chat_get" -> ChatView => chat_get,
         /// The active chat's id.
-        ChatActive(NoParams) = "chat_active" -> ChatActive<'_> => chat_active,
+        ChatActive(NoParams) = "chat_active" -> ChatActive => chat_active,
         /// Rename a chat.
         ChatRename(ChatRename) = "chat_rename" -> Ack => chat_rename,
         /// Delete a chat.
@@ -56,13 +56,13 @@ macro_rules! action_table {
         /// Take over a chat another process holds.
         ChatForceUnlock(ChatRef) = "chat_force_unlock" -> Ack => chat_force_unlock,
         /// Chats whose names or messages contain a text.
-        SearchChats(SearchChats) = "search_chats" -> SearchResults<'_> => search_chats,
+        SearchChats(SearchChats) = "search_chats" -> SearchResults => search_chats,
         /// Edit a user message: the chat goes back to before it.
-        ChatEdit(ChatEdit) = "chat_edit" -> Edited<'_> => chat_edit,
+        ChatEdit(ChatEdit) = "chat_edit" -> Edited => chat_edit,
         /// A new chat with the history before a user message.
-        ForkChat(ForkChat) = "fork_chat" -> ForkResult<'_> => fork_chat,
+        ForkChat(ForkChat) = "fork_chat" -> ForkResult => fork_chat,
         /// A new chat with another chat's context.
-        ChatNewWithContext(ChatNewWithContext) = "chat_new_with_context" -> Created<'_> => chat_new_with_context,
+        ChatNewWithContext(ChatNewWithContext) = "chat_new_with_context" -> Created => chat_new_with_context,
         /// Pin or unpin a chat.
         ChatPin(ChatFlag) = "chat_pin" -> Ack => chat_pin,
         /// Archive or unarchive a chat.
@@ -88,35 +88,35 @@ macro_rules! action_table {
         /// Make a context file read-only for the model, or writable.
         ContextSetReadonly(ContextSetReadonly) = "context_set_readonly" -> Ack => context_set_readonly,
         /// The context files and sections.
-        ContextList(NoParams) = "context_list" -> ContextList<'_> => context_list,
+        ContextList(NoParams) = "context_list" -> ContextList => context_list,
         /// A snapshot's content.
-        GetContextFile(GetContextFile) = "get_context_file" -> FileContent<'_> => get_context_file,
+        GetContextFile(GetContextFile) = "get_context_file" -> FileContent => get_context_file,
         /// The model's output of a file.
-        GetOutputFile(PathOnly) = "get_output_file" -> FileContent<'_> => get_output_file,
+        GetOutputFile(PathOnly) = "get_output_file" -> FileContent => get_output_file,
         /// Discard the model's output of a file.
         OutputDelete(PathOnly) = "output_delete" -> Ack => output_delete,
         /// Files for an external diff of an output.
-        GetDiffPaths(PathOnly) = "get_diff_paths" -> DiffPaths<'_> => get_diff_paths,
+        GetDiffPaths(PathOnly) = "get_diff_paths" -> DiffPaths => get_diff_paths,
         /// An external diff ended; take over the merged file.
-        DiffLocalDone(PathOnly) = "diff_local_done" -> MergedByHand<'_> => diff_local_done,
+        DiffLocalDone(PathOnly) = "diff_local_done" -> MergedByHand => diff_local_done,
         /// Statuses of the context and output files.
-        GetFileStatuses(FileStatuses) = "get_file_statuses" -> FileStatusList<'_> => get_file_statuses,
+        GetFileStatuses(FileStatuses) = "get_file_statuses" -> FileStatusList => get_file_statuses,
         /// Write the model's output into the file on disk.
-        ApplyFile(ApplyFile) = "apply_file" -> Applied<'_> => apply_file,
+        ApplyFile(ApplyFile) = "apply_file" -> Applied => apply_file,
         /// Write the model's output into another file.
-        ApplyFileAs(ApplyFile) = "apply_file_as" -> Applied<'_> => apply_file_as,
+        ApplyFileAs(ApplyFile) = "apply_file_as" -> Applied => apply_file_as,
         /// The pending hunks.
-        ReviewGet(ReviewGet) = "review_get" -> Review<'_> => review_get,
+        ReviewGet(ReviewGet) = "review_get" -> Review => review_get,
         /// Accept and reject hunks of one file.
-        ReviewApply(ReviewApply) = "review_apply" -> ReviewApplied<'_> => review_apply,
+        ReviewApply(ReviewApply) = "review_apply" -> ReviewApplied => review_apply,
         /// The project's checkpoints.
-        CheckpointList(CheckpointList) = "checkpoint_list" -> Checkpoints<'_> => checkpoint_list,
+        CheckpointList(CheckpointList) = "checkpoint_list" -> Checkpoints => checkpoint_list,
         /// One checkpoint with its files.
-        CheckpointGet(CheckpointRef) = "checkpoint_get" -> CheckpointView<'_> => checkpoint_get,
+        CheckpointGet(CheckpointRef) = "checkpoint_get" -> CheckpointView => checkpoint_get,
         /// Base, ours and theirs of one file of a checkpoint.
-        CheckpointDiff3(CheckpointDiff3) = "checkpoint_diff3" -> Diff3<'_> => checkpoint_diff3,
+        CheckpointDiff3(CheckpointDiff3) = "checkpoint_diff3" -> Diff3 => checkpoint_diff3,
         /// Undo a checkpoint.
-        CheckpointRollback(CheckpointRollback) = "checkpoint_rollback" -> RollbackResult<'_> => checkpoint_rollback,
+        CheckpointRollback(CheckpointRollback) = "checkpoint_rollback" -> RollbackResult => checkpoint_rollback,
         /// Stop a running `send`.
         Cancel(Cancel) = "cancel" -> Ack => cancel,
         /// Answer a `tool_approval`.
@@ -128,13 +128,13 @@ macro_rules! action_table {
         /// Name a chat after a text, with the model.
         GenerateTitle(GenerateTitle) = "generate_title" -> Ack => generate_title(call),
         /// The model list.
-        GetModels(GetModels) = "get_models" -> NowOrLater<Models<'_>> => get_models(call),
+        GetModels(GetModels) = "get_models" -> NowOrLater<Models> => get_models(call),
         /// The account's credit.
         GetBalance(NoParams) = "get_balance" -> Deferred => get_balance(call),
         /// Tokens of the next request, by part.
-        EstimateTokens(EstimateTokens) = "estimate_tokens" -> TokenEstimate<'_> => estimate_tokens,
+        EstimateTokens(EstimateTokens) = "estimate_tokens" -> TokenEstimate => estimate_tokens,
         /// Tokens of each of some texts.
-        EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens" -> TextTokenEstimate<'_> => estimate_text_tokens,
+        EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens" -> TextTokenEstimate => estimate_text_tokens,
         /// Start the next request's context block anew from the current file versions.
         ChatCompact(NoParams) = "chat_compact" -> Ack => chat_compact,
         }
