@@ -39,12 +39,8 @@ impl AnthropicMessages {
         api_key: Option<String>,
         headers: Vec<(String, String)>,
     ) -> Result<Self, ApiError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(20))
-            .build()
-            .map_err(|e| ApiError::Network(e.to_string()))?;
         Ok(AnthropicMessages {
-            http,
+            http: super::openai::http_client()?,
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key: api_key.filter(|k| !k.is_empty()),
             headers,

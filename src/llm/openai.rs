@@ -20,15 +20,21 @@ pub struct OpenAiCompatible {
     headers: Vec<(String, String)>,
 }
 
+/// The HTTP client of a model adapter: rustls, a 20 s connect timeout and no total
+/// timeout (a stream may run for minutes; a stall is caught per event by the turn).
+/// Errors: `ApiError::Network` when the TLS backend cannot start.
+pub(crate) fn http_client() -> Result<reqwest::Client, ApiError> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(20))
+        .build()
+        .map_err(|e| ApiError::Network(e.to_string()))
+}
+
 impl OpenAiCompatible {
     /// A client for `base_url` (no trailing slash needed) with an optional bearer key.
     pub fn new(base_url: &str, api_key: Option<String>) -> Result<Self, ApiError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(20))
-            .build()
-            .map_err(|e| ApiError::Network(e.to_string()))?;
         Ok(OpenAiCompatible {
-            http,
+            http: http_client()?,
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key: api_key.filter(|k| !k.is_empty()),
             headers: Vec::new(),
