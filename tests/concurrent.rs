@@ -20,13 +20,7 @@ fn a_send_to_another_chat_streams_beside_the_active_one() {
         .to_owned();
     b.ok(json!({"action": "chat_select", "id": first}));
 
-    fake.push_sse(paused(
-        &[text("slow ")],
-        Duration::from_millis(1500),
-        "first",
-    ));
-    let r1 = b.send(json!({"action": "send", "content": "one"}));
-    assert_eq!(b.reply_to(&r1)["type"], "chunk");
+    let r1 = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
 
     fake.push_sse(vec![
         role(),

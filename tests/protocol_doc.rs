@@ -120,7 +120,8 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
 ];
 
 /// Action names the Lua sources pass to the client (`action('x')`, `call('x', …)`,
-/// `request('x', …)`, `notify('x', …)`).
+/// `request('x', …)`, `notify('x', …)`, and every name of a `define({ 'x', 'y' })`
+/// list in lua/bb7/api.lua).
 fn sent_by_the_plugin() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/lua");
@@ -133,6 +134,10 @@ fn sent_by_the_plugin() -> BTreeSet<String> {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for piece in text.split("define({").skip(1) {
+                let list = piece.split("})").next().unwrap_or_default();
+                names.extend(list.split('\'').skip(1).step_by(2).map(str::to_owned));
+            }
             for call in ["action(", "call(", "request(", "notify("] {
                 for piece in text.split(call).skip(1) {
                     let piece = piece.trim_start();

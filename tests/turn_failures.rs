@@ -374,14 +374,7 @@ fn token_estimates() {
 #[test]
 fn turns_in_different_chats_run_at_the_same_time() {
     let (env, fake, mut b, first) = setup(json!({}));
-    fake.push_sse(paused(
-        &[text("slow ")],
-        Duration::from_millis(1500),
-        "first",
-    ));
-    let r1 = b.send(json!({"action": "send", "content": "one"}));
-    // Wait until the first turn streams, so the second request goes to the next script.
-    assert_eq!(b.reply_to(&r1)["type"], "chunk");
+    let r1 = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
     let busy = b.err(json!({"action": "send", "content": "again"}));
     assert_eq!(busy["code"], "busy");
     assert_eq!(busy["message"], "Another request is already in progress");

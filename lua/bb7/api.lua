@@ -52,6 +52,15 @@ local function action(name)
   end
 end
 
+--- Makes `M[name]` a `bb7.Action` for each name: the actions that take their fields as
+--- given and need nothing else.
+---@param names string[]
+local function define(names)
+  for _, name in ipairs(names) do
+    M[name] = action(name)
+  end
+end
+
 -- Project and session.
 ---@param root string
 ---@return table? reply `{global_only?}`
@@ -65,64 +74,20 @@ end
 function M.bb7_init(root)
   return M.call('bb7_init', { project_root = root })
 end
----@type bb7.Action
-M.version = action('version')
----@type bb7.Action
-M.prepare_instructions = action('prepare_instructions')
+define({ 'version', 'prepare_instructions' })
 
 -- Chats (fields as in docs/PROTOCOL.md "Base: chats").
----@type bb7.Action
-M.chat_new = action('chat_new')
----@type bb7.Action
-M.chat_list = action('chat_list')
----@type bb7.Action
-M.chat_select = action('chat_select')
----@type bb7.Action
-M.chat_get = action('chat_get')
----@type bb7.Action
-M.chat_active = action('chat_active')
----@type bb7.Action
-M.chat_rename = action('chat_rename')
----@type bb7.Action
-M.chat_delete = action('chat_delete')
----@type bb7.Action
-M.chat_pin = action('chat_pin')
----@type bb7.Action
-M.chat_edit = action('chat_edit')
----@type bb7.Action
-M.fork_chat = action('fork_chat')
----@type bb7.Action
-M.search_chats = action('search_chats')
----@type bb7.Action
-M.save_chat_settings = action('save_chat_settings')
+define({
+  'chat_new', 'chat_list', 'chat_select', 'chat_get', 'chat_active', 'chat_rename', 'chat_delete',
+  'chat_pin', 'chat_edit', 'fork_chat', 'search_chats', 'save_chat_settings',
+})
 
 -- Context and output.
----@type bb7.Action
-M.context_add = action('context_add')
----@type bb7.Action
-M.context_add_section = action('context_add_section')
----@type bb7.Action
-M.context_remove = action('context_remove')
----@type bb7.Action
-M.context_remove_section = action('context_remove_section')
----@type bb7.Action
-M.context_set_readonly = action('context_set_readonly')
----@type bb7.Action
-M.context_list = action('context_list')
----@type bb7.Action
-M.sync_context = action('sync_context')
----@type bb7.Action
-M.get_context_file = action('get_context_file')
----@type bb7.Action
-M.get_output_file = action('get_output_file')
----@type bb7.Action
-M.output_delete = action('output_delete')
----@type bb7.Action
-M.get_diff_paths = action('get_diff_paths')
----@type bb7.Action
-M.diff_local_done = action('diff_local_done')
----@type bb7.Action
-M.apply_file = action('apply_file')
+define({
+  'context_add', 'context_add_section', 'context_remove', 'context_remove_section',
+  'context_set_readonly', 'context_list', 'sync_context', 'get_context_file', 'get_output_file',
+  'output_delete', 'get_diff_paths', 'diff_local_done', 'apply_file',
+})
 
 --- File statuses with hashes instead of texts (cheap to redraw often).
 ---@return table? reply `{files = [...]}`
@@ -132,14 +97,7 @@ function M.file_statuses()
 end
 
 -- Review and checkpoints.
----@type bb7.Action
-M.review_get = action('review_get')
----@type bb7.Action
-M.review_apply = action('review_apply')
----@type bb7.Action
-M.checkpoint_list = action('checkpoint_list')
----@type bb7.Action
-M.checkpoint_rollback = action('checkpoint_rollback')
+define({ 'review_get', 'review_apply', 'checkpoint_list', 'checkpoint_rollback' })
 
 --- Starts a turn. `on_event(msg)` gets every stream message before the final one,
 --- `on_final(msg)` the `done`, `error` or `diff_error`.

@@ -54,12 +54,10 @@ function M.local_time(created_at)
   return os.date('%Y-%m-%d %H:%M:%S', as_local + offset)
 end
 
+-- What each checkpoint's `action` did, as the list says it.
 local action_words = {
-  apply = 'applied',
-  apply_file = 'applied',
-  apply_file_as = 'saved as',
-  review_apply = 'reviewed',
-  rollback = 'rolled back',
+  apply = 'applied', apply_file = 'applied', apply_file_as = 'saved as',
+  review_apply = 'reviewed', rollback = 'rolled back',
 }
 
 --- One line of the list: local time, what was done, and the files.

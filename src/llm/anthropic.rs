@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::openai::send_checked;
 use super::request::{CacheControl, Content, Role};
 use super::sse::event_stream;
-use super::{ApiError, ChatRequest, EventStream, Provider, StreamEvent, Usage};
+use super::{ApiError, ChatRequest, Provider, StreamEvent, StreamStart, Usage};
 
 /// The API version header every request carries.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -458,10 +458,7 @@ struct OpenAiMessage {
 }
 
 impl Provider for AnthropicMessages {
-    fn stream_chat<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<EventStream, ApiError>> {
+    fn stream_chat<'a>(&'a self, request: &'a ChatRequest) -> StreamStart<'a> {
         Box::pin(async move {
             let body = messages_request(request, true);
             let resp =

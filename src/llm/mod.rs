@@ -238,14 +238,15 @@ impl From<ApiError> for crate::error::Error {
 /// Chunks of a stream: each SSE event decodes to zero or more events.
 pub type EventStream = BoxStream<'static, Result<Vec<StreamEvent>, ApiError>>;
 
+/// What [`Provider::stream_chat`] returns: the stream once the server accepted the
+/// request, or the error it answered with before streaming.
+pub type StreamStart<'a> = BoxFuture<'a, Result<EventStream, ApiError>>;
+
 /// A model API. Implementations must never log or return the API key.
 pub trait Provider: Send + Sync {
     /// Starts a streaming chat completion. Errors before the stream starts are
     /// returned here; later ones arrive in the stream.
-    fn stream_chat<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<EventStream, ApiError>>;
+    fn stream_chat<'a>(&'a self, request: &'a ChatRequest) -> StreamStart<'a>;
 
     /// A non-streaming chat completion (titles); returns the response JSON.
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>>;

@@ -6,7 +6,7 @@ use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use super::sse::event_stream;
-use super::{ApiError, ChatRequest, EventStream, Provider, StreamEvent, Usage};
+use super::{ApiError, ChatRequest, Provider, StreamEvent, StreamStart, Usage};
 
 /// OpenRouter's base URL, the default.
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
@@ -150,10 +150,7 @@ fn describe(e: &reqwest::Error) -> String {
 }
 
 impl Provider for OpenAiCompatible {
-    fn stream_chat<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<EventStream, ApiError>> {
+    fn stream_chat<'a>(&'a self, request: &'a ChatRequest) -> StreamStart<'a> {
         Box::pin(async move {
             let resp = self
                 .send(self.post("chat/completions").json(&request.wire(true)))

@@ -291,6 +291,21 @@ impl Bb7 {
     }
 
     /// Hands stdin to the caller (for writers on another thread).
+    /// Sends `req`, a turn the fake model answers with "slow ", a 1.5 s stall and
+    /// "first"; returns its request id once the first chunk arrived, so the model's
+    /// next queued response goes to the next request.
+    pub fn start_slow_turn(&mut self, fake: &fake_model::FakeModel, req: Value) -> String {
+        let slow = [fake_model::text("slow ")];
+        fake.push_sse(fake_model::paused(
+            &slow,
+            Duration::from_millis(1500),
+            "first",
+        ));
+        let rid = self.send(req);
+        assert_eq!(self.reply_to(&rid)["type"], "chunk");
+        rid
+    }
+
     pub fn take_stdin(&mut self) -> ChildStdin {
         self.stdin.take().unwrap()
     }

@@ -142,6 +142,20 @@ function H.output(proj, rel, content)
   vim.fn.writefile(vim.split(content, '\n', { plain = true }), out, 'b')
 end
 
+--- A project with `files`, initialized, a new chat with `add` in its context and the
+--- model's `outputs` ({ [rel] = content }) in that chat, as after a turn. Returns the
+--- project folder.
+function H.chat_with_output(files, add, outputs)
+  local proj = H.project(files)
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add ' .. add)
+  for rel, content in pairs(outputs) do
+    H.output(proj, rel, content)
+  end
+  return proj
+end
+
 --- Presses keys as a user would (mappings apply).
 function H.feed(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'x', false)

@@ -299,11 +299,7 @@ test(':BB7Add from a pane: the file under the cursor in Files, else the last fil
 end)
 
 test('one message per outcome: a refused apply is not followed by "No output to apply"', function()
-  local proj = H.project({ ['f.txt'] = 'one\ntwo\n' })
-  vim.cmd('BB7Init')
-  vim.cmd('BB7NewChat')
-  vim.cmd('BB7Add f.txt')
-  H.output(proj, 'f.txt', 'ONE\ntwo\n')
+  local proj = H.chat_with_output({ ['f.txt'] = 'one\ntwo\n' }, 'f.txt', { ['f.txt'] = 'ONE\ntwo\n' })
   vim.fn.writefile({ 'mine', 'two' }, proj .. '/f.txt')
   H.notes = {}
   vim.cmd('BB7Apply')
@@ -312,11 +308,7 @@ test('one message per outcome: a refused apply is not followed by "No output to 
 end)
 
 test(':BB7Checkpoints lists local times with the files and says what a rollback does', function()
-  local proj = H.project({ ['f.txt'] = 'one\n' })
-  vim.cmd('BB7Init')
-  vim.cmd('BB7NewChat')
-  vim.cmd('BB7Add f.txt')
-  H.output(proj, 'f.txt', 'ONE\n')
+  local proj = H.chat_with_output({ ['f.txt'] = 'one\n' }, 'f.txt', { ['f.txt'] = 'ONE\n' })
   vim.cmd('BB7Apply')
   local cps = require('bb7.checkpoints')
   local seen = {}

@@ -288,11 +288,7 @@ test('errors by code: an apply conflict says how to go on, ! forces; decided hun
 end)
 
 test('inline review of a new file: its lines are virtual lines, accepting creates it', function()
-  local proj = H.project({ ['a.txt'] = 'a\n' })
-  vim.cmd('BB7Init')
-  vim.cmd('BB7NewChat')
-  vim.cmd('BB7Add a.txt')
-  H.output(proj, 'new/b.txt', 'first\nsecond\n')
+  local proj = H.chat_with_output({ ['a.txt'] = 'a\n' }, 'a.txt', { ['new/b.txt'] = 'first\nsecond\n' })
   vim.cmd('BB7Review')
   local buf = vim.api.nvim_get_current_buf()
   H.eq(vim.api.nvim_buf_get_name(buf), proj .. '/new/b.txt', 'the new file is reviewed')

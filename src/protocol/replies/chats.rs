@@ -8,59 +8,55 @@ use crate::chat::model::{ChatSummary, ContextFile, Message};
 use crate::chat::store::SearchHit;
 use crate::context::fork::ContextWarning;
 
-/// `chat_new`, `chat_new_with_context`: the new chat (now active).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "ok")]
-pub struct Created<'a> {
-    /// Its id.
-    pub id: Cow<'a, str>,
-}
+reply_types! {
+    /// `chat_new`, `chat_new_with_context`: the new chat (now active).
+    Created<'a> = "ok" {
+        /// Its id.
+        pub id: Cow<'a, str>,
+    }
 
-/// `chat_edit`: files changed since the edited message.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "ok")]
-pub struct Edited<'a> {
-    /// `{path, issue, original_version}` per file.
-    pub context_warnings: Cow<'a, [ContextWarning]>,
-}
+    /// `chat_edit`: files changed since the edited message.
+    Edited<'a> = "ok" {
+        /// `{path, issue, original_version}` per file.
+        pub context_warnings: Cow<'a, [ContextWarning]>,
+    }
 
-/// `chat_get`: the active chat.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "chat")]
-pub struct ChatView<'a> {
-    /// Its id.
-    pub id: Cow<'a, str>,
-    /// Its name.
-    pub name: Cow<'a, str>,
-    /// RFC 3339 creation time.
-    pub created: Cow<'a, str>,
-    /// The chat's model.
-    pub model: Cow<'a, str>,
-    /// The chat's reasoning effort, if set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_effort: Option<Cow<'a, str>>,
-    /// The unsent input.
-    pub draft: Cow<'a, str>,
-    /// A global chat.
-    pub global: bool,
-    /// Retrieval tools: `off`, `ask` or `auto`.
-    pub tools: Cow<'a, str>,
-    /// How the model proposes edits in this chat (`tools`, `blocks`, `auto`), when the
-    /// chat sets it; else the config decides.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub edit_format: Option<crate::config::EditFormat>,
-    /// The chat's `agent_mode` (`local`, `remote`, `hybrid_auto`), else the config's.
-    #[serde(default)]
-    pub agent_mode: Cow<'a, str>,
-    /// Whether `agent_mode` is the chat's own setting rather than the config's.
-    #[serde(default)]
-    pub agent_mode_set: bool,
-    /// The history.
-    pub messages: Cow<'a, [Message]>,
-    /// The context entries.
-    pub context_files: Cow<'a, [ContextFile]>,
-    /// Where the instruction files are and whether they are usable.
-    pub instructions_info: InstructionsInfo,
+    /// `chat_get`: the active chat.
+    ChatView<'a> = "chat" {
+        /// Its id.
+        pub id: Cow<'a, str>,
+        /// Its name.
+        pub name: Cow<'a, str>,
+        /// RFC 3339 creation time.
+        pub created: Cow<'a, str>,
+        /// The chat's model.
+        pub model: Cow<'a, str>,
+        /// The chat's reasoning effort, if set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub reasoning_effort: Option<Cow<'a, str>>,
+        /// The unsent input.
+        pub draft: Cow<'a, str>,
+        /// A global chat.
+        pub global: bool,
+        /// Retrieval tools: `off`, `ask` or `auto`.
+        pub tools: Cow<'a, str>,
+        /// How the model proposes edits in this chat (`tools`, `blocks`, `auto`), when the
+        /// chat sets it; else the config decides.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub edit_format: Option<crate::config::EditFormat>,
+        /// The chat's `agent_mode` (`local`, `remote`, `hybrid_auto`), else the config's.
+        #[serde(default)]
+        pub agent_mode: Cow<'a, str>,
+        /// Whether `agent_mode` is the chat's own setting rather than the config's.
+        #[serde(default)]
+        pub agent_mode_set: bool,
+        /// The history.
+        pub messages: Cow<'a, [Message]>,
+        /// The context entries.
+        pub context_files: Cow<'a, [ContextFile]>,
+        /// Where the instruction files are and whether they are usable.
+        pub instructions_info: InstructionsInfo,
+    }
 }
 
 /// `chat_get.instructions_info`: where the instruction files are and whether they can
@@ -81,52 +77,36 @@ pub struct InstructionsInfo {
     pub project_error: Option<String>,
 }
 
-/// `chat_list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "chat_list")]
-pub struct ChatListing<'a> {
-    /// One summary per chat.
-    pub chats: Cow<'a, [ChatSummary]>,
-}
+reply_types! {
+    /// `chat_list`.
+    ChatListing<'a> = "chat_list" {
+        /// One summary per chat.
+        pub chats: Cow<'a, [ChatSummary]>,
+    }
 
-/// `chat_active`: the active chat, if any.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "chat_active")]
-pub struct ChatActive<'a> {
-    /// Its id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<Cow<'a, str>>,
-    /// Whether it is a global chat.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub global: Option<bool>,
-}
+    /// `chat_active`: the active chat, if any.
+    ChatActive<'a> = "chat_active" {
+        /// Its id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub id: Option<Cow<'a, str>>,
+        /// Whether it is a global chat.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub global: Option<bool>,
+    }
 
-/// `search_chats`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "search_results")]
-pub struct SearchResults<'a> {
-    /// Title matches and content matches with an excerpt.
-    pub results: Cow<'a, [SearchHit]>,
-}
+    /// `search_chats`.
+    SearchResults<'a> = "search_results" {
+        /// Title matches and content matches with an excerpt.
+        pub results: Cow<'a, [SearchHit]>,
+    }
 
-/// `fork_chat`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "fork_result")]
-pub struct ForkResult<'a> {
-    /// The new chat (now active).
-    pub new_chat_id: Cow<'a, str>,
-    /// The text of the message forked at, for the input box.
-    pub fork_message_content: Cow<'a, str>,
-    /// Files changed since that message.
-    pub context_warnings: Cow<'a, [ContextWarning]>,
+    /// `fork_chat`.
+    ForkResult<'a> = "fork_result" {
+        /// The new chat (now active).
+        pub new_chat_id: Cow<'a, str>,
+        /// The text of the message forked at, for the input box.
+        pub fork_message_content: Cow<'a, str>,
+        /// Files changed since that message.
+        pub context_warnings: Cow<'a, [ContextWarning]>,
+    }
 }
-
-replies!(
-    Created<'_>,
-    Edited<'_>,
-    ChatView<'_>,
-    ChatListing<'_>,
-    ChatActive<'_>,
-    SearchResults<'_>,
-    ForkResult<'_>,
-);

@@ -8,93 +8,81 @@ use serde::{Deserialize, Serialize};
 use crate::chat::model::ContextFile;
 use crate::output::FileStatus;
 
-/// `context_list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "context_list")]
-pub struct ContextList<'a> {
-    /// The chat's context entries.
-    pub files: Cow<'a, [ContextFile]>,
-}
+reply_types! {
+    /// `context_list`.
+    ContextList<'a> = "context_list" {
+        /// The chat's context entries.
+        pub files: Cow<'a, [ContextFile]>,
+    }
 
-/// `get_context_file`, `get_output_file`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "file_content")]
-pub struct FileContent<'a> {
-    /// The path asked for.
-    pub path: Cow<'a, str>,
-    /// The snapshot or output text.
-    pub content: Cow<'a, str>,
-}
+    /// `get_context_file`, `get_output_file`.
+    FileContent<'a> = "file_content" {
+        /// The path asked for.
+        pub path: Cow<'a, str>,
+        /// The snapshot or output text.
+        pub content: Cow<'a, str>,
+    }
 
-/// `get_diff_paths`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "diff_paths")]
-pub struct DiffPaths<'a> {
-    /// The path asked for.
-    pub path: Cow<'a, str>,
-    /// The output copy, absolute.
-    pub output_path: Cow<'a, Path>,
-    /// The user's file, absolute.
-    pub local_path: Cow<'a, Path>,
-}
+    /// `get_diff_paths`.
+    DiffPaths<'a> = "diff_paths" {
+        /// The path asked for.
+        pub path: Cow<'a, str>,
+        /// The output copy, absolute.
+        pub output_path: Cow<'a, Path>,
+        /// The user's file, absolute.
+        pub local_path: Cow<'a, Path>,
+    }
 
-/// `diff_local_done`: how much of the output the local file now holds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "ok")]
-pub struct MergedByHand<'a> {
-    /// `none`, `full` or `partial`.
-    pub outcome: Cow<'a, str>,
-}
+    /// `diff_local_done`: how much of the output the local file now holds.
+    MergedByHand<'a> = "ok" {
+        /// `none`, `full` or `partial`.
+        pub outcome: Cow<'a, str>,
+    }
 
-/// `apply_file`, `apply_file_as`: what was written.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "ok")]
-pub struct Applied<'a> {
-    /// The file written.
-    pub path: Cow<'a, str>,
-    /// Its content (LF line ends, the disk file's final newline).
-    pub content: Cow<'a, str>,
-    /// The checkpoint of this apply (`null` when nothing changed on disk).
-    pub checkpoint_id: Option<Cow<'a, str>>,
-}
+    /// `apply_file`, `apply_file_as`: what was written.
+    Applied<'a> = "ok" {
+        /// The file written.
+        pub path: Cow<'a, str>,
+        /// Its content (LF line ends, the disk file's final newline).
+        pub content: Cow<'a, str>,
+        /// The checkpoint of this apply (`null` when nothing changed on disk).
+        pub checkpoint_id: Option<Cow<'a, str>>,
+    }
 
-/// `get_file_statuses`: one row per context entry and per output file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "file_statuses")]
-pub struct FileStatusList<'a> {
-    /// The rows (docs/PROTOCOL.md lists the fields).
-    pub files: Cow<'a, [FileStatus]>,
-}
+    /// `get_file_statuses`: one row per context entry and per output file.
+    FileStatusList<'a> = "file_statuses" {
+        /// The rows (docs/PROTOCOL.md lists the fields).
+        pub files: Cow<'a, [FileStatus]>,
+    }
 
-/// `estimate_tokens`: the parts of the next request.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "token_estimate")]
-pub struct TokenEstimate<'a> {
-    /// The sum of the parts.
-    pub total: usize,
-    /// Context files.
-    pub context_files: usize,
-    /// Earlier messages.
-    pub history: usize,
-    /// Instruction files.
-    pub instructions: usize,
-    /// The system prompt.
-    pub system_prompt: usize,
-    /// The unsent draft.
-    pub input_text: usize,
-    /// Per context file.
-    pub files: Cow<'a, [FileEstimate]>,
-    /// Tokens of file versions the request still carries although a later version
-    /// replaced them (a new chat with the same context would not send them).
-    pub potential_savings: usize,
-    /// Of `total`, the tokens a warm prompt cache serves (what the chat's previous
-    /// request sent exactly so).
-    #[serde(default)]
-    pub cached_tokens: usize,
-    /// Expected input cost of the next send in USD with the cache taken into
-    /// account; `null` when the model's price is unknown.
-    #[serde(default)]
-    pub expected_cost: Option<f64>,
+    /// `estimate_tokens`: the parts of the next request.
+    TokenEstimate<'a> = "token_estimate" {
+        /// The sum of the parts.
+        pub total: usize,
+        /// Context files.
+        pub context_files: usize,
+        /// Earlier messages.
+        pub history: usize,
+        /// Instruction files.
+        pub instructions: usize,
+        /// The system prompt.
+        pub system_prompt: usize,
+        /// The unsent draft.
+        pub input_text: usize,
+        /// Per context file.
+        pub files: Cow<'a, [FileEstimate]>,
+        /// Tokens of file versions the request still carries although a later version
+        /// replaced them (a new chat with the same context would not send them).
+        pub potential_savings: usize,
+        /// Of `total`, the tokens a warm prompt cache serves (what the chat's previous
+        /// request sent exactly so).
+        #[serde(default)]
+        pub cached_tokens: usize,
+        /// Expected input cost of the next send in USD with the cache taken into
+        /// account; `null` when the model's price is unknown.
+        #[serde(default)]
+        pub expected_cost: Option<f64>,
+    }
 }
 
 /// One file of an `estimate_tokens` reply.
@@ -119,13 +107,3 @@ pub struct FileEstimate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_line: Option<u64>,
 }
-
-replies!(
-    ContextList<'_>,
-    FileContent<'_>,
-    DiffPaths<'_>,
-    MergedByHand<'_>,
-    Applied<'_>,
-    FileStatusList<'_>,
-    TokenEstimate<'_>,
-);

@@ -7,15 +7,26 @@
 //! Large fields are `Cow`s: the server borrows them from its state, so building a reply
 //! copies nothing; a reader gets owned values (`Reply<'static>`).
 
-/// Declares that each listed type is a reply encoded as it is.
-macro_rules! replies {
-    ($($t:ty),* $(,)?) => {
-        $(impl $crate::protocol::replies::Answer for $t {
+/// Declares reply types: each gets the derives every reply has, is tagged by `type`
+/// with the given wire name, and answers with itself encoded. Written as
+/// `/// doc` `Name<'a> = "tag" { fields }`; extra attributes (a `derive(Default)`)
+/// go above the name.
+macro_rules! reply_types {
+    ($(
+        $(#[$attr:meta])*
+        $name:ident $(<$lt:lifetime>)? = $tag:literal { $($fields:tt)* }
+    )*) => {$(
+        $(#[$attr])*
+        #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+        #[serde(tag = "type", rename = $tag)]
+        pub struct $name $(<$lt>)? { $($fields)* }
+
+        impl $(<$lt>)? $crate::protocol::replies::Answer for $name $(<$lt>)? {
             fn answer(self) -> $crate::error::Result<Option<$crate::protocol::Encoded>> {
                 $crate::protocol::Encoded::encode(&self).map(Some)
             }
-        })*
-    };
+        }
+    )*};
 }
 
 mod chats;
@@ -81,87 +92,66 @@ impl Answer for Ack {
     }
 }
 
-/// `version`: the crate version.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "version")]
-pub struct Version<'a> {
-    /// e.g. `0.1.0`.
-    pub version: Cow<'a, str>,
-}
+reply_types! {
+    /// `version`: the crate version.
+    Version<'a> = "version" {
+        /// e.g. `0.1.0`.
+        pub version: Cow<'a, str>,
+    }
 
-/// `init`: the session is open.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "ok")]
-pub struct Opened<'a> {
-    /// No project: only global chats.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub global_only: bool,
-    /// The configured default model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_model: Option<Cow<'a, str>>,
-    /// Why the config file could not be read, if it could not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_error: Option<Cow<'a, str>>,
-}
+    /// `init`: the session is open.
+    #[derive(Default)]
+    Opened<'a> = "ok" {
+        /// No project: only global chats.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub global_only: bool,
+        /// The configured default model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub default_model: Option<Cow<'a, str>>,
+        /// Why the config file could not be read, if it could not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub config_error: Option<Cow<'a, str>>,
+    }
 
-/// `get_customization_info`: which instruction files exist and are usable.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "customization_info")]
-pub struct CustomizationInfo<'a> {
-    /// `~/.config/bb7/system.md` replaces the system prompt.
-    pub system_override: bool,
-    /// `~/.config/bb7/instructions.md` exists.
-    pub global_instructions: bool,
-    /// `.bb7/instructions` exists and is valid.
-    pub project_instructions: bool,
-    /// Why the project file cannot be used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project_instructions_error: Option<Cow<'a, str>>,
-}
+    /// `get_customization_info`: which instruction files exist and are usable.
+    CustomizationInfo<'a> = "customization_info" {
+        /// `~/.config/bb7/system.md` replaces the system prompt.
+        pub system_override: bool,
+        /// `~/.config/bb7/instructions.md` exists.
+        pub global_instructions: bool,
+        /// `.bb7/instructions` exists and is valid.
+        pub project_instructions: bool,
+        /// Why the project file cannot be used.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub project_instructions_error: Option<Cow<'a, str>>,
+    }
 
-/// `prepare_instructions`: the instruction file, absolute (created if it was missing).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "instructions_path")]
-pub struct InstructionsPath<'a> {
-    /// Absolute path.
-    pub path: Cow<'a, std::path::Path>,
-}
+    /// `prepare_instructions`: the instruction file, absolute (created if it was missing).
+    InstructionsPath<'a> = "instructions_path" {
+        /// Absolute path.
+        pub path: Cow<'a, std::path::Path>,
+    }
 
-/// `get_models`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "models")]
-pub struct Models<'a> {
-    /// OpenRouter's model objects, their fields as sent.
-    pub models: Cow<'a, [crate::llm::models::ModelInfo]>,
-    /// Served from an expired cache because the API could not be reached.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub stale: bool,
-}
+    /// `get_models`.
+    Models<'a> = "models" {
+        /// OpenRouter's model objects, their fields as sent.
+        pub models: Cow<'a, [crate::llm::models::ModelInfo]>,
+        /// Served from an expired cache because the API could not be reached.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub stale: bool,
+    }
 
-/// `get_balance`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "balance")]
-pub struct Balance {
-    /// Credits bought, USD.
-    pub total_credits: f64,
-    /// Credits used, USD.
-    pub total_usage: f64,
-}
+    /// `get_balance`.
+    Balance = "balance" {
+        /// Credits bought, USD.
+        pub total_credits: f64,
+        /// Credits used, USD.
+        pub total_usage: f64,
+    }
 
-/// `estimate_text_tokens`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "text_token_estimate")]
-pub struct TextTokenEstimate<'a> {
-    /// One count per text.
-    pub tokens: Cow<'a, [usize]>,
+    /// `estimate_text_tokens`.
+    TextTokenEstimate<'a> = "text_token_estimate" {
+        /// One count per text.
+        pub tokens: Cow<'a, [usize]>,
+    }
 }
-
-replies!(
-    Version<'_>,
-    Opened<'_>,
-    CustomizationInfo<'_>,
-    InstructionsPath<'_>,
-    Models<'_>,
-    Balance,
-    TextTokenEstimate<'_>,
-);

@@ -6,12 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::apply::checkpoint::{Checkpoint, CheckpointSummary};
 
-/// `review_get`: files with pending output and their hunks.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "review")]
-pub struct Review<'a> {
-    /// One entry per file.
-    pub files: Cow<'a, [ReviewFile]>,
+reply_types! {
+    /// `review_get`: files with pending output and their hunks.
+    Review<'a> = "review" {
+        /// One entry per file.
+        pub files: Cow<'a, [ReviewFile]>,
+    }
 }
 
 /// One file of a `review` reply.
@@ -43,66 +43,58 @@ pub enum ReviewState {
     Partial,
 }
 
-/// `review_apply`: what happened to each hunk.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "review_applied")]
-pub struct ReviewApplied<'a> {
-    /// The file.
-    pub path: Cow<'a, str>,
-    /// Hunks written to the file.
-    pub applied: Cow<'a, [String]>,
-    /// Hunks dropped from the output.
-    pub rejected: Cow<'a, [String]>,
-    /// Hunks still pending.
-    pub pending: Cow<'a, [String]>,
-    /// Accepted hunks that overlap the user's edits and were not written.
-    pub conflicts: Cow<'a, [String]>,
-    /// The checkpoint, when the file changed.
-    pub checkpoint_id: Option<Cow<'a, str>>,
-    /// The file's content now.
-    pub content: Cow<'a, str>,
-}
+reply_types! {
+    /// `review_apply`: what happened to each hunk.
+    ReviewApplied<'a> = "review_applied" {
+        /// The file.
+        pub path: Cow<'a, str>,
+        /// Hunks written to the file.
+        pub applied: Cow<'a, [String]>,
+        /// Hunks dropped from the output.
+        pub rejected: Cow<'a, [String]>,
+        /// Hunks still pending.
+        pub pending: Cow<'a, [String]>,
+        /// Accepted hunks that overlap the user's edits and were not written.
+        pub conflicts: Cow<'a, [String]>,
+        /// The checkpoint, when the file changed.
+        pub checkpoint_id: Option<Cow<'a, str>>,
+        /// The file's content now.
+        pub content: Cow<'a, str>,
+    }
 
-/// `checkpoint_list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "checkpoints")]
-pub struct Checkpoints<'a> {
-    /// Summaries (files without contents), oldest first.
-    pub checkpoints: Vec<CheckpointSummary<'a>>,
-}
+    /// `checkpoint_list`.
+    Checkpoints<'a> = "checkpoints" {
+        /// Summaries (files without contents), oldest first.
+        pub checkpoints: Vec<CheckpointSummary<'a>>,
+    }
 
-/// `checkpoint_get`: one checkpoint with its files' contents, its fields at the top
-/// level of the reply.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "checkpoint")]
-pub struct CheckpointView<'a> {
-    /// The checkpoint.
-    #[serde(flatten)]
-    pub checkpoint: Cow<'a, Checkpoint>,
-}
+    /// `checkpoint_get`: one checkpoint with its files' contents, its fields at the top
+    /// level of the reply.
+    CheckpointView<'a> = "checkpoint" {
+        /// The checkpoint.
+        #[serde(flatten)]
+        pub checkpoint: Cow<'a, Checkpoint>,
+    }
 
-/// `checkpoint_diff3`: three versions of one file of a checkpoint.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "diff3")]
-pub struct Diff3<'a> {
-    /// Project-relative path.
-    pub path: Cow<'a, str>,
-    /// Before the checkpoint (`null`: the file did not exist).
-    pub checkpoint_base: Option<Cow<'a, str>>,
-    /// On disk now (`null`: it does not exist).
-    pub current: Option<Cow<'a, str>>,
-    /// What the model proposed (or, for older checkpoints, what was written).
-    pub proposed: Option<Cow<'a, str>>,
-}
+    /// `checkpoint_diff3`: three versions of one file of a checkpoint.
+    Diff3<'a> = "diff3" {
+        /// Project-relative path.
+        pub path: Cow<'a, str>,
+        /// Before the checkpoint (`null`: the file did not exist).
+        pub checkpoint_base: Option<Cow<'a, str>>,
+        /// On disk now (`null`: it does not exist).
+        pub current: Option<Cow<'a, str>>,
+        /// What the model proposed (or, for older checkpoints, what was written).
+        pub proposed: Option<Cow<'a, str>>,
+    }
 
-/// `checkpoint_rollback`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename = "rollback_result")]
-pub struct RollbackResult<'a> {
-    /// The checkpoint the rollback itself made (`null` when nothing changed).
-    pub checkpoint_id: Option<Cow<'a, str>>,
-    /// One row per file of the checkpoint.
-    pub files: Cow<'a, [RollbackFile]>,
+    /// `checkpoint_rollback`.
+    RollbackResult<'a> = "rollback_result" {
+        /// The checkpoint the rollback itself made (`null` when nothing changed).
+        pub checkpoint_id: Option<Cow<'a, str>>,
+        /// One row per file of the checkpoint.
+        pub files: Cow<'a, [RollbackFile]>,
+    }
 }
 
 /// One file of a `rollback_result` reply.
@@ -118,12 +110,3 @@ pub struct RollbackFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
-
-replies!(
-    Review<'_>,
-    ReviewApplied<'_>,
-    Checkpoints<'_>,
-    CheckpointView<'_>,
-    Diff3<'_>,
-    RollbackResult<'_>,
-);
