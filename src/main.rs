@@ -16,8 +16,9 @@ Exit status:
   2    the command line was wrong (unknown option, missing argument)
   3    conflict: your edits overlap the change; that file was left untouched
        (`bb7 review` takes hunks one by one, --force lets the change win)
-  4    the chat is held by another bb7 process (an editor, a running `bb7 ask`);
-       `bb7 unlock` or --take-over takes it over
+  4    the chat is held by another bb7 process (an editor, a running `bb7 ask`):
+       close it there; `bb7 unlock --force` or --take-over takes it anyway, and
+       then both processes may save the chat and lose each other's messages
   130  stopped with Ctrl-C (the partial answer is kept)
 
 Environment:
@@ -37,7 +38,8 @@ struct Cli {
     #[arg(long, global = true)]
     chat: Option<String>,
     /// Take the chat over when another bb7 process (an editor, a running `bb7 ask`)
-    /// holds it, as `bb7 unlock` does.
+    /// holds it, as `bb7 unlock --force` does: if that process goes on, both save the
+    /// chat and each save overwrites the other's messages.
     #[arg(long, global = true)]
     take_over: bool,
     /// Colour the output: auto (on a terminal, unless NO_COLOR is set), always, never.

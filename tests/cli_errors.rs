@@ -71,12 +71,13 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
     );
     editor.kill();
 
-    // Another editor opens it again; `bb7 unlock` takes it over for later commands.
+    // Another editor opens it again; `bb7 unlock --force` takes it over for later
+    // commands.
     let mut editor = env.spawn();
     editor.ok(json!({"action": "init", "project_root": env.project}));
     editor.ok(json!({"action": "chat_select", "id": id}));
     assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
-    let o = ok(&env, &["unlock"]);
+    let o = ok(&env, &["unlock", "--force"]);
     assert!(
         stderr(&o).contains(&format!("took chat {id} over")),
         "{}",
@@ -84,6 +85,37 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
     );
     assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));
     editor.kill();
+}
+
+#[test]
+fn unlock_refuses_while_the_holder_runs_and_takes_a_dead_ones_chat() {
+    let (env, _fake) = fake_env(json!({}));
+    env.write("f.txt", TEN);
+    let (mut editor, id) = env.with_chat();
+    editor.ok(json!({"action": "context_add", "path": "f.txt", "content": TEN}));
+    let lock = env.chat_dir(&id).join("lock");
+    let holder = std::fs::read_to_string(&lock).unwrap();
+    assert!(!holder.trim().is_empty());
+
+    // The editor runs: its lock stays, and the refusal names it and what --force risks.
+    let o = bb7(&env, &["unlock"]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("PID {}", holder.trim())), "{err}");
+    assert!(err.contains(&id), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert!(err.contains("overwrites"), "{err}");
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), holder);
+    assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
+    // The editor still owns the chat.
+    editor.ok(json!({"action": "save_draft", "draft": "still mine"}));
+    assert_eq!(env.chat_json(&id)["draft"], "still mine");
+
+    // Once the holder is gone, plain `unlock` takes the chat.
+    editor.kill();
+    let o = ok(&env, &["unlock"]);
+    assert!(stderr(&o).contains(&id), "{}", stderr(&o));
+    assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));
 }
 
 #[test]

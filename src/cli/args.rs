@@ -138,13 +138,17 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Take a chat over from the process holding it (an editor, a `bb7 ask` left
-    /// running) and make it active here. If that process still runs, leave the chat
-    /// there first: two processes saving one chat can lose messages. Default: the
-    /// project's active chat.
+    /// Take a chat over from a process that held it and is gone (a crashed editor)
+    /// and make it active here. While the holder still runs this refuses, naming its
+    /// PID (exit status 4): close the chat there first. Default: the project's active
+    /// chat.
     Unlock {
         /// Chat id (from `bb7 chats`).
         id: Option<String>,
+        /// Take the chat even from a process that still runs. Both processes may then
+        /// save the chat, and each save overwrites the other's messages.
+        #[arg(long)]
+        force: bool,
     },
     /// List the models (id, context length, prices per million tokens).
     Models {

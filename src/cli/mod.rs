@@ -102,7 +102,10 @@ fn warn_unknown_config_keys() {
 
 /// `bb7 unlock [ID]` and `--take-over`: takes chat `id` (default: the project's active
 /// chat) from the process holding it, then makes it active here. Returns the id.
-async fn unlock(s: &mut Session, id: Option<String>) -> Res<String> {
+/// Without `force` a holder that still runs keeps the chat: the failure names its PID
+/// (exit status 4), since two processes saving one chat overwrite each other's
+/// messages (docs/ARCHITECTURE.md, invariant 7).
+async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String> {
     let Some(id) = id.or_else(|| active_in_index(&s.root)) else {
         return Err(Failure::new(
             "no active chat to unlock: name one (`bb7 unlock ID`, ids in `bb7 chats`)",
@@ -111,6 +114,19 @@ async fn unlock(s: &mut Session, id: Option<String>) -> Res<String> {
     let pid = project_store(&s.root)
         .and_then(|st| st.chat_dir(&id).ok())
         .and_then(|dir| crate::project::lock::holder(&dir));
+    if let Some(pid) = pid
+        && !force
+    {
+        return Err(Failure::server(
+            Some(ErrorCode::Locked),
+            format!(
+                "chat {id} is held by a running process (PID {pid}: an editor or a running \
+                 `bb7`); close the chat there first. `bb7 unlock --force` takes it anyway, \
+                 but then both processes save the chat and each save overwrites the \
+                 other's messages"
+            ),
+        ));
+    }
     s.c.call::<Ack>(Action::ChatForceUnlock(params::ChatRef {
         id: params::NonEmpty(id.clone()),
         scope: params::Scope::default(),
@@ -177,14 +193,14 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         }
         eprintln!("bb7: warning: {e}");
     }
-    if let Command::Unlock { id } = &cmd {
+    if let Command::Unlock { id, force } = &cmd {
         let id = id.clone().or_else(|| opts.chat.clone());
-        return unlock(s, id).await.map(|_| ());
+        return unlock(s, id, *force).await.map(|_| ());
     }
     if opts.take_over
         && let Some(id) = opts.chat.clone().or_else(|| active_in_index(&s.root))
     {
-        unlock(s, Some(id)).await?;
+        unlock(s, Some(id), true).await?;
     }
     if let Some(id) = &opts.chat {
         s.select(id).await?;

@@ -129,8 +129,9 @@ fn held(id: &str, pid: Option<u32>, server: &str) -> Failure {
     Failure::server(
         Some(ErrorCode::Locked),
         format!(
-            "chat {id} is held by {who}; close it there, or take it over with `bb7 unlock` \
-             (or --take-over on this command)"
+            "chat {id} is held by {who}; close it there, or take it over with `bb7 unlock \
+             --force` (or --take-over on this command), after which both processes may save \
+             it and overwrite each other's messages"
         ),
     )
 }
