@@ -201,6 +201,35 @@ fn auto_falls_back_to_blocks_when_the_server_refuses_tools_and_remembers_it() {
 }
 
 #[test]
+fn the_blocks_retry_keeps_the_cache_breakpoints() {
+    // A model that caches only at breakpoints, with a system text long enough to mark.
+    let (env, fake) = fake_env(json!({"default_model": "anthropic/claude-sonnet-4.5"}));
+    tools_refusing_server(&env, &fake);
+    let rules: String = (0..300)
+        .map(|i| format!("Rule {i}: keep functions short.\n"))
+        .collect();
+    let (mut b, _chat) = env.with_chat();
+    env.write(".bb7/instructions", &rules);
+    env.add(&mut b, "src/main.rs", SOURCE);
+    assert_eq!(b.turn("Make x two.")["type"], "done");
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 2);
+    let system = |body: &Value| body["messages"][0]["content"].clone();
+    let parts = system(&bodies[1]);
+    let last = parts.as_array().and_then(|p| p.last()).cloned();
+    let last = last.expect("the retry's system message is plain text, without a breakpoint");
+    assert!(last["text"].as_str().unwrap().contains("<<<<<<< SEARCH"));
+    assert!(last["text"].as_str().unwrap().contains("Rule 299"));
+    assert_eq!(
+        last["cache_control"],
+        system(&bodies[0])[0]["cache_control"]
+    );
+    assert_eq!(last["cache_control"]["type"], "ephemeral");
+    assert_eq!(breakpoints(&bodies[1]), breakpoints(&bodies[0]));
+    assert_eq!(bodies[1]["messages"][1], bodies[0]["messages"][1]);
+}
+
+#[test]
 fn explicit_tools_format_does_not_fall_back() {
     let (env, fake) = fake_env(json!({"edit_format": "tools"}));
     tools_refusing_server(&env, &fake);

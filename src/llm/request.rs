@@ -75,6 +75,22 @@ impl Content {
             Content::Parts(parts) => parts.iter().map(|p| p.text.as_str()).collect(),
         }
     }
+
+    /// Replaces the text and keeps the shape: plain text stays plain; parts become one
+    /// part with the new text that keeps the breakpoint of the last one, so a request
+    /// whose system text changes (edits as blocks after a refusal of `tools`) still asks
+    /// the provider to cache up to its end.
+    pub fn replace_text(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        *self = match std::mem::replace(self, Content::Text(String::new())) {
+            Content::Text(_) => Content::Text(text),
+            Content::Parts(parts) => Content::Parts(vec![ContentPart {
+                kind: "text",
+                text,
+                cache_control: parts.into_iter().last().and_then(|p| p.cache_control),
+            }]),
+        };
+    }
 }
 
 /// One text part of a [`Content::Parts`].

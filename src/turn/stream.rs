@@ -386,7 +386,7 @@ pub async fn run(
             body.tools.clear();
             body.tool_choice = None;
             if let Some(system) = body.messages.first_mut().filter(|m| m.role == Role::System) {
-                *system = ChatMessage::text(Role::System, blocks_system.as_str());
+                system.content.replace_text(blocks_system.as_str());
             }
             read_blocks = true;
             fell_back_to_blocks = true;
