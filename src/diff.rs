@@ -319,22 +319,98 @@ pub fn edits(old: &str, new: &str) -> Vec<Edit> {
 /// Callers check conflicts first; overlapping edits here are a bug and are skipped.
 pub fn apply_edits(base: &str, edits: &[Edit]) -> String {
     let a = lines(base);
-    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    apply_within(&a, 0..a.len(), edits.iter())
+}
+
+/// Lines `range` of a base text split into `lines`, with `edits` (all inside the
+/// range, any order) applied; overlapping ones after the first are skipped.
+fn apply_within<'e>(
+    lines: &[&str],
+    range: std::ops::Range<usize>,
+    edits: impl Iterator<Item = &'e Edit>,
+) -> String {
+    let mut sorted: Vec<&Edit> = edits.collect();
     sorted.sort_by_key(|e| (e.start, e.end));
-    let mut out = String::with_capacity(base.len());
-    let mut pos = 0;
+    let mut out = String::new();
+    let mut pos = range.start;
     for e in sorted {
         if e.start < pos {
             continue;
         }
-        out.extend(a[pos..e.start].iter().copied());
+        out.extend(lines[pos..e.start].iter().copied());
         for l in &e.lines {
             out.push_str(l);
         }
         pos = e.end;
     }
-    out.extend(a[pos..].iter().copied());
+    out.extend(lines[pos..range.end].iter().copied());
     out
+}
+
+/// Edits of one base text from two sides (the model's, the user's) that touch each
+/// other ([`Edit::conflicts_with`]), directly or through a chain of such edits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlap {
+    /// Indices into the first side's edits, in order.
+    pub theirs: Vec<usize>,
+    /// Indices into the second side's edits, in order.
+    pub ours: Vec<usize>,
+    /// Both sides leave the same text over the lines the group covers: the same
+    /// change made twice, which is no conflict.
+    pub same: bool,
+}
+
+/// The groups of `theirs` and `ours` (edits of `base`, each side free of overlaps
+/// as one diff gives them) that touch each other, in no particular order. An edit
+/// that touches nothing of the other side is in no group.
+pub fn overlaps(base: &str, theirs: &[Edit], ours: &[Edit]) -> Vec<Overlap> {
+    // Union-find over both sides: theirs are 0..n, ours n..n+m.
+    let n = theirs.len();
+    let mut parent: Vec<usize> = (0..n + ours.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut touched = vec![false; parent.len()];
+    for (i, t) in theirs.iter().enumerate() {
+        for (j, u) in ours.iter().enumerate() {
+            if t.conflicts_with(u) {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, n + j));
+                parent[a] = b;
+                touched[i] = true;
+                touched[n + j] = true;
+            }
+        }
+    }
+    let mut groups: std::collections::BTreeMap<usize, Overlap> = Default::default();
+    for k in (0..parent.len()).filter(|&k| touched[k]) {
+        let g = groups.entry(root(&mut parent, k)).or_insert(Overlap {
+            theirs: Vec::new(),
+            ours: Vec::new(),
+            same: false,
+        });
+        if k < n {
+            g.theirs.push(k);
+        } else {
+            g.ours.push(k - n);
+        }
+    }
+    let a = lines(base);
+    groups
+        .into_values()
+        .map(|mut g| {
+            let t: Vec<&Edit> = g.theirs.iter().map(|&i| &theirs[i]).collect();
+            let o: Vec<&Edit> = g.ours.iter().map(|&j| &ours[j]).collect();
+            let start = t.iter().chain(&o).map(|e| e.start).min().unwrap_or(0);
+            let end = t.iter().chain(&o).map(|e| e.end).max().unwrap_or(0);
+            g.same = apply_within(&a, start..end, t.into_iter())
+                == apply_within(&a, start..end, o.into_iter());
+            g
+        })
+        .collect()
 }
 
 /// The user's edits: base to disk. A missing file counts as empty when the base is
@@ -397,6 +473,46 @@ mod tests {
         let big: String = (0..200).map(|i| format!("line {i}\n")).collect();
         let h = hunks("b.txt", &big, &big.replace("line", "LINE"));
         assert!(h[0].oversized);
+    }
+
+    #[test]
+    fn the_same_change_on_both_sides_is_one_group_that_agrees() {
+        let base = "a\nb\nc\nd\ne\nf\n";
+        let model = edits(base, "A\nb\nc\nD\ne\nf\n");
+        // The user typed the model's first change, and something else of their own
+        // over the second one.
+        let user = edits(base, "A\nb\nc\nmine\ne\nf\n");
+        let mut g = overlaps(base, &model, &user);
+        g.sort_by_key(|o| o.theirs.clone());
+        assert_eq!(g.len(), 2);
+        assert!(g[0].same && g[0].theirs == [0] && g[0].ours == [0]);
+        assert!(!g[1].same && g[1].theirs == [1] && g[1].ours == [1]);
+        // Two model hunks next to each other taken by one user edit agree as a group.
+        let split = vec![
+            Edit {
+                start: 1,
+                end: 2,
+                lines: vec!["B\n".into()],
+            },
+            Edit {
+                start: 2,
+                end: 3,
+                lines: vec!["C\n".into()],
+            },
+        ];
+        let user = edits(base, "a\nB\nC\nd\ne\nf\n");
+        let g = overlaps(base, &split, &user);
+        assert_eq!(g.len(), 1);
+        assert!(g[0].same && g[0].theirs == [0, 1] && g[0].ours == [0]);
+        // Insertions at one point agree only with the same lines.
+        let ins = |l: &str| Edit {
+            start: 2,
+            end: 2,
+            lines: vec![l.into()],
+        };
+        assert!(overlaps(base, &[ins("x\n")], &[ins("x\n")])[0].same);
+        assert!(!overlaps(base, &[ins("x\n")], &[ins("y\n")])[0].same);
+        assert!(overlaps(base, &model, &[]).is_empty());
     }
 
     #[test]

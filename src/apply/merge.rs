@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::diff::{Edit, apply_edits, edits};
+use crate::diff::{Edit, apply_edits, edits, overlaps};
 use crate::text::{final_newline, set_final_newline, with_nl};
 use crate::text::{to_lf, uses_crlf, with_line_endings};
 
@@ -106,35 +106,36 @@ pub fn merge(
 fn three_way(base: &str, theirs: &str, ours: &str, force: bool) -> Result<String, Conflict> {
     let model = edits(base, theirs);
     let user = edits(base, ours);
-    // The same change made on both sides (an apply repeated after a crash, or the user
-    // typing what the model proposed) is not a conflict.
-    let user: Vec<(usize, Edit)> = user
-        .into_iter()
-        .enumerate()
-        .filter(|(_, u)| !model.contains(u))
-        .collect();
-    let clashing: Vec<usize> = user
+    // Where the two sides touch the same lines and leave the same text there (an apply
+    // repeated after a crash, the user typing or taking what the model proposed),
+    // there is no conflict: the model's edits make the user's text. Elsewhere the
+    // user's overlapping edits clash, and with `force` give way to the model's.
+    let groups = overlaps(base, &model, &user);
+    let clashing: Vec<usize> = groups
         .iter()
-        .filter(|(_, u)| model.iter().any(|m| m.conflicts_with(u)))
-        .map(|(i, _)| *i)
+        .filter(|g| !g.same)
+        .flat_map(|g| g.ours.iter().copied())
         .collect();
     if !clashing.is_empty() && !force {
-        return Err(Conflict::Overlap(ranges_in_ours(base, ours, &clashing)));
+        return Err(Conflict::Overlap(ranges_in_ours(&user, &clashing)));
     }
+    let grouped: Vec<usize> = groups.iter().flat_map(|g| g.ours.clone()).collect();
     let mut all = model;
     all.extend(
         user.into_iter()
-            .filter(|(i, _)| !clashing.contains(i))
+            .enumerate()
+            .filter(|(i, _)| !grouped.contains(i))
             .map(|(_, u)| u),
     );
     Ok(apply_edits(base, &all))
 }
 
-/// Where the user's edits `which` (indices into `edits(base, ours)`) sit in `ours`.
-fn ranges_in_ours(base: &str, ours: &str, which: &[usize]) -> Vec<LineRange> {
+/// Where the user's edits `which` (indices into `user`, the edits from the base to
+/// the file on disk) sit in the file on disk.
+fn ranges_in_ours(user: &[Edit], which: &[usize]) -> Vec<LineRange> {
     let mut shift: isize = 0;
     let mut out = Vec::new();
-    for (i, e) in edits(base, ours).iter().enumerate() {
+    for (i, e) in user.iter().enumerate() {
         let start = (e.start as isize + shift) as usize;
         if which.contains(&i) {
             out.push(LineRange {
@@ -186,6 +187,23 @@ mod tests {
         let theirs = BASE.replace("9\n", "nine\n");
         let m = merge(Some(BASE), &theirs, Some(&theirs), false).unwrap();
         assert_eq!(m.text, theirs);
+        // Next to the user's own edits: those survive, and only a different change of
+        // the same lines is a conflict.
+        let theirs = BASE.replace("2\n", "two\n").replace("9\n", "nine\n");
+        let ours = BASE
+            .replace("9\n", "nine\n")
+            .replace("5\n", "five (user)\n");
+        let m = merge(Some(BASE), &theirs, Some(&ours), false).unwrap();
+        assert_eq!(m.text, ours.replace("2\n", "two\n"));
+        let ours = ours.replace("2\n", "TWO\n");
+        let e = merge(Some(BASE), &theirs, Some(&ours), false).unwrap_err();
+        assert_eq!(
+            e,
+            Conflict::Overlap(vec![LineRange {
+                start_line: 2,
+                end_line: 2
+            }])
+        );
     }
 
     #[test]
