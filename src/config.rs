@@ -1,6 +1,8 @@
 //! User configuration (`~/.config/bb7/config.json`) and
 //! global state (`~/.bb7/state.json`).
 
+pub mod keys;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -56,6 +56,40 @@ fn init_state_machine() {
 }
 
 #[test]
+fn init_names_config_problems_for_the_editor() {
+    let env = Env::new();
+    // A clean config: the reply has no warnings field at all (the reference plugin's
+    // reply stays as it was).
+    env.write_config(json!({"default_model": "a/b"}));
+    let mut b = env.spawn();
+    let r = b.ok(json!({"action": "init", "project_root": ""}));
+    assert!(r.get("config_warnings").is_none(), "{r}");
+    assert!(r.get("config_error").is_none(), "{r}");
+    assert_eq!(r["default_model"], "a/b");
+    // A misspelled key is named with the key it likely means; the rest still applies.
+    env.write_config(json!({"defualt_model": "x/y", "default_model": "a/b", "zzz": 1}));
+    let r = b.ok(json!({"action": "init", "project_root": ""}));
+    let file = env.config_dir().join("config.json");
+    assert_eq!(
+        r["config_warnings"],
+        json!([
+            format!(
+                "{}: unknown key defualt_model is ignored; did you mean default_model?",
+                file.display()
+            ),
+            format!("{}: unknown key zzz is ignored", file.display()),
+        ]),
+        "{r}"
+    );
+    assert_eq!(r["default_model"], "a/b");
+    // A value of the wrong type is the config error, named by its key.
+    env.write_config(json!({"stream_timeout_secs": "soon"}));
+    let r = b.ok(json!({"action": "init", "project_root": ""}));
+    let e = r["config_error"].as_str().unwrap();
+    assert!(e.contains("stream_timeout_secs has the wrong type"), "{e}");
+}
+
+#[test]
 fn chat_lifecycle_and_on_disk_format() {
     let env = Env::new();
     env.write_config(json!({"default_model": "test/model-a"}));

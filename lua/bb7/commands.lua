@@ -19,6 +19,25 @@ local function report(what, err)
   say('Failed to ' .. what .. ': ' .. (err.message or 'unknown error'), levels.ERROR)
 end
 
+-- Problems of config.json the binary reported in `init` (config_error, and the
+-- config_warnings extension: an unknown key with the one it likely means), each shown
+-- once per Neovim session however often the binary starts. Whole, not cut to the
+-- command line as util.say does: the key it names is the point.
+local config_noted = {}
+
+local function note_config(r)
+  local fresh = {}
+  for _, w in ipairs(vim.list_extend({ r.config_error }, r.config_warnings or {})) do
+    if type(w) == 'string' and not config_noted[w] then
+      config_noted[w] = true
+      table.insert(fresh, w)
+    end
+  end
+  if #fresh > 0 then
+    vim.notify('BB-7: ' .. table.concat(fresh, '\n'), levels.WARN)
+  end
+end
+
 --- Makes sure the binary runs and knows the project.
 ---@param quiet boolean? do not warn when the project has no .bb7/
 ---@return boolean initialized
@@ -34,6 +53,7 @@ function M.ensure(quiet)
       say('Failed to start: ' .. err.message, levels.ERROR)
       return false
     end
+    note_config(r)
     state.set_initialized(not r.global_only)
   end
   if not state.initialized() and not quiet then

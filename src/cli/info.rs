@@ -116,7 +116,7 @@ pub(super) async fn warn_unknown_model(s: &mut Session, name: &str) {
         return;
     }
     let ids = list.iter().map(|m| m.id.as_str());
-    let hint = super::config_keys::closest(name, ids)
+    let hint = crate::config::keys::closest(name, ids)
         .map(|m| format!("; did you mean {m}?"))
         .unwrap_or_default();
     eprintln!("bb7: warning: model {name} is not in the models list (`bb7 models`){hint}");

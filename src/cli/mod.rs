@@ -6,7 +6,6 @@ pub mod args;
 mod ask;
 mod chat;
 mod client;
-pub mod config_keys;
 mod context;
 pub mod eval;
 mod info;
@@ -22,8 +21,9 @@ use std::time::Duration;
 
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
+use crate::protocol::init_reply::InitReply;
 use crate::protocol::params;
-use crate::protocol::replies::{Ack, Opened};
+use crate::protocol::replies::Ack;
 pub use args::{Command, ToolsMode};
 pub use client::{Client, Failure, Res, exit};
 use session::{Session, active_in_index, project_store};
@@ -74,30 +74,6 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         let _ = store.set_active(previous.as_deref());
     }
     result
-}
-
-/// Warns on stderr about keys of `config.json` that bb7 does not know, with the key
-/// each most likely misspells (a file that does not parse is `init`'s error).
-fn warn_unknown_config_keys() {
-    let Ok(dirs) = crate::project::UserDirs::from_env() else {
-        return;
-    };
-    let path = dirs.config.join("config.json");
-    let Some(config) = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-    else {
-        return;
-    };
-    for (key, guess) in config_keys::unknown_keys(&config) {
-        let hint = guess
-            .map(|g| format!("; did you mean {g}?"))
-            .unwrap_or_default();
-        eprintln!(
-            "bb7: warning: {}: unknown key {key} is ignored{hint}",
-            path.display()
-        );
-    }
 }
 
 /// `bb7 unlock [ID]` and `--take-over`: takes chat `id` (default: the project's active
@@ -155,7 +131,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     // `init` refuses a directory without `.bb7/`; only `chats` and `models` fall back
     // to global-only mode (an empty root), as the reference plugin does.
     let global_ok = matches!(cmd, Command::Chats | Command::Models { .. });
-    let init: Opened = match s
+    let init: InitReply = match s
         .c
         .call(Action::Init(params::Init {
             project_root: Some(root),
@@ -177,14 +153,16 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         }
         Err(f) => return Err(f),
     };
-    if init.global_only && !global_ok {
+    if init.opened.global_only && !global_ok {
         return Err(Failure::new(format!(
             "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
             opts.cwd.display()
         )));
     }
-    warn_unknown_config_keys();
-    if let Some(e) = &init.config_error {
+    for w in init.config_warnings.iter() {
+        eprintln!("bb7: warning: {w}");
+    }
+    if let Some(e) = &init.opened.config_error {
         if matches!(
             cmd,
             Command::Ask { .. } | Command::Chat { .. } | Command::Models { .. }

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
+use crate::protocol::init_reply::InitReply;
 use crate::protocol::params;
 use crate::protocol::replies::*;
 use std::path::PathBuf;
@@ -26,7 +27,7 @@ impl Session {
     /// `init`: a root with `.bb7/` opens that project; an absent or empty root starts
     /// global-only mode; a root without `.bb7/` is the error the reference plugin
     /// answers by retrying with an empty root.
-    pub(super) fn init(&mut self, args: params::Init) -> Result<Opened<'_>> {
+    pub(super) fn init(&mut self, args: params::Init) -> Result<InitReply<'_>> {
         let root = match args.project_root.as_deref() {
             None | Some("") => None,
             Some(r) => {
@@ -40,7 +41,9 @@ impl Session {
                 Some(root)
             }
         };
+        let mut config_warnings = Vec::new();
         if let Some(dirs) = &self.dirs {
+            config_warnings = crate::config::keys::warnings(&dirs.config);
             match Config::load(&dirs.config) {
                 Ok(c) => {
                     self.config = c;
@@ -73,15 +76,18 @@ impl Session {
                 }
             }
         }
-        Ok(Opened {
-            global_only: self.project.is_none(),
-            default_model: self
-                .config
-                .default_model
-                .as_deref()
-                .filter(|m| !m.is_empty())
-                .map(Into::into),
-            config_error: self.config_error.as_deref().map(Into::into),
+        Ok(InitReply {
+            opened: Opened {
+                global_only: self.project.is_none(),
+                default_model: self
+                    .config
+                    .default_model
+                    .as_deref()
+                    .filter(|m| !m.is_empty())
+                    .map(Into::into),
+                config_error: self.config_error.as_deref().map(Into::into),
+            },
+            config_warnings: config_warnings.into(),
         })
     }
 

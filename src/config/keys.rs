@@ -1,11 +1,38 @@
 //! Keys of `config.json` that bb7 does not know: a misspelled key (`defualt_model`)
 //! is otherwise ignored without a word. The known keys are read from [`Config`]'s own
-//! deserializer, so they follow the struct as fields are added.
+//! deserializer, so they follow the struct as fields are added. `init` sends the
+//! warnings to the editor (`config_warnings`, docs/PROTOCOL.md) and the command line
+//! prints them.
+
+use std::path::Path;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde_json::Value;
 
 use crate::config::Config;
+
+/// One line per unknown top-level key of `dir/config.json`, naming the file and the
+/// key it most likely misspells: `…/config.json: unknown key defualt_model is
+/// ignored; did you mean default_model?`. Empty when the file is missing or is not a
+/// JSON object (a file that does not parse is [`Config::load`]'s error).
+pub fn warnings(dir: &Path) -> Vec<String> {
+    let path = dir.join("config.json");
+    let Some(config) = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    else {
+        return Vec::new();
+    };
+    unknown_keys(&config)
+        .into_iter()
+        .map(|(key, guess)| {
+            let hint = guess
+                .map(|g| format!("; did you mean {g}?"))
+                .unwrap_or_default();
+            format!("{}: unknown key {key} is ignored{hint}", path.display())
+        })
+        .collect()
+}
 
 /// Every key `config.json` may hold.
 pub fn known_keys() -> &'static [&'static str] {
