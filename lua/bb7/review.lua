@@ -27,6 +27,9 @@ M.ns = vim.api.nvim_create_namespace('bb7_review')
 
 ---@type table<integer, {path: string, file: table, hunks: bb7.DrawnHunk[]}>
 local drawn = {}
+--- Buffers whose hunk is being taken with gY (the write must not redraw yet).
+---@type table<integer, boolean>
+local taking = {}
 
 local function define_highlights()
   local function set(name, link)
@@ -50,6 +53,25 @@ local function pending(file)
   return vim.tbl_filter(function(h)
     return h.state == nil or h.state == 'pending'
   end, file.hunks or {})
+end
+
+--- Records the hunks of `file` that the file on disk already holds (the user typed
+--- them, or took them with gY) when nothing else is pending: review_apply applies such
+--- hunks without writing, so the output is done and the file leaves the review.
+---@return boolean settled
+local function settle(path, file)
+  local held = vim.tbl_filter(function(h)
+    return h.on_disk
+  end, file.hunks or {})
+  if #held == 0 or #pending(file) > 0 then
+    return false
+  end
+  local r = api.review_apply({ path = path, accept = {}, reject = {}, expected_disk_hash = file.disk_hash or vim.NIL })
+  if r and #r.applied > 0 then
+    say(path .. ' already holds the model\'s changes: recorded as applied. Review of ' .. path .. ' done')
+    require('bb7.ui.render').refresh()
+  end
+  return r ~= nil
 end
 
 --- Files with pending hunks, in review_get order.
@@ -212,6 +234,9 @@ function M.refresh(path)
   local file = r and r.files and r.files[1]
   if not file or #pending(file) == 0 then
     detach(buf)
+    if file then
+      settle(path, file)
+    end
     return false
   end
   draw(buf, path, file)
@@ -365,11 +390,18 @@ local function attach(buf)
     end
     local path = drawn[buf].path
     local _, added = split_patch(dh.hunk.patch)
-    require('bb7.review_take').take(buf, path, dh, added, function()
+    -- The take writes the file and then records the hunk itself; the review is
+    -- drawn again after that, not on the write.
+    taking[buf] = true
+    local ok, err = pcall(require('bb7.review_take').take, buf, path, dh, added, function()
       local more = M.refresh(path)
       require('bb7.ui.render').refresh()
       return more
     end)
+    taking[buf] = nil
+    if not ok then
+      error(err, 0)
+    end
   end, "take the model's version of the hunk")
   map(k.next, function()
     M.next_hunk(1)
@@ -382,7 +414,7 @@ local function attach(buf)
     group = augroup,
     buffer = buf,
     callback = function()
-      if drawn[buf] then
+      if drawn[buf] and not taking[buf] then
         M.refresh(drawn[buf].path)
       end
     end,

@@ -2,9 +2,10 @@
 -- review's `take` key). The binary keeps such a hunk pending (it touches lines the user
 -- changed), so the plugin writes it: the lines of the file that the hunk and the
 -- user's overlapping edits cover are replaced by the model's version of them, after a
--- confirmation naming those lines; the file is written and the hunk is then recorded
--- as decided by hand (review_apply `reject` with a reason saying the model's version
--- was taken), so it leaves the review and the model reads what happened.
+-- confirmation naming those lines, and the file is written. The file on disk then
+-- holds the hunk, which the binary treats as applied (docs/PROTOCOL.md, `on_disk`):
+-- review_apply records it as accepted, with a reason saying it was taken by hand, so
+-- it leaves the review and the model reads what happened.
 
 local api = require('bb7.api')
 local util = require('bb7.util')
@@ -83,8 +84,8 @@ function M.take(buf, path, dh, added, on_done)
   local file = r and r.files and r.files[1]
   local _, err = api.review_apply({
     path = path,
-    accept = {},
-    reject = { dh.hunk.hunk_id },
+    accept = { dh.hunk.hunk_id },
+    reject = {},
     reasons = { [dh.hunk.hunk_id] = "taken by hand: the model's version replaced my conflicting edit in the file" },
     expected_disk_hash = file and file.disk_hash or vim.NIL,
   })

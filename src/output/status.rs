@@ -14,6 +14,9 @@ use crate::chat::model::{Chat, ContextFile};
 use crate::context::ChatFiles;
 use crate::error::Result;
 use crate::filecache::{self, Facts};
+use crate::project::fsutil::read_text_opt;
+use crate::review::{self, OnDisk};
+use crate::text::to_lf;
 
 /// One row of `get_file_statuses` (docs/PROTOCOL.md, "Base: context and output").
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,6 +64,10 @@ pub struct FileStatus {
     /// Section end line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_line: Option<u64>,
+    /// The file on disk already holds `all` or `some` of the model's pending hunks
+    /// (the same change made on both sides); absent when it holds none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_disk: Option<OnDisk>,
 }
 
 /// What decides a status letter.
@@ -153,18 +160,47 @@ fn disk_path(root: &Path, cf: &ContextFile) -> PathBuf {
     }
 }
 
-/// Whether the disk copy of `cf` differs from its snapshot (see
-/// [`FileStatus::out_of_sync`]).
-fn out_of_sync(base: &Path, root: &Path, cf: &ContextFile, snap: Option<&Facts>) -> bool {
-    let Some(snap) = snap else {
-        return true;
-    };
+/// Facts of the disk copy of `cf` (of its lines, for a section); `None` when it is gone
+/// or unreadable.
+fn disk_facts(base: &Path, root: &Path, cf: &ContextFile) -> Option<Facts> {
     let disk = disk_path(root, cf);
-    let facts = match (cf.start_line, cf.end_line) {
+    match (cf.start_line, cf.end_line) {
         (Some(s), Some(e)) => filecache::section_facts(base, &disk, s, e).ok().flatten(),
         _ => filecache::file_facts(base, &disk, false).ok().flatten(),
+    }
+}
+
+/// Whether the disk copy differs from the snapshot (see [`FileStatus::out_of_sync`]).
+fn out_of_sync(snap: Option<&Facts>, disk: Option<&Facts>) -> bool {
+    match (snap, disk) {
+        (Some(s), Some(d)) => d.sync_hash != s.sync_hash,
+        _ => true,
+    }
+}
+
+/// [`FileStatus::on_disk`] of project file `rel` with output: the texts are read and
+/// compared only when the disk differs from both the base (`None` for a file not in
+/// context: the empty text) and the output; a file equal to the output holds all of it.
+fn held_on_disk(
+    files: ChatFiles,
+    root: &Path,
+    rel: &str,
+    base: Option<(&ContextFile, &Facts)>,
+    output: &Facts,
+    disk: &Facts,
+) -> Option<OnDisk> {
+    if disk.sync_hash == output.sync_hash {
+        return Some(OnDisk::All);
+    }
+    let base_text = match base {
+        Some((_, snap)) if snap.sync_hash == disk.sync_hash => return None,
+        Some((cf, _)) => files.read_snapshot(cf).ok()?,
+        // A new file's only hunk is the whole text: the disk holds it only when equal.
+        None => return None,
     };
-    facts.is_none_or(|d| d.sync_hash != snap.sync_hash)
+    let out = files.read_output(rel).ok().flatten()?;
+    let now = read_text_opt(&root.join(rel), rel).ok().flatten()?;
+    review::on_disk(rel, &base_text, &out, Some(&to_lf(&now)))
 }
 
 /// Statuses of every context entry and every output file. With `contents` the rows
@@ -203,6 +239,13 @@ pub fn statuses(
                     .is_some_and(|o| Some(&o.sha256) != snap.as_ref().map(|s| &s.sha256)),
             }
         };
+        let disk = disk_facts(base, root, cf);
+        let on_disk = match (&output, &snap, &disk) {
+            (Some(o), Some(sn), Some(d)) if o.sha256 != sn.sha256 && !cf.external => {
+                held_on_disk(files, root, &cf.path, Some((cf, sn)), o, d)
+            }
+            _ => None,
+        };
         let snap_tokens = snap.as_ref().and_then(|s| s.tokens).unwrap_or(0);
         let out_tokens = output.as_ref().map(|o| o.tokens.unwrap_or(0));
         let (context_content, output_content) = if contents {
@@ -223,7 +266,7 @@ pub fn statuses(
             has_output: output.is_some(),
             readonly: cf.readonly,
             external: cf.external,
-            out_of_sync: out_of_sync(base, root, cf, snap.as_ref()),
+            out_of_sync: out_of_sync(snap.as_ref(), disk.as_ref()),
             tokens: out_tokens.unwrap_or(snap_tokens),
             original_tokens: out_tokens.map(|_| snap_tokens),
             output_tokens: out_tokens,
@@ -233,6 +276,7 @@ pub fn statuses(
             output_hash: (!contents).then(|| output.map(|o| o.sha256)).flatten(),
             start_line: cf.start_line,
             end_line: cf.end_line,
+            on_disk,
         });
     }
     for rel in &outputs {
@@ -241,6 +285,13 @@ pub fn statuses(
         }
         let facts = filecache::file_facts(base, &files.output_path(rel)?, true)?;
         let exists_locally = root.join(rel).symlink_metadata().is_ok();
+        let on_disk = match (&facts, exists_locally) {
+            (Some(o), true) => filecache::file_facts(base, &root.join(rel), false)
+                .ok()
+                .flatten()
+                .and_then(|d| held_on_disk(files, root, rel, None, o, &d)),
+            _ => None,
+        };
         let t = facts.as_ref().and_then(|f| f.tokens).unwrap_or(0);
         rows.push(FileStatus {
             path: rel.clone(),
@@ -267,6 +318,7 @@ pub fn statuses(
             },
             start_line: None,
             end_line: None,
+            on_disk,
         });
     }
     filecache::flush();

@@ -13,7 +13,7 @@ pub mod decided;
 
 use serde::{Deserialize, Serialize};
 
-use crate::diff::{self as hunks, Edit, Hunk, apply_edits, user_edits};
+use crate::diff::{self as hunks, Edit, Hunk, apply_edits, overlaps, user_edits};
 use crate::error::{Error, Result};
 use crate::text::{final_newline, set_final_newline, with_nl};
 
@@ -51,27 +51,85 @@ pub struct HunkView {
     /// Removed lines.
     pub removed: usize,
     /// `pending`, or `accepted` / `rejected` for a hunk already decided (listed until
-    /// the output is applied or discarded as a whole).
+    /// the output is applied or discarded as a whole); `accepted` also for a hunk the
+    /// file on disk already holds (`on_disk`).
     pub state: HunkState,
-    /// It does not touch lines the user changed on disk.
+    /// It does not touch lines the user changed on disk, or the file on disk already
+    /// holds it.
     pub applies_cleanly: bool,
     /// Larger than the limits and could not be split.
     pub oversized: bool,
+    /// The file on disk already holds this change (the user made the same change, or
+    /// took the model's version by hand): it is not pending, and the next decision
+    /// about the file records it as accepted without writing it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on_disk: bool,
+}
+
+/// How much of a file's pending change the file on disk already holds
+/// (`get_file_statuses`' `on_disk`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OnDisk {
+    /// Every pending hunk: applying the output changes nothing more.
+    #[serde(rename = "all")]
+    All,
+    /// Some of the pending hunks.
+    #[serde(rename = "some")]
+    Part,
+}
+
+/// Where the hunks of a file stand against the user's edits on disk.
+struct Standing {
+    /// Per hunk: the file on disk holds it.
+    held: Vec<bool>,
+    /// Per hunk: it touches a user edit that makes other text of those lines.
+    clashing: Vec<bool>,
+}
+
+fn standing(base: &str, all: &[Hunk], user: &[Edit]) -> Standing {
+    let edits: Vec<Edit> = all.iter().map(|h| h.edit.clone()).collect();
+    let mut held = vec![false; all.len()];
+    let mut clashing = vec![false; all.len()];
+    for g in overlaps(base, &edits, user) {
+        for i in g.theirs {
+            if g.same {
+                held[i] = true;
+            } else {
+                clashing[i] = true;
+            }
+        }
+    }
+    Standing { held, clashing }
 }
 
 /// The hunks of `path` for review. A missing final newline in any of the three texts
 /// is not a change (editors often send snapshots without one).
+/// Hunks the file on disk already holds come with state `accepted` and `on_disk`.
 pub fn review_hunks(path: &str, base: &str, output: &str, disk: Option<&str>) -> Vec<HunkView> {
     let (base, output) = (with_nl(base), with_nl(output));
     let disk = disk.map(with_nl);
     let user = user_edits(&base, disk.as_deref());
-    hunks::hunks(path, &base, &output)
-        .into_iter()
-        .map(|h| view(&h, &user))
+    let all = hunks::hunks(path, &base, &output);
+    let st = standing(&base, &all, &user);
+    all.iter()
+        .enumerate()
+        .map(|(i, h)| view(h, st.held[i], st.clashing[i]))
         .collect()
 }
 
-fn view(h: &Hunk, user: &[Edit]) -> HunkView {
+/// How much of the change from `base` to `output` the file on disk holds; `None`
+/// for none of it (or no change).
+pub fn on_disk(path: &str, base: &str, output: &str, disk: Option<&str>) -> Option<OnDisk> {
+    let hunks = review_hunks(path, base, output, disk);
+    let held = hunks.iter().filter(|h| h.on_disk).count();
+    match held {
+        0 => None,
+        n if n == hunks.len() => Some(OnDisk::All),
+        _ => Some(OnDisk::Part),
+    }
+}
+
+fn view(h: &Hunk, held: bool, clashing: bool) -> HunkView {
     let old_n = h.old_lines.len();
     let new_n = h.edit.lines.len();
     HunkView {
@@ -92,9 +150,14 @@ fn view(h: &Hunk, user: &[Edit]) -> HunkView {
         patch: h.patch(),
         added: new_n,
         removed: old_n,
-        state: HunkState::Pending,
-        applies_cleanly: !user.iter().any(|u| u.conflicts_with(&h.edit)),
+        state: if held {
+            HunkState::Accepted
+        } else {
+            HunkState::Pending
+        },
+        applies_cleanly: !clashing,
         oversized: h.oversized,
+        on_disk: held,
     }
 }
 
@@ -145,14 +208,17 @@ pub struct Decision {
     pub applied: Vec<(String, String)>,
     /// Rejected hunks, with their headers.
     pub rejected: Vec<(String, String)>,
-    /// Hunks still pending (conflicts included).
+    /// Hunks still pending (conflicts included). A hunk the file on disk holds is
+    /// never pending: unless rejected, it is applied without a write.
     pub pending: Vec<String>,
     /// Accepted hunks that touch lines the user changed; not applied.
     pub conflicts: Vec<String>,
 }
 
-/// Decides `accept` and `reject` for `path`. Errors: an id that is not a current hunk
-/// (the review changed; fetch it again), or one id both accepted and rejected.
+/// Decides `accept` and `reject` for `path`. Hunks the file on disk already holds are
+/// applied (they join the snapshot, the disk is not written for them) unless
+/// rejected, whether named or not. Errors: an id that is not a current hunk (the
+/// review changed; fetch it again), or one id both accepted and rejected.
 pub fn decide(
     path: &str,
     base: &str,
@@ -198,14 +264,26 @@ pub fn decide(
         ));
     }
     let user = user_edits(base, disk);
+    let st = standing(base, &all, &user);
+    let held: Vec<usize> = (0..all.len())
+        .filter(|i| st.held[*i] && !accepted.contains(i) && !rejected.contains(i))
+        .collect();
+    let mut accepted = accepted;
+    accepted.extend(held);
     let (ok, conflict): (Vec<usize>, Vec<usize>) = accepted
         .iter()
-        .partition(|&&i| !user.iter().any(|u| u.conflicts_with(&all[i].edit)));
+        .partition(|&&i| st.held[i] || !st.clashing[i]);
     let applied_edits: Vec<Edit> = ok.iter().map(|&i| all[i].edit.clone()).collect();
     let snapshot = apply_edits(base, &applied_edits);
-    let disk_new = (!ok.is_empty()).then(|| {
+    // The disk already holds the held hunks, as the user's edits.
+    let written: Vec<Edit> = ok
+        .iter()
+        .filter(|&&i| !st.held[i])
+        .map(|&i| all[i].edit.clone())
+        .collect();
+    let disk_new = (!written.is_empty()).then(|| {
         let mut both = user.clone();
-        both.extend(applied_edits.iter().cloned());
+        both.extend(written);
         set_final_newline(apply_edits(base, &both), end_newline)
     });
     let keep: Vec<Edit> = (0..all.len())
@@ -257,6 +335,42 @@ mod tests {
         assert!(d.conflicts.is_empty());
         assert_eq!(d.disk.as_deref(), Some("a\nB\n"));
         assert_eq!(d.applied[0].0, views[0].hunk_id);
+    }
+
+    #[test]
+    fn hunks_the_disk_holds_are_applied_without_a_write() {
+        // A rewrite large enough to be split into several hunks, typed in whole by the
+        // user: one edit of theirs covers the pieces, which agree as a group.
+        let block = |c: &str| -> String { (0..30).map(|i| format!("{c}{i}\n")).collect() };
+        let base = format!("{}\n{}\n{}", block("a"), block("b"), block("c"));
+        let output = base.replace('a', "A").replace('b', "B").replace('c', "C");
+        let views = review_hunks("f", &base, &output, Some(&output));
+        assert!(views.len() > 1, "{}", views.len());
+        assert!(
+            views
+                .iter()
+                .all(|h| h.on_disk && h.state == HunkState::Accepted)
+        );
+        assert_eq!(
+            on_disk("f", &base, &output, Some(&output)),
+            Some(OnDisk::All)
+        );
+        let none = Selection::Ids(vec![]);
+        let d = decide("f", &base, &output, Some(&output), &none, &none).unwrap();
+        assert_eq!(d.applied.len(), views.len());
+        assert_eq!((d.disk, d.output), (None, None));
+        assert_eq!(d.snapshot, output);
+        // Part of it typed: only those hunks are held, the rest stay pending.
+        let disk = base.replace('a', "A");
+        assert_eq!(
+            on_disk("f", &base, &output, Some(&disk)),
+            Some(OnDisk::Part)
+        );
+        let d = decide("f", &base, &output, Some(&disk), &none, &none).unwrap();
+        assert!(d.disk.is_none());
+        assert_eq!(d.output.as_deref(), Some(&output[..]));
+        assert_eq!(d.snapshot, disk);
+        assert_eq!(on_disk("f", &base, &output, Some(&base)), None);
     }
 
     #[test]

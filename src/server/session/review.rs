@@ -17,7 +17,7 @@ use crate::project::paths::locate_in_project;
 
 use crate::protocol::params;
 use crate::protocol::replies::*;
-use crate::review::{self, Selection, decided};
+use crate::review::{self, HunkState, Selection, decided};
 use crate::text::{to_lf, uses_crlf, with_line_endings};
 
 fn selection(hunks: params::HunkSelection) -> Selection {
@@ -74,17 +74,18 @@ impl Session {
             let disk = read_disk(&root.join(&rel), &rel)?;
             let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
             let mut hunks = decided::load(files, &rel);
-            let review_state = if hunks.is_empty() {
-                ReviewState::Pending
-            } else {
-                ReviewState::Partial
-            };
             hunks.extend(review::review_hunks(
                 &rel,
                 &base,
                 &output,
                 disk_lf.as_deref(),
             ));
+            // Decided hunks, and those the file on disk already holds, are not pending.
+            let review_state = if hunks.iter().all(|h| h.state == HunkState::Pending) {
+                ReviewState::Pending
+            } else {
+                ReviewState::Partial
+            };
             let status = status_of(match &cf {
                 Some(_) => Entry::InContext {
                     output_differs: output != base,
