@@ -42,6 +42,14 @@ fn rows(file: &Value) -> Vec<(String, String, bool, bool)> {
         .collect()
 }
 
+/// What [`rows`] gives for hunks `ids[i]` in the order of `want` (`(i, state,
+/// on_disk)`), each applying cleanly.
+fn clean(ids: &[String], want: &[(usize, &str, bool)]) -> Vec<(String, String, bool, bool)> {
+    want.iter()
+        .map(|&(i, state, on_disk)| (ids[i].clone(), state.to_owned(), on_disk, true))
+        .collect()
+}
+
 fn status(b: &mut Bb7) -> Value {
     b.ok(json!({"action": "get_file_statuses", "contents": false}))["files"][0].clone()
 }
@@ -72,14 +80,12 @@ fn a_hunk_the_user_typed_is_applied_not_pending() {
     let disk = BASE.replace("one", "ONE").replace("five", "five (mine)");
     env.write("f.txt", &disk);
     let f = review(&mut b);
-    assert_eq!(
-        rows(&f),
-        vec![
-            (ids[0].clone(), "accepted".into(), true, true),
-            (ids[1].clone(), "pending".into(), false, true),
-            (ids[2].clone(), "pending".into(), false, true),
-        ]
-    );
+    let held_first = [
+        (0, "accepted", true),
+        (1, "pending", false),
+        (2, "pending", false),
+    ];
+    assert_eq!(rows(&f), clean(&ids, &held_first));
     assert_eq!(f["review_state"], "partial");
     let s = status(&mut b);
     assert_eq!(s["status"], "M");
@@ -96,14 +102,12 @@ fn a_hunk_the_user_typed_is_applied_not_pending() {
     assert_eq!(r["conflicts"], json!([]));
     assert_eq!(env.read("f.txt"), disk.replace("eight", "EIGHT"));
     let after = review(&mut b);
-    assert_eq!(
-        rows(&after),
-        vec![
-            (ids[0].clone(), "accepted".into(), true, true),
-            (ids[1].clone(), "accepted".into(), false, true),
-            (ids[2].clone(), "pending".into(), false, true),
-        ]
-    );
+    let both = [
+        (0, "accepted", true),
+        (1, "accepted", false),
+        (2, "pending", false),
+    ];
+    assert_eq!(rows(&after), clean(&ids, &both));
     // The snapshot holds both, so the model reads that they were taken.
     let snap = b.ok(json!({"action": "get_context_file", "path": "f.txt"}));
     assert_eq!(

@@ -4,19 +4,6 @@
 local test, H = ...
 local L = vim.log.levels
 
-local function setup_review(files, outputs)
-  local proj = H.project(files)
-  vim.cmd('BB7Init')
-  vim.cmd('BB7NewChat')
-  for rel in pairs(outputs) do
-    vim.cmd('BB7Add ' .. rel)
-  end
-  for rel, content in pairs(outputs) do
-    H.output(proj, rel, content)
-  end
-  return proj
-end
-
 --- The hunk decisions in the chat's history: { {action, hunk_id, reason}, … }.
 local function decisions()
   local chat = require('bb7.client').request_sync('chat_get', {})
@@ -38,7 +25,7 @@ local function first_rows(buf)
 end
 
 test("on disk: gY takes a conflicting hunk and records it as accepted", function()
-  local proj = setup_review({ ['a.txt'] = 'a1\na2\na3\na4\na5\na6\n' }, { ['a.txt'] = 'A1\na2\na3\na4\nA5\na6\n' })
+  local proj = H.chat_with_output({ ['a.txt'] = 'a1\na2\na3\na4\na5\na6\n' }, 'a.txt', { ['a.txt'] = 'A1\na2\na3\na4\nA5\na6\n' })
   vim.fn.writefile({ 'a1', 'a2', 'a3', 'a4', 'mine', 'a6' }, proj .. '/a.txt')
   vim.cmd('BB7Review a.txt')
   local buf = vim.api.nvim_get_current_buf()
@@ -61,7 +48,7 @@ test("on disk: gY takes a conflicting hunk and records it as accepted", function
 end)
 
 test('on disk: typing the model\'s change and saving takes the hunk out of the review', function()
-  local proj = setup_review({ ['b.txt'] = 'b1\nb2\nb3\nb4\nb5\n' }, { ['b.txt'] = 'B1\nb2\nb3\nb4\nB5\n' })
+  local proj = H.chat_with_output({ ['b.txt'] = 'b1\nb2\nb3\nb4\nb5\n' }, 'b.txt', { ['b.txt'] = 'B1\nb2\nb3\nb4\nB5\n' })
   vim.cmd('BB7Review b.txt')
   local buf = vim.api.nvim_get_current_buf()
   H.eq(first_rows(buf), { 1, 5 }, 'two hunks drawn')
