@@ -21,9 +21,9 @@ use std::time::Duration;
 
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
-use crate::protocol::init_reply::InitReply;
+
 use crate::protocol::params;
-use crate::protocol::replies::Ack;
+use crate::protocol::replies::{Ack, Opened};
 pub use args::{Command, ToolsMode};
 pub use client::{Client, Failure, Res, exit};
 use session::{Session, active_in_index, project_store};
@@ -131,7 +131,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     // `init` refuses a directory without `.bb7/`; only `chats` and `models` fall back
     // to global-only mode (an empty root), as the reference plugin does.
     let global_ok = matches!(cmd, Command::Chats | Command::Models { .. });
-    let init: InitReply = match s
+    let init: Opened = match s
         .c
         .call(Action::Init(params::Init {
             project_root: Some(root),
@@ -153,7 +153,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         }
         Err(f) => return Err(f),
     };
-    if init.opened.global_only && !global_ok {
+    if init.global_only && !global_ok {
         return Err(Failure::new(format!(
             "not initialized: no .bb7/ in {} or above; run `bb7 init` in the project root",
             opts.cwd.display()
@@ -162,7 +162,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     for w in init.config_warnings.iter() {
         eprintln!("bb7: warning: {w}");
     }
-    if let Some(e) = &init.opened.config_error {
+    if let Some(e) = &init.config_error {
         if matches!(
             cmd,
             Command::Ask { .. } | Command::Chat { .. } | Command::Models { .. }

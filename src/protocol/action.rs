@@ -32,7 +32,7 @@ macro_rules! action_table {
         /// Create `.bb7/` in a project and open it.
         Bb7Init(Init) = "bb7_init" -> Ack => bb7_init,
         /// Open a project (or global-only mode) and restore its active chat.
-        Init(Init) = "init" -> InitReply => init,
+        Init(Init) = "init" -> Opened => init,
         /// Where the instruction files are and whether they load.
         GetCustomizationInfo(NoParams) = "get_customization_info" -> CustomizationInfo => customization_info,
         /// Create an instruction file from its template.

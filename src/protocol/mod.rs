@@ -5,7 +5,6 @@
 pub mod action;
 pub mod events;
 mod fields;
-pub mod init_reply;
 pub mod outbox;
 pub mod params;
 pub mod replies;

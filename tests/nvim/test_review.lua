@@ -325,7 +325,7 @@ test("a conflicting hunk: gY asks, then takes the model's version of it and only
   local reason
   for _, m in ipairs(chat.messages) do
     for _, p in ipairs(m.parts) do
-      if p.action == 'UserRejectHunk' then
+      if p.action == 'UserAcceptHunk' then
         reason = p.reason
       end
     end

@@ -111,6 +111,11 @@ reply_types! {
         /// Why the config file could not be read, if it could not.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub config_error: Option<Cow<'a, str>>,
+        /// One line per problem of `config.json` that bb7 works around, e.g. an unknown
+        /// key with the key it likely misspells (`config::keys::warnings`); absent when
+        /// empty, so the reference plugin reads the reply as before.
+        #[serde(default, skip_serializing_if = "<[_]>::is_empty")]
+        pub config_warnings: Cow<'a, [String]>,
     }
 
     /// `get_customization_info`: which instruction files exist and are usable.

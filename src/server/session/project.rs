@@ -7,7 +7,6 @@ use crate::error::{Error, Result};
 use crate::project::Project;
 use crate::project::fsutil::{read_text_opt, write_atomic};
 use crate::prompt::instructions;
-use crate::protocol::init_reply::InitReply;
 use crate::protocol::params;
 use crate::protocol::replies::*;
 use std::path::PathBuf;
@@ -27,7 +26,7 @@ impl Session {
     /// `init`: a root with `.bb7/` opens that project; an absent or empty root starts
     /// global-only mode; a root without `.bb7/` is the error the reference plugin
     /// answers by retrying with an empty root.
-    pub(super) fn init(&mut self, args: params::Init) -> Result<InitReply<'_>> {
+    pub(super) fn init(&mut self, args: params::Init) -> Result<Opened<'_>> {
         let root = match args.project_root.as_deref() {
             None | Some("") => None,
             Some(r) => {
@@ -76,17 +75,15 @@ impl Session {
                 }
             }
         }
-        Ok(InitReply {
-            opened: Opened {
-                global_only: self.project.is_none(),
-                default_model: self
-                    .config
-                    .default_model
-                    .as_deref()
-                    .filter(|m| !m.is_empty())
-                    .map(Into::into),
-                config_error: self.config_error.as_deref().map(Into::into),
-            },
+        Ok(Opened {
+            global_only: self.project.is_none(),
+            default_model: self
+                .config
+                .default_model
+                .as_deref()
+                .filter(|m| !m.is_empty())
+                .map(Into::into),
+            config_error: self.config_error.as_deref().map(Into::into),
             config_warnings: config_warnings.into(),
         })
     }

@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::protocol::Encoded;
 use crate::protocol::action::{Action, action_table};
 #[allow(unused_imports)] // the table names parameter and reply types by their short names
-use crate::protocol::{init_reply::InitReply, params::*, replies::*};
+use crate::protocol::{params::*, replies::*};
 
 macro_rules! dispatch_rows {
     ($( $(#[$doc:meta])* $variant:ident($params:ty) = $name:literal -> $reply:ty => $handler:ident $(($call:ident))?, )*) => {
