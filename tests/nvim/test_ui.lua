@@ -180,3 +180,23 @@ test('a change from an earlier session still shows as one line that expands to i
   H.eq(vim.fn.readfile(proj .. '/main.lua')[1], 'local x = 2', 'applied')
   H.truthy(vim.tbl_contains(H.pane('preview'), '· Assistant changed main.lua'), 'plain event line: ' .. vim.inspect(H.pane('preview')))
 end)
+
+test('a pane resized by hand (<C-w>) keeps its size and its title is cut to it', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat Parser work')
+  vim.cmd('BB7')
+  local layout = require('bb7.ui.layout')
+  H.truthy(not vim.endswith(winbar('preview'), '…'), 'the whole title fits first: ' .. winbar('preview'))
+  -- Once the estimate is in, nothing else redraws the titles.
+  H.wait(function() return winbar('input'):find('tok', 1, true) ~= nil end, 3000, 'the estimate')
+  vim.api.nvim_win_set_width(layout.win('chats'), 60)
+  -- What Neovim's main loop does after a resize (a script run with -l never reaches it).
+  vim.api.nvim_exec_autocmds('WinResized', {})
+  local width = vim.api.nvim_win_get_width(layout.win('preview'))
+  H.truthy(width < 24, 'the preview got narrower: ' .. width)
+  H.wait(function() return vim.endswith(winbar('preview'), '…') end, 2000, 'title cut: ' .. winbar('preview'))
+  local title = winbar('preview')
+  H.truthy(vim.api.nvim_strwidth(title) <= width, 'title fits the new width: ' .. title)
+  H.eq(vim.api.nvim_win_get_width(layout.win('chats')), 60, 'the hand-made size stays')
+end)

@@ -2,7 +2,8 @@
 --   chats (top left) · files (bottom left) · preview (top right) · input (bottom right)
 -- in a tab of their own (layout = 'tab') or floating over the editor (layout = 'float').
 -- Panes have no `~` filler (fillchars eob), a title in their winbar, no tabline while
--- the tab shows, and sizes that follow the editor's (VimResized).
+-- the tab shows, and sizes that follow the editor's (VimResized); titles and rows follow
+-- a pane resized by hand (WinResized).
 
 local config = require('bb7.config')
 local state = require('bb7.state')
@@ -286,6 +287,15 @@ function M.open()
   require('bb7.ui.keymaps').attach()
   vim.api.nvim_clear_autocmds({ group = group })
   vim.api.nvim_create_autocmd('VimResized', { group = group, callback = resize })
+  -- A pane resized by hand (<C-w>) keeps its size; its title and rows are cut to it.
+  vim.api.nvim_create_autocmd('WinResized', {
+    group = group,
+    callback = function()
+      if M.visible() then
+        require('bb7.ui.render').refresh()
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd({ 'TabEnter', 'TabNew', 'TabClosed' }, { group = group, callback = M.apply_tabline })
   if P.floating then
     -- One pane closed by hand (:q) takes the others and the backdrop with it.
