@@ -45,6 +45,23 @@ fn apply_keeps_a_saved_edit_elsewhere_and_status_marks_it() {
 }
 
 #[test]
+fn status_says_when_the_file_already_holds_the_models_change() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    model_edits(&fake, "f.txt", "l2\n", "MODEL\n");
+    ok(&env, &["ask", "change line 2"]);
+    // The user typed the same change by hand.
+    env.write("f.txt", &TEN.replace("l2\n", "MODEL\n"));
+    assert_eq!(
+        stdout(&ok(&env, &["status"])),
+        "~M  f.txt  (already on disk)\n"
+    );
+    // Applying it changes nothing more and is no conflict.
+    ok(&env, &["apply"]);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "MODEL\n"));
+}
+
+#[test]
 fn apply_stops_at_a_conflict_unless_forced() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("f.txt", TEN)]);

@@ -86,7 +86,8 @@ pub enum Command {
     ///
     /// M modified by the model, A new file, !A new but a file exists there already,
     /// S a section, R read-only, ~ changed on disk since it was added (`bb7 add`
-    /// refreshes it).
+    /// refreshes it). "(already on disk)" or "(partly on disk)" after a path: your
+    /// file already holds all or some of the model's change.
     Status,
     /// Show the model's pending changes as unified diffs.
     Diff {

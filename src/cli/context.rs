@@ -10,6 +10,7 @@ use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
 use crate::protocol::replies::{Ack, Applied, ContextList};
+use crate::review::OnDisk;
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
 /// context gets a fresh snapshot instead of an error.
@@ -164,10 +165,16 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
             Status::AddedOverExisting => render::style::ERROR,
             _ => render::style::DIM,
         };
+        let held = match f.on_disk {
+            Some(OnDisk::All) => "  (already on disk)",
+            Some(OnDisk::Part) => "  (partly on disk)",
+            None => "",
+        };
         text.push_str(&format!(
-            "{} {}{range}\n",
+            "{} {}{range}{}\n",
             render::paint(colour, &mark),
-            terminal::safe(&f.path, terminal::Sink::Stdout)
+            terminal::safe(&f.path, terminal::Sink::Stdout),
+            render::paint(render::style::DIM, held)
         ));
     }
     s.out_rendered(&text);
