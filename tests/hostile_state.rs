@@ -316,3 +316,44 @@ fn a_users_cancel_still_says_so() {
     assert_eq!(end["message"], "Response aborted by user.", "{end}");
     assert_eq!(b.close().code(), Some(0));
 }
+
+#[test]
+fn a_commit_that_fails_after_its_journal_is_undone_not_finished_later() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    env.add(&mut b, "a.txt", "a\n");
+    env.plant_output(&id, "a.txt", "earlier\n");
+    // A folder where the second output goes: staging and the journal succeed, moving
+    // `b.txt` into `output/` fails after `a.txt` has moved.
+    env.plant_output(&id, "b.txt/inside", "x\n");
+    fake.push_sse(response(
+        "",
+        "Two files.",
+        vec![
+            ("write_file", json!({"path": "a.txt", "content": "new a\n"})),
+            ("write_file", json!({"path": "b.txt", "content": "new b\n"})),
+        ],
+    ));
+    let end = b.turn("two files");
+    assert_eq!(end["type"], "diff_error", "{end}");
+    let calls = end["tool_calls"].as_array().unwrap();
+    assert_eq!(calls[1]["code"], "store_failed", "{end}");
+    // What the client was told is what is there: nothing of the response.
+    assert_eq!(env.output(&id, "a.txt").as_deref(), Some("earlier\n"));
+    assert_eq!(staging_dirs(&env, &id), 0);
+    assert_eq!(b.close().code(), Some(0));
+
+    // The obstacle goes (as a full disk frees up); opening the chat again must not
+    // finish the commit the client was told failed.
+    std::fs::remove_dir_all(env.chat_dir(&id).join("output/b.txt")).unwrap();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    let statuses = b.ok(json!({"action": "get_file_statuses"}));
+    assert_eq!(env.output(&id, "a.txt").as_deref(), Some("earlier\n"));
+    assert_eq!(env.output(&id, "b.txt"), None, "{statuses}");
+    let h = history(&env, &id);
+    assert!(h.iter().any(|(_, t)| t.contains("Two files.")), "{h:?}");
+    no_two_user_messages_in_a_row(&h);
+    assert_eq!(b.close().code(), Some(0));
+}

@@ -3,6 +3,7 @@
 //! context events every mutation appends.
 
 pub mod fork;
+mod staging;
 
 use std::path::PathBuf;
 
@@ -145,124 +146,6 @@ impl<'a> ChatFiles<'a> {
             }
             dir = d.parent().map(PathBuf::from);
         }
-        Ok(())
-    }
-
-    /// Writes several outputs so that they commit together, also across a crash
-    /// (invariant 6 in docs/ARCHITECTURE.md): every file is first written under
-    /// `staging/{txn}/files/`, then `staging/{txn}/journal.json` is written (the commit
-    /// point), then the files are renamed into `output/` and the staging directory is
-    /// removed. [`ChatFiles::recover_staged`] finishes a commit a crash interrupted and
-    /// discards one that never reached its journal. Errors: [`StoreError`], naming the
-    /// file that could not be staged; a commit that fails before its journal leaves
-    /// no staging directory behind.
-    pub fn commit_outputs(
-        &self,
-        writes: &std::collections::BTreeMap<String, String>,
-    ) -> std::result::Result<(), StoreError> {
-        let mut txn = [0u8; 6];
-        let _ = getrandom::fill(&mut txn);
-        let txn = format!("staging/{}", hex::encode(txn));
-        let staged = || -> std::result::Result<(), StoreError> {
-            for (path, content) in writes {
-                let at = |error: Error| StoreError {
-                    path: Some(path.clone()),
-                    error,
-                };
-                let file = self
-                    .store
-                    .chat_path(self.id, &format!("{txn}/files/{path}"))
-                    .map_err(at)?;
-                write_atomic(&file, content.as_bytes()).map_err(at)?;
-            }
-            let paths: Vec<&String> = writes.keys().collect();
-            let journal = self
-                .store
-                .chat_path(self.id, &format!("{txn}/journal.json"))?;
-            crate::project::fsutil::write_json_atomic(&journal, &paths)?;
-            Ok(())
-        };
-        if let Err(e) = staged() {
-            // Before the journal nothing is committed: the staging directory goes, so
-            // no failed commit is left behind for the next open to find.
-            if let Ok(dir) = self.store.chat_path(self.id, &txn) {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            if let Ok(dir) = self.store.chat_path(self.id, "staging") {
-                let _ = std::fs::remove_dir(dir);
-            }
-            return Err(e);
-        }
-        // After the journal the commit stands: a failure to move a file leaves the
-        // journaled directory, which the next open finishes (invariant 6).
-        Ok(self.finish_staged(&txn)?)
-    }
-
-    /// Moves the files of a journaled staging directory into `output/` and removes it.
-    fn finish_staged(&self, txn: &str) -> Result<()> {
-        let journal = self
-            .store
-            .chat_path(self.id, &format!("{txn}/journal.json"))?;
-        let paths: Vec<String> = std::fs::read(&journal)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        for path in &paths {
-            let staged = self
-                .store
-                .chat_path(self.id, &format!("{txn}/files/{path}"))?;
-            if !staged.is_file() {
-                continue; // moved before the interruption
-            }
-            let target = self.output_path(path)?;
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io("Cannot write output", e))?;
-            }
-            std::fs::rename(&staged, &target).map_err(|e| Error::io("Cannot write output", e))?;
-        }
-        let dir = self.store.chat_path(self.id, txn)?;
-        std::fs::remove_dir_all(&dir).map_err(|e| Error::io("Cannot clean up staged output", e))?;
-        // Only succeeds when no other commit is staged.
-        let _ = std::fs::remove_dir(self.store.chat_path(self.id, "staging")?);
-        Ok(())
-    }
-
-    /// Completes or discards output commits interrupted by a crash (see
-    /// [`ChatFiles::commit_outputs`]). Called when a chat is opened.
-    pub fn recover_staged(&self) -> Result<()> {
-        let root = self.store.chat_path(self.id, "staging")?;
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            return Ok(());
-        };
-        for entry in entries.flatten() {
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                continue;
-            };
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            let txn = format!("staging/{name}");
-            let journal = self
-                .store
-                .chat_path(self.id, &format!("{txn}/journal.json"))?;
-            // Only a journal known to be absent discards the commit; one that cannot
-            // be looked at now (a permission error) leaves it for a later open
-            // (Durability 9).
-            match journal.symlink_metadata() {
-                Ok(m) if m.is_file() => {
-                    self.finish_staged(&txn)?;
-                    continue;
-                }
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::io("Cannot look at a staged output commit", e));
-                }
-                _ => {}
-            }
-            let dir = self.store.chat_path(self.id, &txn)?;
-            std::fs::remove_dir_all(&dir)
-                .map_err(|e| Error::io("Cannot discard staged output", e))?;
-        }
-        let _ = std::fs::remove_dir(&root);
         Ok(())
     }
 
