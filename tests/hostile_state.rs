@@ -357,3 +357,47 @@ fn a_commit_that_fails_after_its_journal_is_undone_not_finished_later() {
     no_two_user_messages_in_a_row(&h);
     assert_eq!(b.close().code(), Some(0));
 }
+
+#[test]
+fn a_prompt_ledger_from_another_chat_is_a_cache_miss() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, first) = env.with_chat();
+    env.add(&mut b, "alpha.txt", "ALPHA ONLY IN THE FIRST CHAT\n");
+    fake.push_sse(response("", "An answer.", vec![]));
+    assert_eq!(b.turn("hi")["type"], "done");
+    let second = b.ok(json!({"action": "chat_new"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.add(&mut b, "bravo.txt", "BRAVO\n");
+    fake.push_sse(response("", "An answer.", vec![]));
+    assert_eq!(b.turn("hi")["type"], "done");
+    // The second chat's folder gets the first chat's ledger, as a chat copied over it
+    // (or restored from elsewhere) would; both chats began with the same message.
+    let ledger = |id: &str| env.chat_dir(id).join("prompt.json");
+    std::fs::copy(ledger(&first), ledger(&second)).unwrap();
+    fake.push_sse(response("", "An answer.", vec![]));
+    assert_eq!(b.turn("and now?")["type"], "done");
+    let sent = prompt_text(fake.chat_bodies().last().unwrap());
+    assert!(!sent.contains("ALPHA"), "another chat's file was sent: {sent}");
+    assert!(sent.contains("BRAVO"), "{sent}");
+    // A whole copied chat folder starts its ledger anew, with its own files.
+    b.ok(json!({"action": "chat_select", "id": first}));
+    assert_eq!(b.close().code(), Some(0));
+    let copy = "c0c0c0c0c0";
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(env.chat_dir(&first))
+        .arg(env.chat_dir(copy))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": copy}));
+    fake.push_sse(response("", "An answer.", vec![]));
+    assert_eq!(b.turn("again")["type"], "done");
+    let sent = prompt_text(fake.chat_bodies().last().unwrap());
+    assert!(sent.contains("ALPHA") && !sent.contains("BRAVO"), "{sent}");
+    assert_eq!(b.close().code(), Some(0));
+}

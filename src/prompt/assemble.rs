@@ -341,7 +341,11 @@ pub fn assemble(state: ChatState<'_>) -> Prompt {
     Prompt {
         system: state.system.to_owned(),
         blocks,
-        ledger: Ledger { base, updates },
+        ledger: Ledger {
+            chat: None,
+            base,
+            updates,
+        },
         reused_bytes,
     }
 }

@@ -87,6 +87,10 @@ pub struct ShownUpdate {
 /// The prompt ledger of one chat.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ledger {
+    /// The id of the chat it was written for. A ledger found in another chat's folder
+    /// (a copied chat, a folder restored from elsewhere) or without one is not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat: Option<String>,
     /// The files at the start of the chat (or of its ledger), sorted by path and range:
     /// the stable context block every request starts with.
     #[serde(default)]
@@ -97,11 +101,13 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// Reads a ledger; a missing or unreadable one is empty (a fresh start).
-    pub fn load(path: &Path) -> Ledger {
+    /// Reads the ledger of chat `chat`; a missing or unreadable one, or one written for
+    /// another chat (or naming none), is empty: a fresh start, one uncached request.
+    pub fn load(path: &Path, chat: &str) -> Ledger {
         std::fs::read(path)
             .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .and_then(|bytes| serde_json::from_slice::<Ledger>(&bytes).ok())
+            .filter(|l| l.chat.as_deref() == Some(chat))
             .unwrap_or_default()
     }
 

@@ -105,7 +105,7 @@ impl Session {
                 f.writable = false;
             }
         }
-        let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?);
+        let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
         let prompt = assemble::assemble(ChatState {
             system: &system,
             history: &chat.messages,
@@ -224,7 +224,8 @@ impl Session {
         self.check_cost(&model, &prompt, breakpoints.is_some())?;
         // The ledger goes first: an entry for a message that is never saved is not used
         // (it names another text), and a message without one is only sent uncached once.
-        let shown = std::mem::take(&mut prompt.ledger);
+        let mut shown = std::mem::take(&mut prompt.ledger);
+        shown.chat = Some(chat.id.clone());
         if let Ok(json) = serde_json::to_vec(&shown) {
             crate::project::flush_queue::write(
                 &store.chat_path(&chat.id, ledger::FILE_NAME)?,
