@@ -379,7 +379,10 @@ fn a_prompt_ledger_from_another_chat_is_a_cache_miss() {
     fake.push_sse(response("", "An answer.", vec![]));
     assert_eq!(b.turn("and now?")["type"], "done");
     let sent = prompt_text(fake.chat_bodies().last().unwrap());
-    assert!(!sent.contains("ALPHA"), "another chat's file was sent: {sent}");
+    assert!(
+        !sent.contains("ALPHA"),
+        "another chat's file was sent: {sent}"
+    );
     assert!(sent.contains("BRAVO"), "{sent}");
     // A whole copied chat folder starts its ledger anew, with its own files.
     b.ok(json!({"action": "chat_select", "id": first}));

@@ -87,7 +87,9 @@ impl ChatFiles<'_> {
             write_atomic(&file, content.as_bytes()).map_err(at)?;
         }
         let paths: Vec<&String> = writes.keys().collect();
-        let journal = self.store.chat_path(self.id, &format!("{txn}/journal.json"))?;
+        let journal = self
+            .store
+            .chat_path(self.id, &format!("{txn}/journal.json"))?;
         write_json_atomic(&journal, &paths)?;
         Ok(())
     }
@@ -95,12 +97,7 @@ impl ChatFiles<'_> {
     /// Moves each staged file into `output/`, an earlier output of its path first into
     /// `{txn}/old/`; `moved` records how far each path got. Errors: the path that could
     /// not be moved.
-    fn move_in(
-        &self,
-        txn: &str,
-        paths: &[&str],
-        moved: &mut Vec<Moved>,
-    ) -> Result<(), StoreError> {
+    fn move_in(&self, txn: &str, paths: &[&str], moved: &mut Vec<Moved>) -> Result<(), StoreError> {
         for &path in paths {
             let at = |error: Error| StoreError {
                 path: Some(path.to_owned()),
@@ -147,8 +144,11 @@ impl ChatFiles<'_> {
                 self.remove_empty_parents(&target);
             }
         }
-        let journal = self.store.chat_path(self.id, &format!("{txn}/journal.json"))?;
-        std::fs::remove_file(&journal).map_err(|e| Error::io("Cannot abort an output commit", e))?;
+        let journal = self
+            .store
+            .chat_path(self.id, &format!("{txn}/journal.json"))?;
+        std::fs::remove_file(&journal)
+            .map_err(|e| Error::io("Cannot abort an output commit", e))?;
         if let Some(dir) = journal.parent() {
             sync_dir(dir);
         }
@@ -198,7 +198,9 @@ impl ChatFiles<'_> {
     /// Finishes a journaled commit a crash interrupted: moves every file still staged
     /// into `output/` and removes the directory (earlier outputs kept aside go with it).
     fn finish_staged(&self, txn: &str) -> Result<()> {
-        let journal = self.store.chat_path(self.id, &format!("{txn}/journal.json"))?;
+        let journal = self
+            .store
+            .chat_path(self.id, &format!("{txn}/journal.json"))?;
         let paths: Vec<String> = std::fs::read(&journal)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())

@@ -66,16 +66,25 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
 /// Finishes background work; a bug there is logged and bb7 keeps serving.
 fn on_background(session: &mut Session, msg: session::BackgroundResult, ctx: &Ctx) {
-    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        session.on_background(msg, ctx)
-    }));
-    if done.is_err() {
-        tracing::error!("internal error while finishing background work");
+    guarded("finishing background work", || {
+        session.on_background(msg, ctx);
+    });
+}
+
+/// Runs a session step that must not end the process; a bug in it is logged.
+fn guarded(what: &str, step: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).is_err() {
+        tracing::error!("internal error while {what}");
     }
 }
 
 /// How long running turns get to save their partial results at shutdown.
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How long a turn whose file calls are being planned gets at shutdown before its
+/// answer is saved without its changes: editors stop bb7 soon after asking (Neovim two
+/// seconds after SIGTERM), and a plan of a huge edit can take longer than that.
+const PLAN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Serves requests from `input` until `shutdown` or end of input, writing messages to
 /// `output`. Returns the process exit status (always 0: no input ends bb7 any other
@@ -205,17 +214,29 @@ where
             Err(err) => outbox.send_error(&err, id),
         }
     }
-    // Let running turns save what they have.
+    // Let running turns save what they have; an answer whose changes are still being
+    // planned is saved without them once PLAN_GRACE is over, never dropped.
     session.cancel_all();
-    let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
+    let started = tokio::time::Instant::now();
+    let (grace, deadline) = (started + PLAN_GRACE, started + DRAIN_TIMEOUT);
     while session.has_in_flight() {
-        match tokio::time::timeout_at(deadline, internal.recv()).await {
-            Ok(Some(msg)) => {
-                on_background(&mut session, msg, &ctx);
-            }
-            _ => break,
+        let until = if session.is_planning() {
+            grace
+        } else {
+            deadline
+        };
+        match tokio::time::timeout_at(until, internal.recv()).await {
+            Ok(Some(msg)) => on_background(&mut session, msg, &ctx),
+            Ok(None) => break,
+            Err(_) if until == deadline => break,
+            Err(_) => guarded("saving interrupted answers", || {
+                session.interrupt_planning(&ctx)
+            }),
         }
     }
+    guarded("saving interrupted answers", || {
+        session.interrupt_planning(&ctx)
+    });
     // Deferred state writes reach the disk before the chat locks are let go
     // (docs/ARCHITECTURE.md, "Durability" 8).
     crate::project::flush_queue::flush_now();

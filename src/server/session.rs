@@ -79,6 +79,16 @@ struct InFlight {
     /// Cancelled because stdin ended, not by the user's `cancel`: the saved answer
     /// says so instead of "aborted by user".
     closed_by_exit: bool,
+    /// While its file calls are planned off the loop: the answer without its calls,
+    /// saved as it is when bb7 closes before the plan comes back.
+    planning: Option<Box<Planning>>,
+}
+
+/// A turn's answer without its tool calls, blocks and request messages: what saving
+/// the answer needs when its plan never comes back.
+struct Planning {
+    first: TurnOutcome,
+    repair: Option<TurnOutcome>,
 }
 
 /// Results of background work, handled by the server loop in arrival order.
@@ -137,6 +147,8 @@ pub struct Session {
     local_provider: Option<Arc<dyn Provider>>,
     /// Approvals and clarifications that running turns wait for.
     interactions: crate::turn::stream::Interactions,
+    /// Set at shutdown or end of input: no turn starts another round or attempt.
+    closing: bool,
 }
 
 impl Default for Session {
@@ -169,6 +181,7 @@ impl Session {
             provider: None,
             local_provider: None,
             interactions: Default::default(),
+            closing: false,
         }
     }
 

@@ -25,6 +25,10 @@ pub const CANCELLED: &str = "Response aborted by user.";
 /// [`CANCELLED`]: nobody pressed cancel.
 pub const INTERRUPTED: &str = "Response interrupted: bb7 was closed before the answer finished.";
 
+/// How a turn ends when bb7 was closed while its file changes were still being planned
+/// (matched against the files): the answer is kept, its changes are not stored.
+pub const INTERRUPTED_PLANNING: &str = "Response interrupted: bb7 was closed while the answer's file changes were being checked; they were not stored.";
+
 /// What the hidden repair round asks of the model after some edits failed.
 pub const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
 
@@ -252,6 +256,29 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
         event,
         usage,
         title,
+    }
+}
+
+/// Completes a turn whose file calls were never planned (planning met a bug, or bb7
+/// was closed first): the answer's text is saved with nothing written, then a system
+/// message with `note`, and the stream ends with an `error` of `code` saying `note`.
+/// The chat so never ends on a user message without its answer.
+pub fn unplanned(ended: Ended<'_>, code: ErrorCode, note: String) -> Completion {
+    let (text, thinking) = ended.text_and_thinking();
+    let mut messages = Vec::new();
+    if !text.is_empty() || !thinking.is_empty() || !ended.first.steps.is_empty() {
+        messages.push(assistant_message(ended, &text, &thinking, None));
+    }
+    messages.push(system_message(note.clone()));
+    Completion {
+        messages,
+        event: TurnMessage::Error {
+            message: note,
+            code,
+            chat_id: ended.first.spec.chat.id.clone(),
+        },
+        usage: ended.usage(),
+        title: false,
     }
 }
 

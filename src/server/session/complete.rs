@@ -1,7 +1,7 @@
 //! Completing a model turn: planning and committing its file tool calls, the hidden repair
 //! round, the assistant message and the change payloads of `done`.
 
-use super::{BackgroundResult, Ctx, Flow, PlannedTurn, Session};
+use super::{BackgroundResult, Ctx, Flow, PlannedTurn, Planning, Session};
 use crate::chat::ChatKey;
 use crate::chat::ids;
 use crate::chat::model::Chat;
@@ -9,12 +9,13 @@ use crate::chat::store::ChatStore;
 use crate::context::{ChatFiles, StoreError, find_file};
 use crate::edit::request::ProposedEdit;
 use crate::edit::{self, CallCode, CallStatus, FileAccess, Plan};
+use crate::error::ErrorCode;
 use crate::error::Result;
 use crate::llm::Usage;
 use crate::llm::request::{ChatMessage, Role};
 use crate::protocol::events::Change;
 use crate::tools::{DiffMode, ToolCall, ToolsMode};
-use crate::turn::complete::{Ended, REPAIR_REQUEST, complete};
+use crate::turn::complete::{Ended, INTERRUPTED_PLANNING, REPAIR_REQUEST, complete, unplanned};
 use crate::turn::stream::TurnOutcome;
 
 /// Lines of a new file shown in a `write` change payload.
@@ -28,8 +29,8 @@ impl Session {
     /// answered meanwhile (invariant 15); the turn stays in flight, and its chat busy,
     /// until the plan is committed.
     pub(super) fn plan_turn(
-        &self,
-        first: Box<TurnOutcome>,
+        &mut self,
+        mut first: Box<TurnOutcome>,
         repair: Option<Box<TurnOutcome>>,
         ctx: &Ctx,
     ) -> Result<()> {
@@ -45,10 +46,25 @@ impl Session {
         let has_calls = !first.calls.is_empty()
             || !first.blocks.is_empty()
             || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
+        if has_calls {
+            // What shutdown saves if the plan is not back in time (see
+            // `Session::interrupt_planning`).
+            let planning = Planning {
+                first: without_calls(&mut first),
+                repair: repair.as_deref().map(|r| {
+                    let mut r = r.clone();
+                    without_calls(&mut r)
+                }),
+            };
+            if let Some(f) = self.in_flight.get_mut(&first.spec.request_id) {
+                f.planning = Some(Box::new(planning));
+            }
+        }
         let job = move || {
             // A bug in the matcher must cost this turn only, and must still reach the
             // loop, or the chat would stay busy until a restart.
             let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                debug_hook::panic_if_asked(&first, repair.as_deref());
                 let ended = Ended {
                     first: &first,
                     repair: repair.as_deref(),
@@ -95,18 +111,27 @@ impl Session {
         plan: Result<Plan>,
         ctx: &Ctx,
     ) -> Result<Option<Flow>> {
-        let mut plan = plan?;
         let ended = Ended { first, repair };
+        let mut plan = match plan {
+            Ok(plan) => plan,
+            // The answer is kept, with the error after it (invariant 2).
+            Err(e) => {
+                self.save_unplanned(ended, e.code, e.message, ctx)?;
+                return Ok(Some(Flow::Continue));
+            }
+        };
         let key = first.spec.chat.clone();
         let root = self.root()?.to_path_buf();
         if first.fell_back_to_blocks {
             self.remember_no_tools(&first.spec.model);
         }
-        // A dropped attempt of a hybrid turn: the next one runs, nothing is saved.
-        if repair.is_none() && self.reroute(first, &plan, ctx)? {
+        // A dropped attempt of a hybrid turn: the next one runs, nothing is saved. No
+        // new round starts once bb7 is closing.
+        let more = repair.is_none() && !self.closing;
+        if more && self.reroute(first, &plan, ctx)? {
             return Ok(None);
         }
-        if repair.is_none() && ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
+        if more && ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
             self.start_repair(first, &plan, ctx)?;
             return Ok(None);
         }
@@ -159,6 +184,57 @@ impl Session {
             self.maybe_auto_title(&key, ctx);
         }
         Ok(Some(Flow::Continue))
+    }
+
+    /// Saves a turn whose file calls were never planned ([`unplanned`]) and ends its
+    /// stream. Errors: the chat could not be saved.
+    fn save_unplanned(
+        &mut self,
+        ended: Ended<'_>,
+        code: crate::error::ErrorCode,
+        note: String,
+        ctx: &Ctx,
+    ) -> Result<()> {
+        let mut completion = unplanned(ended, code, note);
+        let messages = std::mem::take(&mut completion.messages);
+        self.change_chat(&ended.first.spec.chat, |chat, _| {
+            chat.messages.extend(messages);
+            Ok(())
+        })?;
+        self.log_usage(&ended.first.spec.model, &completion.usage);
+        ctx.outbox
+            .emit(&completion.event, Some(&ended.first.spec.request_id));
+        Ok(())
+    }
+
+    /// Whether a turn's file calls are being planned off the request loop.
+    pub fn is_planning(&self) -> bool {
+        self.in_flight.values().any(|f| f.planning.is_some())
+    }
+
+    /// Saves every turn whose file calls are still being planned as it is, without its
+    /// changes ([`INTERRUPTED_PLANNING`]), and ends its stream: bb7 is closing and an
+    /// editor does not wait long for it (Neovim stops a job two seconds after asking).
+    /// A plan that comes back later is dropped (`finish_planned`).
+    pub fn interrupt_planning(&mut self, ctx: &Ctx) {
+        let planning: Vec<(String, Box<Planning>)> = self
+            .in_flight
+            .iter_mut()
+            .filter_map(|(rid, f)| Some((rid.clone(), f.planning.take()?)))
+            .collect();
+        for (rid, turn) in planning {
+            let ended = Ended {
+                first: &turn.first,
+                repair: turn.repair.as_ref(),
+            };
+            let note = INTERRUPTED_PLANNING.to_owned();
+            if let Err(e) = self.save_unplanned(ended, ErrorCode::Cancelled, note, ctx) {
+                tracing::warn!(error = %e.message, "could not save an interrupted answer");
+            }
+            let key = turn.first.spec.chat.clone();
+            self.in_flight.remove(&rid);
+            self.release_if_idle(&key);
+        }
     }
 
     /// Remembers in `~/.bb7/state.json` that `model`'s server refused `tools`, so
@@ -248,6 +324,44 @@ impl Session {
         self.in_flight.remove(&spec.request_id);
         self.spawn_turn(spec, provider, ctx, Some(Box::new(first.clone())));
         Ok(())
+    }
+}
+
+/// A copy of `turn` for [`Planning`] without what only planning and later rounds
+/// read (the calls, the blocks, the request's messages), which can be megabytes; they
+/// are taken out of `turn` for the copy and put back.
+fn without_calls(turn: &mut TurnOutcome) -> TurnOutcome {
+    let calls = std::mem::take(&mut turn.calls);
+    let blocks = std::mem::take(&mut turn.blocks);
+    let messages = std::mem::take(&mut turn.spec.body.messages);
+    let copy = turn.clone();
+    turn.calls = calls;
+    turn.blocks = blocks;
+    turn.spec.body.messages = messages;
+    copy
+}
+
+/// A test hook of debug builds: with `BB7_TEST_PANIC_PLANNING` set, planning panics for
+/// a turn whose file calls contain its value, so tests reach the guard around planning
+/// from outside (docs/ARCHITECTURE.md, "Entry points"). Release builds have no hook.
+mod debug_hook {
+    use crate::turn::stream::TurnOutcome;
+
+    /// Panics when asked to (see the module documentation).
+    pub(super) fn panic_if_asked(first: &TurnOutcome, repair: Option<&TurnOutcome>) {
+        #[cfg(debug_assertions)]
+        if let Ok(marker) = std::env::var("BB7_TEST_PANIC_PLANNING")
+            && !marker.is_empty()
+            && first
+                .calls
+                .iter()
+                .chain(repair.iter().flat_map(|r| r.calls.iter()))
+                .any(|c| c.arguments.contains(&marker))
+        {
+            panic!("planning panicked on purpose (BB7_TEST_PANIC_PLANNING)");
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = (first, repair);
     }
 }
 

@@ -348,6 +348,7 @@ impl Session {
                 chat: spec.chat.clone(),
                 cancel: cancel.clone(),
                 closed_by_exit: false,
+                planning: None,
             },
         );
         let outbox = ctx.outbox.clone();
@@ -453,6 +454,7 @@ impl Session {
     /// Cancels every running turn (shutdown or end of input); their partial results
     /// are still saved as they come back.
     pub fn cancel_all(&mut self) {
+        self.closing = true;
         for f in self.in_flight.values_mut() {
             if !f.cancel.is_cancelled() {
                 f.closed_by_exit = true;
@@ -539,6 +541,11 @@ impl Session {
         } = planned;
         let rid = first.spec.request_id.clone();
         let key = first.spec.chat.clone();
+        if !self.in_flight.contains_key(&rid) {
+            // Saved without its changes already: bb7 was closed while it was planned.
+            tracing::info!(request_id = %rid, "a plan came back after its turn was saved");
+            return Flow::Continue;
+        }
         let flow = match self.complete_turn(&first, repair.as_deref(), plan, ctx) {
             // A hidden repair round now runs under the same request id.
             Ok(None) => return Flow::Continue,

@@ -1,0 +1,187 @@
+//! Hostile ground in a turn's background work, through the real binary: closing bb7
+//! while a huge edit is planned, cancelling a turn whose retrieval read is slow, and a
+//! bug inside planning (invariants 2 and 15 in docs/ARCHITECTURE.md).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::fake_model::*;
+use common::{Bb7, Env, fake_env};
+use serde_json::json;
+
+/// The chat's messages as (role, text of its text parts).
+fn history(env: &Env, id: &str) -> Vec<(String, String)> {
+    env.chat_json(id)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let text: String = m["parts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["type"] == "text")
+                .filter_map(|p| p["content"].as_str())
+                .collect();
+            (m["role"].as_str().unwrap_or("").to_owned(), text)
+        })
+        .collect()
+}
+
+/// Waits until the fake model has written `n` data events of its answers.
+fn wait_until_sent(fake: &FakeModel, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fake.sent_at().len() < n {
+        assert!(
+            Instant::now() < deadline,
+            "the fake model never sent its answer"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn closing_bb7_while_a_huge_edit_is_planned_keeps_the_answer() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    env.add(&mut b, "a.txt", "fn main() {\n    println!(\"hi\");\n}\n");
+    // Three calls whose edit matches nothing, each one line of 20 MB: planning them
+    // takes seconds.
+    let huge = "x".repeat(20 << 20);
+    let mut steps = vec![role(), text("I tried a big edit.")];
+    for i in 0..3 {
+        let edit = json!({"old_string": format!("{huge}{i}"), "new_string": "y"});
+        let args = json!({"path": "a.txt", "edits": [edit]});
+        steps.extend(tool_call(i, "edit_file", args, 40));
+    }
+    steps.extend([finish("tool_calls"), done()]);
+    let events = steps.len();
+    fake.push_sse(steps);
+    let rid = b.send(json!({"action": "send", "content": "edit"}));
+    b.wait_for_text(&rid, "I tried a big edit.");
+    // The whole answer is sent; bb7 reads its end and starts planning.
+    wait_until_sent(&fake, events);
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    b.send(json!({"action": "shutdown"}));
+    // An editor kills its job two seconds after stopping it (Neovim does).
+    while t.elapsed() < Duration::from_secs(2) && b.child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("bb7 was still running after {:?}", t.elapsed());
+    b.kill();
+    let h = history(&env, &id);
+    assert!(
+        h.iter()
+            .any(|(r, t)| r == "assistant" && t.contains("I tried a big edit.")),
+        "the answer was lost: {h:?}"
+    );
+    let (role, note) = h.last().unwrap();
+    assert_eq!(role, "system", "{h:?}");
+    assert!(note.contains("interrupted"), "{note}");
+    assert_eq!(env.output(&id, "a.txt"), None);
+}
+
+#[test]
+fn a_bug_while_planning_costs_that_turn_only_and_keeps_its_answer() {
+    if !cfg!(debug_assertions) {
+        eprintln!("note: the planning hook exists in debug builds only; skipped");
+        return;
+    }
+    let (env, fake) = fake_env(json!({}));
+    let mut b = Bb7::spawn(
+        &env.home,
+        &env.project,
+        &[("BB7_TEST_PANIC_PLANNING", "PANIC-IN-PLANNING")],
+    );
+    b.ok(json!({"action": "bb7_init", "project_root": env.project}));
+    let id = b.ok(json!({"action": "chat_new"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.add(&mut b, "a.txt", "a\n");
+    fake.push_sse(response(
+        "",
+        "Here is the change.",
+        vec![(
+            "write_file",
+            json!({"path": "a.txt", "content": "PANIC-IN-PLANNING\n"}),
+        )],
+    ));
+    let end = b.turn("change a");
+    assert_eq!(end["type"], "error", "{end}");
+    assert_eq!(end["code"], "internal", "{end}");
+    assert_eq!(env.output(&id, "a.txt"), None);
+    let h = history(&env, &id);
+    assert!(
+        h.iter()
+            .any(|(r, t)| r == "assistant" && t.contains("Here is the change.")),
+        "{h:?}"
+    );
+    assert_eq!(h.last().unwrap().0, "system", "{h:?}");
+    // bb7 keeps serving, and the chat is free for the next turn.
+    b.ok(json!({"action": "ping"}));
+    fake.push_sse(response(
+        "",
+        "Done.",
+        vec![("write_file", json!({"path": "a.txt", "content": "b\n"}))],
+    ));
+    assert_eq!(b.turn("again")["type"], "done");
+    assert_eq!(env.output(&id, "a.txt").as_deref(), Some("b\n"));
+    assert_eq!(b.close().code(), Some(0));
+}
+
+/// A project whose search reads gigabytes: one file of nearly 1 MB (the search's limit
+/// per file) under `links` names, as hard links, so it costs a megabyte of disk.
+fn slow_to_search(env: &Env, links: usize) {
+    let line = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod\n";
+    let text = line.repeat(1_000_000 / line.len());
+    env.write("big/f0.txt", &text);
+    let first = env.project.join("big/f0.txt");
+    for i in 1..links {
+        std::fs::hard_link(&first, env.project.join(format!("big/f{i}.txt"))).unwrap();
+    }
+}
+
+#[test]
+fn cancel_ends_a_turn_whose_retrieval_read_is_slow() {
+    let (env, fake) = fake_env(json!({}));
+    slow_to_search(&env, 3000);
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "save_chat_settings", "tools": "auto"}));
+    let mut steps = vec![role(), text("Let me look.")];
+    steps.extend(tool_call(
+        0,
+        "search_project",
+        json!({"query": "needle"}),
+        1,
+    ));
+    steps.extend([finish("tool_calls"), done()]);
+    fake.push_sse(steps);
+    let rid = b.send(json!({"action": "send", "content": "find the needle"}));
+    loop {
+        let m = b.reply_to(&rid);
+        assert_ne!(
+            m["type"], "done",
+            "the read ended before the test could cancel it"
+        );
+        if m["type"] == "tool_call" && m["status"] == "requested" {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    b.ok(json!({"action": "ping"}));
+    b.ok(json!({"action": "cancel", "target_request_id": rid}));
+    let end = b.stream(&rid).pop().unwrap();
+    let took = t.elapsed();
+    eprintln!("cancel ended the turn in {took:?}");
+    assert_eq!(end["code"], "cancelled", "{end}");
+    assert!(took < Duration::from_secs(5), "cancel took {took:?}");
+    let h = history(&env, &id);
+    assert!(h.iter().any(|(_, t)| t.contains("Let me look.")), "{h:?}");
+    // One model call: the read's result never went back to the model.
+    assert_eq!(fake.chat_bodies().len(), 1);
+    assert_eq!(b.close().code(), Some(0));
+}
