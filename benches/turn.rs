@@ -2,8 +2,9 @@
 //! - per-chunk forwarding latency: from the fake server writing an SSE event to bb7's
 //!   `chunk` line reaching the reader, against a `ping` round trip as the baseline;
 //! - cancel latency: from `cancel` to the stream's final message;
-//! - `estimate_tokens` on a 200-file, 8 MB context, cold (tokenizer load and counting)
-//!   and warm (counts cached by file id).
+//! - `estimate_tokens` on a 200-file, 8 MB context, cold (tokenizer load and counting),
+//!   warm (the draft differs each time, as while the user types) and after a context
+//!   file changed, and how long a `ping` sent right behind an estimate waits.
 //!
 //! Run with `cargo bench --bench turn`. Numbers are printed, never asserted.
 
@@ -23,13 +24,19 @@ fn main() {
     let (_tmp, home, project) = support::scratch(&fake.url);
     std::fs::create_dir_all(project.join("src")).unwrap();
 
-    let (mut child, mut stdin, mut stdout) = support::spawn(&home);
+    let (mut child, stdin, mut stdout) = support::spawn(&home);
     let mut read = move || -> (Value, Instant) {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
         (serde_json::from_str(&line).unwrap(), Instant::now())
     };
-    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    let stdin = std::cell::RefCell::new(stdin);
+    let send = |v: Value| writeln!(stdin.borrow_mut(), "{v}").unwrap();
+    let send_raw = |bytes: &[u8]| {
+        let mut s = stdin.borrow_mut();
+        s.write_all(bytes).unwrap();
+        s.flush().unwrap();
+    };
 
     send(json!({"action": "bb7_init", "project_root": project, "request_id": "i"}));
     read();
@@ -140,17 +147,64 @@ fn main() {
         );
         read();
     }
-    let mut time_estimate = || {
+    // Sends `requests` in one write and returns when each reply came, in the order
+    // sent (replies may come in another order: an estimate answers when computed).
+    let mut exchange = |requests: &[Value]| -> Vec<(Duration, Value)> {
         let t = Instant::now();
-        send(json!({"action": "estimate_tokens", "input_text": "draft", "request_id": "e"}));
-        let (m, _) = read();
-        assert_eq!(m["type"], "token_estimate");
-        (t.elapsed(), m["total"].as_u64().unwrap())
+        let mut lines = String::new();
+        for r in requests {
+            lines.push_str(&format!("{r}\n"));
+        }
+        send_raw(lines.as_bytes());
+        let mut got: Vec<Option<(Duration, Value)>> = vec![None; requests.len()];
+        while got.iter().any(Option::is_none) {
+            let (m, at) = read();
+            if let Some(i) = requests
+                .iter()
+                .position(|r| r["request_id"] == m["request_id"])
+            {
+                got[i] = Some((at.duration_since(t), m));
+            }
+        }
+        got.into_iter().flatten().collect()
     };
-    let (cold, total) = time_estimate();
-    let mut warm: Vec<Duration> = (0..10).map(|_| time_estimate().0).collect();
-    warm.sort();
-    let warm = warm[warm.len() / 2];
+    let estimate =
+        |draft: &str| json!({"action": "estimate_tokens", "input_text": draft, "request_id": "e"});
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let first = exchange(&[estimate("draft")]).remove(0);
+    let (cold, total) = (first.0, first.1["total"].as_u64().unwrap());
+    // As the plugin asks while the user types: the draft differs each time.
+    let warm = median(
+        (0..10)
+            .map(|i| exchange(&[estimate(&format!("draft {i}"))])[0].0)
+            .collect(),
+    );
+    // One context file changed before each estimate: the layout is made again.
+    let changed = median(
+        (0..10)
+            .map(|i| {
+                let c = format!("// file 0, version {i}\n{content}");
+                exchange(&[json!({"action": "context_update", "path": "src/f0.rs", "content": c, "request_id": "u"})]);
+                exchange(&[estimate("draft")])[0].0
+            })
+            .collect(),
+    );
+    // A ping sent right behind an estimate: its answer waits for the estimate only if
+    // the estimate runs on the request loop.
+    let behind: Vec<(Duration, Duration)> = (0..10)
+        .map(|i| {
+            let r = exchange(&[
+                estimate(&format!("again {i}")),
+                json!({"action": "ping", "request_id": "p"}),
+            ]);
+            (r[0].0, r[1].0)
+        })
+        .collect();
+    let ping_behind = median(behind.iter().map(|b| b.1).collect());
+    let estimate_with_ping = median(behind.iter().map(|b| b.0).collect());
     println!(
         "estimate_tokens, 200 files / 8 MB: cold {cold:>10.3?}, warm median {warm:>10.3?} ({total} tokens)"
     );
@@ -158,6 +212,14 @@ fn main() {
         "  warm is {:.1}x faster than cold; warm is {:.0}x a ping",
         cold.as_secs_f64() / warm.as_secs_f64(),
         warm.as_secs_f64() / ping.as_secs_f64()
+    );
+    println!(
+        "estimate_tokens after a context file changed: median {changed:>10.3?} ({:.1}x the warm one)",
+        changed.as_secs_f64() / warm.as_secs_f64()
+    );
+    println!(
+        "ping sent right behind an estimate: answered in {ping_behind:>10.3?} ({:.1}x a ping; the estimate took {estimate_with_ping:.3?})",
+        ping_behind.as_secs_f64() / ping.as_secs_f64()
     );
     child.kill().ok();
     child.wait().ok();

@@ -1,7 +1,7 @@
 //! Hostile ground on the wires: a client that stops reading stdout, a 20 MB one-line
-//! edit, a surrogate pair cut across SSE events, a key over plain HTTP and a key in
-//! the base URL, through the real binary (invariants 14 and 15 in
-//! docs/ARCHITECTURE.md).
+//! edit, a token estimate over megabytes of context, a surrogate pair cut across SSE
+//! events, a key over plain HTTP and a key in the base URL, through the real binary
+//! (invariants 14 and 15 in docs/ARCHITECTURE.md).
 
 mod common;
 
@@ -220,4 +220,51 @@ fn credentials_in_the_base_url_are_never_echoed() {
         assert!(!text.contains("QUERYKEY"), "{text}");
         assert!(!text.contains("PASSWORD"), "{text}");
     }
+}
+
+#[test]
+fn ping_is_answered_while_a_big_estimate_runs() {
+    let env = Env::new();
+    let (mut b, _id) = env.with_chat();
+    // About 4 MB of context whose tokens the first estimate counts.
+    for i in 0..4 {
+        let text =
+            format!("let value_{i} = compute(alpha, beta, gamma); // file {i}\n").repeat(18_000);
+        env.add(&mut b, &format!("big{i}.rs"), &text);
+    }
+    let estimate = b.send(json!({"action": "estimate_tokens", "input_text": "draft"}));
+    let ping = b.send(json!({"action": "ping"}));
+    let first = loop {
+        let m = b
+            .recv()
+            .expect("bb7 answered neither the estimate nor the ping");
+        if m["request_id"] == estimate || m["request_id"] == ping {
+            break m;
+        }
+    };
+    assert_eq!(
+        first["request_id"], ping,
+        "the ping waited for the estimate: {first}"
+    );
+    let e = b.reply_to(&estimate);
+    assert_eq!(e["type"], "token_estimate", "{e}");
+    let total = e["total"].as_u64().unwrap();
+    assert!(e["context_files"].as_u64().unwrap() > 100_000, "{e}");
+    // Asked again (laid out once, reused), with a longer draft, and after a change.
+    let again = b.request(json!({"action": "estimate_tokens", "input_text": "draft"}));
+    assert_eq!(again["total"].as_u64(), Some(total), "{again}");
+    let longer =
+        b.request(json!({"action": "estimate_tokens", "input_text": "draft ".repeat(100)}));
+    assert!(longer["total"].as_u64().unwrap() > total, "{longer}");
+    assert_eq!(longer["context_files"], e["context_files"]);
+    b.ok(json!({"action": "context_update", "path": "big0.rs", "content": "small\n"}));
+    let after = b.request(json!({"action": "estimate_tokens", "input_text": "draft"}));
+    assert!(
+        after["context_files"].as_u64() < e["context_files"].as_u64(),
+        "{after}"
+    );
+    b.ok(json!({"action": "context_remove", "path": "big1.rs"}));
+    let removed = b.request(json!({"action": "estimate_tokens", "input_text": "draft"}));
+    assert!(removed["files"].as_array().unwrap().len() == 3, "{removed}");
+    assert_eq!(b.close().code(), Some(0));
 }

@@ -197,6 +197,14 @@ impl Prompt {
                 .sum::<usize>()
     }
 
+    /// The file summary shown with the new message (see [`message_bytes`]).
+    pub fn summary(&self) -> &str {
+        self.ledger
+            .updates
+            .last()
+            .map_or("", |u| u.summary.as_str())
+    }
+
     /// Bytes of system and user text together.
     pub fn total_bytes(&self) -> usize {
         self.system.len() + self.blocks.iter().map(|b| b.text.len()).sum::<usize>()
@@ -413,9 +421,21 @@ fn user_block(update: &ShownUpdate, text: &str) -> String {
         }
         s.push_str("</update>\n");
     }
-    let body = format!("{}\n\n{}", update.summary, text.trim_end());
-    s.push_str(&fenced("message", "role=\"user\"", &body));
+    s.push_str(&message_text(&update.summary, text));
     s
+}
+
+/// The user's message as a request shows it: the file summary, then the text, fenced.
+fn message_text(summary: &str, text: &str) -> String {
+    let body = format!("{summary}\n\n{}", text.trim_end());
+    fenced("message", "role=\"user\"", &body)
+}
+
+/// Bytes of the new message that ends a request's tail, with the file summary the
+/// request shows with it ([`Prompt::summary`]): two requests laid out for different
+/// drafts differ only there.
+pub fn message_bytes(summary: &str, text: &str) -> usize {
+    message_text(summary, text).len()
 }
 
 /// The retry context after a response whose edits failed: the failures recorded on the

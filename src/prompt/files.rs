@@ -1,13 +1,45 @@
 //! The files a request shows: every context entry with its snapshot, a writable
 //! file's pending output in its place, and outputs of files the model created. Read on
 //! two threads, since with hundreds of files the reads are most of the time before the
-//! request can go out.
+//! request can go out. [`next_request`] lays the request out from them and the chat's
+//! prompt ledger.
 
 use crate::chat::ids;
 use crate::chat::model::{Chat, SnapshotRef};
+use crate::chat::store::ChatStore;
 use crate::context::{ChatFiles, find_file};
 use crate::error::Result;
-use crate::prompt::assemble::PromptFile;
+use crate::prompt::assemble::{self, ChatState, Prompt, PromptFile};
+use crate::prompt::ledger::{self, Ledger};
+
+/// The next request of `chat` laid out (`assemble::assemble`) with `system` as its
+/// system text and `content` as the new message, and the context snapshot to record on
+/// that message. Reads the context files and the chat's prompt ledger; it touches no
+/// session state, so it may run off the request loop. Errors: a file that cannot be
+/// read.
+pub fn next_request(
+    store: &ChatStore,
+    chat: &Chat,
+    system: &str,
+    content: &str,
+) -> Result<(Prompt, Vec<SnapshotRef>)> {
+    let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+    if store.global {
+        // A global chat belongs to no project: the model sees no writable file.
+        for f in &mut files {
+            f.writable = false;
+        }
+    }
+    let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
+    let prompt = assemble::assemble(ChatState {
+        system,
+        history: &chat.messages,
+        files: &files,
+        ledger: &ledger,
+        current: content,
+    });
+    Ok((prompt, snapshot))
+}
 
 /// Files for the prompt, and the context snapshot recorded on the user message.
 /// Errors: a snapshot or output that cannot be read.

@@ -131,8 +131,8 @@ macro_rules! action_table {
         GetModels(GetModels) = "get_models" -> NowOrLater<Models> => get_models(call),
         /// The account's credit.
         GetBalance(NoParams) = "get_balance" -> Deferred => get_balance(call),
-        /// Tokens of the next request, by part.
-        EstimateTokens(EstimateTokens) = "estimate_tokens" -> TokenEstimate => estimate_tokens,
+        /// Tokens of the next request, by part (`TokenEstimate`, sent when computed).
+        EstimateTokens(EstimateTokens) = "estimate_tokens" -> Deferred => estimate_tokens(call),
         /// Tokens of each of some texts.
         EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens" -> TextTokenEstimate => estimate_text_tokens,
         /// Start the next request's context block anew from the current file versions.

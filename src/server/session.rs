@@ -27,6 +27,7 @@ use crate::turn::stream::TurnOutcome;
 
 mod chats;
 mod complete;
+mod estimate;
 mod files;
 mod fork;
 mod models;
@@ -149,6 +150,9 @@ pub struct Session {
     interactions: crate::turn::stream::Interactions,
     /// Set at shutdown or end of input: no turn starts another round or attempt.
     closing: bool,
+    /// The laid-out context part of the last `estimate_tokens`, reused while nothing
+    /// it was made from changed.
+    estimates: Arc<estimate::LayoutCache>,
 }
 
 impl Default for Session {
@@ -182,6 +186,7 @@ impl Session {
             local_provider: None,
             interactions: Default::default(),
             closing: false,
+            estimates: Default::default(),
         }
     }
 

@@ -13,10 +13,10 @@ use crate::error::{Error, Result};
 use crate::llm::Provider;
 use crate::llm::request::{ChatMessage, ChatRequest, ProviderPrefs, Reasoning};
 use crate::project::lock::ChatLock;
-use crate::prompt::assemble::{self, ChatState, Instructions, Prompt};
+use crate::prompt::assemble::{self, Instructions, Prompt};
 use crate::prompt::cache::PromptCache;
-use crate::prompt::files::prompt_files;
-use crate::prompt::ledger::{self, Ledger};
+use crate::prompt::files::next_request;
+use crate::prompt::ledger;
 use crate::prompt::{BLOCKS_PROMPT, SYSTEM_PROMPT, TOOLS_PROMPT};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params;
@@ -91,29 +91,26 @@ impl Session {
         instructions: &[Instructions],
         content: &str,
     ) -> Result<(Prompt, Vec<crate::chat::model::SnapshotRef>)> {
+        let system = self.request_system(store.global, tools_mode, format, instructions);
+        next_request(store, chat, &system, content)
+    }
+
+    /// The system text of a chat's next request: the system prompt for its edit format
+    /// and tools (a global chat gets neither), then the instruction files.
+    pub(super) fn request_system(
+        &self,
+        global: bool,
+        tools_mode: ToolsMode,
+        format: EditFormat,
+        instructions: &[Instructions],
+    ) -> String {
         let base = match (format, tools_mode) {
-            _ if store.global => self.system_prompt_base(),
+            _ if global => self.system_prompt_base(),
             (EditFormat::Blocks, _) => self.system_prompt_with(BLOCKS_PROMPT),
             (_, ToolsMode::Off) => self.system_prompt_base(),
             _ => self.system_prompt_with(TOOLS_PROMPT),
         };
-        let system = assemble::system_text(&base, instructions);
-        let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
-        if store.global {
-            // A global chat belongs to no project: the model sees no writable file.
-            for f in &mut files {
-                f.writable = false;
-            }
-        }
-        let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
-        let prompt = assemble::assemble(ChatState {
-            system: &system,
-            history: &chat.messages,
-            files: &files,
-            ledger: &ledger,
-            current: content,
-        });
-        Ok((prompt, snapshot))
+        assemble::system_text(&base, instructions)
     }
 
     /// Starts a turn in the active chat: saves the user message with its context

@@ -2,11 +2,10 @@
 //! `estimate_text_tokens`), the expected cost of a send, and compaction of the prompt
 //! (`chat_compact`).
 
-use super::Session;
-use crate::context::ChatFiles;
+use super::estimate::Job;
+use super::{Call, Session};
 use crate::error::{Error, Result};
-use crate::output;
-use crate::prompt::assemble::{self, Prompt};
+use crate::prompt::assemble::Prompt;
 use crate::prompt::cache::{Pricing, PromptCache};
 use crate::prompt::ledger;
 use crate::protocol::params;
@@ -15,94 +14,40 @@ use crate::tokens;
 use crate::tools::ToolsMode;
 
 impl Session {
-    /// `estimate_tokens`: the parts of the next request.
+    /// `estimate_tokens`: the parts of the next request, answered later from a blocking
+    /// thread (`estimate.rs`); only what the estimate reads from the session is taken
+    /// here, in arrival order. Errors (now): not initialized, no active chat.
     pub(super) fn estimate_tokens(
-        &self,
+        &mut self,
         args: params::EstimateTokens,
-    ) -> Result<TokenEstimate<'_>> {
-        let input = args.input_text.as_deref().unwrap_or("");
+        call: &Call<'_>,
+    ) -> Result<Deferred> {
         let a = self.active()?;
-        let system_prompt = tokens::count_memo(&self.system_prompt_base());
-        let instructions: usize = self
-            .instruction_files(a.store.global)
-            .unwrap_or_default()
-            .iter()
-            .map(|i| tokens::count_memo(&i.text))
-            .sum();
-        let history = tokens::count_memo(&assemble::history_text(&a.chat.messages));
-        let root = self.root()?.to_path_buf();
-        let files = ChatFiles::new(&a.store, &a.chat.id);
-        // The statuses hold every count, cached per file version.
-        let statuses = output::statuses(&a.chat, files, &root, false)?;
-        let context_total: usize = statuses.iter().map(|r| r.tokens).sum();
-        let rows: Vec<FileEstimate> = statuses
-            .into_iter()
-            .map(|r| {
-                let section = r.start_line.zip(r.end_line);
-                FileEstimate {
-                    path: r.path,
-                    tokens: r.tokens,
-                    has_output: r.has_output,
-                    original_tokens: r.original_tokens,
-                    output_tokens: r.output_tokens,
-                    start_line: section.map(|(s, _)| s),
-                    end_line: section.map(|(_, e)| e),
-                }
-            })
-            .collect();
-        let input_tokens = tokens::count(input);
-        // The next request as `send` would lay it out: every file version it carries,
-        // what the previous request already sent, what a new chat would not repeat.
-        let tools_mode = ToolsMode::parse(a.chat.tools.as_deref()).unwrap_or(ToolsMode::Off);
-        let instruction_files = self.instruction_files(a.store.global).unwrap_or_default();
-        let format = self.edit_format_for(&a.chat.model, a.chat.edit_format);
-        let next = self
-            .next_prompt(
-                &a.store,
-                &a.chat,
-                tools_mode,
-                format,
-                &instruction_files,
-                input,
-            )
-            .ok();
-        let (context_files, potential_savings) = match &next {
-            Some((p, _)) => (
-                p.ledger
-                    .files()
-                    .map(|f| match &f.diff {
-                        Some(d) => tokens::count_memo(&d.text),
-                        None => tokens::count_cached(&f.file_id, &f.text),
-                    })
-                    .sum(),
-                p.ledger
-                    .repeated()
-                    .into_iter()
-                    .map(|(carried, latest)| {
-                        let carried: usize = carried.iter().map(|t| tokens::count_memo(t)).sum();
-                        carried.saturating_sub(tokens::count_memo(latest))
-                    })
-                    .sum(),
-            ),
-            None => (context_total, 0),
-        };
-        let total = system_prompt + instructions + history + context_files + input_tokens;
-        let model = a.chat.model.clone();
-        let cost = next
-            .as_ref()
-            .and_then(|(p, _)| self.expected_cost(&model, p, total));
-        Ok(TokenEstimate {
-            total,
-            context_files,
-            history,
+        let (store, chat) = (a.store.clone(), a.chat.clone());
+        let instructions = self.instruction_files(store.global).unwrap_or_default();
+        let tools_mode = ToolsMode::parse(chat.tools.as_deref()).unwrap_or(ToolsMode::Off);
+        let format = self.edit_format_for(&chat.model, chat.edit_format);
+        let system = self.request_system(store.global, tools_mode, format, &instructions);
+        let cache_writes = PromptCache::parse(self.config.prompt_cache.as_deref())
+            .ok()
+            .map(|c| c.breakpoints(&chat.model).is_some());
+        let job = Job {
+            root: self.root()?.to_path_buf(),
+            system_base: self.system_prompt_base(),
             instructions,
-            system_prompt,
-            input_text: input_tokens,
-            files: rows.into(),
-            potential_savings,
-            cached_tokens: cached_share(next.as_ref().map(|(p, _)| p), total),
-            expected_cost: cost,
-        })
+            system,
+            input: args.input_text.unwrap_or_default(),
+            models: self.dirs.as_ref().map(|d| d.state.join("models.json")),
+            cache_writes,
+            store,
+            chat,
+        };
+        job.spawn(
+            self.estimates.clone(),
+            call.ctx.outbox.clone(),
+            call.request_id.map(str::to_owned),
+        );
+        Ok(Deferred)
     }
 
     /// `chat_compact`: the active chat's next request starts a new context block with
@@ -129,16 +74,6 @@ impl Session {
         let list = crate::llm::models::ModelsCache::load(&dirs.state.join("models.json"))?;
         let row = list.models.iter().find(|m| m.id == model)?;
         Pricing::from_prices(&row.pricing)
-    }
-
-    /// The expected input cost in USD of sending `prompt` to `model` with the cache
-    /// warm from the chat's previous request; `None` when the price is unknown.
-    fn expected_cost(&self, model: &str, prompt: &Prompt, prompt_tokens: usize) -> Option<f64> {
-        let pricing = self.pricing(model)?;
-        let cache = PromptCache::parse(self.config.prompt_cache.as_deref()).ok()?;
-        let writes = cache.breakpoints(model).is_some();
-        let cached = cached_share(Some(prompt), prompt_tokens);
-        Some(pricing.input_cost(prompt_tokens, cached, writes))
     }
 
     /// Fails a send whose expected input cost exceeds the config `max_cost_per_send`,
