@@ -129,28 +129,6 @@ fn an_unreadable_pin_file_is_never_replaced() {
     assert_eq!(b.close().code(), Some(0));
 }
 
-/// The chat's messages as (role, text of its text parts).
-fn history(env: &Env, id: &str) -> Vec<(String, String)> {
-    env.chat_json(id)["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let text: String = m["parts"]
-                .as_array()
-                .map(|parts| {
-                    parts
-                        .iter()
-                        .filter(|p| p["type"] == "text")
-                        .filter_map(|p| p["content"].as_str().or(p["text"].as_str()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            (m["role"].as_str().unwrap_or("").to_owned(), text)
-        })
-        .collect()
-}
-
 fn no_two_user_messages_in_a_row(h: &[(String, String)]) {
     for w in h.windows(2) {
         assert!(
@@ -185,7 +163,7 @@ fn a_failure_storing_the_files_keeps_the_answer() {
     let end = stream.last().unwrap();
     assert_eq!(end["type"], "diff_error", "{end}");
     assert_eq!(end["tool_calls"][0]["code"], "store_failed", "{end}");
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(
         h.iter()
             .any(|(r, t)| r == "assistant" && t.contains("Here is the change you asked for.")),
@@ -207,7 +185,7 @@ fn a_failure_storing_the_files_keeps_the_answer() {
     ));
     let end = b.turn("write it");
     assert_eq!(end["type"], "diff_error", "{end}");
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(
         h.iter()
             .any(|(_, t)| t.contains("A file with a long name.")),
@@ -224,7 +202,7 @@ fn a_failure_storing_the_files_keeps_the_answer() {
     ));
     assert_eq!(b.turn("again")["type"], "done");
     assert_eq!(env.output(&id, "a.txt").as_deref(), Some("b\n"));
-    no_two_user_messages_in_a_row(&history(&env, &id));
+    no_two_user_messages_in_a_row(&env.history(&id));
     assert_eq!(staging_dirs(&env, &id), 0);
     assert_eq!(b.close().code(), Some(0));
 }
@@ -266,7 +244,7 @@ fn staging_that_cannot_be_written_leaves_no_staging_folder() {
     // bb7 removes the empty `staging/` it could not use.
     let _ = std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o755));
     assert_eq!(end["type"], "diff_error", "{end}");
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(h.iter().any(|(_, t)| t.contains("Two files.")), "{h:?}");
     no_two_user_messages_in_a_row(&h);
     assert_eq!(staging_dirs(&env, &id), 0);
@@ -287,7 +265,7 @@ fn closing_stdin_mid_turn_is_not_a_users_cancel() {
     let rid = b.send(json!({"action": "send", "content": "tell me"}));
     b.wait_for_text(&rid, "The first half");
     assert_eq!(b.close().code(), Some(0));
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(
         h.iter()
             .any(|(r, t)| r == "assistant" && t.contains("The first half")),
@@ -352,7 +330,7 @@ fn a_commit_that_fails_after_its_journal_is_undone_not_finished_later() {
     let statuses = b.ok(json!({"action": "get_file_statuses"}));
     assert_eq!(env.output(&id, "a.txt").as_deref(), Some("earlier\n"));
     assert_eq!(env.output(&id, "b.txt"), None, "{statuses}");
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(h.iter().any(|(_, t)| t.contains("Two files.")), "{h:?}");
     no_two_user_messages_in_a_row(&h);
     assert_eq!(b.close().code(), Some(0));

@@ -10,25 +10,6 @@ use common::fake_model::*;
 use common::{Bb7, Env, fake_env};
 use serde_json::json;
 
-/// The chat's messages as (role, text of its text parts).
-fn history(env: &Env, id: &str) -> Vec<(String, String)> {
-    env.chat_json(id)["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let text: String = m["parts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|p| p["type"] == "text")
-                .filter_map(|p| p["content"].as_str())
-                .collect();
-            (m["role"].as_str().unwrap_or("").to_owned(), text)
-        })
-        .collect()
-}
-
 /// Waits until the fake model has written `n` data events of its answers.
 fn wait_until_sent(fake: &FakeModel, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -71,7 +52,7 @@ fn closing_bb7_while_a_huge_edit_is_planned_keeps_the_answer() {
     }
     eprintln!("bb7 was still running after {:?}", t.elapsed());
     b.kill();
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(
         h.iter()
             .any(|(r, t)| r == "assistant" && t.contains("I tried a big edit.")),
@@ -113,7 +94,7 @@ fn a_bug_while_planning_costs_that_turn_only_and_keeps_its_answer() {
     assert_eq!(end["type"], "error", "{end}");
     assert_eq!(end["code"], "internal", "{end}");
     assert_eq!(env.output(&id, "a.txt"), None);
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(
         h.iter()
             .any(|(r, t)| r == "assistant" && t.contains("Here is the change.")),
@@ -179,7 +160,7 @@ fn cancel_ends_a_turn_whose_retrieval_read_is_slow() {
     eprintln!("cancel ended the turn in {took:?}");
     assert_eq!(end["code"], "cancelled", "{end}");
     assert!(took < Duration::from_secs(5), "cancel took {took:?}");
-    let h = history(&env, &id);
+    let h = env.history(&id);
     assert!(h.iter().any(|(_, t)| t.contains("Let me look.")), "{h:?}");
     // One model call: the read's result never went back to the model.
     assert_eq!(fake.chat_bodies().len(), 1);

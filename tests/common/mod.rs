@@ -72,6 +72,25 @@ impl Env {
         serde_json::from_str(&text).unwrap()
     }
 
+    /// Chat `id`'s messages from its `chat.json` as (role, the text of its text parts).
+    pub fn history(&self, id: &str) -> Vec<(String, String)> {
+        self.chat_json(id)["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let text: String = m["parts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p["type"] == "text")
+                    .filter_map(|p| p["content"].as_str().or(p["text"].as_str()))
+                    .collect();
+                (m["role"].as_str().unwrap_or("").to_owned(), text)
+            })
+            .collect()
+    }
+
     /// Plants a model output file, as a model turn would write it.
     pub fn plant_output(&self, chat: &str, rel: &str, content: &str) {
         let p = self.chat_dir(chat).join("output").join(rel);
