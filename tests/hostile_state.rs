@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::fake_model::*;
-use common::{Bb7, Env, fake_env};
+use common::{Bb7, Env, assert_a_turn_writes, assert_answer_then_note, fake_env};
 use serde_json::{Value, json};
 
 const NOBODY: &[&str] = &[
@@ -195,13 +195,7 @@ fn a_failure_storing_the_files_keeps_the_answer() {
     assert_eq!(staging_dirs(&env, &id), 0);
 
     // The chat goes on normally.
-    fake.push_sse(response(
-        "",
-        "Done.",
-        vec![("write_file", json!({"path": "a.txt", "content": "b\n"}))],
-    ));
-    assert_eq!(b.turn("again")["type"], "done");
-    assert_eq!(env.output(&id, "a.txt").as_deref(), Some("b\n"));
+    assert_a_turn_writes(&mut b, &fake, &env, &id);
     no_two_user_messages_in_a_row(&env.history(&id));
     assert_eq!(staging_dirs(&env, &id), 0);
     assert_eq!(b.close().code(), Some(0));
@@ -214,11 +208,7 @@ fn staging_that_cannot_be_written_leaves_no_staging_folder() {
         return;
     }
     let mut b = spawn_nobody(&env);
-    b.ok(json!({"action": "bb7_init", "project_root": env.project}));
-    let id = b.ok(json!({"action": "chat_new"}))["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = env.init_chat(&mut b);
     env.add(&mut b, "a.txt", "a\n");
     let staging = env.chat_dir(&id).join("staging");
     fake.push_sse(response(
@@ -266,15 +256,8 @@ fn closing_stdin_mid_turn_is_not_a_users_cancel() {
     b.wait_for_text(&rid, "The first half");
     assert_eq!(b.close().code(), Some(0));
     let h = env.history(&id);
-    assert!(
-        h.iter()
-            .any(|(r, t)| r == "assistant" && t.contains("The first half")),
-        "{h:?}"
-    );
-    let (role, note) = h.last().unwrap();
-    assert_eq!(role, "system");
+    let note = assert_answer_then_note(&h, "The first half", "interrupted");
     assert!(!note.contains("aborted by user"), "{note}");
-    assert!(note.contains("interrupted"), "{note}");
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::fake_model::*;
-use common::{Bb7, Env, fake_env};
+use common::{Bb7, Env, assert_a_turn_writes, assert_answer_then_note, fake_env};
 use serde_json::json;
 
 /// Waits until the fake model has written `n` data events of its answers.
@@ -52,15 +52,7 @@ fn closing_bb7_while_a_huge_edit_is_planned_keeps_the_answer() {
     }
     eprintln!("bb7 was still running after {:?}", t.elapsed());
     b.kill();
-    let h = env.history(&id);
-    assert!(
-        h.iter()
-            .any(|(r, t)| r == "assistant" && t.contains("I tried a big edit.")),
-        "the answer was lost: {h:?}"
-    );
-    let (role, note) = h.last().unwrap();
-    assert_eq!(role, "system", "{h:?}");
-    assert!(note.contains("interrupted"), "{note}");
+    assert_answer_then_note(&env.history(&id), "I tried a big edit.", "interrupted");
     assert_eq!(env.output(&id, "a.txt"), None);
 }
 
@@ -76,11 +68,7 @@ fn a_bug_while_planning_costs_that_turn_only_and_keeps_its_answer() {
         &env.project,
         &[("BB7_TEST_PANIC_PLANNING", "PANIC-IN-PLANNING")],
     );
-    b.ok(json!({"action": "bb7_init", "project_root": env.project}));
-    let id = b.ok(json!({"action": "chat_new"}))["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = env.init_chat(&mut b);
     env.add(&mut b, "a.txt", "a\n");
     fake.push_sse(response(
         "",
@@ -94,22 +82,10 @@ fn a_bug_while_planning_costs_that_turn_only_and_keeps_its_answer() {
     assert_eq!(end["type"], "error", "{end}");
     assert_eq!(end["code"], "internal", "{end}");
     assert_eq!(env.output(&id, "a.txt"), None);
-    let h = env.history(&id);
-    assert!(
-        h.iter()
-            .any(|(r, t)| r == "assistant" && t.contains("Here is the change.")),
-        "{h:?}"
-    );
-    assert_eq!(h.last().unwrap().0, "system", "{h:?}");
+    assert_answer_then_note(&env.history(&id), "Here is the change.", "Internal error");
     // bb7 keeps serving, and the chat is free for the next turn.
     b.ok(json!({"action": "ping"}));
-    fake.push_sse(response(
-        "",
-        "Done.",
-        vec![("write_file", json!({"path": "a.txt", "content": "b\n"}))],
-    ));
-    assert_eq!(b.turn("again")["type"], "done");
-    assert_eq!(env.output(&id, "a.txt").as_deref(), Some("b\n"));
+    assert_a_turn_writes(&mut b, &fake, &env, &id);
     assert_eq!(b.close().code(), Some(0));
 }
 

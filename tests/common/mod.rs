@@ -105,10 +105,16 @@ impl Env {
     /// Starts bb7, runs `bb7_init` and `chat_new`; returns the process and chat id.
     pub fn with_chat(&self) -> (Bb7, String) {
         let mut b = self.spawn();
+        let id = self.init_chat(&mut b);
+        (b, id)
+    }
+
+    /// Runs `bb7_init` and `chat_new` in a running bb7 (one started another way than
+    /// [`Env::spawn`]); returns the chat id.
+    pub fn init_chat(&self, b: &mut Bb7) -> String {
         b.ok(json!({"action": "bb7_init", "project_root": self.project}));
         let r = b.ok(json!({"action": "chat_new"}));
-        let id = r["id"].as_str().unwrap().to_owned();
-        (b, id)
+        r["id"].as_str().unwrap().to_owned()
     }
 }
 
@@ -357,6 +363,39 @@ pub fn wait_with_timeout(child: &mut Child) -> std::process::ExitStatus {
         assert!(Instant::now() < deadline, "bb7 did not exit");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Asserts that `history` ([`Env::history`]) holds an assistant message containing
+/// `answer` and ends with a system message containing `note`; returns that note.
+#[track_caller]
+pub fn assert_answer_then_note<'a>(
+    history: &'a [(String, String)],
+    answer: &str,
+    note: &str,
+) -> &'a str {
+    assert!(
+        history
+            .iter()
+            .any(|(r, t)| r == "assistant" && t.contains(answer)),
+        "the answer {answer:?} was lost: {history:?}"
+    );
+    let (role, last) = history.last().expect("the chat has messages");
+    assert_eq!(role, "system", "{history:?}");
+    assert!(last.contains(note), "{last}");
+    last
+}
+
+/// Asserts that chat `id` goes on normally after a failure: a turn whose answer writes
+/// `a.txt` ends with `done` and leaves that output.
+#[track_caller]
+pub fn assert_a_turn_writes(b: &mut Bb7, fake: &fake_model::FakeModel, env: &Env, id: &str) {
+    fake.push_sse(fake_model::response(
+        "",
+        "Done.",
+        vec![("write_file", json!({"path": "a.txt", "content": "b\n"}))],
+    ));
+    assert_eq!(b.turn("again")["type"], "done");
+    assert_eq!(env.output(id, "a.txt").as_deref(), Some("b\n"));
 }
 
 /// First 8 hex of sha256(path + NUL + content): a file version id (docs/PROTOCOL.md).
