@@ -31,7 +31,7 @@ impl Session {
     pub(super) fn plan_turn(
         &mut self,
         mut first: Box<TurnOutcome>,
-        repair: Option<Box<TurnOutcome>>,
+        mut repair: Option<Box<TurnOutcome>>,
         ctx: &Ctx,
     ) -> Result<()> {
         let key = first.spec.chat.clone();
@@ -51,10 +51,7 @@ impl Session {
             // `Session::interrupt_planning`).
             let planning = Planning {
                 first: without_calls(&mut first),
-                repair: repair.as_deref().map(|r| {
-                    let mut r = r.clone();
-                    without_calls(&mut r)
-                }),
+                repair: repair.as_deref_mut().map(without_calls),
             };
             if let Some(f) = self.in_flight.get_mut(&first.spec.request_id) {
                 f.planning = Some(Box::new(planning));
