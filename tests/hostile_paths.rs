@@ -419,3 +419,32 @@ fn a_named_pipe_is_refused_before_it_is_read() {
     assert!(last.contains("named pipe"), "{last}");
     assert_eq!(b.close().code(), Some(0));
 }
+
+#[test]
+fn a_huge_sparse_file_is_refused_not_read_into_memory() {
+    let (env, fake) = fake_env(json!({}));
+    // 100 GiB of holes: no disk used, but reading it whole would exhaust memory.
+    let huge = std::fs::File::create(env.project.join("huge.log")).unwrap();
+    huge.set_len(100 << 30).unwrap();
+    let (mut b, _id) = env.with_chat();
+    b.ok(json!({"action": "save_chat_settings", "tools": "auto"}));
+    b.ok(json!({"action": "context_add", "path": "huge.log", "content": "x\n"}));
+    let err = b.err(json!({"action": "sync_context", "path": "huge.log"}));
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("huge.log: too large (102400 MiB"), "{err}");
+    let statuses = b.ok(json!({"action": "get_file_statuses"}));
+    assert_eq!(statuses["files"][0]["out_of_sync"], true, "{statuses}");
+    answers_ping(&mut b);
+    fake.push_sse(response(
+        "",
+        "",
+        vec![("read_file", json!({"path": "huge.log", "end_line": 3}))],
+    ));
+    fake.push_sse(response("", "Too big to read.", vec![]));
+    let end = b.turn("read the log");
+    assert_eq!(end["type"], "done", "{end}");
+    let last = fake.chat_bodies().last().unwrap().to_string();
+    assert!(last.contains("too large (102400 MiB"), "{last}");
+    answers_ping(&mut b);
+    assert_eq!(b.close().code(), Some(0));
+}

@@ -81,17 +81,24 @@ pub fn read_text(path: &Path, shown_as: &str) -> Result<String> {
     text_from_bytes(bytes, shown_as)
 }
 
+/// The largest file bb7 reads from a project, 64 MiB: as large as a whole request line
+/// (`protocol::MAX_LINE_BYTES`), far beyond what a model's context holds, and small
+/// enough that a huge or sparse file cannot exhaust memory.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Reads a whole file, refusing anything but a regular file before a byte is read.
 ///
 /// The file is opened with `O_NONBLOCK`, so opening a named pipe with no writer, or a
 /// device, returns at once instead of blocking the thread; its type is then checked on
 /// the open handle (no window between the check and the read). Errors: the `open`
 /// error (`NotFound` for a missing file, `PermissionDenied` for an unreadable one), or
-/// `InvalidInput` naming the kind of file for a FIFO, socket, device or directory.
+/// `InvalidInput` naming the kind of file for a FIFO, socket, device or directory, or
+/// `InvalidData` for a file over [`MAX_FILE_BYTES`] (checked on its size and again on
+/// what is read, for a file that grows).
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
@@ -112,8 +119,24 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
             format!("not a regular file ({what})"),
         ));
     }
+    let too_large = |len: u64| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "too large ({} MiB; bb7 reads files up to {} MiB)",
+                len.div_ceil(1024 * 1024),
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large(meta.len()));
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
     Ok(bytes)
 }
 
