@@ -223,6 +223,34 @@ fn credentials_in_the_base_url_are_never_echoed() {
 }
 
 #[test]
+fn a_flood_of_estimates_is_bounded_and_every_one_answered() {
+    let env = Env::new();
+    let (mut b, _id) = env.with_chat();
+    let text = "let value = compute(alpha, beta, gamma);\n".repeat(50_000);
+    env.add(&mut b, "big.rs", &text);
+    let ids: Vec<String> = (0..200)
+        .map(|i| b.send(json!({"action": "estimate_tokens", "input_text": format!("draft {i}")})))
+        .collect();
+    let (mut estimates, mut busy) = (0, 0);
+    for id in &ids {
+        let r = b.reply_to(id);
+        match r["type"].as_str() {
+            Some("token_estimate") => estimates += 1,
+            Some("error") if r["code"] == "busy" => busy += 1,
+            _ => panic!("{r}"),
+        }
+    }
+    // A few wait at a time; the rest are told to ask again rather than queued.
+    assert!(
+        estimates >= 1 && busy >= 1,
+        "{estimates} estimates, {busy} busy"
+    );
+    let after = b.request(json!({"action": "estimate_tokens", "input_text": "draft"}));
+    assert_eq!(after["type"], "token_estimate", "{after}");
+    assert_eq!(b.close().code(), Some(0));
+}
+
+#[test]
 fn ping_is_answered_while_a_big_estimate_runs() {
     let env = Env::new();
     let (mut b, _id) = env.with_chat();

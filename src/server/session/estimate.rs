@@ -10,6 +10,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::chat::model::Chat;
@@ -70,12 +71,33 @@ struct Layout {
 #[derive(Default)]
 pub(super) struct LayoutCache {
     entry: Mutex<Option<(u64, Arc<Layout>)>>,
+    /// Estimates spawned and not yet answered, each holding a copy of its chat.
+    waiting: AtomicUsize,
+}
+
+/// How many estimates may wait at once; beyond that a request is answered `busy`
+/// at once, so a client that floods `estimate_tokens` cannot pile up copies of the
+/// chat (or blocking threads). An editor asks again as the user types, one at a time.
+pub(super) const MAX_WAITING: usize = 8;
+
+impl LayoutCache {
+    /// Errors with code `busy` when [`MAX_WAITING`] estimates are waiting.
+    pub(super) fn admit(&self) -> Result<()> {
+        if self.waiting.load(Ordering::Acquire) >= MAX_WAITING {
+            return Err(Error::new(
+                ErrorCode::Busy,
+                "Too many token estimates are waiting; ask again when one is answered",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Job {
     /// Runs the estimate on a blocking thread and sends its reply, or its error, with
     /// `request_id`; a bug in it answers `internal` (invariant 2).
     pub(super) fn spawn(self, cache: Arc<LayoutCache>, outbox: Outbox, request_id: Option<String>) {
+        cache.waiting.fetch_add(1, Ordering::AcqRel);
         tokio::task::spawn_blocking(move || {
             let run = std::panic::AssertUnwindSafe(|| self.run(&cache));
             let reply = std::panic::catch_unwind(run).unwrap_or_else(|_| {
@@ -84,6 +106,7 @@ impl Job {
                     "Internal error while estimating tokens",
                 ))
             });
+            cache.waiting.fetch_sub(1, Ordering::AcqRel);
             match reply {
                 Ok(r) => outbox.emit(&r, request_id.as_deref()),
                 Err(e) => outbox.send_error(&e, request_id.as_deref()),

@@ -22,6 +22,7 @@ impl Session {
         args: params::EstimateTokens,
         call: &Call<'_>,
     ) -> Result<Deferred> {
+        self.estimates.admit()?;
         let a = self.active()?;
         let (store, chat) = (a.store.clone(), a.chat.clone());
         let instructions = self.instruction_files(store.global).unwrap_or_default();
