@@ -89,6 +89,21 @@ fn a_bug_while_planning_costs_that_turn_only_and_keeps_its_answer() {
     assert_eq!(b.close().code(), Some(0));
 }
 
+/// User and system CPU time of process `pid` so far (`/proc/PID/stat`, fields 14 and
+/// 15, in clock ticks of 1/100 s on Linux).
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<u64> = rest
+        .split(' ')
+        .skip(11)
+        .take(2)
+        .map(|f| f.parse().unwrap())
+        .collect();
+    Duration::from_millis((fields[0] + fields[1]) * 10)
+}
+
 /// A project whose search reads gigabytes: one file of nearly 1 MB (the search's limit
 /// per file) under `links` names, as hard links, so it costs a megabyte of disk.
 fn slow_to_search(env: &Env, links: usize) {
@@ -136,6 +151,14 @@ fn cancel_ends_a_turn_whose_retrieval_read_is_slow() {
     eprintln!("cancel ended the turn in {took:?}");
     assert_eq!(end["code"], "cancelled", "{end}");
     assert!(took < Duration::from_secs(5), "cancel took {took:?}");
+    // The search stops with the turn: bb7 is idle, not still reading gigabytes.
+    let before = cpu_time(b.child.id());
+    std::thread::sleep(Duration::from_millis(1500));
+    let busy = cpu_time(b.child.id()) - before;
+    assert!(
+        busy < Duration::from_millis(300),
+        "bb7 used {busy:?} of CPU in the 1.5 s after the cancel"
+    );
     let h = env.history(&id);
     assert!(h.iter().any(|(_, t)| t.contains("Let me look.")), "{h:?}");
     // One model call: the read's result never went back to the model.

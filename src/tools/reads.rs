@@ -3,6 +3,7 @@
 //! rule ([`is_secret`]) that withholds files in every mode.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::project::fsutil::read_text;
 use crate::project::paths::locate_in_project;
@@ -54,8 +55,9 @@ pub fn is_secret(rel: &str) -> bool {
 }
 
 /// Project files under `prefix`, relative and sorted, and how many were withheld as
-/// secrets; version-control and bb7 state never.
-fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), ReadError> {
+/// secrets; version-control and bb7 state never. Errors: [`ReadError::Stopped`] once
+/// `stop` is set.
+fn walk(root: &Path, prefix: &str, stop: &AtomicBool) -> Result<(Vec<String>, usize), ReadError> {
     let start = if prefix.is_empty() || prefix == "." || prefix == "/" {
         root.to_path_buf()
     } else {
@@ -75,6 +77,9 @@ fn walk(root: &Path, prefix: &str) -> Result<(Vec<String>, usize), ReadError> {
         .build();
     let mut secret = 0;
     for entry in walker.flatten() {
+        if stop.load(Ordering::Relaxed) {
+            return Err(ReadError::Stopped);
+        }
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
@@ -101,10 +106,14 @@ fn withheld_note(n: usize) -> String {
 }
 
 /// `list_files`: the text for the model and the summary for the user.
-pub(super) fn list_files(root: &Path, args: &ListFilesArgs) -> Result<ReadOutput, ReadError> {
+pub(super) fn list_files(
+    root: &Path,
+    args: &ListFilesArgs,
+    stop: &AtomicBool,
+) -> Result<ReadOutput, ReadError> {
     let prefix = args.prefix.as_deref().unwrap_or("");
     let glob = glob_matcher(args.glob.as_deref())?;
-    let (files, secret) = walk(root, prefix)?;
+    let (files, secret) = walk(root, prefix, stop)?;
     let files: Vec<String> = files
         .into_iter()
         .filter(|f| glob.as_ref().is_none_or(|g| g.is_match(f)))
@@ -127,7 +136,11 @@ pub(super) fn list_files(root: &Path, args: &ListFilesArgs) -> Result<ReadOutput
 }
 
 /// `search_project`: the text for the model and the summary for the user.
-pub(super) fn search_project(root: &Path, args: &SearchArgs) -> Result<ReadOutput, ReadError> {
+pub(super) fn search_project(
+    root: &Path,
+    args: &SearchArgs,
+    stop: &AtomicBool,
+) -> Result<ReadOutput, ReadError> {
     let query = args.query.as_deref().unwrap_or("").trim().to_owned();
     if query.is_empty() {
         return Err(ReadError::EmptyQuery);
@@ -140,8 +153,11 @@ pub(super) fn search_project(root: &Path, args: &SearchArgs) -> Result<ReadOutpu
     let glob = glob_matcher(args.glob.as_deref())?;
     let mut hits = Vec::new();
     let mut total = 0;
-    let (all, secret) = walk(root, "")?;
+    let (all, secret) = walk(root, "", stop)?;
     for rel in all {
+        if stop.load(Ordering::Relaxed) {
+            return Err(ReadError::Stopped);
+        }
         if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
             continue;
         }
@@ -244,11 +260,13 @@ pub(super) fn read_file(root: &Path, args: &ReadArgs) -> Result<ReadOutput, Read
 
 impl Read {
     /// Runs the read under `root`: the text for the model and a one-line summary for
-    /// the user. Errors: a [`ReadError`], whose text is sent to the model as the result.
-    pub fn run(&self, root: &Path) -> Result<ReadOutput, ReadError> {
+    /// the user. A walk of the project checks `stop` before each file and ends with
+    /// [`ReadError::Stopped`] once it is set, so a read nobody waits for any more does
+    /// not go on. Errors: a [`ReadError`], whose text is sent to the model as the result.
+    pub fn run(&self, root: &Path, stop: &AtomicBool) -> Result<ReadOutput, ReadError> {
         match self {
-            Read::List(a) => list_files(root, a),
-            Read::Search(a) => search_project(root, a),
+            Read::List(a) => list_files(root, a, stop),
+            Read::Search(a) => search_project(root, a, stop),
             Read::File(a) => read_file(root, a),
         }
     }

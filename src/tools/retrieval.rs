@@ -336,6 +336,10 @@ pub enum ReadError {
     /// The read stopped unexpectedly (its task panicked or was cancelled).
     #[error("the tool failed: {0}")]
     Crashed(String),
+    /// The turn stopped waiting for the read (cancelled, or past its time limit), so
+    /// the read stopped too.
+    #[error("the read was stopped")]
+    Stopped,
 }
 
 #[cfg(test)]
@@ -343,11 +347,14 @@ mod tests {
     use super::*;
     use crate::tools::reads::is_secret;
     use std::path::Path;
+    use std::sync::atomic::AtomicBool;
 
     /// Runs a read as the model would call it.
     fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), ReadError> {
         match RetrievalCall::parse(name, args) {
-            Some(RetrievalCall::Read(read)) => read.run(root).map(|o| (o.text, o.summary)),
+            Some(RetrievalCall::Read(read)) => read
+                .run(root, &AtomicBool::new(false))
+                .map(|o| (o.text, o.summary)),
             other => panic!("not a read: {other:?}"),
         }
     }

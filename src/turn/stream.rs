@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -583,7 +584,11 @@ async fn retrieval_step(
     // A read of the project may block (a slow mount, a file that turned into a pipe
     // after it was checked): it runs on a blocking thread, and neither a cancel nor
     // the turn waits for it longer than READ_TIMEOUT (invariant 15).
-    let reading = tokio::task::spawn_blocking(move || read.run(&root));
+    // Whatever ends the wait (the read, a cancel, the time limit, the turn dropped)
+    // also stops a walk of the project still going on the blocking thread.
+    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = stop.0.clone();
+    let reading = tokio::task::spawn_blocking(move || read.run(&root, &flag));
     let result = tokio::select! {
         done = tokio::time::timeout(READ_TIMEOUT, reading) => match done {
             Ok(joined) => joined.unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string()))),
@@ -603,6 +608,15 @@ async fn retrieval_step(
             record("completed", &format!("Failed: {e}"));
             Some(format!("Error: {e}"))
         }
+    }
+}
+
+/// Sets its flag when dropped: tells a blocking read that nobody waits for it.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
