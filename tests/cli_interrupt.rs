@@ -96,6 +96,9 @@ fn ctrl_c_cancels_keeps_the_partial_answer_and_exits_130() {
     );
     let o = ok(&env, &["show", "--last"]);
     assert_eq!(stdout(&o).trim(), "Partial answer.");
+    // The note shows as a quote (chat_get sends it as `content`, docs/PROTOCOL.md).
+    let md = stdout(&ok(&env, &["show"]));
+    assert!(md.contains("\n> Response aborted by user.\n"), "{md}");
     fake.push_sse(response("", "Fine again.", vec![]));
     let o = ok(&env, &["ask", "still there?"]);
     assert_eq!(stdout(&o), "Fine again.\n");

@@ -358,3 +358,78 @@ fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
     assert_eq!(env.read("w.rs"), "uno\r\ntwo\r\n");
     assert_eq!(r["content"], "uno\ntwo\n");
 }
+
+// ----- system notes as the reference plugin draws them --------------------------------
+
+/// The reference plugin draws a system message's top-level `content` only when it has
+/// no parts (a system message with parts shows just its fork warnings), so `chat_get`
+/// sends the notes bb7 writes (a cancelled or failed turn, `add_system_message`) in that
+/// form, while fork warnings keep their `context_event` parts.
+#[test]
+fn chat_get_sends_system_notes_as_content_without_parts_and_fork_warnings_as_parts() {
+    let (env, fake) = fake_env(json!({"retry_backoff_ms": 1}));
+    env.write("a.rs", "fn a() {}\n");
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "a.rs", "content": "fn a() {}"}));
+    fake.push_sse(paused(
+        &[text("Partial")],
+        Duration::from_secs(10),
+        " never",
+    ));
+    let rid = b.send(json!({"action": "send", "content": "first"}));
+    b.wait_for_text(&rid, "Partial");
+    b.ok(json!({"action": "cancel", "target_request_id": rid}));
+    assert_eq!(b.reply_to(&rid)["code"], "cancelled");
+    for _ in 0..4 {
+        fake.push(http_error(500, "upstream exploded"));
+    }
+    assert_eq!(b.turn("second")["code"], "api");
+    b.ok(json!({"action": "add_system_message", "message": "File changes failed to apply."}));
+
+    let chat = b.ok(json!({"action": "chat_get"}));
+    let notes: Vec<&Value> = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .collect();
+    assert_eq!(notes.len(), 3, "{chat}");
+    let texts: Vec<&str> = notes
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[0], "Response aborted by user.");
+    assert!(texts[1].contains("upstream exploded"), "{}", texts[1]);
+    assert_eq!(texts[2], "File changes failed to apply.");
+    for m in &notes {
+        assert!(
+            m.get("parts")
+                .is_none_or(|p| p.as_array().is_some_and(Vec::is_empty)),
+            "a system note with parts is not drawn by the reference plugin: {m}"
+        );
+    }
+
+    // A fork warning is a system message of context events, drawn from its parts.
+    env.write("a.rs", "fn a() { changed }\n");
+    let first_user = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|m| m["role"] == "user")
+        .unwrap();
+    let fork =
+        b.ok(json!({"action": "fork_chat", "chat_id": id, "fork_message_index": first_user}));
+    b.ok(json!({"action": "chat_select", "id": fork["new_chat_id"]}));
+    let forked = b.ok(json!({"action": "chat_get"}));
+    let warning = forked["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "system")
+        .unwrap();
+    assert_eq!(
+        warning["parts"][0]["action"], "ForkWarningModified",
+        "{warning}"
+    );
+    assert!(warning.get("content").is_none(), "{warning}");
+}

@@ -177,8 +177,19 @@ function M.chat_usage(chat_id)
   end
 end
 
---- Getter and setter of `chat` (table? the last `chat_get` reply).
-M.chat, M.set_chat = field('chat')
+--- Getter and setter of `chat` (table? the last `chat_get` reply). A system note comes
+--- as a top-level `content` without parts (the reference's form, docs/PROTOCOL.md);
+--- the setter gives it a `text` part, as the preview draws parts.
+local set_chat
+M.chat, set_chat = field('chat')
+function M.set_chat(chat)
+  for _, m in ipairs(chat and chat.messages or {}) do
+    if m.role == 'system' and #(m.parts or {}) == 0 and type(m.content) == 'string' then
+      m.parts = { { type = 'text', content = m.content } }
+    end
+  end
+  set_chat(chat)
+end
 
 --- Remembers the typed change payloads of a finished turn (`done.changes`).
 ---@param chat_id string

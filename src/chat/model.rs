@@ -2,6 +2,8 @@
 //! migration of versions 0 and 1. Unknown fields are kept, so a chat written by a newer
 //! bb7 or by the reference is never stripped of data it had.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -214,7 +216,9 @@ impl Part {
 }
 
 impl Message {
-    /// The concatenated `text` parts: what the user typed or the model answered.
+    /// The concatenated `text` parts: what the user typed or the model answered. A
+    /// message without parts (a system note as `chat_get` sends it) gives its
+    /// top-level `content`.
     pub fn text(&self) -> String {
         let mut out = String::new();
         for p in &self.parts {
@@ -224,7 +228,35 @@ impl Message {
                 out.push_str(c);
             }
         }
+        if self.parts.is_empty()
+            && let Some(Value::String(c)) = self.extra.get("content")
+        {
+            out.push_str(c);
+        }
         out
+    }
+
+    /// The message as `chat_get` sends it. A system note (a system message of `text`
+    /// parts only) goes in the reference's form, its text as the top-level `content`
+    /// and no parts: the reference plugin draws a system message's `content` only when
+    /// it has no parts. Every other message, fork warnings included, goes as stored.
+    pub fn wire_form(&self) -> Cow<'_, Message> {
+        if !self.is_system_note() {
+            return Cow::Borrowed(self);
+        }
+        let mut m = self.clone();
+        let text = m.text();
+        m.parts.clear();
+        m.extra.insert("content".into(), Value::String(text));
+        Cow::Owned(m)
+    }
+
+    /// Whether this is a system note: a system message of `text` parts only (a
+    /// cancelled or failed turn, `add_system_message`), not a fork warning.
+    pub fn is_system_note(&self) -> bool {
+        self.role == "system"
+            && !self.parts.is_empty()
+            && self.parts.iter().all(|p| p.kind == "text")
     }
 
     /// Whether the message only carries context events (the reference's form: one
@@ -265,7 +297,8 @@ impl Chat {
 
     /// Brings an older chat to version 2: a legacy top-level `content` on a message
     /// becomes a `text` part. A system message keeps its `content` too: the reference
-    /// writes system messages that way and its plugin draws only that field. Returns
+    /// writes system messages that way (and `chat_get` sends a note so, see
+    /// [`Message::wire_form`]). Returns
     /// whether anything changed, so the caller re-saves the chat.
     pub fn migrate(&mut self) -> bool {
         let mut changed = self.version < CHAT_VERSION;

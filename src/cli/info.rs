@@ -151,8 +151,12 @@ fn event_name(action: &str) -> String {
     known.to_owned()
 }
 
-/// The text of a message's `text` parts.
+/// The text of a message's `text` parts, or of a system note's `content` (the form
+/// `chat_get` sends it in).
 fn text_of(m: &Message) -> String {
+    if m.parts.is_empty() {
+        return m.text();
+    }
     m.parts
         .iter()
         .filter(|p| p.kind == "text")

@@ -283,7 +283,7 @@ pub fn unplanned(ended: Ended<'_>, code: ErrorCode, note: String) -> Completion 
 }
 
 /// A system message: its text as a part, and as the top-level `content` the reference
-/// writes and its plugin draws.
+/// writes (the only field `chat_get` sends for it, see `Message::wire_form`).
 pub fn system_message(text: String) -> Message {
     let mut msg = Message {
         role: "system".into(),

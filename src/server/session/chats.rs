@@ -2,12 +2,14 @@
 //! archive and chat settings.
 
 use super::*;
+use crate::chat::model::Message;
 use crate::config::{self, GlobalState};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::lock::ChatLock;
 use crate::protocol::params;
 use crate::protocol::replies::*;
+use std::borrow::Cow;
 use std::path::Path;
 
 impl Session {
@@ -71,7 +73,7 @@ impl Session {
             edit_format: c.edit_format,
             agent_mode: self.agent_mode_of(c).as_str().into(),
             agent_mode_set: c.agent_mode.is_some(),
-            messages: c.messages.as_slice().into(),
+            messages: wire_messages(&c.messages),
             context_files: c.context_files.as_slice().into(),
             instructions_info: self.instructions_info(),
         })
@@ -313,6 +315,19 @@ impl Session {
 
 /// Moves a chat directory; across file systems it is copied (and the copy flushed),
 /// then removed.
+/// A chat's messages as `chat_get` sends them ([`Message::wire_form`]): borrowed
+/// unless the chat has a system note.
+fn wire_messages(messages: &[Message]) -> Cow<'_, [Message]> {
+    if !messages.iter().any(Message::is_system_note) {
+        return messages.into();
+    }
+    messages
+        .iter()
+        .map(|m| m.wire_form().into_owned())
+        .collect::<Vec<_>>()
+        .into()
+}
+
 pub(super) fn move_dir(src: &Path, dst: &Path) -> Result<()> {
     if std::fs::rename(src, dst).is_ok() {
         return Ok(());
