@@ -433,3 +433,37 @@ fn chat_get_sends_system_notes_as_content_without_parts_and_fork_warnings_as_par
     );
     assert!(warning.get("content").is_none(), "{warning}");
 }
+
+/// The reference plugin hands any reply without `request_id` (but `title_updated`) to
+/// its oldest waiting request, so a failed title (asked for, or generated after a
+/// chat's first answer) is reported with the request that started it, never bare.
+#[test]
+fn a_failed_title_is_reported_with_the_request_that_asked_for_it() {
+    let (env, fake) = fake_env(json!({"title_model": "fake/titler"}));
+    let (mut b, id) = env.with_chat();
+    // After the first answer of a chat with a default name (the fake answers title
+    // requests nothing was queued for with HTTP 404).
+    fake.push_sse(response("", "Sure.", vec![]));
+    let rid = b.send(json!({"action": "send", "content": "Please refactor the parser"}));
+    assert_eq!(b.stream(&rid).pop().unwrap()["type"], "done");
+    let failed = b.reply_to(&rid);
+    assert_eq!(failed["type"], "error", "{failed}");
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Title generation failed"),
+        "{failed}"
+    );
+
+    // Asked for with generate_title.
+    let gid = b.send(json!({"action": "generate_title", "chat_id": id, "content": "whatever"}));
+    assert_eq!(b.reply_to(&gid)["type"], "ok");
+    let failed = b.reply_to(&gid);
+    assert_eq!(failed["type"], "error", "{failed}");
+    assert!(
+        b.backlog.iter().all(|m| m.get("request_id").is_some()),
+        "{:?}",
+        b.backlog
+    );
+}

@@ -111,6 +111,9 @@ pub enum BackgroundResult {
         chat: ChatKey,
         /// The new name.
         title: String,
+        /// The `send` or `generate_title` that asked for it (a failure to save the
+        /// name is reported with it).
+        request_id: Option<String>,
     },
 }
 

@@ -178,7 +178,7 @@ impl Session {
                 .emit(&completion.event, Some(&first.spec.request_id));
         }
         if completion.title {
-            self.maybe_auto_title(&key, ctx);
+            self.maybe_auto_title(&key, &first.spec.request_id, ctx);
         }
         Ok(Some(Flow::Continue))
     }

@@ -34,7 +34,10 @@ impl Session {
         Ok(p)
     }
 
-    pub(super) fn maybe_auto_title(&mut self, key: &ChatKey, ctx: &Ctx) {
+    /// After a chat's first answer (`request_id` is its `send`'s, which a failure is
+    /// reported with): names the chat with `title_model` when it still has a default
+    /// name.
+    pub(super) fn maybe_auto_title(&mut self, key: &ChatKey, request_id: &str, ctx: &Ctx) {
         let Some(title_model) = self.config.title_model.clone().filter(|m| !m.is_empty()) else {
             return;
         };
@@ -52,7 +55,12 @@ impl Session {
             .map(Message::text)
             .unwrap_or_default();
         if let Ok(provider) = self.provider() {
-            spawn_title(provider, title_model, key.clone(), first, ctx.clone());
+            let job = TitleJob {
+                chat: key.clone(),
+                content: first,
+                request_id: Some(request_id.to_owned()),
+            };
+            spawn_title(provider, title_model, job, ctx.clone());
         }
     }
 
@@ -75,7 +83,12 @@ impl Session {
             .filter(|m| !m.is_empty())
             .ok_or_else(|| Error::invalid("title_model not configured"))?;
         let provider = self.provider()?;
-        spawn_title(provider, model, chat_key(&store, &id), content, ctx.clone());
+        let job = TitleJob {
+            chat: chat_key(&store, &id),
+            content,
+            request_id: call.request_id.map(str::to_owned),
+        };
+        spawn_title(provider, model, job, ctx.clone());
         Ok(Ack {})
     }
 
@@ -180,15 +193,21 @@ impl Session {
     }
 }
 
-pub(super) fn spawn_title(
-    provider: Arc<dyn Provider>,
-    model: String,
-    chat: ChatKey,
-    content: String,
-    ctx: Ctx,
-) {
+/// A title to generate: for `chat`, from `content` (the first user message). A failure
+/// is reported with `request_id` (the `send` or `generate_title` that started it): the
+/// reference plugin hands a reply without one to whatever request it waits for.
+pub(super) struct TitleJob {
+    /// The chat to name.
+    pub chat: ChatKey,
+    /// What the title summarizes.
+    pub content: String,
+    /// The request that started it (none when it came without one).
+    pub request_id: Option<String>,
+}
+
+pub(super) fn spawn_title(provider: Arc<dyn Provider>, model: String, job: TitleJob, ctx: Ctx) {
     tokio::spawn(async move {
-        let excerpt: String = content.chars().take(2000).collect();
+        let excerpt: String = job.content.chars().take(2000).collect();
         let mut request = ChatRequest::new(
             model,
             vec![
@@ -205,7 +224,11 @@ pub(super) fn spawn_title(
                     .unwrap_or("");
                 let title = clean_title(raw);
                 if !title.is_empty() {
-                    let _ = ctx.background.send(BackgroundResult::Title { chat, title });
+                    let _ = ctx.background.send(BackgroundResult::Title {
+                        chat: job.chat,
+                        title,
+                        request_id: job.request_id,
+                    });
                 }
             }
             Err(e) => ctx.outbox.send_error(
@@ -213,7 +236,7 @@ pub(super) fn spawn_title(
                     ErrorCode::Api,
                     format!("Title generation failed: {}", e.user_message()),
                 ),
-                None,
+                job.request_id.as_deref(),
             ),
         }
     });

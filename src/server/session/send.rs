@@ -473,9 +473,13 @@ impl Session {
                 self.finish_turn(first, Some(repair), ctx)
             }
             BackgroundResult::Planned(planned) => self.finish_planned(*planned, ctx),
-            BackgroundResult::Title { chat, title } => {
+            BackgroundResult::Title {
+                chat,
+                title,
+                request_id,
+            } => {
                 if let Err(e) = self.apply_title(&chat, &title) {
-                    ctx.outbox.send_error(&e, None);
+                    ctx.outbox.send_error(&e, request_id.as_deref());
                 } else {
                     let event = TurnMessage::TitleUpdated {
                         chat_id: chat.id,
