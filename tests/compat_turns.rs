@@ -411,9 +411,8 @@ fn chat_get_sends_system_notes_as_content_without_parts_and_fork_warnings_as_par
 
     // A fork warning is a system message of context events, drawn from its parts.
     env.write("a.rs", "fn a() { changed }\n");
-    let first_user = chat["messages"]
-        .as_array()
-        .unwrap()
+    let listed = |c: &Value| c["messages"].as_array().unwrap().clone();
+    let first_user = listed(&chat)
         .iter()
         .position(|m| m["role"] == "user")
         .unwrap();
@@ -421,10 +420,8 @@ fn chat_get_sends_system_notes_as_content_without_parts_and_fork_warnings_as_par
         b.ok(json!({"action": "fork_chat", "chat_id": id, "fork_message_index": first_user}));
     b.ok(json!({"action": "chat_select", "id": fork["new_chat_id"]}));
     let forked = b.ok(json!({"action": "chat_get"}));
-    let warning = forked["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let warning = listed(&forked)
+        .into_iter()
         .find(|m| m["role"] == "system")
         .unwrap();
     assert_eq!(
