@@ -479,7 +479,9 @@ impl Session {
                 request_id,
             } => {
                 if let Err(e) = self.apply_title(&chat, &title) {
-                    ctx.outbox.send_error(&e, request_id.as_deref());
+                    // Not on the wire, for the reason `spawn_title` gives.
+                    let id = request_id.as_deref().unwrap_or("");
+                    tracing::warn!(request_id = id, error = %e.message, "cannot save a title");
                 } else {
                     let event = TurnMessage::TitleUpdated {
                         chat_id: chat.id,
