@@ -50,6 +50,12 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
+    // An editor starts `bb7` without arguments on a pipe: serve at once, without
+    // building the command line's parser (every subcommand's arguments).
+    if std::env::args_os().len() == 1 && !std::io::stdin().is_terminal() {
+        bb7::debug_log::init_from_env();
+        return serve();
+    }
     let cli = Cli::parse();
     let command = match cli.command {
         Some(c) => c,
@@ -62,30 +68,12 @@ fn main() -> std::process::ExitCode {
     };
     bb7::debug_log::init_from_env();
     bb7::cli::render::init_color(cli.color);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("bb7: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
     if let Command::Serve = command {
-        let result = runtime.block_on(async {
-            bb7::server::serve(stdin_until_sigterm(), tokio::io::stdout()).await
-        });
-        // Background work (streams) must not keep the process alive after shutdown.
-        runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-        return match result {
-            Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
-            Err(e) => {
-                eprintln!("bb7: reading stdin failed: {e}");
-                std::process::ExitCode::FAILURE
-            }
-        };
+        return serve();
     }
+    let Some(runtime) = runtime() else {
+        return std::process::ExitCode::FAILURE;
+    };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let opts = bb7::cli::Options {
         root: cli.root,
@@ -104,25 +92,33 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// Standard input that ends at SIGTERM, so a terminated bb7 shuts down as at end of
-/// input: running turns save what they have and the process exits 0. Editors stop
-/// their job with SIGTERM right after `shutdown`, and the reference plugin warns about
-/// any other exit status.
-fn stdin_until_sigterm() -> tokio::io::DuplexStream {
-    let (reader, mut writer) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let mut stdin = tokio::io::stdin();
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::io::copy(&mut stdin, &mut writer) => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = tokio::io::copy(&mut stdin, &mut writer).await;
-            }
+/// The async runtime; `None` (with the reason on stderr) when it cannot start.
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("bb7: cannot start the async runtime: {e}");
+            None
         }
-    });
-    reader
+    }
+}
+
+/// The stdio server (docs/PROTOCOL.md) until `shutdown`, the end of stdin or SIGTERM.
+fn serve() -> std::process::ExitCode {
+    let Some(runtime) = runtime() else {
+        return std::process::ExitCode::FAILURE;
+    };
+    let result = runtime.block_on(bb7::server::serve_stdio());
+    // Background work (streams) must not keep the process alive after shutdown.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => {
+            eprintln!("bb7: reading stdin failed: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

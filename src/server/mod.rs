@@ -8,7 +8,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 use crate::error::{Error, ErrorCode};
-use crate::protocol::outbox::Outbox;
+use crate::protocol::outbox::{Backlog, Outbox};
 use crate::protocol::{MAX_LINE_BYTES, Request};
 use session::{Ctx, Flow, Session};
 
@@ -19,50 +19,78 @@ enum Line {
     Eof,
 }
 
-/// Reads `\n`-terminated lines, never holding more than [`MAX_LINE_BYTES`] of one.
+/// Cuts `\n`-terminated lines out of the bytes read so far, never holding more than
+/// [`MAX_LINE_BYTES`] of one; shared by the async reader and the stdin thread.
+#[derive(Default)]
+struct LineCutter {
+    buf: Vec<u8>,
+    too_long: bool,
+}
+
+impl LineCutter {
+    /// Takes what it can of `available`: how many bytes it consumed, and the line they
+    /// completed, if any.
+    fn take(&mut self, available: &[u8]) -> (usize, Option<Line>) {
+        let (take, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i, Some(i + 1)),
+            None => (available.len(), None),
+        };
+        if !self.too_long {
+            if self.buf.len() + take > MAX_LINE_BYTES {
+                self.too_long = true;
+                self.buf = Vec::new();
+            } else {
+                self.buf.extend_from_slice(&available[..take]);
+            }
+        }
+        let Some(consumed) = done else {
+            return (take, None);
+        };
+        let mut buf = std::mem::take(&mut self.buf);
+        if std::mem::take(&mut self.too_long) {
+            return (consumed, Some(Line::TooLong));
+        }
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        (consumed, Some(Line::Text(buf)))
+    }
+
+    /// The input ended: the unterminated rest, if any, is a last line.
+    fn finish(&mut self) -> Line {
+        let buf = std::mem::take(&mut self.buf);
+        match (std::mem::take(&mut self.too_long), buf.is_empty()) {
+            (true, _) => Line::TooLong,
+            (false, true) => Line::Eof,
+            (false, false) => Line::Text(buf),
+        }
+    }
+}
+
+/// Reads `\n`-terminated lines from an async reader (the command line's in-memory pipe).
 struct LineReader<R> {
     inner: BufReader<R>,
+    cutter: LineCutter,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     async fn next(&mut self) -> std::io::Result<Line> {
-        let mut buf = Vec::new();
-        let mut too_long = false;
         loop {
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
-                return Ok(match (too_long, buf.is_empty()) {
-                    (true, _) => Line::TooLong,
-                    (false, true) => Line::Eof,
-                    (false, false) => Line::Text(buf),
-                });
+                return Ok(self.cutter.finish());
             }
-            let (take, done) = match memchr::memchr(b'\n', available) {
-                Some(i) => (i, Some(i + 1)),
-                None => (available.len(), None),
-            };
-            if !too_long {
-                if buf.len() + take > MAX_LINE_BYTES {
-                    too_long = true;
-                    buf = Vec::new();
-                } else {
-                    buf.extend_from_slice(&available[..take]);
-                }
-            }
-            let consumed = done.unwrap_or(take);
+            let (consumed, line) = self.cutter.take(available);
             self.inner.consume(consumed);
-            if done.is_some() {
-                if too_long {
-                    return Ok(Line::TooLong);
-                }
-                if buf.last() == Some(&b'\r') {
-                    buf.pop();
-                }
-                return Ok(Line::Text(buf));
+            if let Some(line) = line {
+                return Ok(line);
             }
         }
     }
 }
+
+/// Lines of the client on their way to the request loop.
+type Lines = mpsc::Receiver<std::io::Result<Line>>;
 
 /// Finishes background work; a bug there is logged and bb7 keeps serving.
 fn on_background(session: &mut Session, msg: session::BackgroundResult, ctx: &Ctx) {
@@ -89,17 +117,19 @@ const PLAN_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// Serves requests from `input` until `shutdown` or end of input, writing messages to
 /// `output`. Returns the process exit status (always 0: no input ends bb7 any other
 /// way, docs/ARCHITECTURE.md "Durability" 5) once every queued message is written.
+/// The command line serves itself this way over in-memory pipes; the stdio server
+/// uses [`serve_stdio`].
 pub async fn serve<R, W>(input: R, output: W) -> std::io::Result<i32>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    return_large_buffers_to_the_os();
-    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
     let outbox = Outbox::new(tx);
     let backlog = outbox.backlog();
     let writer = tokio::spawn(async move {
         let mut out = tokio::io::BufWriter::new(output);
+        let mut rx = rx;
         while let Some(line) = rx.recv().await {
             if out.write_all(line.as_bytes()).await.is_err() || out.write_all(b"\n").await.is_err()
             {
@@ -116,14 +146,13 @@ where
         }
         let _ = out.flush().await;
     });
-    let room = outbox.backlog();
-
-    // The reader runs on its own task: a line half-read when the loop below turns to
-    // a background result must not be lost.
-    let (line_tx, mut lines) = mpsc::channel::<std::io::Result<Line>>(16);
+    // The reader runs on its own task: a line half-read when the loop turns to a
+    // background result must not be lost.
+    let (line_tx, lines) = mpsc::channel::<std::io::Result<Line>>(16);
     tokio::spawn(async move {
         let mut reader = LineReader {
             inner: BufReader::with_capacity(1 << 16, input),
+            cutter: LineCutter::default(),
         };
         loop {
             let line = reader.next().await;
@@ -133,7 +162,102 @@ where
             }
         }
     });
+    let result = run(lines, outbox).await;
+    let _ = writer.await;
+    result
+}
 
+/// [`serve`] on the process's stdin and stdout, each served by a plain thread that
+/// blocks on its pipe: a request line reaches the loop, and a reply the client, without
+/// a hop through the runtime's pool of blocking threads, and starting the process
+/// spawns no such pool. SIGTERM ends the input like the end of stdin, so a terminated
+/// bb7 saves running turns and exits 0 (editors stop their job with SIGTERM right
+/// after `shutdown`, and the reference plugin warns about any other exit status).
+/// Errors: a thread cannot be started; reading stdin fails.
+pub async fn serve_stdio() -> std::io::Result<i32> {
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    let outbox = Outbox::new(tx);
+    let backlog = outbox.backlog();
+    let writer = std::thread::Builder::new()
+        .name("bb7-stdout".into())
+        .spawn(move || write_stdout(rx, &backlog))?;
+    let (line_tx, lines) = mpsc::channel::<std::io::Result<Line>>(16);
+    let stdin_tx = line_tx.clone();
+    std::thread::Builder::new()
+        .name("bb7-stdin".into())
+        .spawn(move || read_stdin(&stdin_tx))?;
+    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
+        tokio::spawn(async move {
+            if term.recv().await.is_some() {
+                let _ = line_tx.send(Ok(Line::Eof)).await;
+            }
+        });
+    }
+    let result = run(lines, outbox).await;
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    result
+}
+
+/// The stdin thread: lines to the loop until the end of input, an error, or a loop
+/// that no longer listens.
+fn read_stdin(lines: &mpsc::Sender<std::io::Result<Line>>) {
+    use std::io::BufRead;
+    let mut input = std::io::BufReader::with_capacity(1 << 16, std::io::stdin().lock());
+    let mut cutter = LineCutter::default();
+    loop {
+        let available = match input.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = lines.blocking_send(Err(e));
+                return;
+            }
+        };
+        if available.is_empty() {
+            let _ = lines.blocking_send(Ok(cutter.finish()));
+            let _ = lines.blocking_send(Ok(Line::Eof));
+            return;
+        }
+        let (consumed, line) = cutter.take(available);
+        input.consume(consumed);
+        if let Some(line) = line
+            && lines.blocking_send(Ok(line)).is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// The stdout thread, the one writer of stdout (invariant 1): writes each queued line,
+/// flushing when nothing else is queued so bursts go out in one write, and reports
+/// what it wrote to `backlog` (invariant 14).
+fn write_stdout(mut rx: mpsc::UnboundedReceiver<String>, backlog: &Backlog) {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    while let Some(line) = rx.blocking_recv() {
+        if out.write_all(line.as_bytes()).is_err() || out.write_all(b"\n").is_err() {
+            backlog.close();
+            return;
+        }
+        backlog.written(line.len());
+        drop(line);
+        if rx.is_empty() && out.flush().is_err() {
+            backlog.close();
+            return;
+        }
+    }
+    let _ = out.flush();
+}
+
+/// The request loop: requests from `lines` in arrival order, background results as
+/// they come (docs/ARCHITECTURE.md, invariants 2, 8, 14). Returns when the input ends
+/// or on `shutdown`, after running turns saved what they have and deferred writes
+/// reached the disk; dropping `outbox` then lets the writer finish.
+async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
+    return_large_buffers_to_the_os();
+    let room = outbox.backlog();
     let (internal_tx, mut internal) = mpsc::unbounded_channel();
     let ctx = Ctx {
         outbox: outbox.clone(),
@@ -243,7 +367,6 @@ where
     drop(session);
     drop(ctx);
     drop(outbox);
-    let _ = writer.await;
     match read_error {
         Some(e) => Err(e),
         None => Ok(0),
