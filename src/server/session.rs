@@ -85,8 +85,8 @@ struct InFlight {
     planning: Option<Box<Planning>>,
 }
 
-/// A turn's answer without its tool calls, blocks and request messages: what saving
-/// the answer needs when its plan never comes back.
+/// A turn's answer without its tool calls and blocks (its request body is shared):
+/// what saving the answer needs when its plan never comes back.
 struct Planning {
     first: TurnOutcome,
     repair: Option<TurnOutcome>,

@@ -19,7 +19,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
                 global: false,
                 id: "abcdef0123".into(),
             },
-            body: ChatRequest::new("m", vec![]),
+            body: std::sync::Arc::new(ChatRequest::new("m", vec![])),
             model: "vendor/model".into(),
             stall_timeout: Duration::from_secs(1),
             max_retries: 0,

@@ -30,8 +30,9 @@ pub struct TurnSpec {
     pub request_id: String,
     /// The chat.
     pub chat: ChatKey,
-    /// The chat-completions request.
-    pub body: ChatRequest,
+    /// The chat-completions request, shared: it holds the whole context, and a spec is
+    /// cloned for every attempt and outcome.
+    pub body: Arc<ChatRequest>,
     /// Model id (for the assistant message).
     pub model: String,
     /// Fail when no stream data arrives for this long.
@@ -374,7 +375,7 @@ pub async fn run(
     });
     loop {
         rounds += 1;
-        let body = extended.as_ref().unwrap_or(&spec.body);
+        let body = extended.as_ref().unwrap_or(spec.body.as_ref());
         let mut round = stream_round(&provider, body, &spec, &outbox, &cancel, read_blocks).await;
         if let EditChannel::ToolCallsElseBlocks { blocks_system } = &spec.edits
             && rounds == 1
@@ -383,7 +384,7 @@ pub async fn run(
             && round.error.as_ref().is_some_and(ApiError::refuses_tools)
         {
             tracing::info!(request_id = %spec.request_id, "the server refuses tools; sending the turn again with edits as blocks");
-            let body = extended.get_or_insert_with(|| spec.body.clone());
+            let body = extended.get_or_insert_with(|| ChatRequest::clone(&spec.body));
             body.tools.clear();
             body.tool_choice = None;
             if let Some(system) = body.messages.first_mut().filter(|m| m.role == Role::System) {
@@ -434,7 +435,7 @@ pub async fn run(
         if cancelled {
             break;
         }
-        let body = extended.get_or_insert_with(|| spec.body.clone());
+        let body = extended.get_or_insert_with(|| ChatRequest::clone(&spec.body));
         body.messages
             .push(assistant_message(&round.text, &round.calls));
         body.messages.extend(results);

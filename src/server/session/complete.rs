@@ -12,11 +12,12 @@ use crate::edit::{self, CallCode, CallStatus, FileAccess, Plan};
 use crate::error::ErrorCode;
 use crate::error::Result;
 use crate::llm::Usage;
-use crate::llm::request::{ChatMessage, Role};
+use crate::llm::request::{ChatMessage, ChatRequest, Role};
 use crate::protocol::events::Change;
 use crate::tools::{DiffMode, ToolCall, ToolsMode};
 use crate::turn::complete::{Ended, INTERRUPTED_PLANNING, REPAIR_REQUEST, complete, unplanned};
 use crate::turn::stream::TurnOutcome;
+use std::sync::Arc;
 
 /// Lines of a new file shown in a `write` change payload.
 const PREVIEW_LINES: usize = 50;
@@ -300,7 +301,7 @@ impl Session {
         ctx: &Ctx,
     ) -> Result<()> {
         let provider = self.provider_for(first.spec.route.role)?;
-        let mut body = first.spec.body.clone();
+        let mut body = ChatRequest::clone(&first.spec.body);
         body.messages.push(crate::turn::stream::assistant_message(
             &first.text,
             &first.calls,
@@ -315,7 +316,7 @@ impl Session {
         body.messages
             .push(ChatMessage::text(Role::User, REPAIR_REQUEST));
         let mut spec = first.spec.clone();
-        spec.body = body;
+        spec.body = Arc::new(body);
         spec.visible = false;
         spec.tools = ToolsMode::Off;
         self.in_flight.remove(&spec.request_id);
@@ -325,16 +326,15 @@ impl Session {
 }
 
 /// A copy of `turn` for [`Planning`] without what only planning and later rounds
-/// read (the calls, the blocks, the request's messages), which can be megabytes; they
-/// are taken out of `turn` for the copy and put back.
+/// read (the calls, the blocks), which can be megabytes; they are taken out of `turn`
+/// for the copy and put back. The request body (the whole context) is shared, not
+/// copied.
 fn without_calls(turn: &mut TurnOutcome) -> TurnOutcome {
     let calls = std::mem::take(&mut turn.calls);
     let blocks = std::mem::take(&mut turn.blocks);
-    let messages = std::mem::take(&mut turn.spec.body.messages);
     let copy = turn.clone();
     turn.calls = calls;
     turn.blocks = blocks;
-    turn.spec.body.messages = messages;
     copy
 }
 

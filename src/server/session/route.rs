@@ -131,7 +131,7 @@ impl Session {
                 return Ok(false);
             }
         };
-        let mut body = spec.body.clone();
+        let mut body = ChatRequest::clone(&spec.body);
         body.messages.truncate(spec.route.base_messages);
         if next == Next::RetryLocal {
             body.messages
@@ -170,7 +170,7 @@ impl Session {
         ctx.outbox.emit(&notice, Some(&spec.request_id));
         let mut next_spec = spec.clone();
         next_spec.model = body.model.clone();
-        next_spec.body = body;
+        next_spec.body = Arc::new(body);
         next_spec.route = route;
         self.spawn_turn(next_spec, provider, ctx, None);
         Ok(true)

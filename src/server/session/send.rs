@@ -287,7 +287,7 @@ impl Session {
             request_id: request_id.clone(),
             chat: key.clone(),
             model: body.model.clone(),
-            body,
+            body: Arc::new(body),
             stall_timeout: Duration::from_secs(
                 self.config
                     .stream_timeout_secs
