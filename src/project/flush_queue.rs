@@ -19,8 +19,13 @@
 //! power loss left missing or torn. The user's own files are not written here: they are
 //! flushed before the write returns (`fsutil::write_atomic`).
 //!
-//! [`flush_now`] writes everything out synchronously; the server calls it before it
-//! exits (shutdown, end of input, SIGTERM), so a clean exit leaves nothing unflushed.
+//! A cache whose bytes cost more to make than to keep, such as a chat's prompt ledger,
+//! is written by the thread itself ([`write_later`]): the request hands over a job that
+//! serializes and writes it, and the burst flushes the result.
+//!
+//! [`flush_now`] writes everything out synchronously, queued jobs first; the server calls
+//! it before it exits (shutdown, end of input, SIGTERM), so a clean exit leaves nothing
+//! unflushed.
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -58,9 +63,22 @@ struct Pending {
     chat: Option<PathBuf>,
 }
 
-#[derive(Debug, Default)]
+/// Writes a file when the flush thread runs it ([`write_later`]); returns whether it
+/// wrote.
+pub type Job = Box<dyn FnOnce() -> bool + Send>;
+
+/// A job waiting for the flush thread, and the file it writes.
+struct Deferred {
+    path: PathBuf,
+    root: PathBuf,
+    job: Job,
+}
+
+#[derive(Default)]
 struct State {
     pending: Vec<Pending>,
+    /// Jobs to run before the next burst, at most one per path.
+    jobs: Vec<Deferred>,
     /// A burst is being flushed (by the thread or by [`flush_now`]).
     busy: bool,
     /// Chat directories that hold this process's marker.
@@ -147,6 +165,7 @@ pub fn write(
     // The lock is held across the rename so the thread cannot drop the marker between
     // the check above and the write it covers.
     let new_dirs = super::fsutil::replace_file(path, bytes, false)?;
+    let idle = st.pending.is_empty() && st.jobs.is_empty();
     st.pending.push(Pending {
         path: path.to_path_buf(),
         rank,
@@ -158,12 +177,48 @@ pub fn write(
     st.last_write = Some(now);
     st.oldest.get_or_insert(now);
     if *st.thread.get_or_insert_with(start_thread) {
-        shared().1.notify_all();
+        // A thread already waiting for a burst wakes when it is due and sees this write;
+        // waking it for every write would cost the request a context switch.
+        if idle {
+            shared().1.notify_all();
+        }
         Ok(())
     } else {
         drop(st);
         flush_now();
         Ok(())
+    }
+}
+
+/// Hands `job`, which writes `path` atomically (a cache of the state directory `root`,
+/// such as a chat's prompt ledger), to the flush thread: it runs before the thread's next
+/// burst, which then flushes `path` after the chats (rank [`Rank::Cache`]). A job queued
+/// earlier for the same path and not yet run is dropped, since it would write an older
+/// version. [`flush_now`] runs every queued job first, so none is left when a chat
+/// directory is moved or deleted, or when the process exits. A job must not create
+/// directories: the one it writes into may be gone by the time it runs.
+///
+/// With [`set_synchronous`], or when no thread can be started, the job runs now and
+/// the file is flushed before this returns.
+pub fn write_later(path: &Path, root: &Path, job: Job) {
+    let mut st = lock_state();
+    let idle = st.pending.is_empty() && st.jobs.is_empty();
+    st.jobs.retain(|d| d.path != path);
+    st.jobs.push(Deferred {
+        path: path.to_path_buf(),
+        root: root.to_path_buf(),
+        job,
+    });
+    let now = Instant::now();
+    st.last_write = Some(now);
+    st.oldest.get_or_insert(now);
+    if !st.synchronous && *st.thread.get_or_insert_with(start_thread) {
+        if idle {
+            shared().1.notify_all();
+        }
+    } else {
+        drop(st);
+        flush_now();
     }
 }
 
@@ -175,7 +230,7 @@ fn start_thread() -> bool {
             let (_, cv) = shared();
             let mut st = lock_state();
             loop {
-                while st.pending.is_empty() || st.busy {
+                while (st.pending.is_empty() && st.jobs.is_empty()) || st.busy {
                     st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
                 }
                 // Wait for the run of writes to pause (or for the oldest to be due).
@@ -207,18 +262,20 @@ pub fn flush_now() {
         while st.busy {
             st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
-        if st.pending.is_empty() {
+        if st.pending.is_empty() && st.jobs.is_empty() {
             return;
         }
         st = run_burst(st);
     }
 }
 
-/// Takes the pending writes, flushes them with the lock released, then drops the
-/// markers of chats that have nothing left to flush. Returns with the lock held.
+/// Takes the pending writes and jobs, runs the jobs and flushes everything with the lock
+/// released, then drops the markers of chats that have nothing left to flush. Returns
+/// with the lock held.
 fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     let (_, cv) = shared();
-    let burst = std::mem::take(&mut st.pending);
+    let mut burst = std::mem::take(&mut st.pending);
+    let jobs = std::mem::take(&mut st.jobs);
     st.oldest = None;
     st.busy = true;
     drop(st);
@@ -226,8 +283,21 @@ fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     // A panic while flushing must not leave `busy` set, which would hang every later
     // flush (and exit): the markers of an unfinished burst stay, so the next open
     // checks those chats.
-    let chats = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| flush_burst(burst)))
-        .unwrap_or_default();
+    let chats = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for d in jobs {
+            if (d.job)() {
+                burst.push(Pending {
+                    path: d.path,
+                    rank: Rank::Cache,
+                    root: d.root,
+                    new_dirs: false,
+                    chat: None,
+                });
+            }
+        }
+        flush_burst(burst)
+    }))
+    .unwrap_or_default();
 
     let mut st = lock_state();
     for dir in chats {
