@@ -9,10 +9,11 @@
 //! Whether a chat is locked is not cached: the caller probes it on every call.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 use crate::chat::model::ChatSummary;
+use crate::project::fsutil::Stamp;
 
 /// What a listing was built from; `None` for a file that did not exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,13 +74,4 @@ pub fn put(key: Key, stamps: ListStamps, rows: &[ChatSummary]) {
     } else {
         all.insert(key, (stamps, rows.to_vec()));
     }
-}
-
-/// Size, mtime and inode of a file: what tells a cached parse is still current.
-pub(crate) type Stamp = (u64, i64, i64, u64);
-
-pub(crate) fn file_stamp(path: &Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.len(), m.mtime(), m.mtime_nsec(), m.ino()))
 }

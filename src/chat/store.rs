@@ -9,13 +9,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ids;
-use crate::chat::list_cache::{self, ListStamps, Stamp, file_stamp};
+use crate::chat::list_cache::{self, ListStamps};
 use crate::chat::model::ChatSummary;
 use crate::chat::model::{CHAT_VERSION, Chat, Message};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::flush_queue::{self, Rank};
 use crate::project::fsutil::{self, write_json_atomic};
+use crate::project::fsutil::{Stamp, file_stamp};
 use crate::project::lock;
 use crate::project::paths::{state_path, valid_chat_id};
 

@@ -56,6 +56,18 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// Size, mtime (seconds and nanoseconds) and inode of a file: what tells a parse kept
+/// in memory is still current, since every write of bb7's state replaces the file by
+/// rename (a new inode).
+pub type Stamp = (u64, i64, i64, u64);
+
+/// The [`Stamp`] of the file at `path`, `None` when it cannot be read.
+pub fn file_stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.mtime(), m.mtime_nsec(), m.ino()))
+}
+
 /// Serialises `value` as pretty JSON and writes it atomically.
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| {

@@ -1,11 +1,12 @@
 //! The files a request shows: every context entry with its snapshot, a writable
 //! file's pending output in its place, and outputs of files the model created. Read on
 //! two threads, since with hundreds of files the reads are most of the time before the
-//! request can go out. [`next_request`] lays the request out from them and the chat's
-//! prompt ledger.
+//! request can go out; a snapshot the chat's earlier requests already showed in its
+//! version is not read at all (its text is in the prompt ledger). [`next_request`]
+//! lays the request out from them and the chat's prompt ledger.
 
 use crate::chat::ids;
-use crate::chat::model::{Chat, SnapshotRef};
+use crate::chat::model::{Chat, ContextFile, SnapshotRef};
 use crate::chat::store::ChatStore;
 use crate::context::{ChatFiles, find_file};
 use crate::error::Result;
@@ -23,14 +24,19 @@ pub fn next_request(
     system: &str,
     content: &str,
 ) -> Result<(Prompt, Vec<SnapshotRef>)> {
-    let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id))?;
+    let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
+    let last_shown = ledger.last_shown(&chat.messages);
+    let shown = |cf: &ContextFile| {
+        last_shown.get(&(cf.path.as_str(), cf.start_line, cf.end_line))
+            == Some(&cf.version.as_str())
+    };
+    let (mut files, snapshot) = prompt_files(chat, ChatFiles::new(store, &chat.id), &shown)?;
     if store.global {
         // A global chat belongs to no project: the model sees no writable file.
         for f in &mut files {
             f.writable = false;
         }
     }
-    let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
     let prompt = assemble::assemble(ChatState {
         system,
         history: &chat.messages,
@@ -41,20 +47,29 @@ pub fn next_request(
     Ok((prompt, snapshot))
 }
 
-/// Files for the prompt, and the context snapshot recorded on the user message.
-/// Errors: a snapshot or output that cannot be read.
-pub fn prompt_files(chat: &Chat, files: ChatFiles) -> Result<(Vec<PromptFile>, Vec<SnapshotRef>)> {
+/// Files for the prompt, and the context snapshot recorded on the user message. An
+/// entry without output for which `shown` is true (an earlier request showed this
+/// version, so the layout takes its text from the ledger) is not read: its
+/// `content` is empty. Errors: a snapshot or output that cannot be read.
+pub fn prompt_files(
+    chat: &Chat,
+    files: ChatFiles,
+    shown: &(dyn Fn(&ContextFile) -> bool + Sync),
+) -> Result<(Vec<PromptFile>, Vec<SnapshotRef>)> {
     let mut out = Vec::new();
     let mut snapshot = Vec::new();
     // One directory walk tells which files have output, instead of a failed open per
     // context file.
     let outputs = files.list_outputs()?;
     let has_output: std::collections::HashSet<&str> = outputs.iter().map(String::as_str).collect();
-    let writable_of =
-        |cf: &crate::chat::model::ContextFile| !cf.readonly && !cf.external && !cf.is_section();
-    let read = |cf: &crate::chat::model::ContextFile| -> Result<(String, Option<String>)> {
+    let writable_of = |cf: &ContextFile| !cf.readonly && !cf.external && !cf.is_section();
+    let read = |cf: &ContextFile| -> Result<(String, Option<String>)> {
+        let output = writable_of(cf) && has_output.contains(cf.path.as_str());
+        if !output && shown(cf) {
+            return Ok((String::new(), None));
+        }
         let snap = files.read_snapshot(cf)?;
-        let output = if writable_of(cf) && has_output.contains(cf.path.as_str()) {
+        let output = if output {
             files.read_output(&cf.path)?
         } else {
             None
@@ -105,7 +120,7 @@ pub fn prompt_files(chat: &Chat, files: ChatFiles) -> Result<(Vec<PromptFile>, V
         }
         let content = files.read_output(&rel)?.unwrap_or_default();
         out.push(PromptFile {
-            entry: crate::chat::model::ContextFile {
+            entry: ContextFile {
                 path: rel.clone(),
                 readonly: false,
                 external: false,

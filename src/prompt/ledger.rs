@@ -3,13 +3,22 @@
 //! prompt's layout"). Kept beside `chat.json` as `prompt.json`; it is a cache: a missing,
 //! damaged or outdated ledger costs one uncached request, never a wrong prompt, since
 //! every request shows the current version of each file it has not shown yet.
+//!
+//! The ledger holds the whole text of every version it records, megabytes with a large
+//! context, so it is not parsed and written on the way to the model: the process keeps
+//! the one it last read or wrote ([`Ledger::load`]), and the flush thread serializes and
+//! writes a new one after the request went out ([`save`]).
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ids::short_sha256;
 use crate::chat::model::Message;
+use crate::project::fsutil::{Stamp, file_stamp};
 
 /// The name of the ledger file in a chat's directory.
 pub const FILE_NAME: &str = "prompt.json";
@@ -100,15 +109,105 @@ pub struct Ledger {
     pub updates: Vec<ShownUpdate>,
 }
 
+/// What is known of the file behind the kept ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnDisk {
+    /// This process saved the ledger and its write has not completed (or failed): the
+    /// file holds an older version, and the kept one is newer.
+    Writing,
+    /// The file as it was when the ledger was read or written (`None`: no file).
+    Stamp(Option<Stamp>),
+}
+
+/// The ledger this process last read or saved, with its path: the next request of the
+/// same chat starts from it. One chat's at a time, so a process keeps at most one
+/// context's texts beyond the chat it is sending.
+struct Kept {
+    path: PathBuf,
+    ledger: Arc<Ledger>,
+    on_disk: OnDisk,
+}
+
+fn kept() -> std::sync::MutexGuard<'static, Option<Kept>> {
+    static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+    KEPT.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Ledgers saved by this process so far: what tells a layout kept elsewhere (an
+/// estimate's) that a ledger changed before its file did.
+static SAVES: AtomicU64 = AtomicU64::new(0);
+
+/// How many ledgers this process saved ([`save`]); changes with every save, before the
+/// file is written.
+pub fn saves() -> u64 {
+    SAVES.load(Ordering::Acquire)
+}
+
+/// Saves `ledger` as the ledger at `path` (a chat's [`FILE_NAME`] in the state directory
+/// `root`): it is kept for [`Ledger::load`] at once, and the flush thread writes it
+/// (atomically, after the chats it follows; `project::flush_queue::write_later`). The
+/// write is skipped when the chat's directory is gone by then.
+pub fn save(path: &Path, root: &Path, ledger: Ledger) {
+    let ledger = Arc::new(ledger);
+    *kept() = Some(Kept {
+        path: path.to_path_buf(),
+        ledger: ledger.clone(),
+        on_disk: OnDisk::Writing,
+    });
+    SAVES.fetch_add(1, Ordering::AcqRel);
+    let target = path.to_path_buf();
+    let job = Box::new(move || {
+        if !target.parent().is_some_and(Path::is_dir) {
+            return false;
+        }
+        let Ok(bytes) = serde_json::to_vec(ledger.as_ref()) else {
+            return false;
+        };
+        if crate::project::fsutil::replace_file(&target, &bytes, false).is_err() {
+            return false;
+        }
+        let stamp = file_stamp(&target);
+        if let Some(k) = kept().as_mut()
+            && Arc::ptr_eq(&k.ledger, &ledger)
+        {
+            k.on_disk = OnDisk::Stamp(stamp);
+        }
+        true
+    });
+    crate::project::flush_queue::write_later(path, root, job);
+}
+
 impl Ledger {
-    /// Reads the ledger of chat `chat`; a missing or unreadable one, or one written for
-    /// another chat (or naming none), is empty: a fresh start, one uncached request.
-    pub fn load(path: &Path, chat: &str) -> Ledger {
-        std::fs::read(path)
+    /// The ledger of chat `chat` at `path`: the one this process last read or saved
+    /// there while the file is as it left it, else read again; a missing or unreadable
+    /// one, or one written for another chat (or naming none), is empty: a fresh start,
+    /// one uncached request.
+    pub fn load(path: &Path, chat: &str) -> Arc<Ledger> {
+        let now = file_stamp(path);
+        let mut kept = kept();
+        if let Some(k) = kept.as_ref()
+            && k.path == path
+            && (k.on_disk == OnDisk::Writing || k.on_disk == OnDisk::Stamp(now))
+        {
+            return match k.ledger.chat.as_deref() == Some(chat) {
+                true => k.ledger.clone(),
+                false => Arc::default(),
+            };
+        }
+        let read: Ledger = std::fs::read(path)
             .ok()
-            .and_then(|bytes| serde_json::from_slice::<Ledger>(&bytes).ok())
-            .filter(|l| l.chat.as_deref() == Some(chat))
-            .unwrap_or_default()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        let ledger = Arc::new(read);
+        *kept = Some(Kept {
+            path: path.to_path_buf(),
+            ledger: ledger.clone(),
+            on_disk: OnDisk::Stamp(now),
+        });
+        match ledger.chat.as_deref() == Some(chat) {
+            true => ledger,
+            false => Arc::default(),
+        }
     }
 
     /// The updates that still belong to `history`: their message is a user message
@@ -153,6 +252,22 @@ impl Ledger {
                 (versions.len() > 1)
                     .then(|| (versions.iter().map(|f| f.shown_text()).collect(), latest))
             })
+            .collect()
+    }
+
+    /// The file id each entry (path and range) was last shown with: in the context
+    /// block, then in the updates that still belong to `history`. An entry shown in its
+    /// current version needs no reading to lay out the next request.
+    pub fn last_shown(
+        &self,
+        history: &[Message],
+    ) -> HashMap<(&str, Option<u64>, Option<u64>), &str> {
+        let valid = self.valid_updates(history);
+        let updated = valid.into_iter().flat_map(|u| u.files.iter());
+        self.base
+            .iter()
+            .chain(updated)
+            .map(|f| (f.key(), f.file_id.as_str()))
             .collect()
     }
 

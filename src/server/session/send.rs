@@ -219,19 +219,17 @@ impl Session {
         let cache = PromptCache::parse(self.config.prompt_cache.as_deref())?;
         let breakpoints = cache.breakpoints(&model);
         self.check_cost(&model, &prompt, breakpoints.is_some())?;
-        // The ledger goes first: an entry for a message that is never saved is not used
-        // (it names another text), and a message without one is only sent uncached once.
+        // The ledger is kept at once and written after the request went out: it is a
+        // cache, and whichever of it and the user message reaches the disk first, an
+        // entry for a message that is never saved is not used (it names another text),
+        // and a message without one is only sent uncached once.
         let mut shown = std::mem::take(&mut prompt.ledger);
         shown.chat = Some(chat.id.clone());
-        if let Ok(json) = serde_json::to_vec(&shown) {
-            crate::project::flush_queue::write(
-                &store.chat_path(&chat.id, ledger::FILE_NAME)?,
-                &json,
-                crate::project::flush_queue::Rank::Cache,
-                store.base(),
-                Some(&store.chat_dir(&chat.id)?),
-            )?;
-        }
+        ledger::save(
+            &store.chat_path(&chat.id, ledger::FILE_NAME)?,
+            store.base(),
+            shown,
+        );
         let edits = match format {
             _ if global_chat => EditChannel::ToolCalls,
             EditFormat::Blocks => EditChannel::Blocks,

@@ -57,15 +57,7 @@ impl Session {
     pub(super) fn chat_compact(&mut self, _args: params::NoParams) -> Result<Ack> {
         let a = self.active()?;
         let path = a.store.chat_path(&a.chat.id, ledger::FILE_NAME)?;
-        let empty = serde_json::to_vec(&ledger::Ledger::default())
-            .map_err(|e| Error::invalid(format!("Cannot reset the prompt ledger: {e}")))?;
-        crate::project::flush_queue::write(
-            &path,
-            &empty,
-            crate::project::flush_queue::Rank::Cache,
-            a.store.base(),
-            Some(&a.store.chat_dir(&a.chat.id)?),
-        )?;
+        ledger::save(&path, a.store.base(), ledger::Ledger::default());
         Ok(Ack {})
     }
 
