@@ -14,11 +14,12 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::ledger::{Ledger, ShownDiff, ShownFile, ShownUpdate, text_id};
-use super::quote::{attr, fenced, fenced_by_id};
+use super::quote::{attr, fenced, push_fenced_by_id};
 use crate::chat::model::{Chat, ContextFile, Message};
 use crate::llm::request::{CacheControl, ChatMessage, Content, ContentPart, Role};
 
@@ -182,7 +183,11 @@ pub fn rough_tokens(bytes: usize) -> usize {
 impl Prompt {
     /// The user message as one text.
     pub fn user_text(&self) -> String {
-        self.blocks.iter().map(|b| b.text.as_str()).collect()
+        let mut s = String::with_capacity(self.blocks.iter().map(|b| b.text.len()).sum());
+        for b in &self.blocks {
+            s.push_str(&b.text);
+        }
+        s
     }
 
     /// Bytes of the system and user text that the next request repeats unchanged when
@@ -277,16 +282,24 @@ const DIFF_SHARE: usize = 4;
 pub fn assemble(state: ChatState<'_>) -> Prompt {
     let valid = state.ledger.valid_updates(state.history);
     let fresh = state.ledger.base.is_empty() && valid.is_empty();
-    let mut base: Vec<ShownFile> = if fresh {
-        state
+    let by_key = |a: &ShownFile, b: &ShownFile| a.key().cmp(&b.key());
+    // The context block is shared with the ledger it came from: it holds every file's
+    // text and is the same on every request of the chat.
+    let base: Arc<Vec<ShownFile>> = if fresh {
+        let mut files: Vec<ShownFile> = state
             .files
             .iter()
             .filter_map(PromptFile::shown_snapshot)
-            .collect()
-    } else {
+            .collect();
+        files.sort_by(by_key);
+        Arc::new(files)
+    } else if state.ledger.base.is_sorted_by(|a, b| by_key(a, b).is_le()) {
         state.ledger.base.clone()
+    } else {
+        let mut files = state.ledger.base.as_ref().clone();
+        files.sort_by(by_key);
+        Arc::new(files)
     };
-    base.sort_by(|a, b| a.key().cmp(&b.key()));
 
     // The version of each entry the model saw last.
     let mut seen: HashMap<Key<'_>, &ShownFile> = HashMap::new();
@@ -370,13 +383,14 @@ fn context_block(files: &[ShownFile]) -> String {
     s.push_str("<context>\n");
     s.push_str(CONTEXT_INTRO);
     for f in files {
-        s.push_str(&file_block(f));
+        push_file_block(&mut s, f);
     }
     s.push_str("</context>\n");
     s
 }
 
-fn file_block(f: &ShownFile) -> String {
+/// One file version as a block, appended to `s`.
+fn push_file_block(s: &mut String, f: &ShownFile) {
     let mut attrs = format!(
         "path=\"{}\" file_id=\"{}\"",
         attr(&f.path),
@@ -400,8 +414,8 @@ fn file_block(f: &ShownFile) -> String {
         attrs.push_str(" state=\"your pending changes, not yet applied\"");
     }
     match &f.diff {
-        Some(d) => fenced("file-diff", &attrs, &d.text),
-        None => fenced_by_id("file", &attrs, &f.text, &f.file_id),
+        Some(d) => s.push_str(&fenced("file-diff", &attrs, &d.text)),
+        None => push_fenced_by_id(s, "file", &attrs, &f.text, &f.file_id),
     }
 }
 
@@ -416,7 +430,7 @@ fn user_block(update: &ShownUpdate, text: &str) -> String {
         if !update.files.is_empty() {
             s.push_str(UPDATE_INTRO);
             for f in &update.files {
-                s.push_str(&file_block(f));
+                push_file_block(&mut s, f);
             }
         }
         s.push_str("</update>\n");

@@ -101,12 +101,31 @@ pub struct Ledger {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat: Option<String>,
     /// The files at the start of the chat (or of its ledger), sorted by path and range:
-    /// the stable context block every request starts with.
-    #[serde(default)]
-    pub base: Vec<ShownFile>,
+    /// the stable context block every request starts with. Shared, since it holds every
+    /// file's text and each request's ledger starts with the same one.
+    #[serde(default, with = "shared")]
+    pub base: Arc<Vec<ShownFile>>,
     /// One entry per user message sent since, in order.
     #[serde(default)]
     pub updates: Vec<ShownUpdate>,
+}
+
+/// (De)serializes a shared list as the list itself.
+mod shared {
+    use super::*;
+
+    pub fn serialize<S: serde::Serializer, T: Serialize>(
+        v: &Arc<Vec<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        v.as_slice().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Arc<Vec<T>>, D::Error> {
+        Vec::deserialize(d).map(Arc::new)
+    }
 }
 
 /// What is known of the file behind the kept ledger.

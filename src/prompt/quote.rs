@@ -43,15 +43,28 @@ pub fn fenced(tag: &str, attrs: &str, text: &str) -> String {
 /// the text does not contain it: a large file is then scanned, not hashed again, on
 /// every request.
 pub fn fenced_by_id(tag: &str, attrs: &str, text: &str, id: &str) -> String {
+    let mut s = String::new();
+    push_fenced_by_id(&mut s, tag, attrs, text, id);
+    s
+}
+
+/// [`fenced_by_id`] appended to `s`, so a block of many large files is written once.
+pub fn push_fenced_by_id(s: &mut String, tag: &str, attrs: &str, text: &str, id: &str) {
     if !id.is_empty() && !text.contains(id) {
-        fenced_with(tag, attrs, text, id)
+        push_fenced_with(s, tag, attrs, text, id);
     } else {
-        fenced(tag, attrs, text)
+        push_fenced_with(s, tag, attrs, text, &fence(text));
     }
 }
 
 fn fenced_with(tag: &str, attrs: &str, text: &str, f: &str) -> String {
-    let mut s = String::with_capacity(text.len() + attrs.len() + 2 * tag.len() + 64);
+    let mut s = String::new();
+    push_fenced_with(&mut s, tag, attrs, text, f);
+    s
+}
+
+fn push_fenced_with(s: &mut String, tag: &str, attrs: &str, text: &str, f: &str) {
+    s.reserve(text.len() + attrs.len() + 2 * tag.len() + 64);
     s.push('<');
     s.push_str(tag);
     if !attrs.is_empty() {
@@ -70,7 +83,6 @@ fn fenced_with(tag: &str, attrs: &str, text: &str, f: &str) -> String {
     s.push_str(" fence=\"");
     s.push_str(f);
     s.push_str("\">\n");
-    s
 }
 
 #[cfg(test)]

@@ -147,6 +147,9 @@ pub struct Session {
     in_flight: HashMap<String, InFlight>,
     /// The model API client, built on first use from the config.
     provider: Option<Arc<dyn Provider>>,
+    /// The model API client being built off the request path since `init`
+    /// ([`Session::warm_provider`]).
+    warming: Option<std::thread::JoinHandle<Result<Arc<dyn Provider>>>>,
     /// The `local` provider's client, built on first use.
     local_provider: Option<Arc<dyn Provider>>,
     /// Approvals and clarifications that running turns wait for.
@@ -186,6 +189,7 @@ impl Session {
             locks: HashMap::new(),
             in_flight: HashMap::new(),
             provider: None,
+            warming: None,
             local_provider: None,
             interactions: Default::default(),
             closing: false,

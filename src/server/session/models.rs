@@ -21,6 +21,9 @@ use std::sync::Arc;
 /// Hours the model list in `~/.bb7/models.json` is used before it is fetched again.
 const MODELS_TTL_HOURS: i64 = 24;
 
+/// How long after `init` the remote client starts being built.
+const WARM_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Session {
     pub(super) fn provider(&mut self) -> Result<Arc<dyn Provider>> {
         if let Some(p) = &self.provider {
@@ -29,9 +32,38 @@ impl Session {
         // The remote endpoint: the top-level keys, or `providers.remote` over them.
         let endpoint = crate::llm::providers::Providers::from_config(&self.config).remote;
         self.check_cleartext(&endpoint)?;
-        let p = endpoint.connect()?;
+        // A client still being built is not waited for: building one here is as fast.
+        let warmed = self
+            .warming
+            .take()
+            .filter(|w| w.is_finished())
+            .and_then(|w| w.join().ok());
+        let p = match warmed {
+            Some(Ok(p)) => p,
+            _ => endpoint.connect()?,
+        };
         self.provider = Some(p.clone());
         Ok(p)
+    }
+
+    /// Starts building the remote client on a low-priority thread, so the first `send`
+    /// does not wait for it (the TLS setup reads the system's root certificates, 5 ms).
+    /// The thread first lets [`WARM_DELAY`] pass, leaving the CPU to the requests that
+    /// follow `init` (`chat_new`, `chat_get`). Called once the project and config are
+    /// known; any later change of them goes through `init` again, which starts over.
+    pub(super) fn warm_provider(&mut self) {
+        if self.provider.is_some() {
+            return;
+        }
+        let endpoint = crate::llm::providers::Providers::from_config(&self.config).remote;
+        self.warming = std::thread::Builder::new()
+            .name("bb7-connect".into())
+            .spawn(move || {
+                crate::project::flush_queue::lower_priority();
+                std::thread::sleep(WARM_DELAY);
+                endpoint.connect()
+            })
+            .ok();
     }
 
     /// After a chat's first answer (`request_id` is its `send`'s, which a failure is

@@ -20,6 +20,7 @@ impl Session {
         )?;
         Project::create(&root)?;
         self.open_root(root);
+        self.warm_provider();
         Ok(Ack {})
     }
 
@@ -55,6 +56,7 @@ impl Session {
             Some(root) => self.open_root(root),
             None => self.open_global_only()?,
         }
+        self.warm_provider();
         // Restore the chat that was active when this store was last used; a chat
         // held by another process simply stays inactive.
         if let Ok(store) = self.store(false) {
@@ -91,6 +93,7 @@ impl Session {
     pub(super) fn open_root(&mut self, root: PathBuf) {
         self.deactivate();
         self.provider = None;
+        self.warming = None;
         self.project = Project::is_initialized(&root).then(|| Project { root: root.clone() });
         self.root = Some(root);
         self.global_only = false;
@@ -103,6 +106,7 @@ impl Session {
         let sentinel = self.dirs()?.state.join("no-project");
         self.deactivate();
         self.provider = None;
+        self.warming = None;
         self.project = None;
         self.root = Some(sentinel);
         self.global_only = true;
