@@ -222,7 +222,15 @@ impl Prompt {
     /// cached. The user text is moved, not copied.
     pub fn messages(self, breakpoints: Option<Breakpoints>) -> Vec<ChatMessage> {
         let Some(bp) = breakpoints else {
-            let user = self.user_text();
+            // The first block (the context block, the largest) grows into the whole
+            // text: a large buffer grows in place, so its text is not copied again.
+            let total: usize = self.blocks.iter().map(|b| b.text.len()).sum();
+            let mut blocks = self.blocks.into_iter();
+            let mut user = blocks.next().map(|b| b.text).unwrap_or_default();
+            user.reserve(total - user.len());
+            for b in blocks {
+                user.push_str(&b.text);
+            }
             return vec![
                 ChatMessage::text(Role::System, self.system),
                 ChatMessage::text(Role::User, user),
