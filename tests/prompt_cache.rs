@@ -250,13 +250,20 @@ fn a_send_over_max_cost_per_send_fails_before_anything_is_billed() {
     );
 }
 
-#[test]
-fn chat_compact_starts_a_new_context_block_with_the_current_versions() {
+/// A chat with `a.py` in context after one answered `question` (a model without cache
+/// breakpoints): the environment, the fake endpoint, the process and the chat's id.
+fn chat_after_one_turn(question: &str) -> (Env, FakeModel, Bb7, String) {
     let (env, fake) = fake_env(json!({"default_model": "openai/gpt-5"}));
-    let (mut b, _id) = env.with_chat();
+    let (mut b, id) = env.with_chat();
     env.add(&mut b, "a.py", &source("a"));
     fake.push_sse(response("", "Hi.", vec![]));
-    assert_eq!(b.turn("Hello")["type"], "done");
+    assert_eq!(b.turn(question)["type"], "done");
+    (env, fake, b, id)
+}
+
+#[test]
+fn chat_compact_starts_a_new_context_block_with_the_current_versions() {
+    let (_env, fake, mut b, _id) = chat_after_one_turn("Hello");
     let changed = source("a").replace("def a_3(x)", "def a_three(x)");
     b.ok(json!({"action": "context_update", "path": "a.py", "content": changed}));
     let before = b.ok(json!({"action": "estimate_tokens"}));
@@ -278,4 +285,36 @@ fn chat_compact_starts_a_new_context_block_with_the_current_versions() {
     assert!(!text.contains("def a_3(x)"));
     assert!(text.find("def a_three(x)").unwrap() < text.find("Hello").unwrap());
     assert!(!text.contains("<update>\n"));
+}
+
+/// Each request begins with the whole previous one also when another process sent the
+/// previous one (an editor and `bb7 ask` taking turns on a chat): the prompt ledger is
+/// on disk when a process lets the chat go or exits, and a process that comes back to
+/// the chat reads the ledger another one wrote since, instead of the one it kept.
+#[test]
+fn the_next_request_begins_with_the_last_one_whichever_process_sent_it() {
+    let (env, fake, mut a, id) = chat_after_one_turn("First question.");
+    // A leaves the chat; B takes it over and sends.
+    a.ok(json!({"action": "chat_new"}));
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    fake.push_sse(response("", "Two.", vec![]));
+    assert_eq!(b.turn("Second question.")["type"], "done");
+    b.close();
+    // A comes back and sends again.
+    a.ok(json!({"action": "chat_select", "id": id}));
+    fake.push_sse(response("", "Three.", vec![]));
+    assert_eq!(a.turn("Third question.")["type"], "done");
+    let texts: Vec<String> = fake.chat_bodies().iter().map(prompt_text).collect();
+    assert_eq!(texts.len(), 3);
+    for (n, w) in texts.windows(2).enumerate() {
+        assert_eq!(
+            shared_prefix(&w[0], &w[1]),
+            w[0].len(),
+            "request {} does not begin with request {}",
+            n + 2,
+            n + 1
+        );
+    }
 }

@@ -222,6 +222,46 @@ pub fn write_later(path: &Path, root: &Path, job: Job) {
     }
 }
 
+/// Runs now, on the calling thread, the queued jobs that write below `dir` (a chat
+/// directory whose lock is about to be let go), waiting for a burst under way: the
+/// process that takes the chat over next finds what they write. Their files are
+/// flushed with the next burst.
+pub fn run_jobs_in(dir: &Path) {
+    let (_, cv) = shared();
+    let mut st = lock_state();
+    while st.busy {
+        st = cv.wait(st).unwrap_or_else(|p| p.into_inner());
+    }
+    if !st.jobs.iter().any(|d| d.path.starts_with(dir)) {
+        return;
+    }
+    let (mine, rest) = std::mem::take(&mut st.jobs)
+        .into_iter()
+        .partition::<Vec<_>, _>(|d| d.path.starts_with(dir));
+    st.jobs = rest;
+    // Marked busy like a burst, so flush_now waits for these writes too.
+    st.busy = true;
+    drop(st);
+    let written: Vec<Pending> = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        mine.into_iter()
+            .filter_map(|d| {
+                (d.job)().then_some(Pending {
+                    path: d.path,
+                    rank: Rank::Cache,
+                    root: d.root,
+                    new_dirs: false,
+                    chat: None,
+                })
+            })
+            .collect()
+    }))
+    .unwrap_or_default();
+    let mut st = lock_state();
+    st.pending.extend(written);
+    st.busy = false;
+    cv.notify_all();
+}
+
 fn start_thread() -> bool {
     std::thread::Builder::new()
         .name("bb7-flush".into())
@@ -409,7 +449,7 @@ pub fn clear_dead_markers(markers: &[(PathBuf, u32)]) {
     flush_now();
     for (path, pid) in markers {
         // A foreign marker with our own PID was left by an earlier holder of that PID.
-        if *pid == std::process::id() || !super::lock::process_alive(*pid) {
+        if *pid == std::process::id() || !super::process_alive(*pid) {
             let _ = std::fs::remove_file(path);
         }
     }

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::paths::state_path;
+use crate::project::process_alive;
 
 /// A held chat lock. Dropping it removes the lock file and releases the lock.
 #[derive(Debug)]
@@ -97,9 +98,14 @@ impl ChatLock {
 }
 
 impl Drop for ChatLock {
-    /// Removes the lock file, then releases the OS lock: a released chat leaves no
-    /// lock behind (a process waiting on the old file notices it was removed).
+    /// Writes what the flush thread still has to write into the chat (its prompt
+    /// ledger), removes the lock file, then releases the OS lock: a released chat
+    /// leaves no lock behind (a process waiting on the old file notices it was
+    /// removed), and the next holder finds everything this one wrote.
     fn drop(&mut self) {
+        if let Some(dir) = self.path.parent() {
+            super::flush_queue::run_jobs_in(dir);
+        }
         if same_file(&self.file, &self.path) {
             let _ = std::fs::remove_file(&self.path);
             if let Some(h) = &self.hint {
@@ -210,25 +216,4 @@ fn read_pid(file: &mut File) -> Option<u32> {
     file.seek(SeekFrom::Start(0)).ok()?;
     file.take(64).read_to_string(&mut text).ok()?;
     text.trim().parse().ok()
-}
-
-/// Whether a process with `pid` runs (it may belong to another user). Unknown on
-/// systems without `kill(pid, 0)`, where it answers true so nothing is taken over.
-#[cfg(unix)]
-pub(crate) fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: kill with signal 0 only checks for existence and permission.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
-}
-
-/// See the Unix version.
-#[cfg(not(unix))]
-pub(crate) fn process_alive(_pid: u32) -> bool {
-    true
 }

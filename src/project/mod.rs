@@ -111,3 +111,24 @@ pub fn canonical_root(path: &str) -> Result<PathBuf> {
     }
     Ok(root)
 }
+
+/// Whether a process with `pid` runs (it may belong to another user). Unknown on
+/// systems without `kill(pid, 0)`, where it answers true so nothing is taken over.
+#[cfg(unix)]
+pub(crate) fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// See the Unix version.
+#[cfg(not(unix))]
+pub(crate) fn process_alive(_pid: u32) -> bool {
+    true
+}
