@@ -290,9 +290,25 @@ impl Session {
                 return Err(e);
             }
         };
-        self.record_active(&store, id)?;
-        self.deactivate();
         self.locks.insert(key, lock);
+        self.activate_open(store, chat)
+    }
+
+    /// Makes `chat`, opened under the lock this session holds in `locks`, the active
+    /// chat: recorded in the index, the previous one let go.
+    fn activate_open(&mut self, store: ChatStore, chat: Chat) -> Result<()> {
+        let key = chat_key(&store, &chat.id);
+        let lock = self.locks.remove(&key);
+        if let Err(e) = self.record_active(&store, &chat.id) {
+            if let Some(lock) = lock {
+                self.keep_or_release(key, lock);
+            }
+            return Err(e);
+        }
+        self.deactivate();
+        if let Some(lock) = lock {
+            self.locks.insert(key, lock);
+        }
         self.active = Some(Active { store, chat });
         Ok(())
     }

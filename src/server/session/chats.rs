@@ -39,7 +39,8 @@ impl Session {
         let (chat, lock) = store.create_locked(args.name.as_deref(), &model)?;
         let id = chat.id.clone();
         self.locks.insert(chat_key(&store, &id), lock);
-        self.activate(store, &id)?;
+        // Made by this process a moment ago under its lock: nothing to recover.
+        self.activate_open(store, chat)?;
         Ok(Created { id: id.into() })
     }
 
