@@ -11,9 +11,22 @@
 //! with the directory each ran in: on a disk the figures
 //! include what flushing costs while requests run (bb7 flushes its own state in the
 //! background, docs/ARCHITECTURE.md "Durability" 8), on a tmpfs only bb7's own cost.
+//!
+//! Last come the rows against baselines run in the same session (`support/versus.rs`):
+//! `context_add`, spawn -> `init` -> `chat_new` and `send` -> first request byte for bb7
+//! now, for bb7 before a change and for the same-work floor (`support/floor.rs`: only
+//! the file and network work the reference BB-7 does for each action), with the ratios.
+//! `-- versus` runs only those rows. The "before" binary is `BB7_BASELINE_BIN`, else it
+//! is built once from the git revision `BB7_BASELINE_REV` (default `main`, `none` for
+//! no such column) into `target/bench-baseline/`. The bench binary started with
+//! `--floor` is the floor's server.
 
+#[path = "support/floor.rs"]
+mod floor;
 #[path = "support/mod.rs"]
 mod support;
+#[path = "support/versus.rs"]
+mod versus;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -37,7 +50,12 @@ struct Proc {
 
 impl Proc {
     fn spawn(home: &Path) -> Proc {
-        let (child, stdin, stdout) = support::spawn(home);
+        Proc::start(Path::new(env!("CARGO_BIN_EXE_bb7")), &[], home)
+    }
+
+    /// `program` with `args` (bb7 or a baseline, `versus.rs`) on `home`.
+    fn start(program: &Path, args: &[&str], home: &Path) -> Proc {
+        let (child, stdin, stdout) = support::spawn_program(program, args, home);
         Proc {
             child,
             stdin,
@@ -53,8 +71,11 @@ impl Proc {
         let id = format!("b{}", self.next);
         req["request_id"] = json!(id);
         let tag = format!("\"request_id\":\"{id}\"");
+        // Encoded first, then written at once: `Value`'s Display writes piece by piece,
+        // a syscall each, and the encoding is the bench's time, not bb7's.
+        let line = format!("{req}\n");
         let t = Instant::now();
-        writeln!(self.stdin, "{req}").unwrap();
+        self.stdin.write_all(line.as_bytes()).unwrap();
         loop {
             let mut line = String::new();
             if self.stdout.read_line(&mut line).unwrap() == 0 {
@@ -367,10 +388,27 @@ fn chat_workload(n: usize, messages: usize, url: &str, dir: &Path) -> ChatFigure
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--floor") {
+        floor::serve();
+        return;
+    }
     let quick = std::env::args().any(|a| a == "quick");
     let (url, first_bytes) = start_endpoint();
 
     let primary = primary_dir();
+    let versus = versus::Workload {
+        dir: &primary,
+        url: &url,
+        first_bytes: &first_bytes,
+        files: 200,
+        file: &file_content,
+        make_chats: &make_chats,
+        rounds: 3,
+    };
+    if std::env::args().any(|a| a == "versus") {
+        versus::run(&versus);
+        return;
+    }
     if std::env::args().any(|a| a == "chats") {
         chat_growth(&[200, 2000, 20000], None, &url, &primary);
         return;
@@ -489,6 +527,7 @@ fn main() {
         &[200, 2000, 20000]
     };
     chat_growth(counts, Some(&chats), &url, &primary);
+    versus::run(&versus);
 }
 
 /// A growth-table cell: milliseconds and the ratio to `ping`.

@@ -7,7 +7,17 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 /// The real binary with `home` as HOME (config in `home/.config`), stdin and stdout piped.
 pub fn spawn(home: &Path) -> (Child, ChildStdin, BufReader<ChildStdout>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bb7"))
+    spawn_program(Path::new(env!("CARGO_BIN_EXE_bb7")), &[], home)
+}
+
+/// `program` with `args`, started as [`spawn`] starts bb7.
+pub fn spawn_program(
+    program: &Path,
+    args: &[&str],
+    home: &Path,
+) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    let mut child = Command::new(program)
+        .args(args)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .stdin(Stdio::piped())
