@@ -133,6 +133,18 @@ function M.set_on_exit(fn)
   state.on_exit = fn
 end
 
+--- Answers every request still waiting with an `exited` error carrying `message`.
+---@param message string
+local function fail_pending(message)
+  local pending = state.pending
+  state.pending = {}
+  for id, h in pairs(pending) do
+    if h.reply then
+      pcall(h.reply, { type = 'error', code = 'exited', request_id = id, message = message })
+    end
+  end
+end
+
 --- Starts the binary unless it runs.
 ---@return boolean started false when it cannot start (the user is told)
 function M.start()
@@ -150,15 +162,14 @@ function M.start()
         end
       end
     end,
-    on_exit = function(_, code)
-      state.job = nil
-      local pending = state.pending
-      state.pending = {}
-      for id, h in pairs(pending) do
-        if h.reply then
-          pcall(h.reply, { type = 'error', code = 'exited', request_id = id, message = 'bb7 exited (status ' .. code .. ')' })
-        end
+    on_exit = function(id, code)
+      -- A job stopped on purpose (M.stop) may exit after the next one started: its
+      -- exit says nothing about the requests of the job that runs now.
+      if state.job ~= id then
+        return
       end
+      state.job = nil
+      fail_pending('bb7 exited (status ' .. code .. ')')
       if state.on_exit then
         pcall(state.on_exit, code)
       end
@@ -176,8 +187,10 @@ end
 --- Stops the binary; the next request starts it again.
 function M.stop()
   if state.job then
-    vim.fn.jobstop(state.job)
+    local job = state.job
     state.job = nil
+    vim.fn.jobstop(job)
+    fail_pending('bb7 was stopped')
   end
 end
 
