@@ -74,6 +74,19 @@ struct Deferred {
     job: Job,
 }
 
+impl Deferred {
+    /// Runs the job; the write to flush when it wrote.
+    fn run(self) -> Option<Pending> {
+        (self.job)().then_some(Pending {
+            path: self.path,
+            rank: Rank::Cache,
+            root: self.root,
+            new_dirs: false,
+            chat: None,
+        })
+    }
+}
+
 #[derive(Default)]
 struct State {
     pending: Vec<Pending>,
@@ -243,17 +256,7 @@ pub fn run_jobs_in(dir: &Path) {
     st.busy = true;
     drop(st);
     let written: Vec<Pending> = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        mine.into_iter()
-            .filter_map(|d| {
-                (d.job)().then_some(Pending {
-                    path: d.path,
-                    rank: Rank::Cache,
-                    root: d.root,
-                    new_dirs: false,
-                    chat: None,
-                })
-            })
-            .collect()
+        mine.into_iter().filter_map(Deferred::run).collect()
     }))
     .unwrap_or_default();
     let mut st = lock_state();
@@ -324,17 +327,7 @@ fn run_burst(mut st: MutexGuard<'static, State>) -> MutexGuard<'static, State> {
     // flush (and exit): the markers of an unfinished burst stay, so the next open
     // checks those chats.
     let chats = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        for d in jobs {
-            if (d.job)() {
-                burst.push(Pending {
-                    path: d.path,
-                    rank: Rank::Cache,
-                    root: d.root,
-                    new_dirs: false,
-                    chat: None,
-                });
-            }
-        }
+        burst.extend(jobs.into_iter().filter_map(Deferred::run));
         flush_burst(burst)
     }))
     .unwrap_or_default();

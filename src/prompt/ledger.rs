@@ -196,6 +196,15 @@ pub fn save(path: &Path, root: &Path, ledger: Ledger) {
     crate::project::flush_queue::write_later(path, root, job);
 }
 
+/// `ledger` when it was written for chat `chat`, else an empty one.
+fn for_chat(ledger: Arc<Ledger>, chat: &str) -> Arc<Ledger> {
+    if ledger.chat.as_deref() == Some(chat) {
+        ledger
+    } else {
+        Arc::default()
+    }
+}
+
 impl Ledger {
     /// The ledger of chat `chat` at `path`: the one this process last read or saved
     /// there while the file is as it left it, else read again; a missing or unreadable
@@ -208,10 +217,7 @@ impl Ledger {
             && k.path == path
             && (k.on_disk == OnDisk::Writing || k.on_disk == OnDisk::Stamp(now))
         {
-            return match k.ledger.chat.as_deref() == Some(chat) {
-                true => k.ledger.clone(),
-                false => Arc::default(),
-            };
+            return for_chat(k.ledger.clone(), chat);
         }
         let read: Ledger = std::fs::read(path)
             .ok()
@@ -223,10 +229,7 @@ impl Ledger {
             ledger: ledger.clone(),
             on_disk: OnDisk::Stamp(now),
         });
-        match ledger.chat.as_deref() == Some(chat) {
-            true => ledger,
-            false => Arc::default(),
-        }
+        for_chat(ledger, chat)
     }
 
     /// The updates that still belong to `history`: their message is a user message
