@@ -87,9 +87,7 @@ impl ChatFiles<'_> {
             write_atomic(&file, content.as_bytes()).map_err(at)?;
         }
         let paths: Vec<&String> = writes.keys().collect();
-        let journal = self
-            .store
-            .chat_path(self.id, &format!("{txn}/journal.json"))?;
+        let journal = self.journal_path(txn)?;
         write_json_atomic(&journal, &paths)?;
         Ok(())
     }
@@ -144,9 +142,7 @@ impl ChatFiles<'_> {
                 self.remove_empty_parents(&target);
             }
         }
-        let journal = self
-            .store
-            .chat_path(self.id, &format!("{txn}/journal.json"))?;
+        let journal = self.journal_path(txn)?;
         std::fs::remove_file(&journal)
             .map_err(|e| Error::io("Cannot abort an output commit", e))?;
         if let Some(dir) = journal.parent() {
@@ -167,6 +163,12 @@ impl ChatFiles<'_> {
             }
             dir = d.parent();
         }
+    }
+
+    /// `staging/{txn}/journal.json`, the commit point.
+    fn journal_path(&self, txn: &str) -> Result<PathBuf> {
+        self.store
+            .chat_path(self.id, &format!("{txn}/journal.json"))
     }
 
     /// `staging/{txn}/{part}/{path}`.
@@ -198,9 +200,7 @@ impl ChatFiles<'_> {
     /// Finishes a journaled commit a crash interrupted: moves every file still staged
     /// into `output/` and removes the directory (earlier outputs kept aside go with it).
     fn finish_staged(&self, txn: &str) -> Result<()> {
-        let journal = self
-            .store
-            .chat_path(self.id, &format!("{txn}/journal.json"))?;
+        let journal = self.journal_path(txn)?;
         let paths: Vec<String> = std::fs::read(&journal)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -230,9 +230,7 @@ impl ChatFiles<'_> {
                 continue;
             }
             let txn = format!("staging/{name}");
-            let journal = self
-                .store
-                .chat_path(self.id, &format!("{txn}/journal.json"))?;
+            let journal = self.journal_path(&txn)?;
             // Only a journal known to be absent discards the commit; one that cannot
             // be looked at now (a permission error) leaves it for a later open
             // (Durability 9).
