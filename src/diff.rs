@@ -375,8 +375,24 @@ pub fn overlaps(base: &str, theirs: &[Edit], ours: &[Edit]) -> Vec<Overlap> {
         i
     }
     let mut touched = vec![false; parent.len()];
+    // Two edits that conflict touch or share lines (`u.start <= t.end && t.start <=
+    // u.end`). When `ours` is in order and free of overlaps, as a diff gives it, the
+    // candidates for each `t` are one run found by binary search, so large files with
+    // many edits on both sides cost O((n + m) log m), not n * m; otherwise every pair
+    // is checked.
+    let in_order = ours
+        .windows(2)
+        .all(|w| w[0].start <= w[1].start && w[0].end <= w[1].start);
     for (i, t) in theirs.iter().enumerate() {
-        for (j, u) in ours.iter().enumerate() {
+        let first = if in_order {
+            ours.partition_point(|u| u.end < t.start)
+        } else {
+            0
+        };
+        for (j, u) in ours.iter().enumerate().skip(first) {
+            if in_order && u.start > t.end {
+                break;
+            }
             if t.conflicts_with(u) {
                 let (a, b) = (root(&mut parent, i), root(&mut parent, n + j));
                 parent[a] = b;
@@ -430,6 +446,60 @@ pub fn user_edits(base: &str, disk: Option<&str>) -> Vec<Edit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The groups' edits as sets, whatever order the groups come in.
+    fn grouped(groups: &[Overlap]) -> Vec<(Vec<usize>, Vec<usize>, bool)> {
+        let mut g: Vec<_> = groups
+            .iter()
+            .map(|o| (o.theirs.clone(), o.ours.clone(), o.same))
+            .collect();
+        g.sort();
+        g
+    }
+
+    #[test]
+    fn overlaps_finds_what_checking_every_pair_finds() {
+        // Texts made by changing, deleting and inserting lines of one base at pseudo-
+        // random places; `ours` as a diff gives it (searched) and reversed (every pair).
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let base: String = (0..60).map(|i| format!("line {i}\n")).collect();
+        for round in 0..200 {
+            let mut sides = Vec::new();
+            for side in 0..2 {
+                let mut text = String::new();
+                for (i, l) in base.lines().enumerate() {
+                    match next(8) {
+                        0 => text.push_str(&format!("changed {i}\n")),
+                        1 => {}
+                        2 => text.push_str(&format!("{l}\nadded {side}\n")),
+                        3 if round % 2 == 0 => text.push_str(&format!("same {i}\n")),
+                        _ => text.push_str(&format!("{l}\n")),
+                    }
+                }
+                sides.push(text);
+            }
+            let (theirs, ours) = (edits(&base, &sides[0]), edits(&base, &sides[1]));
+            let searched = grouped(&overlaps(&base, &theirs, &ours));
+            let reversed: Vec<Edit> = ours.iter().rev().cloned().collect();
+            let every_pair: Vec<_> = grouped(&overlaps(&base, &theirs, &reversed))
+                .into_iter()
+                .map(|(t, o, same)| {
+                    let mut o: Vec<usize> = o.iter().map(|j| ours.len() - 1 - j).collect();
+                    o.sort();
+                    (t, o, same)
+                })
+                .collect();
+            let mut every_pair = every_pair;
+            every_pair.sort();
+            assert_eq!(searched, every_pair, "round {round}");
+        }
+    }
 
     #[test]
     fn hunks_have_stable_ids_and_headers() {
