@@ -81,7 +81,9 @@ fn ctrl_c_cancels_keeps_the_partial_answer_and_exits_130() {
     let (code, err, took) = finish_child(child);
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("bb7: aborted"), "{err}");
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    // The model pauses a minute before its next words: exiting well before that shows
+    // bb7 did not wait for the stream to end.
+    assert!(took < Duration::from_secs(45), "{took:?}");
 
     // The partial answer and the note were saved; the lock was released.
     let chat = env.chat_json(&id).to_string();
@@ -117,7 +119,9 @@ fn a_second_ctrl_c_exits_at_once() {
     let (code, err, took) = finish_child(child);
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("aborted"), "{err}");
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    // The model pauses a minute before its next words: exiting well before that shows
+    // bb7 did not wait for the stream to end.
+    assert!(took < Duration::from_secs(45), "{took:?}");
     // No lock is left behind and the chat is usable afterwards.
     let lock = env.chat_dir(&id).join("lock");
     assert!(

@@ -217,9 +217,29 @@ fn init_offers_a_gitignore_line() {
     );
     assert!(!env.project.join(".gitignore").exists());
 
-    // On a terminal: asked, and "y" appends the line to an existing file.
+    // On a terminal (stdin and stderr): asked, and "y" appends the line to an
+    // existing file.
     let env = Env::new();
     env.write(".gitignore", "target");
+    let (master, slave) = pty();
+    let mut term = std::fs::File::from(master);
+    let shown = read_screen(&term);
+    term.write_all(b"y\n").unwrap();
+    let o = command(&env, &env.project, &["init"])
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(env.read(".gitignore"), "target\n.bb7/\n");
+    drop(term);
+    let shown = shown.join().unwrap();
+    assert!(shown.contains("add .bb7/ to .gitignore? [y/N]"), "{shown}");
+
+    // stdin a terminal but stderr not (`bb7 init >/dev/null 2>&1` typed in a shell):
+    // nobody would see the question, so it is not asked and nothing waits for an answer.
+    // A "y" typed ahead would be taken if the question were asked.
+    let env = Env::new();
     let (master, slave) = pty();
     let mut term = std::fs::File::from(master);
     term.write_all(b"y\n").unwrap();
@@ -229,11 +249,11 @@ fn init_offers_a_gitignore_line() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("add .bb7/ to .gitignore? [y/N]"),
+        stderr(&o).contains("echo '.bb7/' >> .gitignore"),
         "{}",
         stderr(&o)
     );
-    assert_eq!(env.read(".gitignore"), "target\n.bb7/\n");
+    assert!(!env.project.join(".gitignore").exists());
 
     // Already ignored: no offer.
     let env = Env::new();

@@ -96,23 +96,27 @@ fn ask_mode_prompts_on_the_terminal_and_clarifications_are_asked_there() {
         )],
     ));
     fake.push_sse(response("", "Thanks.", vec![]));
+    // The questions are asked where they are seen: stdin and stderr on the terminal.
     let (master, slave) = pty();
+    let mut term = std::fs::File::from(master);
+    let screen = read_screen(&term);
     let mut child = command(
         &env,
         &env.project,
         &["ask", "--tools", "ask", "look around"],
     )
-    .stdin(Stdio::from(slave))
+    .stdin(Stdio::from(slave.try_clone().unwrap()))
+    .stderr(Stdio::from(slave))
     .spawn()
     .unwrap();
     // Typed ahead: yes to the first read, no to the second, then the answer.
-    let mut term = std::fs::File::from(master);
     term.write_all(b"y\nn\nthe secret one\n").unwrap();
     let status = common::wait_with_timeout(&mut child);
     let o = child.wait_with_output().unwrap();
-    assert!(status.success(), "{}", stderr(&o));
+    drop(term);
+    let err = screen.join().unwrap();
+    assert!(status.success(), "{err}");
     assert_eq!(stdout(&o), "Thanks.\n");
-    let err = stderr(&o);
     assert!(err.contains("Read secret.txt. Allow? [y/N]"), "{err}");
     assert!(err.contains("Read other.txt. Allow? [y/N]"), "{err}");
     assert!(err.contains("Which one did you mean?"), "{err}");

@@ -366,17 +366,11 @@ fn mkfifo(path: &std::path::Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
-/// Asserts that `ping` is answered within 2 s.
+/// Asserts that `ping` is answered: a read blocked on a pipe would hold it forever.
 fn answers_ping(b: &mut Bb7) {
-    let t = Instant::now();
     let id = b.send(json!({"action": "ping"}));
     let r = b.reply_to(&id);
     assert_eq!(r["type"], "ok");
-    assert!(
-        t.elapsed() < Duration::from_secs(2),
-        "ping took {:?}",
-        t.elapsed()
-    );
 }
 
 #[test]
@@ -391,14 +385,8 @@ fn a_named_pipe_is_refused_before_it_is_read() {
         json!({"action": "get_file_statuses"}),
         json!({"action": "sync_context", "path": "pipe"}),
     ] {
-        let t = Instant::now();
+        // A pipe read would never return: the reply is the check.
         b.request(req.clone());
-        // A pipe read would never return; a loaded machine may still be slow.
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "{req} took {:?}",
-            t.elapsed()
-        );
         answers_ping(&mut b);
     }
     fake.push_sse(response(
@@ -407,13 +395,7 @@ fn a_named_pipe_is_refused_before_it_is_read() {
         vec![("read_file", json!({"path": "pipe"}))],
     ));
     fake.push_sse(response("", "It is a pipe.", vec![]));
-    let t = Instant::now();
     let end = b.turn("read the pipe");
-    assert!(
-        t.elapsed() < Duration::from_secs(15),
-        "turn took {:?}",
-        t.elapsed()
-    );
     assert_eq!(end["type"], "done", "{end}");
     let last = fake.chat_bodies().last().unwrap().to_string();
     assert!(last.contains("named pipe"), "{last}");

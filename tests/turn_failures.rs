@@ -43,14 +43,11 @@ fn cancel_stops_the_stream_and_keeps_the_partial_answer() {
     b.wait_for_text(&rid, "Partial answer");
     // ping answers while the stream runs.
     assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
-    let started = Instant::now();
     let c = b.ok(json!({"action": "cancel", "target_request_id": rid}));
     assert_eq!(c["type"], "ok");
+    // The model's next words come after a 10 s pause: the saved answer (below) ending
+    // at "Partial answer" shows the stream was cut, not waited out.
     let end = b.reply_to(&rid);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "cancel did not stop the stream"
-    );
     assert_eq!(end["type"], "error");
     assert_eq!(end["message"], "Response aborted by user.");
     assert_eq!(end["code"], "cancelled");

@@ -1,12 +1,15 @@
 //! Questions to the user on the terminal (tool approvals, clarifications, the
-//! `.gitignore` offer). They are only asked when stdin is a terminal; otherwise the
-//! caller takes the safe default.
+//! `.gitignore` offer). They are only asked when they can be seen and answered: stdin
+//! and stderr (where the question is printed) both terminals; otherwise the caller
+//! takes the safe default.
 
 use std::io::{BufRead, IsTerminal, Write};
 
-/// Whether questions can be asked: stdin is a terminal.
+/// Whether questions can be asked: stdin is a terminal to answer on and stderr one to
+/// show the question on. `bb7 init >/dev/null 2>&1` typed at a terminal must not wait
+/// for an answer to a question nobody sees.
 pub fn interactive() -> bool {
-    std::io::stdin().is_terminal()
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
 /// Prints `question` on stderr and reads one line from stdin (without its line end);

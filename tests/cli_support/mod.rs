@@ -116,6 +116,22 @@ pub fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
     }
 }
 
+/// Collects what is written to the terminal whose master is `master`, until every
+/// slave is closed; join the handle for the text.
+pub fn read_screen(master: &std::fs::File) -> std::thread::JoinHandle<String> {
+    use std::io::Read;
+    let mut screen = master.try_clone().unwrap();
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Ends with an error (EIO) once the last slave is closed.
+        while let Ok(n @ 1..) = screen.read(&mut buf) {
+            seen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    })
+}
+
 /// A `bb7` process on a pseudo-terminal that is its controlling terminal (so Ctrl-C
 /// typed on it interrupts it), with everything it writes collected.
 pub struct Terminal {
