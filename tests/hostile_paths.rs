@@ -8,7 +8,6 @@ mod common;
 
 use cli_support::{bb7, ok, project_with};
 use std::os::unix::fs::{PermissionsExt, symlink};
-use std::time::{Duration, Instant};
 
 use common::fake_model::*;
 use common::{Bb7, Env, fake_env};

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::fake_model::*;
 use common::{Bb7, Env, fake_env};
