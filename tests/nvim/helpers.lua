@@ -156,6 +156,13 @@ function H.chat_with_output(files, add, outputs)
   return proj
 end
 
+--- The highlight groups of the preview's Markdown highlighting on 0-based `row`.
+function H.hl_groups(buf, row)
+  local ns = vim.api.nvim_get_namespaces()['bb7_markdown']
+  local marks = vim.api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, { row, -1 }, { details = true, overlap = true })
+  return vim.tbl_map(function(m) return m[4].hl_group end, marks)
+end
+
 --- Presses keys as a user would (mappings apply).
 function H.feed(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'x', false)

@@ -33,7 +33,8 @@ local function set_lines(name, lines)
   return b
 end
 
---- foldexpr of the preview pane: reasoning and change diffs are folds.
+--- The fold level of a preview line as a 'foldexpr' value: reasoning and change diffs
+--- are folds (the pane makes them by hand from the same ranges).
 ---@return string
 function M.foldexpr()
   return R.folds[vim.v.lnum] or '0'
@@ -189,7 +190,7 @@ local event_words = {
 
 -- A builder of preview lines that records folds and highlights as it goes.
 local function builder()
-  local B = { lines = {}, folds = {}, marks = {}, line_msg = {} }
+  local B = { lines = {}, folds = {}, ranges = {}, marks = {}, line_msg = {} }
   function B.add(text, group)
     table.insert(B.lines, text)
     if group then
@@ -213,6 +214,7 @@ local function builder()
       for i = first + 1, #B.lines do
         B.folds[i] = '1'
       end
+      table.insert(B.ranges, { first, #B.lines })
     end
   end
   return B
@@ -345,6 +347,13 @@ local function render_message(B, chat, index, m)
 end
 
 local function draw_preview(B)
+  local w = layout().win('preview')
+  -- Folds and highlights are made again below: updating the old ones line by line as
+  -- the text is replaced costs more than making them (most with a long chat).
+  if w then
+    vim.wo[w].foldmethod = 'manual'
+  end
+  require('bb7.ui.highlight').stop(layout().buf('preview'))
   local b = set_lines('preview', B.lines)
   R.folds = B.folds
   R.line_msg = B.line_msg
@@ -352,28 +361,37 @@ local function draw_preview(B)
   for _, mk in ipairs(B.marks) do
     vim.api.nvim_buf_set_extmark(b, ns, mk[1] - 1, 0, { end_row = mk[1] - 1, end_col = #B.lines[mk[1]], hl_group = mk[2], priority = 200 })
   end
-  local w = layout().win('preview')
   if w then
-    vim.wo[w].foldmethod = 'expr'
-    vim.wo[w].foldexpr = "v:lua.require'bb7.ui.render'.foldexpr()"
+    -- Manual folds made from the drawn ranges: a fold expression would be evaluated
+    -- for every line of the chat on each draw.
     vim.wo[w].foldtext = "v:lua.require'bb7.ui.render'.foldtext()"
     vim.wo[w].foldlevel = 0
     vim.wo[w].foldenable = true
     vim.api.nvim_win_call(w, function()
-      vim.cmd('silent! normal! zX')
+      vim.cmd('silent! normal! zE')
+      for _, r in ipairs(B.ranges) do
+        vim.cmd(string.format('silent! %d,%dfold', r[1], r[2]))
+      end
     end)
   end
 end
 
---- Starts Markdown highlighting of the preview: Tree-sitter when the markdown parser is
---- installed (code blocks are then highlighted in their language), else the syntax file.
-local function markdown(b)
+--- Starts Markdown highlighting of the preview drawn with `rows` lines: Tree-sitter
+--- through bb7.ui.highlight when the markdown parser is present (code blocks are then
+--- highlighted in their language, and the cost stays that of the visible lines), else
+--- the filetype's syntax file.
+---@param b integer
+---@param rows integer
+local function markdown(b, rows)
   local ft = config.get().chat_style
   if vim.bo[b].filetype ~= ft then
     vim.bo[b].filetype = ft
   end
-  if ft == 'markdown' and not vim.b[b].bb7_ts then
-    vim.b[b].bb7_ts = pcall(vim.treesitter.start, b, 'markdown')
+  local hl = require('bb7.ui.highlight')
+  if ft == 'markdown' and hl.available() then
+    hl.history(b, rows)
+  else
+    hl.stop(b)
   end
 end
 
@@ -427,7 +445,7 @@ function M.render_preview(scroll)
     end
   end
   draw_preview(B)
-  markdown(layout().buf('preview'))
+  markdown(layout().buf('preview'), #B.lines)
   local live = chat and state.chat_stream(chat.id)
   local stream = require('bb7.ui.stream')
   if live then
@@ -540,8 +558,7 @@ function M.show_lines(lines, ft)
   R.folds = {}
   local b = set_lines('preview', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
-  vim.b[b].bb7_ts = false
-  pcall(vim.treesitter.stop, b)
+  require('bb7.ui.highlight').stop(b)
   vim.bo[b].filetype = ft or 'bb7'
   layout().focus('preview')
 end

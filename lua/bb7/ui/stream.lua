@@ -27,6 +27,10 @@ local function append(text, prefix)
   end
   vim.api.nvim_buf_set_lines(b, last - 1, last, false, pieces)
   vim.bo[b].modifiable = false
+  if shown and shown.first_line then
+    -- From the answer's `## Assistant` line on: the rest of the preview stays as drawn.
+    require('bb7.ui.highlight').tail(b, shown.first_line - 2)
+  end
 end
 
 -- Keeps the end of the answer in view unless the user reads in the preview.
@@ -94,6 +98,7 @@ function M.show(st)
   for _, p in ipairs(st.pieces) do
     append(p[1], p[2])
   end
+  require('bb7.ui.highlight').tail(b, st.first_line - 2)
 end
 
 --- A turn started: its chat is drawn with the question and an empty answer.
