@@ -3,7 +3,8 @@
 -- chat is the one shown; switching away leaves it streaming in the background (its
 -- spinner in the Chats pane), switching back draws the chat and the answer so far
 -- and goes on live. At the end the chat is drawn again from the binary (reasoning
--- folded, changes as one line) and scrolled to the latest exchange.
+-- folded, changes as one line), the view where the user left it: at the end when it
+-- followed the answer, else on the lines it showed.
 
 local state = require('bb7.state')
 
@@ -33,21 +34,32 @@ local function append(text, prefix)
   end
 end
 
--- Keeps the end of the answer in view unless the user reads in the preview.
-local function follow()
-  local w = layout().win('preview')
-  if w and vim.api.nvim_get_current_win() ~= w then
-    local b = layout().buf('preview')
-    pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(b), 0 })
-  end
+-- Whether the preview window `w` shows the last line of its buffer: the user follows
+-- the answer as it grows (a view scrolled away from the end is left where it is).
+local function at_tail(w)
+  local b = vim.api.nvim_win_get_buf(w)
+  return vim.fn.line('w$', w) >= vim.api.nvim_buf_line_count(b)
 end
 
--- Adds to the stream's drawing, and to the preview when it is the one shown.
+local function to_tail(w)
+  local b = vim.api.nvim_win_get_buf(w)
+  pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(b), 0 })
+  vim.api.nvim_win_call(w, function()
+    vim.cmd('normal! zb')
+  end)
+end
+
+-- Adds to the stream's drawing, and to the preview when it is the one shown; a view
+-- at the end of the preview stays at the end.
 local function emit(st, text, prefix)
   table.insert(st.pieces, { text, prefix })
   if shown == st and layout().visible() then
+    local w = layout().win('preview')
+    local follow = w and at_tail(w)
     append(text, prefix)
-    follow()
+    if follow then
+      pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(layout().buf('preview')), 0 })
+    end
   end
 end
 
@@ -153,8 +165,9 @@ function M.delta(st, msg)
   end
 end
 
---- The turn ended (`done`, `error` or `diff_error`): the chat is drawn again, and
---- scrolled to its end when it is the one shown.
+--- The turn ended (`done`, `error` or `diff_error`): the chat is drawn again. When it
+--- is the one shown, a view that followed the answer's end stays at the end, and a view
+--- the user scrolled away keeps its place (the lines above the answer do not change).
 ---@param st bb7.Stream?
 function M.finish(st, _)
   local was_shown = st ~= nil and shown == st
@@ -164,7 +177,18 @@ function M.finish(st, _)
   if not state.streaming() then
     stop_spinner()
   end
-  render().refresh({ scroll = was_shown })
+  local w = was_shown and layout().visible() and layout().win('preview') or nil
+  local view = w and { follow = at_tail(w), saved = vim.api.nvim_win_call(w, vim.fn.winsaveview) }
+  render().refresh({ scroll = was_shown and not view })
+  if view and vim.api.nvim_win_is_valid(w) then
+    if view.follow then
+      to_tail(w)
+    else
+      vim.api.nvim_win_call(w, function()
+        vim.fn.winrestview(view.saved)
+      end)
+    end
+  end
 end
 
 return M

@@ -1,0 +1,92 @@
+-- A long working day: a long chat streams as fast as a new one (no highlighter parses
+-- the whole chat on each delta), and the preview keeps the reading position.
+local test, H = ...
+
+-- A project with a chat whose first answer is `n` lines long, the UI open.
+local function long_chat(n)
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  local lines = {}
+  for i = 1, n do
+    lines[i] = (i % 50 == 1) and ('### Part ' .. i) or ('Line ' .. i .. ' with `code` and **bold**.')
+  end
+  H.script({ text = table.concat(lines, '\n') .. '\n' })
+  require('bb7').send('a long answer')
+  H.wait(function() return H.note('Response received') ~= nil end, 20000, 'long answer')
+  H.notes = {}
+end
+
+local function preview()
+  local layout = require('bb7.ui.layout')
+  return layout.buf('preview'), layout.win('preview')
+end
+
+test('long chat: no Tree-sitter highlighter on the preview; history highlighted only where shown; the streaming answer highlighted on its own', function()
+  long_chat(3000)
+  local buf, win = preview()
+  H.eq(vim.treesitter.highlighter.active[buf], nil, 'no buffer highlighter re-parsing the chat')
+  vim.cmd('redraw')
+  local hl = require('bb7.ui.highlight')
+  H.script({ text = 'Streaming:\n\n```lua\nlocal streamed = true\n```\n\nand more words to come', chunk_delay_ms = 60 })
+  require('bb7').send('another')
+  H.wait(function()
+    for i, l in ipairs(H.pane('preview')) do
+      if l == 'local streamed = true' then
+        vim.cmd('redraw')
+        return vim.tbl_contains(H.hl_groups(buf, i - 1), '@keyword.lua')
+      end
+    end
+  end, 10000, 'the streamed code block highlighted as Lua while it streams')
+  H.truthy(require('bb7.state').streaming(), 'still streaming')
+  -- The start of the chat is far above the view: nothing there was parsed.
+  H.eq(H.hl_groups(buf, 1), {}, 'off-screen history not highlighted')
+  local parsed = hl.stats()
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  vim.api.nvim_win_call(win, function()
+    vim.cmd('normal! gg')
+  end)
+  vim.cmd('redraw')
+  H.truthy(#H.hl_groups(buf, 0) > 0, 'history highlighted once scrolled to: ' .. vim.inspect(H.pane('preview')[1]))
+  H.truthy(hl.stats().parses > parsed.parses, 'parsed lazily')
+end)
+
+test('reading position: a view scrolled away from the end keeps its lines when the answer completes', function()
+  long_chat(80)
+  local buf, win = preview()
+  local words = {}
+  for i = 1, 60 do
+    words[i] = 'word' .. i .. (i % 6 == 0 and '\n' or '')
+  end
+  H.script({ text = table.concat(words, ' '), chunk_delay_ms = 20 })
+  require('bb7').send('more')
+  H.wait(function() return #H.pane('preview') > 95 end, 10000, 'streaming')
+  vim.api.nvim_win_call(win, function()
+    vim.fn.winrestview({ topline = 10, lnum = 12 })
+  end)
+  local line = H.pane('preview')[10]
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  vim.api.nvim_win_call(win, function()
+    H.eq(vim.fn.line('w0'), 10, 'top line kept')
+  end)
+  H.eq(vim.api.nvim_buf_get_lines(buf, 9, 10, false)[1], line, 'same text at the top')
+end)
+
+test('reading position: a view following the end of a long answer stays at its end when it completes', function()
+  long_chat(10)
+  local buf, win = preview()
+  local words = {}
+  for i = 1, 120 do
+    words[i] = 'word' .. i .. (i % 4 == 0 and '\n' or '')
+  end
+  H.script({ text = table.concat(words, ' ') .. ' the-last-word', chunk_delay_ms = 5 })
+  require('bb7').send('long')
+  H.wait(function() return H.note('Response received') ~= nil end, 20000, 'answer')
+  local last = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_win_call(win, function()
+    H.eq(vim.fn.line('w$'), last, 'the end of the chat in view')
+    local shown = table.concat(vim.api.nvim_buf_get_lines(buf, vim.fn.line('w0') - 1, last, false), '\n')
+    H.truthy(shown:find('the-last-word', 1, true), 'the answer\'s last words shown')
+  end)
+end)
