@@ -165,7 +165,8 @@ local function draw(buf, path, file)
   for i, h in ipairs(hunks) do
     local removed, added = split_patch(h.patch)
     local start, touched = map(math.max(h.old_start, 1), h.old_lines)
-    local conflict = touched or h.applies_cleanly == false
+    -- The binary compares the file on disk; unsaved edits in the buffer only it knows.
+    local conflict = h.applies_cleanly == false or (vim.bo[buf].modified and touched)
     local first, last
     local sign = #removed == 0 and '+' or #added == 0 and '-' or '~'
     local sign_hl = conflict and 'BB7ReviewConflict' or ({ ['+'] = 'BB7ReviewSignAdd', ['-'] = 'BB7ReviewSignDelete', ['~'] = 'BB7ReviewSignChange' })[sign]
@@ -390,6 +391,12 @@ local function attach(buf)
     end
     local path = drawn[buf].path
     local _, added = split_patch(dh.hunk.patch)
+    -- The other pending hunks: a take covers those chained to the same user edit.
+    dh.others = {}
+    for _, o in ipairs(drawn[buf].hunks) do
+      local _, o_added = split_patch(o.hunk.patch)
+      table.insert(dh.others, { hunk = o.hunk, added = o_added })
+    end
     -- The take writes the file and then records the hunk itself; the review is
     -- drawn again after that, not on the write.
     taking[buf] = true
