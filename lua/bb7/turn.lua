@@ -10,7 +10,9 @@ local say, levels = util.say, vim.log.levels
 
 local stream_ui = util.lazy('bb7.ui.stream')
 
-local function finished(rid, final)
+-- `sent`, `chat_id`: the text sent and its chat, kept here since a send refused at once
+-- ends before its stream is recorded.
+local function finished(rid, final, sent, sent_chat)
   local st = state.stream(rid)
   state.end_stream(rid)
   if final.type == 'done' then
@@ -48,6 +50,11 @@ local function finished(rid, final)
     state.set_unread(true)
   end
   stream_ui().finish(st, final)
+  -- A refused send (an error, not a cancel) gives the typed text back.
+  chat_id = chat_id or sent_chat
+  if final.type == 'error' and final.code ~= 'cancelled' and sent and chat_id then
+    require('bb7.ui.message').restore(chat_id, sent, final.message or final.code or '?')
+  end
   vim.cmd('redrawstatus!')
 end
 
@@ -93,7 +100,7 @@ end
 function M.send(text, chat_id)
   local rid
   rid = api.send({ content = text }, function(final)
-    finished(rid, final)
+    finished(rid, final, text, chat_id)
   end, function(msg)
     event(rid, msg)
   end)

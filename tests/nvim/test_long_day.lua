@@ -90,3 +90,54 @@ test('reading position: a view following the end of a long answer stays at its e
     H.truthy(shown:find('the-last-word', 1, true), 'the answer\'s last words shown')
   end)
 end)
+
+-- The Message pane's text and the reason shown above it.
+local function message_pane()
+  local layout = require('bb7.ui.layout')
+  local b = layout.buf('input')
+  local ns = vim.api.nvim_get_namespaces()['bb7_message']
+  local shown = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })) do
+    for _, l in ipairs(m[4].virt_lines or {}) do
+      table.insert(shown, l[1][1])
+    end
+  end
+  return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n'), table.concat(shown, ' ')
+end
+
+local function send_from_pane(text)
+  local layout = require('bb7.ui.layout')
+  vim.api.nvim_buf_set_lines(layout.buf('input'), 0, -1, false, vim.split(text, '\n'))
+  layout.focus('input')
+  require('bb7.ui.message').send()
+end
+
+test('a send refused before the model is called keeps the typed text in the pane and the draft, the reason above it', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  vim.cmd('BB7Mode local')
+  H.notes = {}
+  send_from_pane('my long question\nsecond line')
+  H.wait(function() return not require('bb7.state').streaming() end, 10000, 'the refusal')
+  local text, shown = message_pane()
+  H.eq(text, 'my long question\nsecond line', 'the text is back in the pane')
+  H.truthy(shown:find('Not sent:', 1, true), 'the reason above the text: ' .. shown)
+  H.wait(function()
+    return (require('bb7.client').request_sync('chat_get', {}).draft or '') == 'my long question\nsecond line'
+  end, 5000, 'the draft saved')
+end)
+
+test('a send refused after the model is called (HTTP 401) keeps the typed text', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  H.script({ status = 401, message = 'No auth credentials found' })
+  send_from_pane('question for a refusing model')
+  H.wait(function() return H.note('Failed to get a response') ~= nil end, 10000, 'the error')
+  local text, shown = message_pane()
+  H.eq(text, 'question for a refusing model', 'the text is back in the pane')
+  H.truthy(shown:find('No auth credentials', 1, true), 'the reason above the text: ' .. shown)
+end)

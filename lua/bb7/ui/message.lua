@@ -20,6 +20,7 @@ M.update_key = 'U'
 local D = {
   chat = nil, ---@type string? id of the chat whose draft the pane holds
   stale = nil, ---@type table[]? files named by the warning on show
+  restore = {}, ---@type table<string, {text: string, reason: string}> refused sends of chats not shown
 }
 
 local layout = util.lazy('bb7.ui.layout')
@@ -70,6 +71,11 @@ function M.load(chat)
     return M.save()
   end
   set_text(chat.draft or '')
+  local back = D.restore[chat.id]
+  if back then
+    D.restore[chat.id] = nil
+    M.restore(chat.id, back.text, back.reason)
+  end
 end
 
 --- Replaces the pane's text for the active chat (a fork's or edit's message).
@@ -135,13 +141,71 @@ end
 
 local function really_send(text)
   M.clear_warning()
-  if require('bb7.commands').send(text) then
-    set_text('')
-    local chat = state.chat()
+  -- Emptied first: a send refused at once gives the text back (M.restore) before
+  -- send() returns.
+  set_text('')
+  local chat = state.chat()
+  local draft = chat and chat.draft
+  if chat then
+    chat.draft = ''
+  end
+  if not require('bb7.commands').send(text) and M.text() == '' then
+    set_text(text)
     if chat then
-      chat.draft = ''
+      chat.draft = draft
     end
   end
+end
+
+-- Shows `reason` above the pane's first line (a refused send), until the next send:
+-- wrapped to the pane's width, at most three lines (the whole text is in :messages).
+local function show_refusal(reason)
+  local width = math.max(20, (layout().win('input') and vim.api.nvim_win_get_width(layout().win('input')) or vim.o.columns) - 2)
+  local rows, row = {}, ''
+  for word in (('Not sent: ' .. reason):gsub('%s+', ' ')):gmatch('%S+') do
+    if row ~= '' and vim.fn.strdisplaywidth(row .. ' ' .. word) > width then
+      table.insert(rows, row)
+      row = word
+    else
+      row = row == '' and word or (row .. ' ' .. word)
+    end
+  end
+  table.insert(rows, row)
+  local lines = {}
+  for i = 1, math.min(#rows, 3) do
+    local l = (i == 3 and #rows > 3) and (rows[i] .. ' …') or rows[i]
+    table.insert(lines, { { util.truncate(l, width), 'ErrorMsg' } })
+  end
+  vim.api.nvim_buf_set_extmark(buf(), ns, 0, 0, { virt_lines = lines, virt_lines_above = true })
+  local w = layout().win('input')
+  if w then
+    vim.api.nvim_win_call(w, function()
+      vim.fn.winrestview({ topline = 1, topfill = #lines })
+    end)
+  end
+end
+
+--- A send of `text` to `chat_id` was refused (before or after the model was called):
+--- the text goes back into the Message pane and the chat's draft (before anything
+--- typed since), and `reason` is shown above it. For a chat not shown now, the text
+--- waits until that chat is shown.
+---@param chat_id string
+---@param text string
+---@param reason string
+function M.restore(chat_id, text, reason)
+  local chat = state.chat()
+  if not chat or chat.id ~= chat_id or D.chat ~= chat_id then
+    D.restore[chat_id] = { text = text, reason = reason }
+    return
+  end
+  local now = M.text()
+  if now == text or vim.startswith(now, text .. '\n') then
+    return
+  end
+  set_text(vim.trim(now) == '' and text or (text .. '\n' .. now))
+  M.save()
+  M.clear_warning()
+  show_refusal(reason)
 end
 
 local function warn(files, text)
