@@ -21,8 +21,8 @@ end
 
 -- Problems of config.json the binary reported in `init` (config_error, and the
 -- config_warnings extension: an unknown key with the one it likely means), each shown
--- once per Neovim session however often the binary starts. Whole, not cut to the
--- command line as util.say does: the key it names is the point.
+-- once per Neovim session however often the binary starts. Whole in :messages (the
+-- key it names is the point); the command line shows what fits.
 local config_noted = {}
 
 local function note_config(r)
@@ -34,7 +34,7 @@ local function note_config(r)
     end
   end
   if #fresh > 0 then
-    vim.notify('BB-7: ' .. table.concat(fresh, '\n'), levels.WARN)
+    say(table.concat(fresh, '; '), levels.WARN)
   end
 end
 

@@ -60,17 +60,34 @@ function M.fit(msg)
   return M.truncate(one, math.max(space, 10))
 end
 
---- Tells the user `msg`, prefixed with `BB-7: ` as the reference plugin does. With
---- Neovim's own notifications the text is cut to fit the command line; a notification
---- plugin gets it whole.
+local hl_of = {
+  [vim.log.levels.ERROR] = 'ErrorMsg',
+  [vim.log.levels.WARN] = 'WarningMsg',
+}
+
+--- Tells the user `msg`, prefixed with `BB-7: ` as the reference plugin does. A
+--- notification plugin gets it whole. With Neovim's own message area, `:messages`
+--- gets it whole too, and the command line shows it cut to one line: the message area
+--- is redrawn first, so neither a long message nor two in a row end in a "Press
+--- ENTER" prompt.
 ---@param msg string
 ---@param level integer? vim.log.levels (default INFO)
 function M.say(msg, level)
   msg = 'BB-7: ' .. msg
-  if vim.notify == builtin_notify then
-    msg = M.fit(msg)
+  level = level or vim.log.levels.INFO
+  if vim.notify ~= builtin_notify then
+    return vim.notify(msg, level)
   end
-  vim.notify(msg, level or vim.log.levels.INFO)
+  local hl = hl_of[level]
+  local short = M.fit(msg)
+  -- An intentional redraw clears the message area and the need to wait for ENTER.
+  pcall(vim.cmd, 'redraw')
+  if short == msg then
+    return vim.api.nvim_echo({ { msg, hl } }, true, {})
+  end
+  vim.api.nvim_echo({ { msg, hl } }, true, {})
+  pcall(vim.cmd, 'redraw')
+  vim.api.nvim_echo({ { short, hl } }, false, {})
 end
 
 --- The text of a loaded buffer as it would be on disk: lines joined with "\n", and a

@@ -9,6 +9,8 @@ H.fake_bin = vim.env.BB7_FAKE or (H.root .. '/target/debug/examples/fake_openai'
 H.notes = {}
 
 local real_notify = vim.notify
+--- Neovim's own vim.notify (the tests capture notifications in H.notes instead).
+H.real_notify = real_notify
 vim.notify = function(msg, level)
   table.insert(H.notes, { msg = msg, level = level or vim.log.levels.INFO })
   if vim.env.BB7_TEST_VERBOSE then

@@ -141,3 +141,14 @@ test('a send refused after the model is called (HTTP 401) keeps the typed text',
   H.eq(text, 'question for a refusing model', 'the text is back in the pane')
   H.truthy(shown:find('No auth credentials', 1, true), 'the reason above the text: ' .. shown)
 end)
+
+test('messages whole in :messages; the command line gets one line', function()
+  vim.notify = H.real_notify
+  vim.o.columns = 80
+  local long = 'The hunk at lines 120-131 of src/very/long/path/to/a/module.rs conflicts with your edits at lines 118-125; the end of this message matters'
+  require('bb7.util').say(long, vim.log.levels.WARN)
+  require('bb7.util').say('a second message right after', vim.log.levels.INFO)
+  local messages = vim.fn.execute('messages')
+  H.truthy(messages:find('BB-7: ' .. long, 1, true), 'the whole text in :messages: ' .. messages)
+  H.truthy(messages:find('a second message right after', 1, true), 'the second one too')
+end)
