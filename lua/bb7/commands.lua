@@ -158,6 +158,31 @@ function M.last_file()
   return best and best.name
 end
 
+--- Asks before adding a file over `confirm_add_kb`, naming its size, its tokens (about
+--- four bytes each) and what sending it costs at the chat model's input price.
+---@param path string
+---@param size integer bytes
+---@return boolean add
+local function confirm_large(path, size)
+  local limit = config.get().confirm_add_kb
+  if limit <= 0 or size <= limit * 1024 then
+    return true
+  end
+  local est = require('bb7.ui.estimate')
+  local tokens = math.ceil(size / 4)
+  local cost = ''
+  local chat = state.chat()
+  local models = chat and chat.model and api.call('get_models', {}, 3000)
+  for _, m in ipairs(models and models.models or {}) do
+    local price = m.id == chat.model and m.pricing and tonumber(m.pricing.prompt)
+    if price then
+      cost = string.format(', about %s per send at %s prices', est.cost(tokens * price), m.id)
+    end
+  end
+  local question = string.format('%s is %.1f MiB: about %s tokens%s. Add it?', path, size / 1048576, est.tokens(tokens), cost)
+  return vim.fn.confirm(question, '&Yes\n&No', 2) == 1
+end
+
 --- Content and path for :BB7Add. `arg` is `path`, `path:start:end`, or empty (the
 --- current buffer); a range (line1..line2) adds a section of the current buffer.
 local function add_target(arg, range, line1, line2)
@@ -187,11 +212,31 @@ local function add_target(arg, range, line1, line2)
   local content
   if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
     content = util.buffer_text(buf)
+    if not s and not confirm_large(path, #content) then
+      return nil, nil
+    end
   else
-    content = util.file_text(vim.fn.fnamemodify(path, ':p'))
+    local abs = vim.fn.fnamemodify(path, ':p')
+    local stat = vim.uv.fs_stat(abs)
+    if stat and stat.type ~= 'file' then
+      return nil, path .. ' is not a regular file'
+    end
+    -- A binary file is refused before it is read whole (and before Neovim freezes).
+    local head = util.file_head(abs, 8192)
+    if head and head:find('\0', 1, true) then
+      return nil, path .. ' is a binary file (it has NUL bytes); bb7 adds text files only'
+    end
+    if stat and not s and not confirm_large(path, stat.size) then
+      return nil, nil
+    end
+    content = util.file_text(abs)
     if not content then
       return nil, 'cannot read file ' .. path
     end
+  end
+  local why = util.not_text(content)
+  if why then
+    return nil, path .. ' cannot be added: ' .. why .. '; bb7 adds text files only'
   end
   if s then
     local lines = vim.split(content, '\n', { plain = true })
@@ -226,7 +271,8 @@ function M.add(opts, readonly)
   end
   local t, why = add_target(opts.args, opts.range, opts.line1, opts.line2)
   if not t then
-    return say('Cannot add: ' .. why, levels.ERROR)
+    -- No reason: the user said no to a large file.
+    return why and say('Cannot add: ' .. why, levels.ERROR)
   end
   local err
   if t.start_line then
@@ -564,7 +610,7 @@ function M.send_command(text)
     return message.update(stale) and M.send(text)
   end
   local names = table.concat(vim.tbl_map(function(f)
-    return f.path
+    return f.path .. (f.deleted and ' (deleted: dropped by an update)' or '')
   end, stale), ', ')
   vim.ui.select({ 'Update them and send', 'Send the old version', 'Cancel' }, { prompt = 'Changed since added: ' .. names }, function(choice)
     if choice == 'Update them and send' then

@@ -114,6 +114,56 @@ function M.file_text(path)
   return table.concat(lines, '\n')
 end
 
+-- Valid UTF-8 sequences (RFC 3629, section 4): each lead byte range with the
+-- continuation bytes it allows. Lead and continuation ranges are disjoint, so each
+-- pattern matches whole sequences only.
+local utf8_sequences = {
+  '[\194-\223][\128-\191]',
+  '\224[\160-\191][\128-\191]',
+  '[\225-\236\238\239][\128-\191][\128-\191]',
+  '\237[\128-\159][\128-\191]',
+  '\240[\144-\191][\128-\191][\128-\191]',
+  '[\241-\243][\128-\191][\128-\191][\128-\191]',
+  '\244[\128-\143][\128-\191][\128-\191]',
+}
+
+--- Why `text` cannot be sent as a text file, or nil when it can: NUL bytes (a binary
+--- file) or bytes that are not UTF-8. Checked before JSON encoding, which would pass
+--- such bytes on to be refused by the binary.
+---@param text string
+---@return string? reason
+function M.not_text(text)
+  if text:find('\0', 1, true) then
+    return 'it has NUL bytes (a binary file)'
+  end
+  if not text:find('[\128-\255]') then
+    return nil
+  end
+  -- Each valid sequence becomes one ASCII byte; any byte above 127 left is invalid.
+  local rest = text
+  for _, p in ipairs(utf8_sequences) do
+    rest = rest:gsub(p, '.')
+  end
+  if rest:find('[\128-\255]') then
+    return 'it is not UTF-8 text'
+  end
+  return nil
+end
+
+--- The first `n` bytes of a file, or nil when it cannot be read.
+---@param path string
+---@param n integer
+---@return string?
+function M.file_head(path, n)
+  local f = io.open(path, 'rb')
+  if not f then
+    return nil
+  end
+  local head = f:read(n)
+  f:close()
+  return head or ''
+end
+
 --- A unified diff of `old` → `new` as lines, with ---/+++ headers for `path`.
 ---@param path string
 ---@param old string?

@@ -96,7 +96,8 @@ function M.clear_warning()
   vim.api.nvim_buf_clear_namespace(buf(), ns, 0, -1)
 end
 
---- Context files whose snapshot differs from the file (or its unsaved buffer).
+--- Context files whose snapshot differs from the file (or its unsaved buffer), or
+--- whose file is gone from disk (`deleted` set on the row).
 ---@return table[] rows of get_file_statuses
 function M.stale_files()
   local out = {}
@@ -104,8 +105,12 @@ function M.stale_files()
   local render = require('bb7.ui.render')
   for _, f in ipairs(r and r.files or {}) do
     if f.in_context and not f.external then
-      local st = f.start_line and (f.out_of_sync and '~' or '') or render.frontend_status(f)
-      if st:sub(1, 1) == '~' then
+      local st = render.frontend_status(f)
+      if f.start_line and st ~= 'D' then
+        st = f.out_of_sync and '~' or ''
+      end
+      if st:sub(1, 1) == '~' or st == 'D' then
+        f.deleted = st == 'D'
         table.insert(out, f)
       end
     end
@@ -118,7 +123,7 @@ local function label(f)
 end
 
 --- Takes new snapshots of `files`: the unsaved buffer when there is one, else the
---- file on disk.
+--- file on disk; a file deleted on disk is dropped from the context.
 ---@param files table[]
 ---@return boolean ok every file was updated
 function M.update(files)
@@ -126,7 +131,11 @@ function M.update(files)
   for _, f in ipairs(files) do
     local b = state.loaded_buf(f.path)
     local err
-    if b and vim.bo[b].modified and not f.start_line then
+    if f.deleted and f.start_line then
+      _, err = api.context_remove_section({ path = f.path, start_line = f.start_line, end_line = f.end_line })
+    elseif f.deleted then
+      _, err = api.context_remove({ path = f.path })
+    elseif b and vim.bo[b].modified and not f.start_line then
       _, err = api.context_update({ path = f.path, content = util.buffer_text(b) })
     else
       _, err = api.sync_context({ path = f.path, start_line = f.start_line, end_line = f.end_line })
@@ -208,21 +217,46 @@ function M.restore(chat_id, text, reason)
   show_refusal(reason)
 end
 
+--- What M.update did to `files`, e.g. "Updated a.rs; dropped b.rs (deleted on disk)".
+---@param files table[]
+---@return string
+function M.updated_text(files)
+  local up, dropped = {}, {}
+  for _, f in ipairs(files) do
+    table.insert(f.deleted and dropped or up, label(f))
+  end
+  local parts = {}
+  if #up > 0 then
+    table.insert(parts, 'Updated ' .. table.concat(up, ', '))
+  end
+  if #dropped > 0 then
+    table.insert(parts, (#up > 0 and 'dropped ' or 'Dropped ') .. table.concat(dropped, ', ') .. ' (deleted on disk)')
+  end
+  return table.concat(parts, '; ')
+end
+
 local function warn(files, text)
   M.clear_warning()
   D.stale = files
-  local names = table.concat(vim.tbl_map(label, files), ', ')
+  local changed = vim.tbl_filter(function(f) return not f.deleted end, files)
+  local deleted = vim.tbl_filter(function(f) return f.deleted end, files)
   local width = math.max(20, (layout().win('input') and vim.api.nvim_win_get_width(layout().win('input')) or vim.o.columns) - 2)
-  local lines = {
-    { { util.truncate('Changed since added: ' .. names, width), 'WarningMsg' } },
-    { { util.truncate(M.update_key .. ' update and send · ' .. config.get().send_key .. ' send the old version', width), 'WarningMsg' } },
-  }
+  local lines = {}
+  if #changed > 0 then
+    table.insert(lines, { { util.truncate('Changed since added: ' .. table.concat(vim.tbl_map(label, changed), ', '), width), 'WarningMsg' } })
+  end
+  if #deleted > 0 then
+    table.insert(lines, { { util.truncate('Deleted on disk: ' .. table.concat(vim.tbl_map(label, deleted), ', '), width), 'WarningMsg' } })
+  end
+  local what = (#changed > 0 and #deleted > 0) and 'update, drop deleted' or #deleted > 0 and 'drop' or 'update'
+  local old = #deleted > 0 and 'send the snapshot' or 'send the old version'
+  table.insert(lines, { { util.truncate(M.update_key .. ' ' .. what .. ' and send · ' .. config.get().send_key .. ' ' .. old, width), 'WarningMsg' } })
   local b = buf()
   vim.api.nvim_buf_set_extmark(b, ns, 0, 0, { virt_lines = lines, virt_lines_above = true })
   vim.keymap.set('n', M.update_key, function()
     local stale = D.stale or {}
     if M.update(stale) then
-      say('Updated ' .. table.concat(vim.tbl_map(label, stale), ', '))
+      say(M.updated_text(stale))
       really_send(M.text())
     end
   end, { buffer = b, nowait = true, desc = 'bb7: update the changed context files and send' })
@@ -257,7 +291,7 @@ function M.send()
       if not M.update(stale) then
         return
       end
-      say('Updated ' .. table.concat(vim.tbl_map(label, stale), ', ') .. ' before sending')
+      say(M.updated_text(stale) .. ' before sending')
     else
       say('Sent the old version of ' .. table.concat(vim.tbl_map(label, stale), ', '), levels.WARN)
     end

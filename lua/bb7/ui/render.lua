@@ -66,12 +66,27 @@ function M.file_row()
   return R.file_rows[vim.api.nvim_win_get_cursor(0)[1]]
 end
 
---- The frontend status of a context file: R (read-only), ~ (local differs from the
+--- Whether the file of a context row is gone from disk (and no buffer holds unsaved
+--- text of it): its snapshot is all the model can be sent.
+---@param f table a get_file_statuses row
+---@return boolean
+function M.deleted(f)
+  if vim.uv.fs_stat(state.abs(f.path)) then
+    return false
+  end
+  local buf = state.loaded_buf(f.path)
+  return not (buf and vim.bo[buf].modified)
+end
+
+--- The frontend status of a context file: D (deleted on disk), R (read-only), ~ (local differs from the
 --- snapshot), ~M (local differs and the model changed it too). Unsaved buffer text
 --- counts as local; otherwise the server's `out_of_sync` is used when it sends one.
 ---@param f table a get_file_statuses row
 ---@return string
 function M.frontend_status(f)
+  if f.in_context and not f.external and M.deleted(f) then
+    return 'D'
+  end
   if not f.in_context or f.start_line or f.external then
     return f.status
   end
@@ -158,7 +173,7 @@ local function render_files()
   local b = set_lines('files', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
   for l, f in pairs(rows) do
-    local group = ({ M = 'Changed', A = 'Added', ['!A'] = 'WarningMsg', ['~'] = 'WarningMsg', ['~M'] = 'WarningMsg', R = 'Comment', S = 'Comment' })[f.shown_status]
+    local group = ({ D = 'Removed', M = 'Changed', A = 'Added', ['!A'] = 'WarningMsg', ['~'] = 'WarningMsg', ['~M'] = 'WarningMsg', R = 'Comment', S = 'Comment' })[f.shown_status]
     if group then
       vim.api.nvim_buf_set_extmark(b, ns, l - 1, 0, { end_col = #f.shown_status, hl_group = group })
     end
