@@ -67,7 +67,7 @@ check "$size: no Press ENTER after the send" no_enter
 long=$(python3 -c 'import json; print(json.dumps({"text": "\n".join("line %d of a long answer" % i for i in range(1, 81))}))')
 script "$long"
 keys gi 'A long answer please' Escape C-s
-check "$size: the long answer arrives, its question in view" wait_for 'line 1 of a long answer' 15
+check "$size: the long answer arrives, the view following it stays at its end" wait_for 'line 80 of a long answer' 15
 top_row() { screen | sed -n 2p | sed 's/^[^│]*│//'; }
 keys gp gg
 sleep 0.3
