@@ -158,31 +158,6 @@ function M.last_file()
   return best and best.name
 end
 
---- Asks before adding a file over `confirm_add_kb`, naming its size, its tokens (about
---- four bytes each) and what sending it costs at the chat model's input price.
----@param path string
----@param size integer bytes
----@return boolean add
-local function confirm_large(path, size)
-  local limit = config.get().confirm_add_kb
-  if limit <= 0 or size <= limit * 1024 then
-    return true
-  end
-  local est = require('bb7.ui.estimate')
-  local tokens = math.ceil(size / 4)
-  local cost = ''
-  local chat = state.chat()
-  local models = chat and chat.model and api.call('get_models', {}, 3000)
-  for _, m in ipairs(models and models.models or {}) do
-    local price = m.id == chat.model and m.pricing and tonumber(m.pricing.prompt)
-    if price then
-      cost = string.format(', about %s per send at %s prices', est.cost(tokens * price), m.id)
-    end
-  end
-  local question = string.format('%s is %.1f MiB: about %s tokens%s. Add it?', path, size / 1048576, est.tokens(tokens), cost)
-  return vim.fn.confirm(question, '&Yes\n&No', 2) == 1
-end
-
 --- Content and path for :BB7Add. `arg` is `path`, `path:start:end`, or empty (the
 --- current buffer); a range (line1..line2) adds a section of the current buffer.
 local function add_target(arg, range, line1, line2)
@@ -212,7 +187,7 @@ local function add_target(arg, range, line1, line2)
   local content
   if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
     content = util.buffer_text(buf)
-    if not s and not confirm_large(path, #content) then
+    if not s and not require('bb7.ui.estimate').confirm_add(path, #content) then
       return nil, nil
     end
   else
@@ -226,7 +201,7 @@ local function add_target(arg, range, line1, line2)
     if head and head:find('\0', 1, true) then
       return nil, path .. ' is a binary file (it has NUL bytes); bb7 adds text files only'
     end
-    if stat and not s and not confirm_large(path, stat.size) then
+    if stat and not s and not require('bb7.ui.estimate').confirm_add(path, stat.size) then
       return nil, nil
     end
     content = util.file_text(abs)
@@ -314,32 +289,11 @@ function M.toggle()
   end
 end
 
---- :BB7Model — picks the active chat's model with vim.ui.select().
+--- :BB7Model — picks the active chat's model (bb7.models).
 function M.choose_model()
-  if not ready() then
-    return
+  if ready() then
+    require('bb7.models').choose()
   end
-  api.get_models(function(r, err)
-    if not r then
-      return report('load models', err)
-    end
-    vim.ui.select(r.models, {
-      prompt = 'Model',
-      format_item = function(m)
-        return string.format('%s  (%dk, $%.2f/M in)', m.id, math.floor((m.context_length or 0) / 1000), (m.pricing and m.pricing.prompt or 0) * 1e6)
-      end,
-    }, function(choice)
-      if not choice then
-        return
-      end
-      local _, serr = api.save_chat_settings({ model = choice.id })
-      if serr then
-        return report('set the model', serr)
-      end
-      say('Model set to ' .. choice.id)
-      render().refresh()
-    end)
-  end)
 end
 
 --- The get_file_statuses row of a whole file, or nil.

@@ -210,11 +210,65 @@ test(':BB7Add of a file over confirm_add_kb asks first, naming its tokens; no ad
   local real = vim.fn.confirm
   vim.fn.confirm = function(q) asked = q return 2 end
   vim.cmd('BB7Add big.log')
-  H.truthy(asked and asked:find('big.log is 0.4 MiB: about 100k tokens', 1, true), 'asks with size and tokens: ' .. tostring(asked))
+  H.truthy(asked and asked:find('big.log is 0.4 MiB: about 100k tokens, about $0.10 per send at fake/model prices', 1, true), 'asks with size, tokens and cost: ' .. tostring(asked))
   local r = require('bb7.client').request_sync('get_file_statuses', {})
   H.eq(#(r.files or {}), 0, 'no: nothing added')
   vim.fn.confirm = function() return 1 end
   vim.cmd('BB7Add big.log')
   vim.fn.confirm = real
   H.expect_note('Added big.log')
+end)
+
+-- 300 models, as OpenRouter lists them.
+local function many_models()
+  local models = {}
+  for i = 1, 300 do
+    table.insert(models, { id = 'vendor' .. (i % 30) .. '/model-' .. i, name = 'Model ' .. i, context_length = 8000, pricing = { prompt = '0.000001' } })
+  end
+  table.insert(models, { id = 'fake/other', name = 'Other fake', context_length = 8000, pricing = { prompt = '0' } })
+  return models
+end
+
+test(':BB7Model without a picker plugin: a filter first, then the few matches; a picker plugin gets the whole list', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  local models = require('bb7.models')
+  H.truthy(models.builtin_select(), "Neovim's own vim.ui.select")
+  local prompts, listed = {}, nil
+  local real_input, real_list = vim.ui.input, vim.fn.inputlist
+  vim.ui.input = function(opts, cb)
+    table.insert(prompts, opts.prompt)
+    cb(#prompts == 1 and 'model' or 'vendor7 model-27')
+  end
+  vim.fn.inputlist = function(items)
+    listed = items
+    return 0
+  end
+  models.choose_from(many_models())
+  H.truthy(prompts[1]:find('Model (301; type words to filter', 1, true), 'asks for a filter: ' .. tostring(prompts[1]))
+  H.expect_note('300 models match "model": add a word')
+  H.eq(#prompts, 2, 'asked again, narrower')
+  H.truthy(listed == nil, 'a single match is taken without a list')
+  H.wait(function() return H.note('Model set to') ~= nil end, 5000, 'model set')
+  H.expect_note('Model set to vendor7/model-27')
+  -- Few enough matches: listed to choose from.
+  H.notes, prompts = {}, {}
+  vim.ui.input = function(opts, cb)
+    table.insert(prompts, opts.prompt)
+    cb('other')
+  end
+  models.choose_from(vim.list_extend(many_models(), { { id = 'x/other-two', name = 'Other two' } }))
+  H.truthy(listed and #listed == 3, 'the two matches listed: ' .. vim.inspect(listed))
+  vim.ui.input, vim.fn.inputlist = real_input, real_list
+  -- A picker plugin: it gets every model and filters itself.
+  local got
+  vim.ui.select = function(items, opts, cb)
+    got = items
+    H.eq(opts.format_item(items[1]):match('^vendor1/model%-1 '), 'vendor1/model-1 ', 'formatted')
+    cb(nil)
+  end
+  H.truthy(not models.builtin_select(), 'a plugin replaced vim.ui.select')
+  models.choose_from(many_models())
+  H.eq(#got, 301, 'the whole list for fuzzy filtering')
 end)
