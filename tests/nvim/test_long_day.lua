@@ -272,3 +272,61 @@ test(':BB7Model without a picker plugin: a filter first, then the few matches; a
   models.choose_from(many_models())
   H.eq(#got, 301, 'the whole list for fuzzy filtering')
 end)
+
+test('ce asks before cutting, naming the later exchanges and the draft; Keep changes nothing', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  for i = 1, 3 do
+    H.script({ text = 'answer ' .. i })
+    require('bb7').send('question ' .. i)
+    H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer ' .. i)
+    H.notes = {}
+  end
+  local layout = require('bb7.ui.layout')
+  vim.api.nvim_buf_set_lines(layout.buf('input'), 0, -1, false, { 'a draft I typed' })
+  vim.api.nvim_set_current_win(layout.win('preview'))
+  for i, l in ipairs(H.pane('preview')) do
+    if l == 'question 1' then
+      vim.api.nvim_win_set_cursor(0, { i, 0 })
+    end
+  end
+  local asked
+  local real = vim.fn.confirm
+  vim.fn.confirm = function(q) asked = q return 2 end
+  H.feed('ce')
+  vim.fn.confirm = real
+  H.truthy(asked and asked:find('the 2 later exchanges are cut', 1, true), 'names the exchanges: ' .. tostring(asked))
+  H.truthy(asked:find('your draft is replaced', 1, true), 'names the draft: ' .. asked)
+  H.eq(vim.api.nvim_buf_get_lines(layout.buf('input'), 0, -1, false), { 'a draft I typed' }, 'draft kept')
+  local chat = require('bb7.client').request_sync('chat_get', {})
+  H.eq(#chat.messages, 6, 'nothing cut')
+end)
+
+test('<C-c> in the Message pane in insert mode cancels the answer', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  H.script({ text = 'a slow answer that goes on and on and on', chunk_delay_ms = 300 })
+  require('bb7').send('talk slowly')
+  H.wait(function() return require('bb7.state').streaming() end, 5000, 'streaming')
+  local layout = require('bb7.ui.layout')
+  vim.api.nvim_set_current_win(layout.win('input'))
+  H.feed('ityping<C-c>')
+  H.wait(function() return H.note('Cancelled') ~= nil end, 10000, 'cancelled from insert mode')
+end)
+
+test('? in a pane lists that pane\'s keys first', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  local layout = require('bb7.ui.layout')
+  vim.api.nvim_set_current_win(layout.win('input'))
+  require('bb7.ui.keymaps').help()
+  local lines = vim.api.nvim_buf_get_lines(0, 0, 3, false)
+  H.truthy(lines[1]:find('Message (this pane)', 1, true), 'Message keys first: ' .. vim.inspect(lines))
+  H.truthy(table.concat(lines, '\n'):find('<C-s>', 1, true), 'the send key at the top: ' .. vim.inspect(lines))
+end)

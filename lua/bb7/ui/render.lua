@@ -583,6 +583,30 @@ function M.save_draft()
   require('bb7.ui.message').save()
 end
 
+--- Asks before `ce` cuts the chat at message `index` (0-based): how many later
+--- exchanges go, and that the Message pane's draft is replaced by the message.
+---@param chat table a chat_get reply
+---@param index integer
+---@return boolean go on
+function M.confirm_cut(chat, index)
+  local later = 0
+  for i = index + 2, #(chat.messages or {}) do
+    if chat.messages[i].role == 'user' then
+      later = later + 1
+    end
+  end
+  local parts = { 'Edit this message? Its answer' }
+  if later > 0 then
+    table.insert(parts, string.format(' and the %d later exchange%s', later, later == 1 and '' or 's'))
+  end
+  table.insert(parts, ' are cut from the chat')
+  if vim.trim(require('bb7.ui.message').text()) ~= '' then
+    table.insert(parts, ', and your draft is replaced by the message')
+  end
+  table.insert(parts, '.')
+  return vim.fn.confirm(table.concat(parts), '&Cut and edit\n&Keep', 2) == 1
+end
+
 --- Forks the chat at the user message under the cursor, or edits it in place.
 ---@param kind 'fork'|'edit'
 function M.fork_or_edit(kind)
@@ -595,6 +619,9 @@ function M.fork_or_edit(kind)
     return util.say('Put the cursor on one of your messages', vim.log.levels.WARN)
   end
   local message = require('bb7.ui.message')
+  if kind == 'edit' and not M.confirm_cut(chat, index) then
+    return
+  end
   -- The Message pane's text stays with the chat it was typed for.
   message.save()
   local r, err, content
