@@ -441,7 +441,7 @@ function M.select_chat(id)
   require('bb7.ui.message').save()
   local _, err = api.chat_select({ id = id })
   if err then
-    return report('select the chat', err)
+    return err.code == 'locked' and require('bb7.locks').report(id, err) or report('select the chat', err)
   end
   layout().open()
   render().refresh()
@@ -687,6 +687,7 @@ function M.register(entry)
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
   cmd('BB7Mode', M.mode, { nargs = '?', complete = words(vim.list_extend(vim.deepcopy(modes), { 'default' })), desc = 'Which provider answers in the chat (local, remote, hybrid_auto)' })
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
+  cmd('BB7Unlock', function() require('bb7.locks').unlock() end, { desc = 'Take over a chat held by another bb7 process' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })
 end
 

@@ -330,3 +330,37 @@ test('? in a pane lists that pane\'s keys first', function()
   H.truthy(lines[1]:find('Message (this pane)', 1, true), 'Message keys first: ' .. vim.inspect(lines))
   H.truthy(table.concat(lines, '\n'):find('<C-s>', 1, true), 'the send key at the top: ' .. vim.inspect(lines))
 end)
+
+test('a chat held by another bb7: the refusal names :BB7Unlock, which asks and then takes it over', function()
+  local proj = H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat Held elsewhere')
+  local held = require('bb7').active_chat()
+  vim.cmd('BB7NewChat Mine')
+  -- Another bb7 process opens the first chat and keeps it.
+  local out = {}
+  local other = vim.fn.jobstart({ H.bin }, {
+    cwd = proj,
+    on_stdout = function(_, data)
+      vim.list_extend(out, data)
+    end,
+  })
+  vim.fn.chansend(other, vim.json.encode({ action = 'init', project_root = proj, request_id = 'o1' }) .. '\n')
+  vim.fn.chansend(other, vim.json.encode({ action = 'chat_select', id = held, request_id = 'o2' }) .. '\n')
+  H.wait(function() return table.concat(out, '\n'):find('"o2"', 1, true) ~= nil end, 10000, 'the other process holds the chat')
+  require('bb7.commands').select_chat(held)
+  H.expect_note('This chat is open in another bb7 process (PID', vim.log.levels.WARN)
+  H.expect_note(':BB7Unlock takes it over')
+  local asked
+  local real = vim.fn.confirm
+  vim.fn.confirm = function(q) asked = q return 2 end
+  vim.cmd('BB7Unlock')
+  H.truthy(asked and asked:find('Chat "Held elsewhere" is held by another bb7 process (PID', 1, true), 'asks, naming the chat and the holder: ' .. tostring(asked))
+  H.truthy(require('bb7').active_chat() ~= held, 'Cancel: not taken')
+  vim.fn.confirm = function() return 1 end
+  vim.cmd('BB7Unlock')
+  vim.fn.confirm = real
+  H.expect_note('Unlocked Held elsewhere')
+  H.eq(require('bb7').active_chat(), held, 'taken over')
+  vim.fn.jobstop(other)
+end)
