@@ -66,7 +66,11 @@ local function event(rid, msg)
     return
   end
   st.chat_id = st.chat_id or msg.chat_id
-  if msg.type == 'chunk' then
+  -- A retry after an HTTP error waits `delay_ms`: the preview's title counts it down.
+  st.retry = msg.type == 'retry' and { at = vim.uv.now() + (tonumber(msg.delay_ms) or 0), reason = msg.reason } or nil
+  if msg.type == 'retry' then
+    return
+  elseif msg.type == 'chunk' then
     st.text = st.text .. msg.content
   elseif msg.type == 'thinking' then
     st.thinking = st.thinking .. msg.content

@@ -364,3 +364,24 @@ test('a chat held by another bb7: the refusal names :BB7Unlock, which asks and t
   H.eq(require('bb7').active_chat(), held, 'taken over')
   vim.fn.jobstop(other)
 end)
+
+test('a retried HTTP 429 shows "retrying in N s (HTTP 429)" in the title, then the answer', function()
+  H.project({}, { retry_backoff_ms = 2000 })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  H.script({ status = 429, message = 'Rate limited' })
+  H.script({ text = 'after the wait' })
+  require('bb7').send('hello')
+  local seen
+  H.wait(function()
+    local t = require('bb7.ui.render').preview_title()
+    if t:find('retrying in', 1, true) then
+      seen = t
+    end
+    return seen ~= nil
+  end, 10000, 'the retry in the title')
+  H.truthy(seen:find('retrying in [12] s %(HTTP 429%)'), 'seconds and reason: ' .. seen)
+  H.wait(function() return H.note('Response received') ~= nil end, 15000, 'the answer after the retry')
+  H.truthy(not require('bb7.ui.render').preview_title():find('retrying', 1, true), 'gone after the answer')
+end)

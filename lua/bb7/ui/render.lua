@@ -504,14 +504,28 @@ local function usage_text(u)
   return u.provider and (s .. ', ' .. u.provider) or s
 end
 
---- The preview's title: chat name, model, tokens, cached share and cost of the chat's
---- last answer, the chat's total cost (from the turns this Neovim saw), and a spinner while an answer streams into this chat.
+--- The preview's title: chat name, model, a spinner while an answer streams into this
+--- chat (or `retrying in N s (HTTP 429)` while a retry waits), tokens, cached share and
+--- cost of the chat's last answer, and the chat's total cost (from the turns this
+--- Neovim saw).
 ---@return string
 function M.preview_title()
   local chat = state.chat()
   local parts = { ' ' .. (chat and chat.name or 'bb7') }
   if chat and chat.model then
     table.insert(parts, chat.model)
+  end
+  -- While it streams, what the answer is doing comes before the usage (the first
+  -- thing cut in a narrow pane).
+  local live = chat and state.chat_stream(chat.id)
+  if live then
+    local r = live.retry
+    if r then
+      local secs = math.max(0, math.ceil((r.at - vim.uv.now()) / 1000))
+      table.insert(parts, require('bb7').spinner() .. string.format(' retrying in %d s', secs) .. (r.reason and (' (' .. r.reason .. ')') or ''))
+    else
+      table.insert(parts, require('bb7').spinner() .. ' answering')
+    end
   end
   local seen, totals
   if chat then
@@ -524,9 +538,6 @@ function M.preview_title()
     if totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
       table.insert(parts, 'chat ' .. require('bb7.ui.estimate').cost(totals.cost))
     end
-  end
-  if chat and state.chat_streaming(chat.id) then
-    table.insert(parts, require('bb7').spinner() .. ' answering')
   end
   return table.concat(parts, ' · ')
 end
