@@ -425,6 +425,7 @@ function M.search(opts)
     }, function(choice)
       if choice then
         M.select_chat(choice.id)
+        render().show_match(query)
       end
     end)
   end

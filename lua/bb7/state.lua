@@ -24,6 +24,7 @@ local M = {}
 ---@field chat_usages table<string, {usage: table?, chat_usage: table?}> by chat id: `usage` of its last finished turn and `chat_usage`, the chat's running totals
 ---@field chat table? the last `chat_get` reply
 ---@field changes table<string, table[]> `done.changes` by chat id, newest turn last
+---@field answers table<string, table<string, string>> by chat id: the user's answer to each clarifying question (the chat keeps only the question)
 ---@field exiting boolean Neovim is quitting: an exit of the binary is expected
 ---@field last_file_buf integer? the last file buffer entered (what :BB7Add in a pane adds)
 local S = {
@@ -35,6 +36,7 @@ local S = {
   chat_usages = {},
   chat = nil,
   changes = {},
+  answers = {},
   exiting = false,
 }
 
@@ -217,6 +219,23 @@ function M.change_for(chat_id, path, file_id)
       return c
     end
   end
+end
+
+--- Records the user's answer to a clarifying question of chat `chat_id`.
+---@param chat_id string
+---@param question string
+---@param answer string
+function M.set_answer(chat_id, question, answer)
+  S.answers[chat_id] = S.answers[chat_id] or {}
+  S.answers[chat_id][question] = answer
+end
+
+--- The user's answer to `question` in chat `chat_id` (this session), or nil.
+---@param chat_id string?
+---@param question string?
+---@return string?
+function M.answer(chat_id, question)
+  return chat_id and question and (S.answers[chat_id] or {})[question] or nil
 end
 
 --- The last buffer entered that holds a file of the user's, or nil.

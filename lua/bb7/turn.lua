@@ -84,7 +84,11 @@ local function event(rid, msg)
     return
   elseif msg.type == 'clarification' then
     vim.ui.input({ prompt = 'BB-7 asks: ' .. msg.question .. ' ' }, function(answer)
-      api.clarify(msg.question_id, (answer and vim.trim(answer) ~= '') and answer or 'no_user_answer')
+      local given = (answer and vim.trim(answer) ~= '') and answer or nil
+      if st.chat_id then
+        state.set_answer(st.chat_id, msg.question, given or '(no answer)')
+      end
+      api.clarify(msg.question_id, given or 'no_user_answer')
     end)
     return
   end

@@ -385,3 +385,45 @@ test('a retried HTTP 429 shows "retrying in N s (HTTP 429)" in the title, then t
   H.wait(function() return H.note('Response received') ~= nil end, 15000, 'the answer after the retry')
   H.truthy(not require('bb7.ui.render').preview_title():find('retrying', 1, true), 'gone after the answer')
 end)
+
+test(':BB7Search opens the chat at the match, not at its end', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7')
+  local lines = {}
+  for i = 1, 80 do
+    lines[i] = i == 5 and 'the zanzibar protocol is explained here' or ('filler line ' .. i)
+  end
+  H.script({ text = table.concat(lines, '\n') })
+  require('bb7').send('explain')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  vim.cmd('BB7NewChat')
+  local real = vim.ui.select
+  vim.ui.select = function(items, _, cb) cb(items[1]) end
+  vim.cmd('BB7Search zanzibar')
+  vim.ui.select = real
+  local layout = require('bb7.ui.layout')
+  local w = layout.win('preview')
+  H.eq(vim.api.nvim_get_current_win(), w, 'in the preview')
+  H.eq(vim.api.nvim_get_current_line(), 'the zanzibar protocol is explained here', 'cursor on the match')
+  H.truthy(vim.fn.line('w0', w) <= vim.fn.line('.') and vim.fn.line('.') <= vim.fn.line('w$', w), 'the match in view')
+end)
+
+test('the answer to a clarifying question is shown under it, while it streams and after', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Tools auto')
+  vim.cmd('BB7')
+  H.script({ tool_calls = { { name = 'clarify_user', args = { question = 'Which file do you mean?' } } } })
+  H.script({ text = 'Then main.rs it is.' })
+  local real = vim.ui.input
+  vim.ui.input = function(_, cb) cb('main.rs, the entry point') end
+  require('bb7').send('fix the file')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  vim.ui.input = real
+  local text = table.concat(H.pane('preview'), '\n')
+  H.truthy(text:find('Asked: Which file do you mean?', 1, true), 'the question: ' .. text)
+  H.truthy(text:find('→ main.rs, the entry point', 1, true), 'the answer under it: ' .. text)
+end)

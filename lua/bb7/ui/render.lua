@@ -314,6 +314,10 @@ local function render_message(B, chat, index, m)
       end
     elseif p.type == 'tool_call' then
       B.add('· ' .. (p.content or p.name or '') .. (p.status == 'denied' and ' (denied)' or ''), 'BB7Step')
+      local answer = p.name == 'clarify_user' and state.answer(chat.id, type(p.arguments) == 'table' and p.arguments.question or nil)
+      if answer then
+        B.add('  → ' .. answer, 'BB7Step')
+      end
     else
       if not headed then
         headed = true
@@ -569,6 +573,31 @@ function M.refresh(opts)
   local estimate = require('bb7.ui.estimate')
   estimate.watch(layout().buf('input'))
   estimate.schedule()
+end
+
+--- Puts the first preview line holding `query` (any case; else its first word found)
+--- in the middle of the preview and goes there, folds opened: a chat found by
+--- :BB7Search opens at the match, not at its end.
+---@param query string
+---@return integer? line 1-based, nil when not found
+function M.show_match(query)
+  local w = layout().win('preview')
+  if not w then
+    return nil
+  end
+  local lines = vim.api.nvim_buf_get_lines(layout().buf('preview'), 0, -1, false)
+  local needles = { query:lower() }
+  vim.list_extend(needles, vim.split(query:lower(), '%s+', { trimempty = true }))
+  for _, needle in ipairs(needles) do
+    for i, l in ipairs(lines) do
+      if needle ~= '' and l:lower():find(needle, 1, true) then
+        vim.api.nvim_set_current_win(w)
+        vim.api.nvim_win_set_cursor(w, { i, 0 })
+        vim.cmd('normal! zvzz')
+        return i
+      end
+    end
+  end
 end
 
 --- Shows `lines` in the preview (a diff) until the next refresh.

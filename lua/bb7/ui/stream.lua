@@ -138,6 +138,11 @@ function M.delta(st, msg)
   elseif msg.type == 'tool_call' then
     if msg.status ~= 'requested' then
       emit(st, '\n· ' .. (msg.summary or msg.name) .. (msg.status == 'denied' and ' (denied)' or '') .. '\n')
+      -- The user's answer to a clarifying question, under the question.
+      local answer = msg.name == 'clarify_user' and state.answer(st.chat_id, type(msg.arguments) == 'table' and msg.arguments.question or nil)
+      if answer then
+        emit(st, '  → ' .. answer .. '\n')
+      end
       st.block = 'tool'
     end
   elseif msg.type == 'chunk' then
