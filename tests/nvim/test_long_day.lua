@@ -427,3 +427,48 @@ test('the answer to a clarifying question is shown under it, while it streams an
   H.truthy(text:find('Asked: Which file do you mean?', 1, true), 'the question: ' .. text)
   H.truthy(text:find('→ main.rs, the entry point', 1, true), 'the answer under it: ' .. text)
 end)
+
+test('the active chat stays in view in the Chats pane after a resize', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  for i = 1, 30 do
+    vim.cmd('BB7NewChat chat ' .. i)
+  end
+  vim.cmd('BB7')
+  local layout = require('bb7.ui.layout')
+  -- The oldest chat, at the end of the list.
+  local first
+  for _, c in ipairs(require('bb7.client').request_sync('chat_list', {}).chats) do
+    if c.name == 'chat 1' then
+      first = c.id
+    end
+  end
+  require('bb7.commands').select_chat(first)
+  vim.o.lines = 16
+  vim.api.nvim_exec_autocmds('VimResized', {})
+  layout.focus('input')
+  local w = layout.win('chats')
+  local row
+  for i, l in ipairs(H.pane('chats')) do
+    if l:find('▸ chat 1', 1, true) then
+      row = i
+    end
+  end
+  H.truthy(row, 'the active chat is marked: ' .. vim.inspect(H.pane('chats')))
+  H.truthy(vim.fn.line('w0', w) <= row and row <= vim.fn.line('w$', w), string.format('row %d in view (%d-%d)', row, vim.fn.line('w0', w), vim.fn.line('w$', w)))
+end)
+
+test('80 columns: the title drops the cached share and provider before it cuts the cost', function()
+  H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat A chat with a long enough name')
+  vim.o.columns = 80
+  vim.cmd('BB7')
+  H.script({ text = 'ok', usage = { prompt_tokens = 10000, completion_tokens = 234, total_tokens = 10234, cached_tokens = 5000, cost = 0.0125 } })
+  require('bb7').send('hello')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  local title = require('bb7.ui.render').preview_title()
+  H.truthy(title:find('$0.0', 1, true) and not vim.endswith(title, '…'), 'the cost whole: ' .. title)
+  local width = vim.api.nvim_win_get_width(require('bb7.ui.layout').win('preview'))
+  H.truthy(vim.fn.strdisplaywidth(title) <= width, 'fits ' .. width .. ': ' .. title)
+end)

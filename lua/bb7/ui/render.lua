@@ -131,10 +131,20 @@ function M.draw_chats()
     rows[#lines] = c
   end
   if #lines == 0 then
-    lines = { '  No chats yet.', '  Press a here for a new chat.' }
+    lines = { '  No chats yet.', '  a: new chat' }
   end
   R.chat_rows = rows
   set_lines('chats', lines)
+  -- The active chat stays in view (a resize or a long list must not hide it), unless
+  -- the user is moving in the pane.
+  local w = layout().win('chats')
+  if w and chat and vim.api.nvim_get_current_win() ~= w then
+    for l, c in pairs(rows) do
+      if c.id == chat.id then
+        pcall(vim.api.nvim_win_set_cursor, w, { l, 0 })
+      end
+    end
+  end
   layout().set_title('chats', string.format(' Chats (%d)', #(R.chats or {})))
 end
 
@@ -497,15 +507,15 @@ end
 --- `12.3k tok, 85% cached, $0.01, local`.
 ---@param u table usage
 ---@return string
-local function usage_text(u)
+local function usage_text(u, short)
   local est = require('bb7.ui.estimate')
   local total = u.total_tokens or ((u.prompt_tokens or 0) + (u.completion_tokens or 0))
   local s = est.tokens(total) .. ' tok'
-  if (u.cached_tokens or 0) > 0 and (u.prompt_tokens or 0) > 0 then
+  if not short and (u.cached_tokens or 0) > 0 and (u.prompt_tokens or 0) > 0 then
     s = s .. string.format(', %d%% cached', math.floor(100 * u.cached_tokens / u.prompt_tokens + 0.5))
   end
   s = s .. ', ' .. est.cost(u.cost or 0)
-  return u.provider and (s .. ', ' .. u.provider) or s
+  return (u.provider and not short) and (s .. ', ' .. u.provider) or s
 end
 
 --- The preview's title: chat name, model, a spinner while an answer streams into this
@@ -536,14 +546,33 @@ function M.preview_title()
     seen, totals = state.chat_usage(chat.id)
   end
   local u = last_usage(chat) or seen
+  local full = table.concat(parts, ' · ')
   if u then
-    table.insert(parts, usage_text(u))
+    local rest = { usage_text(u) }
     -- The chat's running total, when it has cost more than this answer.
     if totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
-      table.insert(parts, 'chat ' .. require('bb7.ui.estimate').cost(totals.cost))
+      table.insert(rest, 'chat ' .. require('bb7.ui.estimate').cost(totals.cost))
     end
+    local long = full .. ' · ' .. table.concat(rest, ' · ')
+    -- A narrow pane drops the cached share, the provider and the chat total, then the
+    -- model, before it cuts into the cost.
+    local w = layout().win('preview')
+    local width = w and vim.api.nvim_win_get_width(w) or math.huge
+    if vim.fn.strdisplaywidth(long) <= width then
+      return long
+    end
+    local short = full .. ' · ' .. usage_text(u, true)
+    if vim.fn.strdisplaywidth(short) <= width or not (chat and chat.model) then
+      return short
+    end
+    -- Then the model, which :BB7Model shows.
+    local i = chat.model and vim.fn.index(parts, chat.model) + 1 or 0
+    if i > 0 then
+      table.remove(parts, i)
+    end
+    return table.concat(parts, ' · ') .. ' · ' .. usage_text(u, true)
   end
-  return table.concat(parts, ' · ')
+  return full
 end
 
 --- Redraws the titles of the preview and input panes.
