@@ -108,3 +108,22 @@ for _, c in ipairs(cases) do
     H.eq(vim.fn.readfile(proj .. '/a.txt'), want, 'a second gY changes nothing')
   end)
 end
+
+test('review of a new file the model wrote over an existing one (!A): no "your edits" that were never made', function()
+  local proj = H.project({ ['exists.txt'] = 'mine 1\nmine 2\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  H.output(proj, 'exists.txt', 'model 1\nmodel 2\n')
+  vim.cmd('BB7Review exists.txt')
+  local buf = vim.api.nvim_get_current_buf()
+  local hints = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, require('bb7.review').ns, 0, -1, { details = true })) do
+    for _, chunk in ipairs(m[4].virt_text or {}) do
+      table.insert(hints, chunk[1])
+    end
+  end
+  local text = table.concat(hints, '\n')
+  H.truthy(text:find("the file on disk differs from the model's new file", 1, true), 'says what differs: ' .. text)
+  H.truthy(not text:find('your edits', 1, true), 'no edits of the user: ' .. text)
+  H.eq(vim.fn.bufname(buf), 'exists.txt', 'the buffer named as in the project')
+end)

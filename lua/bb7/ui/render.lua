@@ -521,24 +521,23 @@ end
 --- The preview's title: chat name, model, a spinner while an answer streams into this
 --- chat (or `retrying in N s (HTTP 429)` while a retry waits), tokens, cached share and
 --- cost of the chat's last answer, and the chat's total cost (from the turns this
---- Neovim saw).
+--- Neovim saw). With `width`, what fits it (see below); without, the whole title.
+---@param width integer? display cells
 ---@return string
-function M.preview_title()
+function M.preview_title(width)
   local chat = state.chat()
-  local parts = { ' ' .. (chat and chat.name or 'bb7') }
-  if chat and chat.model then
-    table.insert(parts, chat.model)
-  end
-  -- While it streams, what the answer is doing comes before the usage (the first
-  -- thing cut in a narrow pane).
+  local name = ' ' .. (chat and chat.name or 'bb7')
+  local model = chat and chat.model or nil
+  -- While it streams, what the answer is doing comes right after the model.
+  local status
   local live = chat and state.chat_stream(chat.id)
   if live then
     local r = live.retry
     if r then
       local secs = math.max(0, math.ceil((r.at - vim.uv.now()) / 1000))
-      table.insert(parts, require('bb7').spinner() .. string.format(' retrying in %d s', secs) .. (r.reason and (' (' .. r.reason .. ')') or ''))
+      status = require('bb7').spinner() .. string.format(' retrying in %d s', secs) .. (r.reason and (' (' .. r.reason .. ')') or '')
     else
-      table.insert(parts, require('bb7').spinner() .. ' answering')
+      status = require('bb7').spinner() .. ' answering'
     end
   end
   local seen, totals
@@ -546,38 +545,52 @@ function M.preview_title()
     seen, totals = state.chat_usage(chat.id)
   end
   local u = last_usage(chat) or seen
-  local full = table.concat(parts, ' · ')
-  if u then
-    local rest = { usage_text(u) }
-    -- The chat's running total, when it has cost more than this answer.
-    if totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
-      table.insert(rest, 'chat ' .. require('bb7.ui.estimate').cost(totals.cost))
-    end
-    local long = full .. ' · ' .. table.concat(rest, ' · ')
-    -- A narrow pane drops the cached share, the provider and the chat total, then the
-    -- model, before it cuts into the cost.
-    local w = layout().win('preview')
-    local width = w and vim.api.nvim_win_get_width(w) or math.huge
-    if vim.fn.strdisplaywidth(long) <= width then
-      return long
-    end
-    local short = full .. ' · ' .. usage_text(u, true)
-    if vim.fn.strdisplaywidth(short) <= width or not (chat and chat.model) then
-      return short
-    end
-    -- Then the model, which :BB7Model shows.
-    local i = chat.model and vim.fn.index(parts, chat.model) + 1 or 0
-    if i > 0 then
-      table.remove(parts, i)
-    end
-    return table.concat(parts, ' · ') .. ' · ' .. usage_text(u, true)
+  local total
+  -- The chat's running total, when it has cost more than this answer.
+  if u and totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
+    total = 'chat ' .. require('bb7.ui.estimate').cost(totals.cost)
   end
-  return full
+  local function join(n, m, usage, t)
+    local parts = { n }
+    for _, x in ipairs({ m or false, status or false, usage or false, t or false }) do
+      if x then
+        table.insert(parts, x)
+      end
+    end
+    return table.concat(parts, ' · ')
+  end
+  width = width or math.huge
+  local usage = u and usage_text(u) or nil
+  -- A narrow pane gives up, in turn: the model (:BB7Model shows it), the chat total,
+  -- the end of the chat's name, then the cached share and provider; the cost stays.
+  local tries = {
+    function() return join(name, model, usage, total) end,
+    function() return join(name, nil, usage, total) end,
+    function() return join(name, nil, usage, nil) end,
+    function()
+      local rest = vim.fn.strdisplaywidth(join('', nil, usage, nil))
+      return join(util.truncate(name, math.max(width - rest, 12)), nil, usage, nil)
+    end,
+    function()
+      local short = u and usage_text(u, true) or nil
+      local rest = vim.fn.strdisplaywidth(join('', nil, short, nil))
+      return join(util.truncate(name, math.max(width - rest, 12)), nil, short, nil)
+    end,
+  }
+  local title
+  for _, try in ipairs(tries) do
+    title = try()
+    if vim.fn.strdisplaywidth(title) <= width then
+      return title
+    end
+  end
+  return title
 end
 
 --- Redraws the titles of the preview and input panes.
 function M.render_titles()
-  layout().set_title('preview', M.preview_title())
+  local w = layout().win('preview')
+  layout().set_title('preview', M.preview_title(w and vim.api.nvim_win_get_width(w)))
   local est = require('bb7.ui.estimate').text()
   est = est ~= '' and ('  ' .. est) or ''
   layout().set_title('input', ' Message' .. est .. ' · ' .. config.get().send_key .. ' send · ? keys · q close')

@@ -82,7 +82,7 @@ local function start_spinner()
       return stop_spinner()
     end
     if layout().visible() then
-      layout().set_title('preview', render().preview_title())
+      render().render_titles()
       render().draw_chats()
     end
   end))
