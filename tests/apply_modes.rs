@@ -18,7 +18,11 @@ fn under_umask(env: &Env, umask: &str) -> (Bb7, String) {
 }
 
 fn mode(env: &Env, rel: &str) -> u32 {
-    std::fs::metadata(env.project.join(rel)).unwrap().permissions().mode() & 0o777
+    std::fs::metadata(env.project.join(rel))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 #[test]
@@ -29,7 +33,12 @@ fn a_file_created_by_apply_gets_the_mode_of_the_umask() {
         env.plant_output(&id, "src/new.rs", "fn new() {}\n");
         b.ok(json!({"action": "apply_file", "path": "src/new.rs"}));
         assert_eq!(env.read("src/new.rs"), "fn new() {}\n");
-        assert_eq!(mode(&env, "src/new.rs"), want, "umask {umask}: {:o}", mode(&env, "src/new.rs"));
+        assert_eq!(
+            mode(&env, "src/new.rs"),
+            want,
+            "umask {umask}: {:o}",
+            mode(&env, "src/new.rs")
+        );
         assert_eq!(b.close().code(), Some(0));
     }
 }
@@ -40,7 +49,8 @@ fn an_existing_file_keeps_its_mode_through_apply_and_review_apply() {
     let (mut b, id) = under_umask(&env, "022");
     for (rel, m) in [("run.sh", 0o755), ("secret.txt", 0o600)] {
         env.write(rel, "one\ntwo\n");
-        std::fs::set_permissions(env.project.join(rel), std::fs::Permissions::from_mode(m)).unwrap();
+        std::fs::set_permissions(env.project.join(rel), std::fs::Permissions::from_mode(m))
+            .unwrap();
         env.add(&mut b, rel, "one\ntwo\n");
         env.plant_output(&id, rel, "one\nTWO\n");
     }
