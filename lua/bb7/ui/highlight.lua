@@ -3,13 +3,16 @@
 -- Neovim's own Tree-sitter highlighter parses the buffer it is attached to again after
 -- every change, so an answer streaming into a long chat re-parses the whole chat on
 -- each delta (measured: 18 ms per delta at 3,000 lines against 2 ms in a new chat).
--- Here the preview is split into regions, each with a parser of its own text
+-- Here the preview is split into regions that parse alike alone and together (cut
+-- before each message's heading, and at blank lines outside code blocks once a region
+-- is REGION lines long), each with a parser of its own text
 -- (vim.treesitter.get_string_parser), and highlights are set once as extmarks:
---   * the history (the chat as drawn) never changes until the next full draw; its
---     lines are highlighted in chunks of CHUNK lines, only when a window shows them,
---     so a 10,000-line chat costs what its visible part costs;
---   * the tail (the answer streaming in) is parsed again at most every TAIL_MS,
---     and only its own text, so a delta costs the same in a new chat and a long one.
+--   * the history (the chat as drawn) never changes until the next full draw; a
+--     region is parsed, and highlighted CHUNK lines at a time, only when a window
+--     shows those lines, so a 10,000-line chat costs what its visible part costs;
+--   * the tail (the answer streaming in) is parsed again at most every TAIL_MS, only
+--     from its last cut on (the whole lines before a cut are frozen as regions), so a
+--     delta costs the same in a new chat and a long one.
 -- Highlight groups, priorities and conceals follow the queries as Neovim's highlighter
 -- reads them (`@capture.lang`, `priority`, `conceal` and `conceal_lines` metadata).
 
@@ -260,6 +263,11 @@ local function retail(buf)
     return
   end
   local count = vim.api.nvim_buf_line_count(buf)
+  if (hb.frozen or hb.tail_first) > count then
+    -- The tail was cut (a dropped attempt) without a reset: start it again.
+    M.tail(buf, math.min(hb.tail_first, count), true)
+    hb.frozen = nil
+  end
   local from = hb.frozen or hb.tail_first
   clear(buf, from)
   local at = cuts(vim.api.nvim_buf_get_lines(buf, from, count, false), from)

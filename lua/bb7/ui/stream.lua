@@ -162,6 +162,7 @@ function M.delta(st, msg)
       vim.bo[b].modifiable = true
       vim.api.nvim_buf_set_lines(b, st.first_line - 1, -1, false, { '' })
       vim.bo[b].modifiable = false
+      require('bb7.ui.highlight').tail(b, st.first_line - 2, true)
     end
     if msg.provider or msg.reason then
       local note = '↻ retrying' .. (msg.provider and (' on ' .. msg.provider) or '') .. (msg.reason and (': ' .. msg.reason) or '')
