@@ -79,10 +79,6 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
         "moving chats between stores is a CLI and API feature",
     ),
     (
-        "chat_force_unlock",
-        "the plugin reports a held chat; taking it over is explicit",
-    ),
-    (
         "chat_new_with_context",
         "the plugin starts chats empty or by fork",
     ),

@@ -10,6 +10,7 @@ local M = {}
 ---@field code string? the reply's `code` (`not_found`, `conflict`, `busy`, …), or
 ---  `not_running` / `timeout` / `exited` from the client
 ---@field message string for the user
+---@field data table? the reply's `data` (e.g. `holder_pid` of a `locked` error)
 
 --- Sends `action` and waits for its reply.
 ---@param action string
@@ -20,7 +21,7 @@ local M = {}
 function M.call(action, fields, timeout)
   local r = client.request_sync(action, fields or {}, timeout)
   if r.type == 'error' or r.type == 'diff_error' then
-    return nil, { code = r.code, message = r.message or table.concat(r.errors or {}, '; ') }
+    return nil, { code = r.code, message = r.message or table.concat(r.errors or {}, '; '), data = r.data }
   end
   return r, nil
 end

@@ -18,7 +18,7 @@ local state = {
 
 local function notify(msg, level)
   vim.schedule(function()
-    vim.notify('BB-7: ' .. msg, level or vim.log.levels.ERROR)
+    require('bb7.util').say(msg, level or vim.log.levels.ERROR)
   end)
 end
 

@@ -21,8 +21,8 @@ end
 
 -- Problems of config.json the binary reported in `init` (config_error, and the
 -- config_warnings extension: an unknown key with the one it likely means), each shown
--- once per Neovim session however often the binary starts. Whole, not cut to the
--- command line as util.say does: the key it names is the point.
+-- once per Neovim session however often the binary starts. Whole in :messages (the
+-- key it names is the point); the command line shows what fits.
 local config_noted = {}
 
 local function note_config(r)
@@ -34,7 +34,7 @@ local function note_config(r)
     end
   end
   if #fresh > 0 then
-    vim.notify('BB-7: ' .. table.concat(fresh, '\n'), levels.WARN)
+    say(table.concat(fresh, '; '), levels.WARN)
   end
 end
 
@@ -187,11 +187,31 @@ local function add_target(arg, range, line1, line2)
   local content
   if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
     content = util.buffer_text(buf)
+    if not s and not require('bb7.ui.estimate').confirm_add(path, #content) then
+      return nil, nil
+    end
   else
-    content = util.file_text(vim.fn.fnamemodify(path, ':p'))
+    local abs = vim.fn.fnamemodify(path, ':p')
+    local stat = vim.uv.fs_stat(abs)
+    if stat and stat.type ~= 'file' then
+      return nil, path .. ' is not a regular file'
+    end
+    -- A binary file is refused before it is read whole (and before Neovim freezes).
+    local head = util.file_head(abs, 8192)
+    if head and head:find('\0', 1, true) then
+      return nil, path .. ' is a binary file (it has NUL bytes); bb7 adds text files only'
+    end
+    if stat and not s and not require('bb7.ui.estimate').confirm_add(path, stat.size) then
+      return nil, nil
+    end
+    content = util.file_text(abs)
     if not content then
       return nil, 'cannot read file ' .. path
     end
+  end
+  local why = util.not_text(content)
+  if why then
+    return nil, path .. ' cannot be added: ' .. why .. '; bb7 adds text files only'
   end
   if s then
     local lines = vim.split(content, '\n', { plain = true })
@@ -226,7 +246,8 @@ function M.add(opts, readonly)
   end
   local t, why = add_target(opts.args, opts.range, opts.line1, opts.line2)
   if not t then
-    return say('Cannot add: ' .. why, levels.ERROR)
+    -- No reason: the user said no to a large file.
+    return why and say('Cannot add: ' .. why, levels.ERROR)
   end
   local err
   if t.start_line then
@@ -268,32 +289,11 @@ function M.toggle()
   end
 end
 
---- :BB7Model — picks the active chat's model with vim.ui.select().
+--- :BB7Model — picks the active chat's model (bb7.models).
 function M.choose_model()
-  if not ready() then
-    return
+  if ready() then
+    require('bb7.models').choose()
   end
-  api.get_models(function(r, err)
-    if not r then
-      return report('load models', err)
-    end
-    vim.ui.select(r.models, {
-      prompt = 'Model',
-      format_item = function(m)
-        return string.format('%s  (%dk, $%.2f/M in)', m.id, math.floor((m.context_length or 0) / 1000), (m.pricing and m.pricing.prompt or 0) * 1e6)
-      end,
-    }, function(choice)
-      if not choice then
-        return
-      end
-      local _, serr = api.save_chat_settings({ model = choice.id })
-      if serr then
-        return report('set the model', serr)
-      end
-      say('Model set to ' .. choice.id)
-      render().refresh()
-    end)
-  end)
 end
 
 --- The get_file_statuses row of a whole file, or nil.
@@ -425,6 +425,7 @@ function M.search(opts)
     }, function(choice)
       if choice then
         M.select_chat(choice.id)
+        render().show_match(query)
       end
     end)
   end
@@ -441,7 +442,7 @@ function M.select_chat(id)
   require('bb7.ui.message').save()
   local _, err = api.chat_select({ id = id })
   if err then
-    return report('select the chat', err)
+    return err.code == 'locked' and require('bb7.locks').report(id, err) or report('select the chat', err)
   end
   layout().open()
   render().refresh()
@@ -564,7 +565,7 @@ function M.send_command(text)
     return message.update(stale) and M.send(text)
   end
   local names = table.concat(vim.tbl_map(function(f)
-    return f.path
+    return f.path .. (f.deleted and ' (deleted: dropped by an update)' or '')
   end, stale), ', ')
   vim.ui.select({ 'Update them and send', 'Send the old version', 'Cancel' }, { prompt = 'Changed since added: ' .. names }, function(choice)
     if choice == 'Update them and send' then
@@ -687,6 +688,7 @@ function M.register(entry)
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
   cmd('BB7Mode', M.mode, { nargs = '?', complete = words(vim.list_extend(vim.deepcopy(modes), { 'default' })), desc = 'Which provider answers in the chat (local, remote, hybrid_auto)' })
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
+  cmd('BB7Unlock', function() require('bb7.locks').unlock() end, { desc = 'Take over a chat held by another bb7 process' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })
 end
 

@@ -13,6 +13,7 @@ local M = {}
 ---@field layout 'tab'|'float' the panes in a tab of their own, or floating over the editor
 ---@field review_keys table<string, string> keys of the inline review
 ---@field send_stale 'ask'|'refresh'|'send' a send with context files changed since they were added: ask, update them first, or send the old snapshots
+---@field confirm_add_kb number :BB7Add of a file larger than this many KiB asks first, naming its tokens and cost (0: never asks)
 M.defaults = {
   binary = nil,
   send_key = '<C-s>',
@@ -30,6 +31,7 @@ M.defaults = {
     take = 'gY',
   },
   send_stale = 'ask',
+  confirm_add_kb = 256,
 }
 
 -- Each option: its Lua type, and for strings the allowed values (nil: any).
@@ -42,6 +44,7 @@ local schema = {
   layout = { 'string', { 'tab', 'float' } },
   review_keys = { 'table' },
   send_stale = { 'string', { 'ask', 'refresh', 'send' } },
+  confirm_add_kb = { 'number' },
 }
 
 ---@type bb7.Config

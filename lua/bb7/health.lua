@@ -83,7 +83,7 @@ function M.check()
   if vim.fn.isdirectory(vim.fn.getcwd() .. '/.bb7') == 1 then
     h.ok('project: ' .. vim.fn.getcwd() .. '/.bb7')
   else
-    h.info('project: no .bb7/ in ' .. vim.fn.getcwd() .. ' (run :BB7Init there; until then chats are global)')
+    h.warn('project: no .bb7/ in ' .. vim.fn.getcwd() .. ': chats, adds and sends refuse until it exists', { 'Run :BB7Init in the project root' })
   end
   config_checks(h)
 end

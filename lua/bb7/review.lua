@@ -165,7 +165,8 @@ local function draw(buf, path, file)
   for i, h in ipairs(hunks) do
     local removed, added = split_patch(h.patch)
     local start, touched = map(math.max(h.old_start, 1), h.old_lines)
-    local conflict = touched or h.applies_cleanly == false
+    -- The binary compares the file on disk; unsaved edits in the buffer only it knows.
+    local conflict = h.applies_cleanly == false or (vim.bo[buf].modified and touched)
     local first, last
     local sign = #removed == 0 and '+' or #added == 0 and '-' or '~'
     local sign_hl = conflict and 'BB7ReviewConflict' or ({ ['+'] = 'BB7ReviewSignAdd', ['-'] = 'BB7ReviewSignDelete', ['~'] = 'BB7ReviewSignChange' })[sign]
@@ -190,7 +191,11 @@ local function draw(buf, path, file)
       vim.api.nvim_buf_set_extmark(buf, M.ns, first, 0, { sign_text = sign, sign_hl_group = sign_hl, priority = 150 })
     end
     local hint = string.format('  hunk %d/%d  %s accept · %s reject', i, #hunks, keys.accept, keys.reject)
-    if conflict then
+    if conflict and file.status == '!A' then
+      -- The model wrote a new file where one already was (not in the chat's context):
+      -- the "edits" are the file's own lines, not the user's changes.
+      hint = string.format("  the file on disk differs from the model's new file · %s take the model's version · %s reject", keys.take, keys.reject)
+    elseif conflict then
       hint = string.format("  conflicts with your edits · %s take the model's version · %s reject", keys.take, keys.reject)
     end
     local anchor_above = h.old_lines == 0 and h.old_start == 0
@@ -295,7 +300,7 @@ local function open_file(path)
   vim.api.nvim_set_current_win(win)
   local abs = state.abs(path)
   if vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ':p') ~= vim.fn.fnamemodify(abs, ':p') then
-    vim.cmd('edit ' .. vim.fn.fnameescape(abs))
+    vim.cmd('edit ' .. vim.fn.fnameescape(vim.fn.fnamemodify(abs, ':~:.')))
   end
   return vim.api.nvim_get_current_buf()
 end
@@ -390,6 +395,12 @@ local function attach(buf)
     end
     local path = drawn[buf].path
     local _, added = split_patch(dh.hunk.patch)
+    -- The other pending hunks: a take covers those chained to the same user edit.
+    dh.others = {}
+    for _, o in ipairs(drawn[buf].hunks) do
+      local _, o_added = split_patch(o.hunk.patch)
+      table.insert(dh.others, { hunk = o.hunk, added = o_added })
+    end
     -- The take writes the file and then records the hunk itself; the review is
     -- drawn again after that, not on the write.
     taking[buf] = true

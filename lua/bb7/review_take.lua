@@ -20,43 +20,122 @@ local function lines_of(text)
   return l
 end
 
---- Where the hunk lands in the buffer and what replaces it.
+-- A missing final newline is no change (as the binary compares the texts).
+local function with_nl(text)
+  return text:sub(-1) == '\n' and text or (text .. '\n')
+end
+
+--- A review hunk as a 0-based half-open range of snapshot lines and its new lines.
+---@param hunk table a review_get hunk
+---@param added string[]
+---@return {s: integer, e: integer, lines: string[], id: string}
+local function model_edit(hunk, added)
+  -- old_start is 1-based for a replacement, the line before the gap for an insertion.
+  local s = hunk.old_lines > 0 and hunk.old_start - 1 or hunk.old_start
+  return { s = s, e = s + hunk.old_lines, lines = added, id = hunk.hunk_id }
+end
+
+--- Where taking the model's version of a hunk lands in the buffer and what replaces
+--- it. The region is the hunk grown by every edit that conflicts with it, directly or
+--- through a chain, by the rule the binary uses to call a hunk held on disk or in
+--- conflict (docs/PROTOCOL.md, `on_disk`): two edits of the snapshot conflict when their
+--- line ranges overlap, or one inserts at the other's first line or inside it. The
+--- user's edits in the region are replaced, and the model's hunks in it (the one
+--- taken and any other it is chained to) are applied to the snapshot's lines there, so
+--- the file then holds those hunks exactly, once.
 ---@param snapshot string the text the model saw
 ---@param current string the buffer's text
 ---@param hunk table a review_get hunk
 ---@param added string[] its added lines
+---@param others {hunk: table, added: string[]}[]? the file's other pending hunks
 ---@return integer first 1-based buffer line of the region
----@return integer count lines of the region
+---@return integer count lines of the region in the buffer
 ---@return string[] replacement the model's version of the region
-function M.region(snapshot, current, hunk, added)
+---@return string[] ids the hunks the replacement holds (the taken one first)
+function M.region(snapshot, current, hunk, added, others)
   local snap = lines_of(snapshot)
-  -- The hunk's snapshot lines; an insertion is the empty range after old_start.
-  local h1 = hunk.old_lines > 0 and hunk.old_start or hunk.old_start + 1
-  local h2 = h1 + hunk.old_lines - 1
-  local u1, u2 = h1, h2
-  local edits = vim.diff(snapshot, current, { result_type = 'indices' }) or {}
-  local grow = 0
-  local shift = 0
-  for _, e in ipairs(edits) do
+  local user = {}
+  for _, e in ipairs(vim.diff(with_nl(snapshot), with_nl(current), { result_type = 'indices' }) or {}) do
     local a, ac, bc = e[1], e[2], e[4]
-    -- An insertion after line a covers the gap between a and a + 1.
-    local e1, e2 = ac == 0 and a + 1 or a, ac == 0 and a or a + ac - 1
-    if e2 < u1 then
-      shift = shift + bc - ac
-    elseif e1 <= u2 then
-      u1, u2 = math.min(u1, e1), math.max(u2, e2)
-      grow = grow + bc - ac
+    -- vim.diff: a count of 0 means "after line a"; else the range starts at line a.
+    local s = ac == 0 and a or a - 1
+    table.insert(user, { s = s, e = s + ac, delta = bc - ac })
+  end
+  local model = { model_edit(hunk, added) }
+  for _, o in ipairs(others or {}) do
+    if o.hunk.hunk_id ~= hunk.hunk_id then
+      table.insert(model, model_edit(o.hunk, o.added))
     end
   end
-  local replacement = {}
-  for l = u1, h1 - 1 do
+  -- The group: the hunk, the user's edits touching it, the model's hunks touching
+  -- those, and so on (the binary's union of touching edits of the two sides).
+  -- Two edits conflict (as the binary decides it): their ranges overlap, or one is an
+  -- insertion at the other's start or strictly inside it.
+  local function touch(x, y)
+    if x.s < y.e and y.s < x.e then
+      return true
+    end
+    local x_ins, y_ins = x.s == x.e, y.s == y.e
+    return (x.s == y.s and (x_ins or y_ins)) or (x_ins and y.s < x.s and x.s < y.e) or (y_ins and x.s < y.s and y.s < x.e)
+  end
+  local in_user, in_model = {}, { [1] = true }
+  local grew = true
+  while grew do
+    grew = false
+    for i, u in ipairs(user) do
+      for j, m in ipairs(model) do
+        if in_model[j] ~= in_user[i] and touch(u, m) then
+          in_user[i], in_model[j], grew = true, true, true
+        end
+      end
+    end
+  end
+  local gs, ge = model[1].s, model[1].e
+  for i, u in ipairs(user) do
+    if in_user[i] then
+      gs, ge = math.min(gs, u.s), math.max(ge, u.e)
+    end
+  end
+  for j, m in ipairs(model) do
+    if in_model[j] then
+      gs, ge = math.min(gs, m.s), math.max(ge, m.e)
+    end
+  end
+  local shift, grow = 0, 0
+  for i, u in ipairs(user) do
+    if in_user[i] then
+      grow = grow + u.delta
+    elseif u.e <= gs then
+      shift = shift + u.delta
+    end
+  end
+  local taken = {}
+  for i, m in ipairs(model) do
+    if in_model[i] then
+      table.insert(taken, m)
+    end
+  end
+  table.sort(taken, function(x, y)
+    return x.s < y.s
+  end)
+  local replacement, pos = {}, gs
+  for _, m in ipairs(taken) do
+    for l = pos + 1, m.s do
+      table.insert(replacement, snap[l])
+    end
+    vim.list_extend(replacement, m.lines)
+    pos = m.e
+  end
+  for l = pos + 1, ge do
     table.insert(replacement, snap[l])
   end
-  vim.list_extend(replacement, added)
-  for l = h2 + 1, u2 do
-    table.insert(replacement, snap[l])
+  local ids = { hunk.hunk_id }
+  for _, m in ipairs(taken) do
+    if m.id ~= hunk.hunk_id then
+      table.insert(ids, m.id)
+    end
   end
-  return u1 + shift, (u2 - u1 + 1) + grow, replacement
+  return gs + shift + 1, (ge - gs) + grow, replacement, ids
 end
 
 --- Asks, then takes the model's version of `dh` (a drawn hunk) in `buf`.
@@ -70,28 +149,63 @@ function M.take(buf, path, dh, added, on_done)
   if not snap then
     return util.say('No snapshot of ' .. path, vim.log.levels.ERROR)
   end
-  local first, count, replacement = M.region(snap.content, util.buffer_text(buf), dh.hunk, added)
+  local others = {}
+  for _, o in ipairs(dh.others or {}) do
+    table.insert(others, { hunk = o.hunk, added = o.added })
+  end
+  local first, count, replacement, ids = M.region(snap.content, util.buffer_text(buf), dh.hunk, added, others)
   local where = count == 0 and ('after line ' .. (first - 1)) or count == 1 and ('line ' .. first) or ('lines ' .. first .. '-' .. (first + count - 1))
-  local question = string.format("Replace %s of %s (your edit there) with the model's version?", where, path)
+  local also = #ids > 1 and string.format(' (and %d more of its hunks chained to your edit there)', #ids - 1) or ''
+  local question = string.format("Replace %s of %s (your edit there) with the model's version%s?", where, path, also)
   if vim.fn.confirm(question, '&Yes\n&No', 2) ~= 1 then
     return
   end
-  vim.api.nvim_buf_set_lines(buf, first - 1, first - 1 + count, false, replacement)
-  vim.api.nvim_buf_call(buf, function()
-    vim.cmd('silent write')
-  end)
+  local before = vim.api.nvim_buf_get_lines(buf, first - 1, first - 1 + count, false)
+  -- Puts `lines` where `old` lines are now and writes the file.
+  local function write(lines, old)
+    vim.api.nvim_buf_set_lines(buf, first - 1, first - 1 + #old, false, lines)
+    vim.api.nvim_buf_call(buf, function()
+      vim.cmd('silent write')
+    end)
+  end
+  -- Pressed again after a take that wrote but was not recorded: the lines already
+  -- hold the model's version and are not written twice.
+  local wrote = not vim.deep_equal(before, replacement)
+  if wrote then
+    write(replacement, before)
+  end
   local r = api.review_get({ path = path })
   local file = r and r.files and r.files[1]
-  local _, err = api.review_apply({
+  local held = false
+  for _, h in ipairs(file and file.hunks or {}) do
+    held = held or (h.hunk_id == dh.hunk.hunk_id and h.on_disk == true)
+  end
+  if not held then
+    -- Accepting a hunk the binary does not find on disk would write it a second time:
+    -- the file is put back as it was and the hunk stays to be decided.
+    if wrote then
+      write(before, replacement)
+    end
+    on_done()
+    return util.say("Could not take the model's version of " .. where .. ' in ' .. path .. ' exactly; the file is unchanged. Edit it by hand, or reject the hunk', vim.log.levels.WARN)
+  end
+  local reasons = {}
+  for _, id in ipairs(ids) do
+    reasons[id] = "taken by hand: the model's version replaced my conflicting edit in the file"
+  end
+  local applied, err = api.review_apply({
     path = path,
-    accept = { dh.hunk.hunk_id },
+    accept = ids,
     reject = {},
-    reasons = { [dh.hunk.hunk_id] = "taken by hand: the model's version replaced my conflicting edit in the file" },
+    reasons = reasons,
     expected_disk_hash = file and file.disk_hash or vim.NIL,
   })
   local pending = on_done()
+  local recorded = applied and vim.tbl_contains(applied.applied or {}, dh.hunk.hunk_id)
   if err then
     util.say("Wrote the model's version, but the review did not record it: " .. err.message, vim.log.levels.WARN)
+  elseif not recorded then
+    util.say("Wrote the model's version of " .. where .. ' in ' .. path .. ', but the review does not find it on disk; check the file and decide the hunk with ga or gr', vim.log.levels.WARN)
   else
     util.say("Took the model's version of " .. where .. ' in ' .. path .. (pending and '' or ('. Review of ' .. path .. ' done')))
   end

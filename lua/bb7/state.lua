@@ -13,6 +13,7 @@ local M = {}
 ---@field block string? kind of the last block drawn ('text', 'thinking', 'tool')
 ---@field first_line integer? preview line where the answer so far starts (while it is shown)
 ---@field pieces {[1]: string, [2]: string?}[] what the preview shows of the answer so far: text and line prefix, in order
+---@field retry {at: integer, reason: string?}? a retry is due at `at` (vim.uv.now() ms), after `reason` (e.g. `HTTP 429`)
 
 ---@class bb7.Session
 ---@field initialized boolean? nil: not asked yet; false: no .bb7/ (global-only); true
@@ -23,6 +24,7 @@ local M = {}
 ---@field chat_usages table<string, {usage: table?, chat_usage: table?}> by chat id: `usage` of its last finished turn and `chat_usage`, the chat's running totals
 ---@field chat table? the last `chat_get` reply
 ---@field changes table<string, table[]> `done.changes` by chat id, newest turn last
+---@field answers table<string, table<string, string>> by chat id: the user's answer to each clarifying question (the chat keeps only the question)
 ---@field exiting boolean Neovim is quitting: an exit of the binary is expected
 ---@field last_file_buf integer? the last file buffer entered (what :BB7Add in a pane adds)
 local S = {
@@ -34,6 +36,7 @@ local S = {
   chat_usages = {},
   chat = nil,
   changes = {},
+  answers = {},
   exiting = false,
 }
 
@@ -216,6 +219,23 @@ function M.change_for(chat_id, path, file_id)
       return c
     end
   end
+end
+
+--- Records the user's answer to a clarifying question of chat `chat_id`.
+---@param chat_id string
+---@param question string
+---@param answer string
+function M.set_answer(chat_id, question, answer)
+  S.answers[chat_id] = S.answers[chat_id] or {}
+  S.answers[chat_id][question] = answer
+end
+
+--- The user's answer to `question` in chat `chat_id` (this session), or nil.
+---@param chat_id string?
+---@param question string?
+---@return string?
+function M.answer(chat_id, question)
+  return chat_id and question and (S.answers[chat_id] or {})[question] or nil
 end
 
 --- The last buffer entered that holds a file of the user's, or nil.

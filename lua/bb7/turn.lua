@@ -10,7 +10,9 @@ local say, levels = util.say, vim.log.levels
 
 local stream_ui = util.lazy('bb7.ui.stream')
 
-local function finished(rid, final)
+-- `sent`, `chat_id`: the text sent and its chat, kept here since a send refused at once
+-- ends before its stream is recorded.
+local function finished(rid, final, sent, sent_chat)
   local st = state.stream(rid)
   state.end_stream(rid)
   if final.type == 'done' then
@@ -48,6 +50,11 @@ local function finished(rid, final)
     state.set_unread(true)
   end
   stream_ui().finish(st, final)
+  -- A refused send (an error, not a cancel) gives the typed text back.
+  chat_id = chat_id or sent_chat
+  if final.type == 'error' and final.code ~= 'cancelled' and sent and chat_id then
+    require('bb7.ui.message').restore(chat_id, sent, final.message or final.code or '?')
+  end
   vim.cmd('redrawstatus!')
 end
 
@@ -59,7 +66,11 @@ local function event(rid, msg)
     return
   end
   st.chat_id = st.chat_id or msg.chat_id
-  if msg.type == 'chunk' then
+  -- A retry after an HTTP error waits `delay_ms`: the preview's title counts it down.
+  st.retry = msg.type == 'retry' and { at = vim.uv.now() + (tonumber(msg.delay_ms) or 0), reason = msg.reason } or nil
+  if msg.type == 'retry' then
+    return
+  elseif msg.type == 'chunk' then
     st.text = st.text .. msg.content
   elseif msg.type == 'thinking' then
     st.thinking = st.thinking .. msg.content
@@ -73,7 +84,11 @@ local function event(rid, msg)
     return
   elseif msg.type == 'clarification' then
     vim.ui.input({ prompt = 'BB-7 asks: ' .. msg.question .. ' ' }, function(answer)
-      api.clarify(msg.question_id, (answer and vim.trim(answer) ~= '') and answer or 'no_user_answer')
+      local given = (answer and vim.trim(answer) ~= '') and answer or nil
+      if st.chat_id then
+        state.set_answer(st.chat_id, msg.question, given or '(no answer)')
+      end
+      api.clarify(msg.question_id, given or 'no_user_answer')
     end)
     return
   end
@@ -93,7 +108,7 @@ end
 function M.send(text, chat_id)
   local rid
   rid = api.send({ content = text }, function(final)
-    finished(rid, final)
+    finished(rid, final, text, chat_id)
   end, function(msg)
     event(rid, msg)
   end)

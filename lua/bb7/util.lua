@@ -60,17 +60,34 @@ function M.fit(msg)
   return M.truncate(one, math.max(space, 10))
 end
 
---- Tells the user `msg`, prefixed with `BB-7: ` as the reference plugin does. With
---- Neovim's own notifications the text is cut to fit the command line; a notification
---- plugin gets it whole.
+local hl_of = {
+  [vim.log.levels.ERROR] = 'ErrorMsg',
+  [vim.log.levels.WARN] = 'WarningMsg',
+}
+
+--- Tells the user `msg`, prefixed with `BB-7: ` as the reference plugin does. A
+--- notification plugin gets it whole. With Neovim's own message area, `:messages`
+--- gets it whole too, and the command line shows it cut to one line: the message area
+--- is redrawn first, so neither a long message nor two in a row end in a "Press
+--- ENTER" prompt.
 ---@param msg string
 ---@param level integer? vim.log.levels (default INFO)
 function M.say(msg, level)
   msg = 'BB-7: ' .. msg
-  if vim.notify == builtin_notify then
-    msg = M.fit(msg)
+  level = level or vim.log.levels.INFO
+  if vim.notify ~= builtin_notify then
+    return vim.notify(msg, level)
   end
-  vim.notify(msg, level or vim.log.levels.INFO)
+  local hl = hl_of[level]
+  local short = M.fit(msg)
+  -- An intentional redraw clears the message area and the need to wait for ENTER.
+  pcall(vim.cmd, 'redraw')
+  if short == msg then
+    return vim.api.nvim_echo({ { msg, hl } }, true, {})
+  end
+  vim.api.nvim_echo({ { msg, hl } }, true, {})
+  pcall(vim.cmd, 'redraw')
+  vim.api.nvim_echo({ { short, hl } }, false, {})
 end
 
 --- The text of a loaded buffer as it would be on disk: lines joined with "\n", and a
@@ -95,6 +112,56 @@ function M.file_text(path)
     return nil
   end
   return table.concat(lines, '\n')
+end
+
+-- Valid UTF-8 sequences (RFC 3629, section 4): each lead byte range with the
+-- continuation bytes it allows. Lead and continuation ranges are disjoint, so each
+-- pattern matches whole sequences only.
+local utf8_sequences = {
+  '[\194-\223][\128-\191]',
+  '\224[\160-\191][\128-\191]',
+  '[\225-\236\238\239][\128-\191][\128-\191]',
+  '\237[\128-\159][\128-\191]',
+  '\240[\144-\191][\128-\191][\128-\191]',
+  '[\241-\243][\128-\191][\128-\191][\128-\191]',
+  '\244[\128-\143][\128-\191][\128-\191]',
+}
+
+--- Why `text` cannot be sent as a text file, or nil when it can: NUL bytes (a binary
+--- file) or bytes that are not UTF-8. Checked before JSON encoding, which would pass
+--- such bytes on to be refused by the binary.
+---@param text string
+---@return string? reason
+function M.not_text(text)
+  if text:find('\0', 1, true) then
+    return 'it has NUL bytes (a binary file)'
+  end
+  if not text:find('[\128-\255]') then
+    return nil
+  end
+  -- Each valid sequence becomes one ASCII byte; any byte above 127 left is invalid.
+  local rest = text
+  for _, p in ipairs(utf8_sequences) do
+    rest = rest:gsub(p, '.')
+  end
+  if rest:find('[\128-\255]') then
+    return 'it is not UTF-8 text'
+  end
+  return nil
+end
+
+--- The first `n` bytes of a file, or nil when it cannot be read.
+---@param path string
+---@param n integer
+---@return string?
+function M.file_head(path, n)
+  local f = io.open(path, 'rb')
+  if not f then
+    return nil
+  end
+  local head = f:read(n)
+  f:close()
+  return head or ''
 end
 
 --- A unified diff of `old` → `new` as lines, with ---/+++ headers for `path`.

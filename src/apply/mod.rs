@@ -16,7 +16,7 @@ use crate::chat::ids;
 use crate::chat::model::{Chat, ContextFile, Part};
 use crate::context::{ChatFiles, event_for, find_file};
 use crate::error::{Error, ErrorCode, Result};
-use crate::project::fsutil::{remove_file_if_exists, text_from_bytes, write_atomic};
+use crate::project::fsutil::{remove_file_if_exists, text_from_bytes, write_user_file};
 use crate::project::paths::locate_in_project;
 use checkpoint::{CheckpointStore, file_change};
 pub use merge::{Conflict, LineRange, Merged};
@@ -98,7 +98,7 @@ pub fn commit(
     let cp = checkpoints.create(chat_id, action, files)?;
     for (w, abs) in writes.iter().zip(&targets) {
         match &w.after {
-            Some(text) => write_atomic(abs, text.as_bytes())?,
+            Some(text) => write_user_file(abs, text.as_bytes())?,
             None => remove_file_if_exists(abs)?,
         }
     }

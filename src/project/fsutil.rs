@@ -20,19 +20,44 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Replaces a user's project file with `bytes` as [`write_atomic`] does, with the modes
+/// an editor would leave: an existing file keeps its mode (an executable script stays
+/// executable), and a new file gets `0o666` less the process umask (0644 under the
+/// usual umask 022), as `open(2)` with `O_CREAT` gives it, rather than the private
+/// 0600 of a temporary file. bb7's own state files keep 0600 ([`write_atomic`]).
+pub fn write_user_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace(path, bytes, true, Some(0o666))?;
+    if let Some(parent) = path.parent() {
+        sync_dir(parent);
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to a temporary file beside `path` and renames it over `path`, keeping
 /// an existing target's permissions; with `flush` the temporary file is fsynced before
 /// the rename (the directory is not). Creates missing parent directories and returns
 /// whether it had to. Errors (`io`): the file cannot be written or renamed.
 pub(crate) fn replace_file(path: &Path, bytes: &[u8], flush: bool) -> Result<bool> {
+    replace(path, bytes, flush, None)
+}
+
+/// [`replace_file`], a new target created with `new_mode` less the umask (`None`: the
+/// temporary file's 0600).
+fn replace(path: &Path, bytes: &[u8], flush: bool, new_mode: Option<u32>) -> Result<bool> {
+    use std::os::unix::fs::PermissionsExt;
     let doing = || format!("Cannot write file {}", path.display());
     let parent = path.parent().ok_or_else(|| Error::invalid(doing()))?;
     let new_dirs = !parent.is_dir();
     if new_dirs {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(doing(), e))?;
     }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".bb7-tmp-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".bb7-tmp-");
+    if let Some(mode) = new_mode {
+        // Given to open(2), so the kernel applies the umask.
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut tmp = builder
         .tempfile_in(parent)
         .map_err(|e| Error::io(doing(), e))?;
     tmp.write_all(bytes).map_err(|e| Error::io(doing(), e))?;

@@ -9,6 +9,8 @@ H.fake_bin = vim.env.BB7_FAKE or (H.root .. '/target/debug/examples/fake_openai'
 H.notes = {}
 
 local real_notify = vim.notify
+--- Neovim's own vim.notify (the tests capture notifications in H.notes instead).
+H.real_notify = real_notify
 vim.notify = function(msg, level)
   table.insert(H.notes, { msg = msg, level = level or vim.log.levels.INFO })
   if vim.env.BB7_TEST_VERBOSE then
@@ -154,6 +156,13 @@ function H.chat_with_output(files, add, outputs)
     H.output(proj, rel, content)
   end
   return proj
+end
+
+--- The highlight groups of the preview's Markdown highlighting on 0-based `row`.
+function H.hl_groups(buf, row)
+  local ns = vim.api.nvim_get_namespaces()['bb7_markdown']
+  local marks = vim.api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, { row, -1 }, { details = true, overlap = true })
+  return vim.tbl_map(function(m) return m[4].hl_group end, marks)
 end
 
 --- Presses keys as a user would (mappings apply).

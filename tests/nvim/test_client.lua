@@ -54,6 +54,8 @@ test(':checkhealth bb7 and :help bb7', function()
   H.truthy(not text:find('test-key', 1, true), 'the key itself is never shown')
   H.truthy(text:find('Tree-sitter: markdown parsers found', 1, true), 'parsers line')
   H.truthy(text:find('project: no .bb7/', 1, true), 'project line')
+  H.truthy(text:find('refuse until it exists', 1, true) and text:find('Run :BB7Init', 1, true), 'says commands refuse until :BB7Init: ' .. text)
+  H.truthy(not text:find('chats are global', 1, true), 'no promise the commands do not keep')
   vim.cmd('bwipeout!')
   -- The shipped doc/tags, as after an install without a plugin manager (nothing
   -- runs :helptags), finds the *bb7* tag on top.

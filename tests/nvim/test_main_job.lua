@@ -73,7 +73,11 @@ test('UI panes: chats, files with R and ~, fork from a message', function()
     end
   end
   local feed_ce = 'ce'
+  -- ce asks before it cuts (test_long_day.lua checks the question).
+  local real_confirm = vim.fn.confirm
+  vim.fn.confirm = function() return 1 end
   vim.api.nvim_feedkeys(feed_ce, 'x', false)
+  vim.fn.confirm = real_confirm
   H.eq(vim.api.nvim_buf_get_lines(input, 0, -1, false), { 'first question' }, 'edit draft in the input')
   local chat = require('bb7.client').request_sync('chat_get', {})
   H.eq(chat.id, original, 'still the original chat')

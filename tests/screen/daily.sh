@@ -67,7 +67,7 @@ check "$size: no Press ENTER after the send" no_enter
 long=$(python3 -c 'import json; print(json.dumps({"text": "\n".join("line %d of a long answer" % i for i in range(1, 81))}))')
 script "$long"
 keys gi 'A long answer please' Escape C-s
-check "$size: the long answer arrives, its question in view" wait_for 'line 1 of a long answer' 15
+check "$size: the long answer arrives, the view following it stays at its end" wait_for 'line 80 of a long answer' 15
 top_row() { screen | sed -n 2p | sed 's/^[^│]*│//'; }
 keys gp gg
 sleep 0.3
@@ -104,6 +104,45 @@ check "$size: :BB7Add in Files updates the row" wait_for 'Updated chain.rs'
 no_pane_file() { ! screen | grep -qF 'bb7://'; }
 check "$size: no bb7:// in the Files pane" no_pane_file
 check "$size: never Press ENTER" no_enter
+
+# Messages: two in a row, one longer than the command line: no Press ENTER, and
+# :messages has the whole text.
+keys gp ":lua require('bb7.util').say(string.rep('a long message ', 12) .. 'THE-END', vim.log.levels.WARN); require('bb7.util').say('second message')" Enter
+check "$size: the second message shows" wait_for 'BB-7: second message'
+check "$size: two messages in a row, one long: no Press ENTER" no_enter
+keys ':messages' Enter
+check "$size: :messages has the whole long message" wait_for 'THE-END'
+keys Enter
+sleep 0.3
+
+# A refused send keeps the text in the pane, the reason above it.
+keys ':BB7Mode local' Enter
+keys gi C-u 'my precious question' Escape C-s
+check "$size: a refused send says why in the Message pane" wait_for 'Not sent:'
+check "$size: and keeps the typed text" wait_for 'my precious question'
+check "$size: no Press ENTER after a refused send" no_enter
+keys ':BB7Mode default' Enter
+
+# A context file deleted on disk: D in Files, dropped with U before the send.
+printf 'fn gone() {}\n' > "$work/project/gone.rs"
+keys ':BB7Add gone.rs' Enter
+check "$size: gone.rs added" wait_for 'Added gone.rs'
+rm "$work/project/gone.rs"
+keys gf ':BB7Add' Enter
+check "$size: a deleted file shows as D" wait_for 'D   gone.rs'
+script '{"text":"Without gone.rs then."}'
+keys gi C-u 'Is gone.rs still there?' Escape C-s
+check "$size: the deleted file is named before the send" wait_for 'Deleted on disk: gone.rs'
+check "$size: with the key that drops it" wait_for 'U drop and send'
+keys U
+check "$size: dropped, then sent" wait_for 'Without gone.rs then.' 15
+check "$size: no Press ENTER after dropping" no_enter
+
+# A binary file is refused at once.
+printf 'PNG\0\0\1\2' > "$work/project/pic.png"
+keys ':BB7Add pic.png' Enter
+check "$size: a binary file is refused" wait_for 'pic.png is a binary file'
+check "$size: no Press ENTER after the refusal" no_enter
 
 keys ':qa!' Enter
 finish

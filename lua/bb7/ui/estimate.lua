@@ -129,6 +129,30 @@ function M.watch(buf)
   })
 end
 
+--- Asks before adding a file over `confirm_add_kb`, naming its size, its tokens (about
+--- four bytes each) and what sending it costs at the chat model's input price.
+---@param path string
+---@param size integer bytes
+---@return boolean add
+function M.confirm_add(path, size)
+  local limit = require('bb7.config').get().confirm_add_kb
+  if limit <= 0 or size <= limit * 1024 then
+    return true
+  end
+  local tokens = math.ceil(size / 4)
+  local cost = ''
+  local chat = state.chat() or require('bb7.api').chat_get()
+  local models = chat and chat.model and require('bb7.api').call('get_models', {}, 3000)
+  for _, m in ipairs(models and models.models or {}) do
+    local price = m.id == chat.model and m.pricing and tonumber(m.pricing.prompt)
+    if price then
+      cost = string.format(', about %s per send at %s prices', M.cost(tokens * price), m.id)
+    end
+  end
+  local question = string.format('%s is %.1f MiB: about %s tokens%s. Add it?', path, size / 1048576, M.tokens(tokens), cost)
+  return vim.fn.confirm(question, '&Yes\n&No', 2) == 1
+end
+
 --- For tests: requests sent, whether one is in flight, the last reply.
 ---@return {sent: integer, in_flight: boolean, reply: table?}
 function M.stats()

@@ -184,7 +184,7 @@ local function common_keys(i)
       end
       vim.cmd('startinsert!')
     end },
-    { '<C-c>', 'cancel the response', function()
+    { '<C-c>', 'cancel the response (insert mode too in Message)', function()
       commands().cancel()
     end },
   }
@@ -198,15 +198,28 @@ local function section(lines, title, list)
   table.insert(lines, '')
 end
 
+local titles = { chats = 'Chats', preview = 'Answer', files = 'Files', input = 'Message' }
+
 --- Shows the keys of every pane in a float: two columns when they fit the editor,
---- else one.
+--- else one. The keys of the pane it was asked from come first, so a short screen
+--- shows them without scrolling.
 function M.help()
+  local here = layout().pane_of()
   local left, right = {}, {}
+  if here and keys[here] then
+    section(left, titles[here] .. ' (this pane)', keys[here])
+  end
   section(left, 'Every pane', common_keys(1))
-  section(left, 'Chats', keys.chats or {})
-  section(left, 'Answer', keys.preview or {})
-  section(right, 'Files', keys.files or {})
-  section(right, 'Message', keys.input or {})
+  for _, name in ipairs({ 'chats', 'preview' }) do
+    if name ~= here then
+      section(left, titles[name], keys[name] or {})
+    end
+  end
+  for _, name in ipairs({ 'files', 'input' }) do
+    if name ~= here then
+      section(right, titles[name], keys[name] or {})
+    end
+  end
   local rk = config.get().review_keys
   section(right, 'Review (in the file)', {
     { rk.accept, 'accept the hunk under the cursor' },
@@ -255,6 +268,15 @@ function M.attach()
   end
   local input = layout().buf('input')
   vim.keymap.set('i', config.get().send_key, send_input, { buffer = input, desc = 'bb7: send' })
+  -- <C-c> cancels from insert mode too; with nothing to cancel it leaves insert mode
+  -- as it would anywhere.
+  vim.keymap.set('i', '<C-c>', function()
+    if require('bb7.state').streaming() then
+      commands().cancel()
+    else
+      vim.cmd('stopinsert')
+    end
+  end, { buffer = input, desc = 'bb7: cancel the response' })
   vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufLeave' }, {
     group = vim.api.nvim_create_augroup('bb7_draft', { clear = true }),
     buffer = input,

@@ -20,6 +20,7 @@ M.update_key = 'U'
 local D = {
   chat = nil, ---@type string? id of the chat whose draft the pane holds
   stale = nil, ---@type table[]? files named by the warning on show
+  restore = {}, ---@type table<string, {text: string, reason: string}> refused sends of chats not shown
 }
 
 local layout = util.lazy('bb7.ui.layout')
@@ -70,6 +71,11 @@ function M.load(chat)
     return M.save()
   end
   set_text(chat.draft or '')
+  local back = D.restore[chat.id]
+  if back then
+    D.restore[chat.id] = nil
+    M.restore(chat.id, back.text, back.reason)
+  end
 end
 
 --- Replaces the pane's text for the active chat (a fork's or edit's message).
@@ -90,7 +96,8 @@ function M.clear_warning()
   vim.api.nvim_buf_clear_namespace(buf(), ns, 0, -1)
 end
 
---- Context files whose snapshot differs from the file (or its unsaved buffer).
+--- Context files whose snapshot differs from the file (or its unsaved buffer), or
+--- whose file is gone from disk (`deleted` set on the row).
 ---@return table[] rows of get_file_statuses
 function M.stale_files()
   local out = {}
@@ -98,8 +105,12 @@ function M.stale_files()
   local render = require('bb7.ui.render')
   for _, f in ipairs(r and r.files or {}) do
     if f.in_context and not f.external then
-      local st = f.start_line and (f.out_of_sync and '~' or '') or render.frontend_status(f)
-      if st:sub(1, 1) == '~' then
+      local st = render.frontend_status(f)
+      if f.start_line and st ~= 'D' then
+        st = f.out_of_sync and '~' or ''
+      end
+      if st:sub(1, 1) == '~' or st == 'D' then
+        f.deleted = st == 'D'
         table.insert(out, f)
       end
     end
@@ -112,7 +123,7 @@ local function label(f)
 end
 
 --- Takes new snapshots of `files`: the unsaved buffer when there is one, else the
---- file on disk.
+--- file on disk; a file deleted on disk is dropped from the context.
 ---@param files table[]
 ---@return boolean ok every file was updated
 function M.update(files)
@@ -120,7 +131,11 @@ function M.update(files)
   for _, f in ipairs(files) do
     local b = state.loaded_buf(f.path)
     local err
-    if b and vim.bo[b].modified and not f.start_line then
+    if f.deleted and f.start_line then
+      _, err = api.context_remove_section({ path = f.path, start_line = f.start_line, end_line = f.end_line })
+    elseif f.deleted then
+      _, err = api.context_remove({ path = f.path })
+    elseif b and vim.bo[b].modified and not f.start_line then
       _, err = api.context_update({ path = f.path, content = util.buffer_text(b) })
     else
       _, err = api.sync_context({ path = f.path, start_line = f.start_line, end_line = f.end_line })
@@ -135,30 +150,113 @@ end
 
 local function really_send(text)
   M.clear_warning()
-  if require('bb7.commands').send(text) then
-    set_text('')
-    local chat = state.chat()
+  -- Emptied first: a send refused at once gives the text back (M.restore) before
+  -- send() returns.
+  set_text('')
+  local chat = state.chat()
+  local draft = chat and chat.draft
+  if chat then
+    chat.draft = ''
+  end
+  if not require('bb7.commands').send(text) and M.text() == '' then
+    set_text(text)
     if chat then
-      chat.draft = ''
+      chat.draft = draft
     end
   end
+end
+
+-- Shows `reason` above the pane's first line (a refused send), until the next send:
+-- wrapped to the pane's width, at most three lines (the whole text is in :messages).
+local function show_refusal(reason)
+  local width = math.max(20, (layout().win('input') and vim.api.nvim_win_get_width(layout().win('input')) or vim.o.columns) - 2)
+  local rows, row = {}, ''
+  for word in (('Not sent: ' .. reason):gsub('%s+', ' ')):gmatch('%S+') do
+    if row ~= '' and vim.fn.strdisplaywidth(row .. ' ' .. word) > width then
+      table.insert(rows, row)
+      row = word
+    else
+      row = row == '' and word or (row .. ' ' .. word)
+    end
+  end
+  table.insert(rows, row)
+  local lines = {}
+  for i = 1, math.min(#rows, 3) do
+    local l = (i == 3 and #rows > 3) and (rows[i] .. ' …') or rows[i]
+    table.insert(lines, { { util.truncate(l, width), 'ErrorMsg' } })
+  end
+  vim.api.nvim_buf_set_extmark(buf(), ns, 0, 0, { virt_lines = lines, virt_lines_above = true })
+  local w = layout().win('input')
+  if w then
+    vim.api.nvim_win_call(w, function()
+      vim.fn.winrestview({ topline = 1, topfill = #lines })
+    end)
+  end
+end
+
+--- A send of `text` to `chat_id` was refused (before or after the model was called):
+--- the text goes back into the Message pane and the chat's draft (before anything
+--- typed since), and `reason` is shown above it. For a chat not shown now, the text
+--- waits until that chat is shown.
+---@param chat_id string
+---@param text string
+---@param reason string
+function M.restore(chat_id, text, reason)
+  local chat = state.chat()
+  if not chat or chat.id ~= chat_id or D.chat ~= chat_id then
+    D.restore[chat_id] = { text = text, reason = reason }
+    return
+  end
+  local now = M.text()
+  if now == text or vim.startswith(now, text .. '\n') then
+    return
+  end
+  set_text(vim.trim(now) == '' and text or (text .. '\n' .. now))
+  M.save()
+  M.clear_warning()
+  show_refusal(reason)
+end
+
+--- What M.update did to `files`, e.g. "Updated a.rs; dropped b.rs (deleted on disk)".
+---@param files table[]
+---@return string
+function M.updated_text(files)
+  local up, dropped = {}, {}
+  for _, f in ipairs(files) do
+    table.insert(f.deleted and dropped or up, label(f))
+  end
+  local parts = {}
+  if #up > 0 then
+    table.insert(parts, 'Updated ' .. table.concat(up, ', '))
+  end
+  if #dropped > 0 then
+    table.insert(parts, (#up > 0 and 'dropped ' or 'Dropped ') .. table.concat(dropped, ', ') .. ' (deleted on disk)')
+  end
+  return table.concat(parts, '; ')
 end
 
 local function warn(files, text)
   M.clear_warning()
   D.stale = files
-  local names = table.concat(vim.tbl_map(label, files), ', ')
+  local changed = vim.tbl_filter(function(f) return not f.deleted end, files)
+  local deleted = vim.tbl_filter(function(f) return f.deleted end, files)
   local width = math.max(20, (layout().win('input') and vim.api.nvim_win_get_width(layout().win('input')) or vim.o.columns) - 2)
-  local lines = {
-    { { util.truncate('Changed since added: ' .. names, width), 'WarningMsg' } },
-    { { util.truncate(M.update_key .. ' update and send · ' .. config.get().send_key .. ' send the old version', width), 'WarningMsg' } },
-  }
+  local lines = {}
+  if #changed > 0 then
+    table.insert(lines, { { util.truncate('Changed since added: ' .. table.concat(vim.tbl_map(label, changed), ', '), width), 'WarningMsg' } })
+  end
+  if #deleted > 0 then
+    table.insert(lines, { { util.truncate('Deleted on disk: ' .. table.concat(vim.tbl_map(label, deleted), ', '), width), 'WarningMsg' } })
+  end
+  local what = (#changed > 0 and #deleted > 0) and 'update, drop deleted' or #deleted > 0 and 'drop' or 'update'
+  local old = #deleted > 0 and 'send the snapshot' or 'send the old version'
+  table.insert(lines, { { util.truncate(M.update_key .. ' ' .. what .. ' and send · ' .. config.get().send_key .. ' ' .. old, width), 'WarningMsg' } })
   local b = buf()
   vim.api.nvim_buf_set_extmark(b, ns, 0, 0, { virt_lines = lines, virt_lines_above = true })
   vim.keymap.set('n', M.update_key, function()
     local stale = D.stale or {}
     if M.update(stale) then
-      say('Updated ' .. table.concat(vim.tbl_map(label, stale), ', '))
+      say(M.updated_text(stale))
       really_send(M.text())
     end
   end, { buffer = b, nowait = true, desc = 'bb7: update the changed context files and send' })
@@ -193,7 +291,7 @@ function M.send()
       if not M.update(stale) then
         return
       end
-      say('Updated ' .. table.concat(vim.tbl_map(label, stale), ', ') .. ' before sending')
+      say(M.updated_text(stale) .. ' before sending')
     else
       say('Sent the old version of ' .. table.concat(vim.tbl_map(label, stale), ', '), levels.WARN)
     end

@@ -33,7 +33,8 @@ local function set_lines(name, lines)
   return b
 end
 
---- foldexpr of the preview pane: reasoning and change diffs are folds.
+--- The fold level of a preview line as a 'foldexpr' value: reasoning and change diffs
+--- are folds (the pane makes them by hand from the same ranges).
 ---@return string
 function M.foldexpr()
   return R.folds[vim.v.lnum] or '0'
@@ -65,12 +66,27 @@ function M.file_row()
   return R.file_rows[vim.api.nvim_win_get_cursor(0)[1]]
 end
 
---- The frontend status of a context file: R (read-only), ~ (local differs from the
+--- Whether the file of a context row is gone from disk (and no buffer holds unsaved
+--- text of it): its snapshot is all the model can be sent.
+---@param f table a get_file_statuses row
+---@return boolean
+function M.deleted(f)
+  if vim.uv.fs_stat(state.abs(f.path)) then
+    return false
+  end
+  local buf = state.loaded_buf(f.path)
+  return not (buf and vim.bo[buf].modified)
+end
+
+--- The frontend status of a context file: D (deleted on disk), R (read-only), ~ (local differs from the
 --- snapshot), ~M (local differs and the model changed it too). Unsaved buffer text
 --- counts as local; otherwise the server's `out_of_sync` is used when it sends one.
 ---@param f table a get_file_statuses row
 ---@return string
 function M.frontend_status(f)
+  if f.in_context and not f.external and M.deleted(f) then
+    return 'D'
+  end
   if not f.in_context or f.start_line or f.external then
     return f.status
   end
@@ -115,10 +131,20 @@ function M.draw_chats()
     rows[#lines] = c
   end
   if #lines == 0 then
-    lines = { '  No chats yet.', '  Press a here for a new chat.' }
+    lines = { '  No chats yet.', '  a: new chat' }
   end
   R.chat_rows = rows
   set_lines('chats', lines)
+  -- The active chat stays in view (a resize or a long list must not hide it), unless
+  -- the user is moving in the pane.
+  local w = layout().win('chats')
+  if w and chat and vim.api.nvim_get_current_win() ~= w then
+    for l, c in pairs(rows) do
+      if c.id == chat.id then
+        pcall(vim.api.nvim_win_set_cursor, w, { l, 0 })
+      end
+    end
+  end
   layout().set_title('chats', string.format(' Chats (%d)', #(R.chats or {})))
 end
 
@@ -157,7 +183,7 @@ local function render_files()
   local b = set_lines('files', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
   for l, f in pairs(rows) do
-    local group = ({ M = 'Changed', A = 'Added', ['!A'] = 'WarningMsg', ['~'] = 'WarningMsg', ['~M'] = 'WarningMsg', R = 'Comment', S = 'Comment' })[f.shown_status]
+    local group = ({ D = 'Removed', M = 'Changed', A = 'Added', ['!A'] = 'WarningMsg', ['~'] = 'WarningMsg', ['~M'] = 'WarningMsg', R = 'Comment', S = 'Comment' })[f.shown_status]
     if group then
       vim.api.nvim_buf_set_extmark(b, ns, l - 1, 0, { end_col = #f.shown_status, hl_group = group })
     end
@@ -189,7 +215,7 @@ local event_words = {
 
 -- A builder of preview lines that records folds and highlights as it goes.
 local function builder()
-  local B = { lines = {}, folds = {}, marks = {}, line_msg = {} }
+  local B = { lines = {}, folds = {}, ranges = {}, marks = {}, line_msg = {} }
   function B.add(text, group)
     table.insert(B.lines, text)
     if group then
@@ -213,6 +239,7 @@ local function builder()
       for i = first + 1, #B.lines do
         B.folds[i] = '1'
       end
+      table.insert(B.ranges, { first, #B.lines })
     end
   end
   return B
@@ -297,6 +324,10 @@ local function render_message(B, chat, index, m)
       end
     elseif p.type == 'tool_call' then
       B.add('· ' .. (p.content or p.name or '') .. (p.status == 'denied' and ' (denied)' or ''), 'BB7Step')
+      local answer = p.name == 'clarify_user' and state.answer(chat.id, type(p.arguments) == 'table' and p.arguments.question or nil)
+      if answer then
+        B.add('  → ' .. answer, 'BB7Step')
+      end
     else
       if not headed then
         headed = true
@@ -345,6 +376,13 @@ local function render_message(B, chat, index, m)
 end
 
 local function draw_preview(B)
+  local w = layout().win('preview')
+  -- Folds and highlights are made again below: updating the old ones line by line as
+  -- the text is replaced costs more than making them (most with a long chat).
+  if w then
+    vim.wo[w].foldmethod = 'manual'
+  end
+  require('bb7.ui.highlight').stop(layout().buf('preview'))
   local b = set_lines('preview', B.lines)
   R.folds = B.folds
   R.line_msg = B.line_msg
@@ -352,28 +390,37 @@ local function draw_preview(B)
   for _, mk in ipairs(B.marks) do
     vim.api.nvim_buf_set_extmark(b, ns, mk[1] - 1, 0, { end_row = mk[1] - 1, end_col = #B.lines[mk[1]], hl_group = mk[2], priority = 200 })
   end
-  local w = layout().win('preview')
   if w then
-    vim.wo[w].foldmethod = 'expr'
-    vim.wo[w].foldexpr = "v:lua.require'bb7.ui.render'.foldexpr()"
+    -- Manual folds made from the drawn ranges: a fold expression would be evaluated
+    -- for every line of the chat on each draw.
     vim.wo[w].foldtext = "v:lua.require'bb7.ui.render'.foldtext()"
     vim.wo[w].foldlevel = 0
     vim.wo[w].foldenable = true
     vim.api.nvim_win_call(w, function()
-      vim.cmd('silent! normal! zX')
+      vim.cmd('silent! normal! zE')
+      for _, r in ipairs(B.ranges) do
+        vim.cmd(string.format('silent! %d,%dfold', r[1], r[2]))
+      end
     end)
   end
 end
 
---- Starts Markdown highlighting of the preview: Tree-sitter when the markdown parser is
---- installed (code blocks are then highlighted in their language), else the syntax file.
-local function markdown(b)
+--- Starts Markdown highlighting of the preview drawn with `rows` lines: Tree-sitter
+--- through bb7.ui.highlight when the markdown parser is present (code blocks are then
+--- highlighted in their language, and the cost stays that of the visible lines), else
+--- the filetype's syntax file.
+---@param b integer
+---@param rows integer
+local function markdown(b, rows)
   local ft = config.get().chat_style
   if vim.bo[b].filetype ~= ft then
     vim.bo[b].filetype = ft
   end
-  if ft == 'markdown' and not vim.b[b].bb7_ts then
-    vim.b[b].bb7_ts = pcall(vim.treesitter.start, b, 'markdown')
+  local hl = require('bb7.ui.highlight')
+  if ft == 'markdown' and hl.available() then
+    hl.history(b, rows)
+  else
+    hl.stop(b)
   end
 end
 
@@ -427,7 +474,7 @@ function M.render_preview(scroll)
     end
   end
   draw_preview(B)
-  markdown(layout().buf('preview'))
+  markdown(layout().buf('preview'), #B.lines)
   local live = chat and state.chat_stream(chat.id)
   local stream = require('bb7.ui.stream')
   if live then
@@ -460,47 +507,90 @@ end
 --- `12.3k tok, 85% cached, $0.01, local`.
 ---@param u table usage
 ---@return string
-local function usage_text(u)
+local function usage_text(u, short)
   local est = require('bb7.ui.estimate')
   local total = u.total_tokens or ((u.prompt_tokens or 0) + (u.completion_tokens or 0))
   local s = est.tokens(total) .. ' tok'
-  if (u.cached_tokens or 0) > 0 and (u.prompt_tokens or 0) > 0 then
+  if not short and (u.cached_tokens or 0) > 0 and (u.prompt_tokens or 0) > 0 then
     s = s .. string.format(', %d%% cached', math.floor(100 * u.cached_tokens / u.prompt_tokens + 0.5))
   end
   s = s .. ', ' .. est.cost(u.cost or 0)
-  return u.provider and (s .. ', ' .. u.provider) or s
+  return (u.provider and not short) and (s .. ', ' .. u.provider) or s
 end
 
---- The preview's title: chat name, model, tokens, cached share and cost of the chat's
---- last answer, the chat's total cost (from the turns this Neovim saw), and a spinner while an answer streams into this chat.
+--- The preview's title: chat name, model, a spinner while an answer streams into this
+--- chat (or `retrying in N s (HTTP 429)` while a retry waits), tokens, cached share and
+--- cost of the chat's last answer, and the chat's total cost (from the turns this
+--- Neovim saw). With `width`, what fits it (see below); without, the whole title.
+---@param width integer? display cells
 ---@return string
-function M.preview_title()
+function M.preview_title(width)
   local chat = state.chat()
-  local parts = { ' ' .. (chat and chat.name or 'bb7') }
-  if chat and chat.model then
-    table.insert(parts, chat.model)
+  local name = ' ' .. (chat and chat.name or 'bb7')
+  local model = chat and chat.model or nil
+  -- While it streams, what the answer is doing comes right after the model.
+  local status
+  local live = chat and state.chat_stream(chat.id)
+  if live then
+    local r = live.retry
+    if r then
+      local secs = math.max(0, math.ceil((r.at - vim.uv.now()) / 1000))
+      status = require('bb7').spinner() .. string.format(' retrying in %d s', secs) .. (r.reason and (' (' .. r.reason .. ')') or '')
+    else
+      status = require('bb7').spinner() .. ' answering'
+    end
   end
   local seen, totals
   if chat then
     seen, totals = state.chat_usage(chat.id)
   end
   local u = last_usage(chat) or seen
-  if u then
-    table.insert(parts, usage_text(u))
-    -- The chat's running total, when it has cost more than this answer.
-    if totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
-      table.insert(parts, 'chat ' .. require('bb7.ui.estimate').cost(totals.cost))
+  local total
+  -- The chat's running total, when it has cost more than this answer.
+  if u and totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
+    total = 'chat ' .. require('bb7.ui.estimate').cost(totals.cost)
+  end
+  local function join(n, m, usage, t)
+    local parts = { n }
+    for _, x in ipairs({ m or false, status or false, usage or false, t or false }) do
+      if x then
+        table.insert(parts, x)
+      end
+    end
+    return table.concat(parts, ' · ')
+  end
+  width = width or math.huge
+  local usage = u and usage_text(u) or nil
+  -- A narrow pane gives up, in turn: the model (:BB7Model shows it), the chat total,
+  -- the end of the chat's name, then the cached share and provider; the cost stays.
+  local tries = {
+    function() return join(name, model, usage, total) end,
+    function() return join(name, nil, usage, total) end,
+    function() return join(name, nil, usage, nil) end,
+    function()
+      local rest = vim.fn.strdisplaywidth(join('', nil, usage, nil))
+      return join(util.truncate(name, math.max(width - rest, 12)), nil, usage, nil)
+    end,
+    function()
+      local short = u and usage_text(u, true) or nil
+      local rest = vim.fn.strdisplaywidth(join('', nil, short, nil))
+      return join(util.truncate(name, math.max(width - rest, 12)), nil, short, nil)
+    end,
+  }
+  local title
+  for _, try in ipairs(tries) do
+    title = try()
+    if vim.fn.strdisplaywidth(title) <= width then
+      return title
     end
   end
-  if chat and state.chat_streaming(chat.id) then
-    table.insert(parts, require('bb7').spinner() .. ' answering')
-  end
-  return table.concat(parts, ' · ')
+  return title
 end
 
 --- Redraws the titles of the preview and input panes.
 function M.render_titles()
-  layout().set_title('preview', M.preview_title())
+  local w = layout().win('preview')
+  layout().set_title('preview', M.preview_title(w and vim.api.nvim_win_get_width(w)))
   local est = require('bb7.ui.estimate').text()
   est = est ~= '' and ('  ' .. est) or ''
   layout().set_title('input', ' Message' .. est .. ' · ' .. config.get().send_key .. ' send · ? keys · q close')
@@ -527,6 +617,31 @@ function M.refresh(opts)
   estimate.schedule()
 end
 
+--- Puts the first preview line holding `query` (any case; else its first word found)
+--- in the middle of the preview and goes there, folds opened: a chat found by
+--- :BB7Search opens at the match, not at its end.
+---@param query string
+---@return integer? line 1-based, nil when not found
+function M.show_match(query)
+  local w = layout().win('preview')
+  if not w then
+    return nil
+  end
+  local lines = vim.api.nvim_buf_get_lines(layout().buf('preview'), 0, -1, false)
+  local needles = { query:lower() }
+  vim.list_extend(needles, vim.split(query:lower(), '%s+', { trimempty = true }))
+  for _, needle in ipairs(needles) do
+    for i, l in ipairs(lines) do
+      if needle ~= '' and l:lower():find(needle, 1, true) then
+        vim.api.nvim_set_current_win(w)
+        vim.api.nvim_win_set_cursor(w, { i, 0 })
+        vim.cmd('normal! zvzz')
+        return i
+      end
+    end
+  end
+end
+
 --- Shows `lines` in the preview (a diff) until the next refresh.
 ---@param lines string[]
 ---@param ft string? filetype (default 'bb7')
@@ -540,8 +655,7 @@ function M.show_lines(lines, ft)
   R.folds = {}
   local b = set_lines('preview', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
-  vim.b[b].bb7_ts = false
-  pcall(vim.treesitter.stop, b)
+  require('bb7.ui.highlight').stop(b)
   vim.bo[b].filetype = ft or 'bb7'
   layout().focus('preview')
 end
@@ -549,6 +663,30 @@ end
 --- Saves the Message pane as the draft of its chat (see bb7.ui.message).
 function M.save_draft()
   require('bb7.ui.message').save()
+end
+
+--- Asks before `ce` cuts the chat at message `index` (0-based): how many later
+--- exchanges go, and that the Message pane's draft is replaced by the message.
+---@param chat table a chat_get reply
+---@param index integer
+---@return boolean go on
+function M.confirm_cut(chat, index)
+  local later = 0
+  for i = index + 2, #(chat.messages or {}) do
+    if chat.messages[i].role == 'user' then
+      later = later + 1
+    end
+  end
+  local parts = { 'Edit this message? Its answer' }
+  if later > 0 then
+    table.insert(parts, string.format(' and the %d later exchange%s', later, later == 1 and '' or 's'))
+  end
+  table.insert(parts, ' are cut from the chat')
+  if vim.trim(require('bb7.ui.message').text()) ~= '' then
+    table.insert(parts, ', and your draft is replaced by the message')
+  end
+  table.insert(parts, '.')
+  return vim.fn.confirm(table.concat(parts), '&Cut and edit\n&Keep', 2) == 1
 end
 
 --- Forks the chat at the user message under the cursor, or edits it in place.
@@ -563,6 +701,9 @@ function M.fork_or_edit(kind)
     return util.say('Put the cursor on one of your messages', vim.log.levels.WARN)
   end
   local message = require('bb7.ui.message')
+  if kind == 'edit' and not M.confirm_cut(chat, index) then
+    return
+  end
   -- The Message pane's text stays with the chat it was typed for.
   message.save()
   local r, err, content

@@ -3,7 +3,8 @@
 -- chat is the one shown; switching away leaves it streaming in the background (its
 -- spinner in the Chats pane), switching back draws the chat and the answer so far
 -- and goes on live. At the end the chat is drawn again from the binary (reasoning
--- folded, changes as one line) and scrolled to the latest exchange.
+-- folded, changes as one line), the view where the user left it: at the end when it
+-- followed the answer, else on the lines it showed.
 
 local state = require('bb7.state')
 
@@ -27,23 +28,38 @@ local function append(text, prefix)
   end
   vim.api.nvim_buf_set_lines(b, last - 1, last, false, pieces)
   vim.bo[b].modifiable = false
-end
-
--- Keeps the end of the answer in view unless the user reads in the preview.
-local function follow()
-  local w = layout().win('preview')
-  if w and vim.api.nvim_get_current_win() ~= w then
-    local b = layout().buf('preview')
-    pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(b), 0 })
+  if shown and shown.first_line then
+    -- From the answer's `## Assistant` line on: the rest of the preview stays as drawn.
+    require('bb7.ui.highlight').tail(b, shown.first_line - 2)
   end
 end
 
--- Adds to the stream's drawing, and to the preview when it is the one shown.
+-- Whether the preview window `w` shows the last line of its buffer: the user follows
+-- the answer as it grows (a view scrolled away from the end is left where it is).
+local function at_tail(w)
+  local b = vim.api.nvim_win_get_buf(w)
+  return vim.fn.line('w$', w) >= vim.api.nvim_buf_line_count(b)
+end
+
+local function to_tail(w)
+  local b = vim.api.nvim_win_get_buf(w)
+  pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(b), 0 })
+  vim.api.nvim_win_call(w, function()
+    vim.cmd('normal! zb')
+  end)
+end
+
+-- Adds to the stream's drawing, and to the preview when it is the one shown; a view
+-- at the end of the preview stays at the end.
 local function emit(st, text, prefix)
   table.insert(st.pieces, { text, prefix })
   if shown == st and layout().visible() then
+    local w = layout().win('preview')
+    local follow = w and at_tail(w)
     append(text, prefix)
-    follow()
+    if follow then
+      pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(layout().buf('preview')), 0 })
+    end
   end
 end
 
@@ -66,7 +82,7 @@ local function start_spinner()
       return stop_spinner()
     end
     if layout().visible() then
-      layout().set_title('preview', render().preview_title())
+      render().render_titles()
       render().draw_chats()
     end
   end))
@@ -94,6 +110,7 @@ function M.show(st)
   for _, p in ipairs(st.pieces) do
     append(p[1], p[2])
   end
+  require('bb7.ui.highlight').tail(b, st.first_line - 2)
 end
 
 --- A turn started: its chat is drawn with the question and an empty answer.
@@ -121,6 +138,11 @@ function M.delta(st, msg)
   elseif msg.type == 'tool_call' then
     if msg.status ~= 'requested' then
       emit(st, '\n· ' .. (msg.summary or msg.name) .. (msg.status == 'denied' and ' (denied)' or '') .. '\n')
+      -- The user's answer to a clarifying question, under the question.
+      local answer = msg.name == 'clarify_user' and state.answer(st.chat_id, type(msg.arguments) == 'table' and msg.arguments.question or nil)
+      if answer then
+        emit(st, '  → ' .. answer .. '\n')
+      end
       st.block = 'tool'
     end
   elseif msg.type == 'chunk' then
@@ -140,6 +162,7 @@ function M.delta(st, msg)
       vim.bo[b].modifiable = true
       vim.api.nvim_buf_set_lines(b, st.first_line - 1, -1, false, { '' })
       vim.bo[b].modifiable = false
+      require('bb7.ui.highlight').tail(b, st.first_line - 2, true)
     end
     if msg.provider or msg.reason then
       local note = '↻ retrying' .. (msg.provider and (' on ' .. msg.provider) or '') .. (msg.reason and (': ' .. msg.reason) or '')
@@ -148,8 +171,9 @@ function M.delta(st, msg)
   end
 end
 
---- The turn ended (`done`, `error` or `diff_error`): the chat is drawn again, and
---- scrolled to its end when it is the one shown.
+--- The turn ended (`done`, `error` or `diff_error`): the chat is drawn again. When it
+--- is the one shown, a view that followed the answer's end stays at the end, and a view
+--- the user scrolled away keeps its place (the lines above the answer do not change).
 ---@param st bb7.Stream?
 function M.finish(st, _)
   local was_shown = st ~= nil and shown == st
@@ -159,7 +183,18 @@ function M.finish(st, _)
   if not state.streaming() then
     stop_spinner()
   end
-  render().refresh({ scroll = was_shown })
+  local w = was_shown and layout().visible() and layout().win('preview') or nil
+  local view = w and { follow = at_tail(w), saved = vim.api.nvim_win_call(w, vim.fn.winsaveview) }
+  render().refresh({ scroll = was_shown and not view })
+  if view and vim.api.nvim_win_is_valid(w) then
+    if view.follow then
+      to_tail(w)
+    else
+      vim.api.nvim_win_call(w, function()
+        vim.fn.winrestview(view.saved)
+      end)
+    end
+  end
 end
 
 return M
