@@ -47,8 +47,13 @@ pub struct Config {
     pub edit_format: Option<EditFormat>,
     /// `edit_format` for single models, by model id; wins over `edit_format`.
     pub model_edit_formats: std::collections::BTreeMap<String, EditFormat>,
-    /// Seconds without any stream data before a turn fails (default 120).
+    /// Seconds without any bytes from the server (keep-alive pings included) before a
+    /// turn whose answer has begun fails as stalled (default 120).
     pub stream_timeout_secs: Option<u64>,
+    /// Seconds from sending a request to its first text, reasoning or tool call before
+    /// the turn fails (default 600, never below `stream_timeout_secs`): a local server
+    /// reading a long prompt sends nothing else, or only keep-alive pings, meanwhile.
+    pub first_token_timeout_secs: Option<u64>,
     /// First retry delay in milliseconds for 429/5xx before any content (default
     /// 1000, doubled per retry; `Retry-After` wins when sent).
     pub retry_backoff_ms: Option<u64>,

@@ -72,6 +72,20 @@ pub enum TurnMessage {
         /// The chat.
         chat_id: String,
     },
+    /// The turn waits for the model's first token (not final): sent every few
+    /// seconds (a quarter of `first_token_timeout_secs`, 1 to 10 s) until text,
+    /// reasoning or a tool call arrives.
+    Waiting {
+        /// Seconds since the request was sent.
+        seconds: u64,
+        /// What arrived so far: `nothing`, `headers` (the server accepted the
+        /// request) or `pings` (and keep-alive bytes since).
+        received: String,
+        /// For the user: "the local server is reading the prompt, 47 s".
+        message: String,
+        /// The chat.
+        chat_id: String,
+    },
     /// The turn ended with an answer (final).
     Done {
         /// The chat.

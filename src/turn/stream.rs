@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::chat::ChatKey;
 use crate::edit::blocks::{BlockStream, Piece};
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
+use crate::llm::sse::CLOSED_MID_ANSWER;
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
@@ -35,8 +36,16 @@ pub struct TurnSpec {
     pub body: Arc<ChatRequest>,
     /// Model id (for the assistant message).
     pub model: String,
-    /// Fail when no stream data arrives for this long.
+    /// Once the answer has begun, fail when no bytes (keep-alive pings included)
+    /// arrive for this long (`stream_timeout_secs`).
     pub stall_timeout: Duration,
+    /// Fail when no text, reasoning or tool call arrives this long after the request
+    /// was sent, response headers and keep-alive pings notwithstanding
+    /// (`first_token_timeout_secs`).
+    pub first_token_timeout: Duration,
+    /// The provider is a server on this machine (a loopback `base_url` or the `local`
+    /// provider): the waiting note says "the local server".
+    pub local_server: bool,
     /// Retries of 429/5xx/connection failures before any content.
     pub max_retries: u32,
     /// First backoff delay; doubled per retry unless `Retry-After` says otherwise.
@@ -112,6 +121,9 @@ pub struct TurnOutcome {
     pub blocks: Vec<Piece>,
     /// The server refused `tools`, and the turn was sent again as blocks.
     pub fell_back_to_blocks: bool,
+    /// The `finish_reason` of the last round, when the server sent one (`stop`,
+    /// `tool_calls`, `length`, …).
+    pub finish_reason: Option<String>,
 }
 
 /// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.
@@ -143,6 +155,88 @@ struct Round {
     usage: Option<Usage>,
     error: Option<ApiError>,
     cancelled: bool,
+    finish: Option<String>,
+}
+
+/// What one attempt's response has delivered so far, for the waiting note and for
+/// the messages of a stall, a first-token timeout and a dropped connection.
+#[derive(Debug, Default)]
+struct Received {
+    /// The response headers arrived (the server accepted the request).
+    headers: bool,
+    /// Network reads that completed no event: keep-alive comments, mostly.
+    keepalive: u64,
+    /// Characters of text and reasoning.
+    chars: usize,
+    /// Tool calls begun.
+    calls: usize,
+}
+
+impl Received {
+    fn content(&self) -> bool {
+        self.chars > 0 || self.calls > 0
+    }
+
+    /// What came before the first token: "the server sent its response headers and 14
+    /// keep-alive pings".
+    fn before_content(&self) -> String {
+        match (self.headers, self.keepalive) {
+            (false, _) => "the server accepted the connection but sent no response headers".into(),
+            (true, 0) => "the server sent its response headers, then nothing".into(),
+            (true, n) => format!(
+                "the server sent its response headers and {n} keep-alive ping{} (it was alive, likely still reading the prompt)",
+                if n == 1 { "" } else { "s" }
+            ),
+        }
+    }
+
+    /// What of the answer had arrived: "1,204 characters of text and 1 tool call".
+    fn kept(&self) -> String {
+        let mut parts = Vec::new();
+        if self.chars > 0 {
+            parts.push(format!("{} characters of text", self.chars));
+        }
+        if self.calls > 0 {
+            parts.push(format!(
+                "{} tool call{}",
+                self.calls,
+                if self.calls == 1 { "" } else { "s" }
+            ));
+        }
+        if parts.is_empty() {
+            "nothing of the answer".into()
+        } else {
+            parts.join(" and ")
+        }
+    }
+}
+
+/// How often a turn waiting for its first token says so: a quarter of the limit,
+/// between 1 and 10 seconds.
+fn note_every(first_token: Duration) -> Duration {
+    (first_token / 4).clamp(Duration::from_secs(1), Duration::from_secs(10))
+}
+
+/// The `waiting` note of a turn that has waited `secs` for its first token.
+fn waiting_note(spec: &TurnSpec, got: &Received, secs: u64) -> TurnMessage {
+    let server = if spec.local_server {
+        "the local server"
+    } else {
+        "the model API"
+    };
+    let (received, message) = if !got.headers {
+        ("nothing", format!("waiting for {server} to answer, {secs} s"))
+    } else if got.keepalive > 0 {
+        ("pings", format!("{server} is reading the prompt, {secs} s"))
+    } else {
+        ("headers", format!("{server} is reading the prompt, {secs} s"))
+    };
+    TurnMessage::Waiting {
+        seconds: secs,
+        received: received.to_owned(),
+        message,
+        chat_id: spec.chat.id.clone(),
+    }
 }
 
 /// Streams one response to its end: `[DONE]`, an error, or cancellation (which is
@@ -202,11 +296,50 @@ async fn stream_round(
     };
 
     let mut attempt = 0;
+    let mut got: Received;
+    let mut finish = None;
+    let every = note_every(spec.first_token_timeout);
     'attempts: loop {
-        let start = tokio::select! {
-            _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
-            r = provider.stream_chat(body) => r,
+        got = Received::default();
+        let sent = Instant::now();
+        let mut next_note = every;
+        // Until the first token only `first_token_timeout` ends the wait (the
+        // headers' included), with a `waiting` note now and then; keep-alive bytes
+        // show the server alive but are not progress.
+        let waited = |got: &Received, next_note: &mut Duration| -> Result<Duration, ApiError> {
+            let elapsed = sent.elapsed();
+            if elapsed >= spec.first_token_timeout {
+                return Err(ApiError::NoFirstToken {
+                    secs: spec.first_token_timeout.as_secs(),
+                    received: got.before_content(),
+                });
+            }
+            if elapsed >= *next_note {
+                if spec.visible {
+                    outbox.emit(&waiting_note(spec, got, elapsed.as_secs()), Some(&rid));
+                }
+                while *next_note <= elapsed {
+                    *next_note += every;
+                }
+            }
+            Ok((*next_note - elapsed).min(spec.first_token_timeout - elapsed))
         };
+        let mut starting = provider.stream_chat(body);
+        let start = loop {
+            let wait = match waited(&got, &mut next_note) {
+                Ok(w) => w,
+                Err(e) => {
+                    error = Some(e);
+                    break 'attempts;
+                }
+            };
+            tokio::select! {
+                _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
+                r = &mut starting => break r,
+                _ = tokio::time::sleep(wait) => {}
+            }
+        };
+        drop(starting);
         let mut stream = match start {
             Ok(s) => s,
             Err(e) => {
@@ -239,21 +372,37 @@ async fn stream_round(
                 break;
             }
         };
-        let mut received = false;
+        got.headers = true;
         loop {
+            let wait = if got.content() {
+                spec.stall_timeout
+            } else {
+                match waited(&got, &mut next_note) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        error = Some(e);
+                        break 'attempts;
+                    }
+                }
+            };
             let next = tokio::select! {
                 _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
-                n = tokio::time::timeout(spec.stall_timeout, stream.next()) => n,
+                n = tokio::time::timeout(wait, stream.next()) => n,
             };
             let item = match next {
+                Err(_) if !got.content() => continue,
                 Err(_) => {
-                    error = Some(ApiError::Stalled(spec.stall_timeout.as_secs()));
+                    error = Some(ApiError::Stalled {
+                        secs: spec.stall_timeout.as_secs(),
+                        received: format!(
+                            "after {}; not even a keep-alive ping came since",
+                            got.kept()
+                        ),
+                    });
                     break 'attempts;
                 }
                 Ok(None) => {
-                    error = Some(ApiError::Dropped(
-                        "the stream ended before the response was complete".into(),
-                    ));
+                    error = Some(ApiError::Dropped(CLOSED_MID_ANSWER.to_owned()));
                     break 'attempts;
                 }
                 Ok(Some(item)) => item,
@@ -262,7 +411,7 @@ async fn stream_round(
                 Ok(ev) => ev,
                 Err(e) => {
                     // A failure before anything arrived may be retried like an HTTP error.
-                    if !received && e.retryable() && attempt < spec.max_retries {
+                    if !got.content() && e.retryable() && attempt < spec.max_retries {
                         attempt += 1;
                         continue 'attempts;
                     }
@@ -270,10 +419,13 @@ async fn stream_round(
                     break 'attempts;
                 }
             };
+            if events.is_empty() {
+                got.keepalive += 1;
+            }
             for ev in events {
                 match ev {
                     StreamEvent::Text(t) => {
-                        received = true;
+                        got.chars += t.chars().count();
                         match reader.as_mut() {
                             Some(r) => take(r.push(&t), &mut text),
                             None => {
@@ -285,7 +437,7 @@ async fn stream_round(
                         }
                     }
                     StreamEvent::Reasoning(t) => {
-                        received = true;
+                        got.chars += t.chars().count();
                         if spec.visible {
                             send("thinking", &t);
                         }
@@ -297,7 +449,9 @@ async fn stream_round(
                         name,
                         arguments,
                     } => {
-                        received = true;
+                        if !calls.contains_key(&index) {
+                            got.calls += 1;
+                        }
                         let c = calls.entry(index).or_default();
                         if let Some(id) = id {
                             c.id = id;
@@ -308,10 +462,18 @@ async fn stream_round(
                         c.arguments.push_str(&arguments);
                     }
                     StreamEvent::Usage(u) => usage = Some(u),
-                    StreamEvent::Finish(_) => {}
+                    StreamEvent::Finish(reason) => finish = Some(reason),
                     StreamEvent::Done => break 'attempts,
                 }
             }
+        }
+    }
+    // A connection closed mid-answer says what of the answer is kept.
+    if let Some(ApiError::Dropped(m)) = &mut error {
+        if got.content() {
+            m.push_str(&format!("; kept {}, saved in the chat", got.kept()));
+        } else {
+            m.push_str("; nothing of the answer had arrived");
         }
     }
     if let Some(r) = reader.as_mut() {
@@ -332,6 +494,7 @@ async fn stream_round(
         usage,
         error,
         cancelled,
+        finish,
     }
 }
 
@@ -361,6 +524,7 @@ pub async fn run(
     let mut blocks = Vec::new();
     let mut read_blocks = spec.edits == EditChannel::Blocks;
     let mut fell_back_to_blocks = false;
+    let mut finish_reason = None;
     // A local attempt of a hybrid turn has a deadline: cancelling only this attempt's
     // token stops it like a cancel, and the outcome then says it timed out.
     let user_cancel = cancel;
@@ -395,6 +559,7 @@ pub async fn run(
             round = stream_round(&provider, body, &spec, &outbox, &cancel, true).await;
         }
         blocks.append(&mut round.blocks);
+        finish_reason = round.finish.take().or(finish_reason);
         if !round.text.is_empty() && !text.is_empty() && !text.ends_with('\n') {
             text.push_str("\n\n");
         }
@@ -475,6 +640,7 @@ pub async fn run(
         duration: started.elapsed().as_secs_f64(),
         blocks,
         fell_back_to_blocks,
+        finish_reason,
     }
 }
 

@@ -171,6 +171,7 @@ impl Session {
         let mut next_spec = spec.clone();
         next_spec.model = body.model.clone();
         next_spec.body = Arc::new(body);
+        next_spec.local_server = self.is_local_server(route.role);
         next_spec.route = route;
         self.spawn_turn(next_spec, provider, ctx, None);
         Ok(true)
