@@ -150,3 +150,52 @@ fn a_server_killed_mid_answer_is_named_with_what_was_kept() {
     assert!(!m.contains("error decoding response body"), "{m}");
     assert_eq!(last_assistant_text(&env, &id), kept);
 }
+
+#[test]
+fn every_server_error_shape_is_read_into_the_message() {
+    let (env, fake, mut b, id) = setup(json!({}));
+    let cases = [
+        (
+            "llama-server/d_d1_001.s2c",
+            "request (5744 tokens) exceeds the available context size (256 tokens)",
+        ),
+        (
+            "handwritten/lmstudio_http_error.http",
+            "the model is loaded with context length of only 4096 tokens",
+        ),
+        (
+            "handwritten/lmstudio_stream_error.http",
+            "Model has unloaded or crashed",
+        ),
+        (
+            "handwritten/llama_old_sse_error.http",
+            "the request exceeds the available context size, try increasing",
+        ),
+        (
+            "handwritten/ollama_context_400.http",
+            "the prompt is longer than the context length of the model",
+        ),
+        (
+            "handwritten/plain_text_400.http",
+            "model \"qwen\" not found, try pulling it first",
+        ),
+    ];
+    for (file, words) in cases {
+        fake.push(Reply::Raw {
+            pieces: vec![wire_fixture(file)],
+            pause: Duration::ZERO,
+        });
+        let (_, end) = run(&mut b, "hi");
+        assert_eq!(end["type"], "error", "{file}: {end}");
+        let m = end["message"].as_str().unwrap();
+        assert!(m.contains(words), "{file}: {m}");
+    }
+    // The partial answer before LM Studio's stream error is kept.
+    assert!(
+        env.chat_json(&id)["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["parts"][0]["content"] == "Par")
+    );
+}

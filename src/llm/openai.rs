@@ -65,7 +65,7 @@ pub(crate) fn http_client() -> Result<reqwest::Client, ApiError> {
 
 /// Reads `resp`'s body up to `cap` bytes. Returns the bytes and whether more followed
 /// (the rest is never read). Errors: the connection failed mid-body.
-pub(super) async fn read_capped(
+pub async fn read_capped(
     mut resp: reqwest::Response,
     cap: usize,
 ) -> Result<(Vec<u8>, bool), ApiError> {
@@ -233,9 +233,10 @@ fn error_body_message(body: &str) -> String {
     }
 }
 
-fn describe(e: &reqwest::Error) -> String {
-    // reqwest's Display includes the URL (never headers), which may carry a key in
-    // its user info or query: it is shown redacted.
+/// `e` with its causes, for the user: reqwest's Display includes the URL (never
+/// headers), which may carry a key in its user info or query, so it is shown
+/// [`super::url::redacted`].
+pub fn describe(e: &reqwest::Error) -> String {
     let mut s = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(inner) = source {

@@ -76,7 +76,8 @@ impl EvalEndpoint {
             provider: provider.to_owned(),
             state: Arc::default(),
             upstream,
-            http: reqwest::Client::new(),
+            // bb7's own client: no redirect to another host, which would carry the key.
+            http: crate::llm::openai::http_client().map_err(|e| e.user_message())?,
         };
         let server = endpoint.clone();
         tokio::spawn(async move {
@@ -233,10 +234,20 @@ impl EvalEndpoint {
         let (status, text) = match req.send().await {
             Ok(resp) => {
                 let status = resp.status().as_u16();
-                (status, resp.text().await.unwrap_or_default())
+                let cap = crate::llm::openai::MAX_JSON_BODY_BYTES;
+                let (bytes, _) = crate::llm::openai::read_capped(resp, cap)
+                    .await
+                    .unwrap_or_default();
+                (status, String::from_utf8_lossy(&bytes).into_owned())
             }
             Err(e) => {
-                let message = format!("the eval could not reach {}: {e}", up.base_url);
+                // Neither the base URL nor the client's error (which quotes the URL)
+                // may carry a `?key=` or `user:pass@` into the trace.
+                let message = format!(
+                    "the eval could not reach {}: {}",
+                    crate::llm::url::redacted(&up.base_url),
+                    crate::llm::openai::describe(&e)
+                );
                 let body = serde_json::to_string(&ErrorBody {
                     error: ErrorDetail {
                         code: 400,
