@@ -199,3 +199,63 @@ fn every_server_error_shape_is_read_into_the_message() {
             .any(|m| m["parts"][0]["content"] == "Par")
     );
 }
+
+#[test]
+fn an_answer_cut_at_the_token_limit_is_marked_and_a_cut_block_refused() {
+    let (env, fake) = fake_env(json!({"edit_format": "blocks"}));
+    let (mut b, id) = env.with_chat();
+    env.add(&mut b, "a.txt", "one\n");
+    fake.push_sse(vec![
+        role(),
+        text("Here is half of it"),
+        finish("length"),
+        usage(100, 60, 0.0),
+        done(),
+    ]);
+    let (_, end) = run(&mut b, "hi");
+    assert_eq!(end["type"], "done", "{end}");
+    assert_eq!(end["truncated"], true, "{end}");
+    let chat = env.chat_json(&id);
+    let last = chat["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "system");
+    assert!(
+        last["parts"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("cut at the server's token limit"),
+        "{last}"
+    );
+
+    // A block the limit cut is refused with that reason, nothing written.
+    fake.push_sse(vec![
+        role(),
+        text("a.txt\n```\n<<<<<<< SEARCH\none\n=======\ntw"),
+        finish("length"),
+        done(),
+    ]);
+    let (_, end) = run(&mut b, "change it");
+    assert_eq!(end["type"], "diff_error", "{end}");
+    let errors = end["errors"].to_string();
+    assert!(errors.contains("cut at the server's token limit"), "{errors}");
+    assert!(env.output(&id, "a.txt").is_none());
+
+    // A complete answer has no mark.
+    fake.push_sse(response("", "All of it.", vec![]));
+    let (_, end) = run(&mut b, "hi");
+    assert_eq!(end["type"], "done");
+    assert!(end.get("truncated").is_none(), "{end}");
+    drop(b);
+
+    // `bb7 ask` exits 5 on a cut answer.
+    fake.push_sse(vec![role(), text("Cut"), finish("length"), done()]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bb7"))
+        .args(["ask", "hi"])
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("XDG_CONFIG_HOME", env.home.join(".config"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("token limit"));
+}

@@ -269,6 +269,7 @@ pub(super) async fn turn(
                 usage,
                 provider,
                 fallback_reason,
+                truncated,
                 ..
             } => {
                 lines.close_all(s);
@@ -282,6 +283,12 @@ pub(super) async fn turn(
                     eprintln!("bb7: {}", terminal::err(ch.description()));
                 }
                 eprintln!("bb7: {}", usage.summary());
+                if truncated {
+                    return Err(Failure::new(
+                        "the answer was cut at the server's token limit (finish_reason \"length\"); it is saved but incomplete",
+                    )
+                    .with_status(super::client::exit::TRUNCATED));
+                }
                 return Ok(());
             }
             TurnMessage::Error { code, message, .. } => {

@@ -108,6 +108,10 @@ pub enum TurnMessage {
         /// `context_overflow`, `timeout` or `local_error`; absent without a fallback.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fallback_reason: Option<String>,
+        /// The server cut the answer at its token limit (`finish_reason: "length"`);
+        /// absent when it was not.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
     },
     /// A dropped attempt of a `hybrid_auto` turn: the text streamed so far for this
     /// request is not the answer; a new attempt starts on `provider`.
@@ -235,6 +239,7 @@ mod tests {
             chat_usage: None,
             provider: None,
             fallback_reason: None,
+            truncated: false,
         };
         let error = TurnMessage::Error {
             message: "Response aborted by user.".into(),
