@@ -192,6 +192,10 @@ pub(super) async fn turn(
                     eprintln!("bb7: {}", terminal::err(&message));
                 }
             }
+            TurnMessage::Notice { message, .. } => {
+                lines.close_all(s);
+                eprintln!("bb7: {}", terminal::err(&message));
+            }
             TurnMessage::Attempt {
                 provider, reason, ..
             } => {

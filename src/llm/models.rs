@@ -37,6 +37,11 @@ pub struct ModelInfo {
     /// `tools` is a supported parameter.
     #[serde(default)]
     pub supports_tools: bool,
+    /// The row lists its parameters (`supported_parameters`), so `supports_tools`
+    /// says something: a row without them (llama.cpp, Ollama, LM Studio) leaves tool
+    /// support unknown, never "no tools".
+    #[serde(default)]
+    pub tools_known: bool,
     /// Prices as sent: `prompt`, `completion` and whatever else the API lists.
     #[serde(default)]
     pub pricing: Map<String, Value>,
@@ -62,6 +67,18 @@ struct RawModel {
     pricing: Option<Map<String, Value>>,
     #[serde(default)]
     supported_parameters: Option<Vec<Value>>,
+    /// llama.cpp's server: `meta.n_ctx` is its context size (`-c`).
+    #[serde(default)]
+    meta: Option<Meta>,
+    /// LM Studio: the context the loaded model runs with.
+    #[serde(default)]
+    loaded_context_length: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Meta {
+    #[serde(default)]
+    n_ctx: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,7 +117,16 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
                     Some(Value::Number(n)) => Some(n.to_string()),
                     _ => None,
                 },
-                context_length: count(raw.context_length),
+                // What the server runs with wins over what the model was trained for.
+                context_length: [
+                    raw.loaded_context_length,
+                    raw.meta.and_then(|m| m.n_ctx),
+                    raw.context_length,
+                ]
+                .into_iter()
+                .map(count)
+                .find(|n| *n > 0)
+                .unwrap_or(0),
                 max_completion_tokens: count(
                     raw.top_provider.and_then(|t| t.max_completion_tokens),
                 ),
@@ -108,6 +134,7 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
                     .iter()
                     .any(|p| *p == "reasoning" || *p == "include_reasoning"),
                 supports_tools: params.contains(&"tools"),
+                tools_known: raw.supported_parameters.is_some(),
                 pricing: raw.pricing.unwrap_or_default(),
                 id,
             })
@@ -159,6 +186,20 @@ impl ModelsCache {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn local_servers_report_their_context_and_say_nothing_of_tools() {
+        let rows = parse_models(&serde_json::json!({"data": [
+            {"id": "lm", "loaded_context_length": 8192, "max_context_length": 131072},
+            {"id": "llama", "meta": {"n_ctx": 2048, "n_ctx_train": 32768}},
+            {"id": "or", "context_length": 200000, "supported_parameters": ["tools"]},
+            {"id": "ollama"}
+        ]}));
+        let ctx: Vec<u64> = rows.iter().map(|m| m.context_length).collect();
+        assert_eq!(ctx, [8192, 2048, 200000, 0]);
+        let known: Vec<bool> = rows.iter().map(|m| m.tools_known).collect();
+        assert_eq!(known, [false, false, true, false]);
+    }
 
     #[test]
     fn openrouter_rows_pass_through() {

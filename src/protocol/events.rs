@@ -86,6 +86,16 @@ pub enum TurnMessage {
         /// The chat.
         chat_id: String,
     },
+    /// Something the user should know about how the turn runs (not final).
+    Notice {
+        /// What it is about: `blocks` (the server refused tool calls; edits are asked
+        /// for as SEARCH/REPLACE blocks from now on).
+        kind: String,
+        /// For the user.
+        message: String,
+        /// The chat.
+        chat_id: String,
+    },
     /// The turn ended with an answer (final).
     Done {
         /// The chat.

@@ -211,6 +211,9 @@ impl Received {
     }
 }
 
+/// The `notice` of a turn whose server refused tool calls.
+pub const BLOCKS_NOTICE: &str = "the server refused tool calls; this model's edits are asked for as SEARCH/REPLACE blocks for the next hour, then tools are tried again (`bb7 models --reset-tools` tries them at once)";
+
 /// How often a turn waiting for its first token says so: a quarter of the limit,
 /// between 1 and 10 seconds.
 fn note_every(first_token: Duration) -> Duration {
@@ -556,6 +559,14 @@ pub async fn run(
             }
             read_blocks = true;
             fell_back_to_blocks = true;
+            if spec.visible {
+                let notice = TurnMessage::Notice {
+                    kind: "blocks".to_owned(),
+                    message: BLOCKS_NOTICE.to_owned(),
+                    chat_id: spec.chat.id.clone(),
+                };
+                outbox.emit(&notice, Some(&spec.request_id));
+            }
             round = stream_round(&provider, body, &spec, &outbox, &cancel, true).await;
         }
         blocks.append(&mut round.blocks);

@@ -314,10 +314,7 @@ impl Session {
         let Some(dirs) = &self.dirs else {
             return EditFormat::Auto;
         };
-        let refused = GlobalState::load(&dirs.state)
-            .models_without_tools
-            .iter()
-            .any(|m| m == model);
+        let refused = GlobalState::load(&dirs.state).refuses_tools(model, chrono::Utc::now().timestamp());
         let listed_without = listed_without_tools(&dirs.state.join("models.json"), model);
         if refused || listed_without {
             EditFormat::Blocks
@@ -631,7 +628,7 @@ fn listed_without_tools(path: &std::path::Path, model: &str) -> bool {
             .map(|c| {
                 c.models
                     .into_iter()
-                    .filter(|m| !m.supports_tools)
+                    .filter(|m| m.tools_known && !m.supports_tools)
                     .map(|m| m.id)
                     .collect()
             })

@@ -1,0 +1,109 @@
+//! What servers report about their models: a list without capability fields leaves
+//! tool support unknown (tools are tried), the context size a server runs with is read
+//! and shown, and a server's refusal of tools is announced and believed for an hour
+//! only (or until `bb7 models --reset-tools`).
+
+mod common;
+
+use std::time::Duration;
+
+use common::fake_model::*;
+use common::{Bb7, fake_env};
+use serde_json::{Value, json};
+
+fn raw(name: &str) -> Reply {
+    Reply::Raw {
+        pieces: vec![wire_fixture(name)],
+        pause: Duration::ZERO,
+    }
+}
+
+fn sends_tools(body: &Value) -> bool {
+    body.get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty())
+}
+
+fn turn(b: &mut Bb7) -> Vec<Value> {
+    b.turn_stream("hi")
+}
+
+#[test]
+fn a_model_list_that_says_nothing_of_tools_leaves_them_on_and_shows_the_real_context() {
+    let (env, fake) = fake_env(json!({"default_model": "tiny-local"}));
+    fake.set_models(raw("llama-server/e_001.s2c"));
+    let (mut b, _id) = env.with_chat();
+    let list = b.ok(json!({"action": "get_models", "refresh": true}));
+    let row = &list["models"][0];
+    assert_eq!(row["id"], "tiny-local");
+    assert_eq!(row["context_length"], 2048, "{row}");
+    assert_eq!(row["tools_known"], false, "{row}");
+    fake.push_sse(response("", "ok", vec![]));
+    turn(&mut b);
+    assert!(sends_tools(&fake.chat_bodies()[0]), "tools were switched off");
+    drop(b);
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_bb7"))
+        .args(["models"])
+        .current_dir(&env.project)
+        .env_clear()
+        .env("HOME", &env.home)
+        .env("XDG_CONFIG_HOME", env.home.join(".config"))
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let line = shown
+        .lines()
+        .find(|l| l.starts_with("tiny-local"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(&cols[..3], ["tiny-local", "2048", "?"], "{shown}");
+}
+
+#[test]
+fn a_refusal_of_tools_is_announced_and_tried_again_later() {
+    let (env, fake) = fake_env(json!({"default_model": "tiny-local"}));
+    let (mut b, _id) = env.with_chat();
+    fake.push(raw("llama-server/b_001.s2c"));
+    fake.push(raw("llama-server/b_003.s2c"));
+    let seen = turn(&mut b);
+    assert_eq!(seen.last().unwrap()["type"], "done", "{seen:?}");
+    let notices: Vec<&Value> = seen.iter().filter(|m| m["type"] == "notice").collect();
+    assert_eq!(notices.len(), 1, "{seen:?}");
+    assert_eq!(notices[0]["kind"], "blocks");
+    assert!(
+        notices[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--reset-tools")
+    );
+    let bodies = fake.chat_bodies();
+    assert!(sends_tools(&bodies[0]) && !sends_tools(&bodies[1]));
+
+    // Believed for now: the next turn starts as blocks, without a new notice.
+    fake.push_sse(response("", "ok", vec![]));
+    let seen = turn(&mut b);
+    assert!(!seen.iter().any(|m| m["type"] == "notice"));
+    assert!(!sends_tools(&fake.chat_bodies()[2]));
+
+    // An hour later the server may have been restarted with tools on.
+    let state_path = env.home.join(".bb7/state.json");
+    let mut state: Value = serde_json::from_slice(&std::fs::read(&state_path).unwrap()).unwrap();
+    let at = state["tools_refused_at"]["tiny-local"].as_i64().unwrap();
+    state["tools_refused_at"]["tiny-local"] = json!(at - 3601);
+    std::fs::write(&state_path, state.to_string()).unwrap();
+    fake.push_sse(response("", "ok", vec![]));
+    turn(&mut b);
+    assert!(sends_tools(&fake.chat_bodies()[3]), "tools were not tried again");
+
+    // A fresh refusal, then `reset_tools` forgets it at once.
+    fake.push(raw("llama-server/b_001.s2c"));
+    fake.push(raw("llama-server/b_003.s2c"));
+    turn(&mut b);
+    fake.set_models(raw("llama-server/e_001.s2c"));
+    b.ok(json!({"action": "get_models", "reset_tools": true}));
+    fake.push_sse(response("", "ok", vec![]));
+    turn(&mut b);
+    let bodies = fake.chat_bodies();
+    assert!(sends_tools(bodies.last().unwrap()), "reset_tools did not reset");
+}
