@@ -107,3 +107,72 @@ fn a_refusal_of_tools_is_announced_and_tried_again_later() {
     let bodies = fake.chat_bodies();
     assert!(sends_tools(bodies.last().unwrap()), "reset_tools did not reset");
 }
+
+/// A config with a local and a remote fake, in `mode`, and a chat holding a file of
+/// over 10,000 tokens.
+fn local_and_remote(mode: &str) -> (common::Env, FakeModel, FakeModel, Bb7, String) {
+    let env = common::Env::new();
+    let (local, remote) = (FakeModel::start(), FakeModel::start());
+    env.write_config(json!({
+        "providers": {
+            "local": {"base_url": local.url, "model": "qwen2.5-coder:7b"},
+            "remote": {"base_url": remote.url, "model": "vendor/big", "api_key": "rk"}
+        },
+        "agent_mode": mode,
+        "retry_backoff_ms": 10
+    }));
+    let (mut b, chat) = env.with_chat();
+    let big: String = (0..1500)
+        .map(|i| format!("let value_{i} = compute({i});\n"))
+        .collect();
+    env.add(&mut b, "big.rs", &big);
+    (env, local, remote, b, chat)
+}
+
+/// An answer whose usage says the server read `prompt` tokens.
+fn answer_reading(prompt: u64, text_: &str) -> Vec<Step> {
+    vec![role(), text(text_), finish("stop"), usage(prompt, 5, 0.0), done()]
+}
+
+#[test]
+fn a_prompt_the_local_server_cut_silently_is_a_context_overflow() {
+    // hybrid_auto: the local answer is dropped and the remote one stands.
+    let (env, local, remote, mut b, chat) = local_and_remote("hybrid_auto");
+    local.push_sse(answer_reading(2048, "I only saw the end."));
+    remote.push_sse(answer_reading(9000, "Remote answer."));
+    let seen = turn(&mut b);
+    let end = seen.last().unwrap();
+    assert_eq!(end["type"], "done", "{end}");
+    assert_eq!(end["provider"], "remote");
+    assert_eq!(end["fallback_reason"], "context_truncated", "{end}");
+    assert!(
+        seen.iter()
+            .any(|m| m["type"] == "attempt" && m["reason"] == "context_truncated")
+    );
+    let history = env.history(&chat);
+    assert!(!history.iter().any(|(_, t)| t.contains("only saw the end")));
+
+    // A server that read about what was sent is believed.
+    local.push_sse(answer_reading(30000, "Fine."));
+    let end = turn(&mut b).pop().unwrap();
+    assert_eq!(end["provider"], "local", "{end}");
+    assert!(end.get("fallback_reason").is_none());
+    assert_eq!(remote.chat_bodies().len(), 1);
+}
+
+#[test]
+fn local_mode_says_on_the_answer_that_the_prompt_was_cut() {
+    let (env, local, _remote, mut b, chat) = local_and_remote("local");
+    local.push_sse(answer_reading(2048, "I only saw the end."));
+    let end = turn(&mut b).pop().unwrap();
+    assert_eq!(end["type"], "done", "{end}");
+    let chat_json = env.chat_json(&chat);
+    let last = chat_json["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "system");
+    let note = last["parts"][0]["content"].as_str().unwrap();
+    assert!(
+        note.contains("The server read only 2048 prompt tokens of about")
+            && note.contains("num_ctx"),
+        "{note}"
+    );
+}

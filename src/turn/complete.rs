@@ -33,6 +33,14 @@ pub const INTERRUPTED_PLANNING: &str = "Response interrupted: bb7 was closed whi
 /// (`finish_reason: "length"`: its `max_tokens` / `-n`, or a full context).
 pub const TRUNCATED: &str = "The answer was cut at the server's token limit (finish_reason \"length\"): it is incomplete. Raise the server's output limit (llama.cpp -n, Ollama num_predict) or ask for less at a time.";
 
+/// The system note after an answer whose prompt the server cut silently: it read
+/// `reported` of about `estimated` prompt tokens.
+pub fn prompt_cut_note(reported: u64, estimated: u64) -> String {
+    format!(
+        "The server read only {reported} prompt tokens of about {estimated} that bb7 sent: it likely cut the prompt to fit its context length (Ollama's num_ctx, llama.cpp's -c), dropping its start (instructions and tools), so this answer may ignore them. Raise the server's context length, or send less context."
+    )
+}
+
 /// What a change cut by the token limit is refused with, before the reader's own words.
 pub const TRUNCATED_CHANGE: &str =
     "the answer was cut at the server's token limit (finish_reason \"length\") inside this change";
@@ -282,6 +290,9 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
         (event, ended.truncated().then(|| TRUNCATED.to_owned()))
     };
     let title = matches!(event, TurnMessage::Done { .. });
+    if title && let Some((reported, estimated)) = ended.first.prompt_cut {
+        messages.push(system_message(prompt_cut_note(reported, estimated)));
+    }
     messages.extend(note.map(system_message));
     Completion {
         messages,

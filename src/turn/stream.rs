@@ -2,18 +2,14 @@
 //! and `thinking` lines as deltas arrive, assembles tool calls, and hands its outcome
 //! to the server loop, which alone changes chat state (invariant 8 in docs/ARCHITECTURE.md).
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::Value;
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::ChatKey;
 use crate::edit::blocks::{BlockStream, Piece};
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::sse::CLOSED_MID_ANSWER;
@@ -21,123 +17,12 @@ use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
 use crate::tools::ToolCall;
-use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
-use crate::turn::route::Route;
-
-/// Everything a turn needs to run.
-#[derive(Debug, Clone)]
-pub struct TurnSpec {
-    /// The `send`'s request id, on every message of the stream.
-    pub request_id: String,
-    /// The chat.
-    pub chat: ChatKey,
-    /// The chat-completions request, shared: it holds the whole context, and a spec is
-    /// cloned for every attempt and outcome.
-    pub body: Arc<ChatRequest>,
-    /// Model id (for the assistant message).
-    pub model: String,
-    /// Once the answer has begun, fail when no bytes (keep-alive pings included)
-    /// arrive for this long (`stream_timeout_secs`).
-    pub stall_timeout: Duration,
-    /// Fail when no text, reasoning or tool call arrives this long after the request
-    /// was sent, response headers and keep-alive pings notwithstanding
-    /// (`first_token_timeout_secs`).
-    pub first_token_timeout: Duration,
-    /// The provider is a server on this machine (a loopback `base_url` or the `local`
-    /// provider): the waiting note says "the local server".
-    pub local_server: bool,
-    /// Retries of 429/5xx/connection failures before any content.
-    pub max_retries: u32,
-    /// First backoff delay; doubled per retry unless `Retry-After` says otherwise.
-    pub backoff: Duration,
-    /// Forward deltas to the client (false for a hidden repair round).
-    pub visible: bool,
-    /// Retrieval tools mode of the chat.
-    pub tools: ToolsMode,
-    /// Project root, for the retrieval tools.
-    pub root: PathBuf,
-    /// Where approvals and clarifications wait for the client's answer.
-    pub interactions: Interactions,
-    /// How the model sends its file edits.
-    pub edits: EditChannel,
-    /// Which provider this attempt runs on and what happened before it.
-    pub route: Route,
-}
-
-/// How a turn's file edits arrive (config `edit_format`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub enum EditChannel {
-    /// As `write_file` / `edit_file` tool calls.
-    #[default]
-    ToolCalls,
-    /// As SEARCH/REPLACE blocks in the answer text (the request carries no tools).
-    Blocks,
-    /// As tool calls; when the server refuses a request that carries `tools`, the
-    /// turn is sent once more without them, as blocks, with this system prompt.
-    ToolCallsElseBlocks {
-        /// The system prompt that teaches the blocks.
-        blocks_system: String,
-    },
-}
-
-/// Pending questions to the client (`tool_approval`, `clarification`) by id; the
-/// server loop answers them from `tool_approve` and `clarify` requests.
-pub type Interactions = Arc<Mutex<HashMap<String, oneshot::Sender<ClientAnswer>>>>;
-
-/// The client's answer to a pending question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientAnswer {
-    /// `tool_approve`: whether the read may happen.
-    Approved(bool),
-    /// `clarify`: the user's text (`no_user_answer` or empty skips).
-    Text(String),
-}
-
-/// What a turn produced.
-#[derive(Debug, Clone)]
-pub struct TurnOutcome {
-    /// The spec it ran with.
-    pub spec: TurnSpec,
-    /// All text deltas.
-    pub text: String,
-    /// All reasoning deltas.
-    pub thinking: String,
-    /// File tool calls (`write_file`, `edit_file`, unknown names) of every round, in order.
-    pub calls: Vec<ToolCall>,
-    /// Retrieval steps, in order.
-    pub steps: Vec<ToolStep>,
-    /// Model calls made (1 without retrieval tools).
-    pub rounds: usize,
-    /// Usage, when the stream reported it.
-    pub usage: Option<Usage>,
-    /// Why it failed, if it did.
-    pub error: Option<ApiError>,
-    /// Stopped by `cancel`.
-    pub cancelled: bool,
-    /// Seconds from start to end.
-    pub duration: f64,
-    /// The SEARCH/REPLACE blocks of the answer (complete or broken), in order; the
-    /// text above holds only the prose around them.
-    pub blocks: Vec<Piece>,
-    /// The server refused `tools`, and the turn was sent again as blocks.
-    pub fell_back_to_blocks: bool,
-    /// The `finish_reason` of the last round, when the server sent one (`stop`,
-    /// `tool_calls`, `length`, …).
-    pub finish_reason: Option<String>,
-}
-
-/// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolStep {
-    /// The tool.
-    pub name: String,
-    /// The model's arguments (`null` when they were not JSON).
-    pub arguments: Value,
-    /// `completed` or `denied`.
-    pub status: String,
-    /// One line for the user.
-    pub summary: String,
-}
+use crate::tools::retrieval::{MAX_TOOL_CALLS, ToolsMode, is_retrieval};
+use crate::turn::liveness::{BLOCKS_NOTICE, Received, note_every, waiting_note};
+use crate::turn::retrieval::retrieval_step;
+pub use crate::turn::spec::{
+    ClientAnswer, EditChannel, Interactions, ToolStep, TurnOutcome, TurnSpec,
+};
 
 #[derive(Default)]
 struct CallParts {
@@ -158,89 +43,6 @@ struct Round {
     finish: Option<String>,
 }
 
-/// What one attempt's response has delivered so far, for the waiting note and for
-/// the messages of a stall, a first-token timeout and a dropped connection.
-#[derive(Debug, Default)]
-struct Received {
-    /// The response headers arrived (the server accepted the request).
-    headers: bool,
-    /// Network reads that completed no event: keep-alive comments, mostly.
-    keepalive: u64,
-    /// Characters of text and reasoning.
-    chars: usize,
-    /// Tool calls begun.
-    calls: usize,
-}
-
-impl Received {
-    fn content(&self) -> bool {
-        self.chars > 0 || self.calls > 0
-    }
-
-    /// What came before the first token: "the server sent its response headers and 14
-    /// keep-alive pings".
-    fn before_content(&self) -> String {
-        match (self.headers, self.keepalive) {
-            (false, _) => "the server accepted the connection but sent no response headers".into(),
-            (true, 0) => "the server sent its response headers, then nothing".into(),
-            (true, n) => format!(
-                "the server sent its response headers and {n} keep-alive ping{} (it was alive, likely still reading the prompt)",
-                if n == 1 { "" } else { "s" }
-            ),
-        }
-    }
-
-    /// What of the answer had arrived: "1,204 characters of text and 1 tool call".
-    fn kept(&self) -> String {
-        let mut parts = Vec::new();
-        if self.chars > 0 {
-            parts.push(format!("{} characters of text", self.chars));
-        }
-        if self.calls > 0 {
-            parts.push(format!(
-                "{} tool call{}",
-                self.calls,
-                if self.calls == 1 { "" } else { "s" }
-            ));
-        }
-        if parts.is_empty() {
-            "nothing of the answer".into()
-        } else {
-            parts.join(" and ")
-        }
-    }
-}
-
-/// The `notice` of a turn whose server refused tool calls.
-pub const BLOCKS_NOTICE: &str = "the server refused tool calls; this model's edits are asked for as SEARCH/REPLACE blocks for the next hour, then tools are tried again (`bb7 models --reset-tools` tries them at once)";
-
-/// How often a turn waiting for its first token says so: a quarter of the limit,
-/// between 1 and 10 seconds.
-fn note_every(first_token: Duration) -> Duration {
-    (first_token / 4).clamp(Duration::from_secs(1), Duration::from_secs(10))
-}
-
-/// The `waiting` note of a turn that has waited `secs` for its first token.
-fn waiting_note(spec: &TurnSpec, got: &Received, secs: u64) -> TurnMessage {
-    let server = if spec.local_server {
-        "the local server"
-    } else {
-        "the model API"
-    };
-    let (received, message) = if !got.headers {
-        ("nothing", format!("waiting for {server} to answer, {secs} s"))
-    } else if got.keepalive > 0 {
-        ("pings", format!("{server} is reading the prompt, {secs} s"))
-    } else {
-        ("headers", format!("{server} is reading the prompt, {secs} s"))
-    };
-    TurnMessage::Waiting {
-        seconds: secs,
-        received: received.to_owned(),
-        message,
-        chat_id: spec.chat.id.clone(),
-    }
-}
 
 /// Streams one response to its end: `[DONE]`, an error, or cancellation (which is
 /// noticed at once, also while waiting for data or a retry).
@@ -319,7 +121,10 @@ async fn stream_round(
             }
             if elapsed >= *next_note {
                 if spec.visible {
-                    outbox.emit(&waiting_note(spec, got, elapsed.as_secs()), Some(&rid));
+                    outbox.emit(
+                        &waiting_note(spec.local_server, &spec.chat.id, got, elapsed.as_secs()),
+                        Some(&rid),
+                    );
                 }
                 while *next_note <= elapsed {
                     *next_note += every;
@@ -626,6 +431,13 @@ pub async fn run(
         cancelled = false;
         error = Some(ApiError::Deadline(limit.as_millis() as u64));
     }
+    // Only a server on this machine is checked: counting a big prompt costs time,
+    // and it is local servers that fit a prompt to their context silently.
+    let prompt_cut = usage
+        .as_ref()
+        .filter(|u| spec.local_server && error.is_none() && !cancelled && u.prompt_tokens > 0)
+        .map(|u| (u.prompt_tokens, crate::turn::route::estimate(&spec.body)))
+        .filter(|(reported, estimated)| crate::turn::route::prompt_was_cut(*estimated, *reported));
     tracing::info!(
         request_id = %spec.request_id,
         provider = spec.route.role.as_str(),
@@ -652,154 +464,10 @@ pub async fn run(
         blocks,
         fell_back_to_blocks,
         finish_reason,
+        prompt_cut,
     }
 }
 
-/// Asks the client and waits for its answer; `None` when the turn is cancelled.
-async fn ask_client(
-    spec: &TurnSpec,
-    outbox: &Outbox,
-    cancel: &CancellationToken,
-    id: &str,
-    msg: TurnMessage,
-) -> Option<ClientAnswer> {
-    let (tx, rx) = oneshot::channel();
-    if let Ok(mut map) = spec.interactions.lock() {
-        map.insert(id.to_owned(), tx);
-    }
-    outbox.emit(&msg, Some(&spec.request_id));
-    let answer = tokio::select! {
-        _ = cancel.cancelled() => None,
-        a = rx => a.ok(),
-    };
-    if let Ok(mut map) = spec.interactions.lock() {
-        map.remove(id);
-    }
-    answer
-}
-
-/// Runs one retrieval call: reports it, asks for approval in `ask` mode (or the
-/// question of `clarify_user`), executes it and returns the result for the model.
-/// `None` when the turn was cancelled meanwhile.
-async fn retrieval_step(
-    call: &ToolCall,
-    spec: &TurnSpec,
-    outbox: &Outbox,
-    cancel: &CancellationToken,
-    budget: &mut usize,
-    steps: &mut Vec<ToolStep>,
-) -> Option<String> {
-    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let chat_id = &spec.chat.id;
-    let step = |status: &str, summary: &str| TurnMessage::ToolCall {
-        name: call.name.clone(),
-        arguments: args.clone(),
-        status: status.to_owned(),
-        summary: summary.to_owned(),
-        chat_id: chat_id.clone(),
-    };
-    let mut record = |status: &str, summary: &str| {
-        outbox.emit(&step(status, summary), Some(&spec.request_id));
-        steps.push(ToolStep {
-            name: call.name.clone(),
-            arguments: args.clone(),
-            status: status.to_owned(),
-            summary: summary.to_owned(),
-        });
-    };
-    let Some(parsed) = RetrievalCall::parse(&call.name, &args) else {
-        record("denied", "invalid arguments");
-        return Some("Error: the arguments are not a valid JSON object.".into());
-    };
-    if *budget == 0 {
-        record("denied", "tool call limit reached");
-        return Some(format!(
-            "The limit of {MAX_TOOL_CALLS} tool calls for this response is reached. Answer with what you have."
-        ));
-    }
-    *budget -= 1;
-    let n = MAX_TOOL_CALLS - *budget;
-    let read = match parsed {
-        RetrievalCall::Read(read) => read,
-        RetrievalCall::Clarify(c) => {
-            let question = c.question.unwrap_or_default();
-            outbox.emit(&step("requested", &question), Some(&spec.request_id));
-            let id = format!("{}-q{n}", spec.request_id);
-            let msg = TurnMessage::Clarification {
-                question_id: id.clone(),
-                question: question.clone(),
-                chat_id: chat_id.clone(),
-            };
-            let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
-            let answer = match answer {
-                ClientAnswer::Text(a) if !a.trim().is_empty() => a,
-                _ => "no_user_answer".to_owned(),
-            };
-            record("completed", &format!("Asked: {question}"));
-            return Some(answer);
-        }
-    };
-    let payload = read.approval_payload();
-    let description = payload.description().to_owned();
-    outbox.emit(&step("requested", &description), Some(&spec.request_id));
-    if spec.tools == ToolsMode::Ask {
-        let id = format!("{}-a{n}", spec.request_id);
-        let msg = TurnMessage::ToolApproval {
-            approval_id: id.clone(),
-            payload,
-            chat_id: chat_id.clone(),
-        };
-        let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
-        if approved != ClientAnswer::Approved(true) {
-            record("denied", &description);
-            return Some(
-                "The user declined this request. Do not ask for it again; continue without it."
-                    .into(),
-            );
-        }
-    }
-    let root = spec.root.clone();
-    // A read of the project may block (a slow mount, a file that turned into a pipe
-    // after it was checked): it runs on a blocking thread, and neither a cancel nor
-    // the turn waits for it longer than READ_TIMEOUT (invariant 15).
-    // Whatever ends the wait (the read, a cancel, the time limit, the turn dropped)
-    // also stops a walk of the project still going on the blocking thread.
-    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
-    let flag = stop.0.clone();
-    let reading = tokio::task::spawn_blocking(move || read.run(&root, &flag));
-    let result = tokio::select! {
-        done = tokio::time::timeout(READ_TIMEOUT, reading) => match done {
-            Ok(joined) => joined.unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string()))),
-            Err(_) => Err(ReadError::Crashed(format!(
-                "the read did not finish within {} s",
-                READ_TIMEOUT.as_secs()
-            ))),
-        },
-        _ = cancel.cancelled() => return None,
-    };
-    match result {
-        Ok(out) => {
-            record("completed", &out.summary);
-            Some(out.text)
-        }
-        Err(e) => {
-            record("completed", &format!("Failed: {e}"));
-            Some(format!("Error: {e}"))
-        }
-    }
-}
-
-/// Sets its flag when dropped: tells a blocking read that nobody waits for it.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// How long a retrieval read of the project may take before the model is told it failed.
-const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The assistant message that carries `text` and the tool `calls` of a response, sent
 /// back to the model before the `tool` messages that answer the calls.

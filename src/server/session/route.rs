@@ -97,7 +97,7 @@ impl Session {
         let providers = Providers::from_config(&self.config);
         if route.role == ProviderRole::Local {
             let window = providers.get(ProviderRole::Local)?.context_window;
-            let estimated = window.map(|_| estimate(body)).unwrap_or(0);
+            let estimated = window.map(|_| route::estimate(body)).unwrap_or(0);
             if let Some(reason) = route::before_send(&route, estimated, window) {
                 tracing::info!(estimated, window, "prompt over the local context window");
                 route = route::advance(&route, Next::Fallback(reason), None, 0.0);
@@ -188,23 +188,9 @@ fn attempt_end(attempt: &TurnOutcome, plan: &Plan) -> AttemptEnd {
         Some(e) if e.is_context_overflow() => AttemptEnd::ContextOverflow,
         Some(e) if e.is_tool_support_missing() => AttemptEnd::NoToolSupport,
         Some(_) => AttemptEnd::ApiFailed,
+        None if attempt.prompt_cut.is_some() => AttemptEnd::ContextTruncated,
         None if !plan.ok() => AttemptEnd::EditsFailed,
         None => AttemptEnd::Answered,
     }
 }
 
-/// Tokens of the request's messages (`cl100k_base`, close enough to tell a prompt that
-/// cannot fit), plus the tool definitions.
-fn estimate(body: &ChatRequest) -> u64 {
-    let messages: usize = body
-        .messages
-        .iter()
-        .map(|m| crate::tokens::count(&m.content.text()) + 4)
-        .sum();
-    let tools: usize = body
-        .tools
-        .iter()
-        .map(|t| crate::tokens::count(&t.to_string()))
-        .sum();
-    (messages + tools) as u64
-}

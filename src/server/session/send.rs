@@ -364,6 +364,7 @@ impl Session {
                     blocks: Vec::new(),
                     fell_back_to_blocks: false,
                     finish_reason: None,
+                    prompt_cut: None,
                 });
             let outcome = Box::new(outcome);
             let msg = match first {
