@@ -176,3 +176,38 @@ fn local_mode_says_on_the_answer_that_the_prompt_was_cut() {
         "{note}"
     );
 }
+
+#[test]
+fn hybrid_learns_the_local_context_window_from_the_server() {
+    let env = common::Env::new();
+    let (local, remote) = (FakeModel::start(), FakeModel::start());
+    local.set_models(raw("llama-server/e_001.s2c"));
+    env.write_config(json!({
+        "providers": {
+            "local": {"base_url": local.url, "model": "tiny-local"},
+            "remote": {"base_url": remote.url, "model": "vendor/big", "api_key": "rk"}
+        },
+        "agent_mode": "hybrid_auto",
+        "retry_backoff_ms": 10
+    }));
+    let (mut b, _chat) = env.with_chat();
+    // A small first turn: the local server answers, and bb7 asks it its size.
+    local.push_sse(answer_reading(5000, "Small."));
+    let end = turn(&mut b).pop().unwrap();
+    let paths = |f: &FakeModel| f.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect::<Vec<_>>();
+    assert_eq!(end["provider"], "local", "{end} local {:?} remote {:?}", paths(&local), paths(&remote));
+    assert!(
+        local.requests().iter().any(|r| r.path.ends_with("/models")),
+        "the local server was not asked"
+    );
+    // A prompt over the 2,048 tokens `meta.n_ctx` reports goes to remote unsent.
+    let big: String = (0..400)
+        .map(|i| format!("let value_{i} = compute({i});\n"))
+        .collect();
+    env.add(&mut b, "big.rs", &big);
+    remote.push_sse(answer_reading(5000, "Remote."));
+    let end = turn(&mut b).pop().unwrap();
+    assert_eq!(end["provider"], "remote", "{end}");
+    assert_eq!(end["fallback_reason"], "context_overflow", "{end}");
+    assert_eq!(local.chat_bodies().len(), 1, "the big prompt reached the local server");
+}

@@ -307,8 +307,16 @@ pub trait Provider: Send + Sync {
     /// A non-streaming chat completion (titles); returns the response JSON.
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>>;
 
-    /// `GET {base_url}/{path}` returning JSON (`models`, `credits`).
+    /// `GET {base_url}/{path}` returning JSON (`models`, `credits`). `path` may climb
+    /// out of the base URL's path (`../props` of `http://h/v1` is `http://h/props`).
     fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>>;
+
+    /// `POST {base_url}/{path}` with a JSON body, returning JSON (Ollama's
+    /// `../api/show`). Errors: [`ApiError::Decode`] for an adapter without it.
+    fn post_json(&self, path: String, body: Value) -> BoxFuture<'_, Result<Value, ApiError>> {
+        let _ = (path, body);
+        Box::pin(async { Err(ApiError::Decode("not offered by this API".into())) })
+    }
 }
 
 #[cfg(test)]

@@ -142,6 +142,69 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
         .collect()
 }
 
+/// The context window a server runs `model` with, asked of the server itself, for a
+/// provider whose `context_window` is not configured: its model list (LM Studio
+/// `loaded_context_length`, llama.cpp `meta.n_ctx`, OpenRouter `context_length`; the
+/// row of `model`, or the only row), then llama.cpp's `/props`
+/// (`default_generation_settings.n_ctx`), then Ollama's `/api/show` (`num_ctx` of
+/// its `parameters`, else the model's `*.context_length`). `None` when none says;
+/// each question has 10 seconds.
+pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -> Option<u64> {
+    if let Some(list) = ask(provider.get_json("models".into())).await {
+        let rows = parse_models(&list);
+        let row = match rows.iter().find(|m| m.id == model) {
+            Some(r) => Some(r),
+            None if rows.len() == 1 => rows.first(),
+            None => None,
+        };
+        if let Some(n) = row.map(|r| r.context_length).filter(|n| *n > 0) {
+            return Some(n);
+        }
+    }
+    if let Some(props) = ask(provider.get_json("../props".into())).await
+        && let Some(n) = props
+            .pointer("/default_generation_settings/n_ctx")
+            .or_else(|| props.get("n_ctx"))
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0)
+    {
+        return Some(n);
+    }
+    let show = ask(provider.post_json(
+        "../api/show".into(),
+        serde_json::json!({ "model": model }),
+    ))
+    .await?;
+    let num_ctx = show
+        .get("parameters")
+        .and_then(Value::as_str)
+        .and_then(|p| {
+            p.lines().find_map(|l| {
+                let mut words = l.split_whitespace();
+                (words.next() == Some("num_ctx"))
+                    .then(|| words.next()?.parse::<u64>().ok())
+                    .flatten()
+            })
+        });
+    num_ctx
+        .or_else(|| {
+            show.get("model_info")?
+                .as_object()?
+                .iter()
+                .find(|(k, _)| k.ends_with(".context_length"))
+                .and_then(|(_, v)| v.as_u64())
+        })
+        .filter(|n| *n > 0)
+}
+
+/// `f`'s JSON within 10 seconds; `None` on any failure.
+async fn ask(f: futures_util::future::BoxFuture<'_, Result<Value, super::ApiError>>) -> Option<Value> {
+    tokio::time::timeout(std::time::Duration::from_secs(10), f)
+        .await
+        .ok()
+        .and_then(Result::ok)
+}
+
 /// Format of [`ModelsCache`]; a cache of another format is never fresh, so it is
 /// fetched again (older bb7 stored prices as numbers and fewer fields).
 pub const CACHE_FORMAT: u32 = 2;

@@ -279,6 +279,13 @@ impl Provider for OpenAiCompatible {
             read_json(resp).await
         }))
     }
+
+    fn post_json(&self, path: String, body: Value) -> BoxFuture<'_, Result<Value, ApiError>> {
+        Box::pin(within_json_timeout(async move {
+            let resp = self.send(self.post(&path).json(&body)).await?;
+            read_json(resp).await
+        }))
+    }
 }
 
 /// Decodes one SSE `data:` payload into events.

@@ -35,6 +35,19 @@ impl Session {
                 self.check_cleartext(endpoint)?;
                 let p = endpoint.connect()?;
                 self.local_provider = Some(p.clone());
+                // Asked once, off the request loop; later turns check the prompt
+                // against what the server reports (the first relies on its errors).
+                if endpoint.context_window.is_none() {
+                    let (probe, model) = (p.clone(), endpoint.model_for(""));
+                    let window = self.local_window.clone();
+                    tokio::spawn(async move {
+                        let found = crate::llm::models::probe_context_window(&*probe, &model).await;
+                        tracing::info!(window = ?found, "the local server's context window");
+                        if let Ok(mut w) = window.lock() {
+                            *w = found;
+                        }
+                    });
+                }
                 Ok(p)
             }
         }
@@ -96,7 +109,10 @@ impl Session {
         let mut route = route::start(mode, policy, body.messages.len(), chat_model);
         let providers = Providers::from_config(&self.config);
         if route.role == ProviderRole::Local {
-            let window = providers.get(ProviderRole::Local)?.context_window;
+            let window = providers
+                .get(ProviderRole::Local)?
+                .context_window
+                .or_else(|| self.local_window.lock().ok().and_then(|w| *w));
             let estimated = window.map(|_| route::estimate(body)).unwrap_or(0);
             if let Some(reason) = route::before_send(&route, estimated, window) {
                 tracing::info!(estimated, window, "prompt over the local context window");
