@@ -29,7 +29,11 @@ fn recorded_text(raw: &[u8]) -> String {
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
         .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .filter_map(|v| v["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
         .collect()
 }
 
@@ -43,7 +47,11 @@ fn head_and_ping() -> (Vec<u8>, Vec<u8>) {
 fn last_assistant_text(env: &Env, id: &str) -> String {
     let chat = env.chat_json(id);
     let msgs = chat["messages"].as_array().unwrap();
-    let last = msgs.iter().rev().find(|m| m["role"] == "assistant").unwrap();
+    let last = msgs
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
     last["parts"]
         .as_array()
         .unwrap()
@@ -75,7 +83,10 @@ fn keep_alive_pings_carry_a_long_prompt_to_its_answer_and_the_wait_is_shown() {
     assert_eq!(last["received"], "pings", "{last}");
     assert_eq!(
         last["message"],
-        format!("the local server is reading the prompt, {} s", last["seconds"]),
+        format!(
+            "the local server is reading the prompt, {} s",
+            last["seconds"]
+        ),
     );
     assert_eq!(last_assistant_text(&env, &id), recorded_text(&answer));
 }
@@ -107,7 +118,8 @@ fn a_first_token_that_never_comes_fails_saying_what_arrived() {
     let m = end["message"].as_str().unwrap();
     assert!(m.contains("sent no response headers"), "{m}");
     assert!(
-        seen.iter().any(|s| s["type"] == "waiting" && s["received"] == "nothing"),
+        seen.iter()
+            .any(|s| s["type"] == "waiting" && s["received"] == "nothing"),
         "{seen:?}"
     );
     assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
@@ -236,7 +248,10 @@ fn an_answer_cut_at_the_token_limit_is_marked_and_a_cut_block_refused() {
     let (_, end) = run(&mut b, "change it");
     assert_eq!(end["type"], "diff_error", "{end}");
     let errors = end["errors"].to_string();
-    assert!(errors.contains("cut at the server's token limit"), "{errors}");
+    assert!(
+        errors.contains("cut at the server's token limit"),
+        "{errors}"
+    );
     assert!(env.output(&id, "a.txt").is_none());
 
     // A complete answer has no mark.

@@ -40,7 +40,10 @@ fn a_model_list_that_says_nothing_of_tools_leaves_them_on_and_shows_the_real_con
     assert_eq!(row["tools_known"], false, "{row}");
     fake.push_sse(response("", "ok", vec![]));
     turn(&mut b);
-    assert!(sends_tools(&fake.chat_bodies()[0]), "tools were switched off");
+    assert!(
+        sends_tools(&fake.chat_bodies()[0]),
+        "tools were switched off"
+    );
     drop(b);
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_bb7"))
@@ -94,7 +97,10 @@ fn a_refusal_of_tools_is_announced_and_tried_again_later() {
     std::fs::write(&state_path, state.to_string()).unwrap();
     fake.push_sse(response("", "ok", vec![]));
     turn(&mut b);
-    assert!(sends_tools(&fake.chat_bodies()[3]), "tools were not tried again");
+    assert!(
+        sends_tools(&fake.chat_bodies()[3]),
+        "tools were not tried again"
+    );
 
     // A fresh refusal, then `reset_tools` forgets it at once.
     fake.push(raw("llama-server/b_001.s2c"));
@@ -105,7 +111,10 @@ fn a_refusal_of_tools_is_announced_and_tried_again_later() {
     fake.push_sse(response("", "ok", vec![]));
     turn(&mut b);
     let bodies = fake.chat_bodies();
-    assert!(sends_tools(bodies.last().unwrap()), "reset_tools did not reset");
+    assert!(
+        sends_tools(bodies.last().unwrap()),
+        "reset_tools did not reset"
+    );
 }
 
 /// A config with a local and a remote fake, in `mode`, and a chat holding a file of
@@ -131,7 +140,13 @@ fn local_and_remote(mode: &str) -> (common::Env, FakeModel, FakeModel, Bb7, Stri
 
 /// An answer whose usage says the server read `prompt` tokens.
 fn answer_reading(prompt: u64, text_: &str) -> Vec<Step> {
-    vec![role(), text(text_), finish("stop"), usage(prompt, 5, 0.0), done()]
+    vec![
+        role(),
+        text(text_),
+        finish("stop"),
+        usage(prompt, 5, 0.0),
+        done(),
+    ]
 }
 
 #[test]
@@ -167,7 +182,12 @@ fn local_mode_says_on_the_answer_that_the_prompt_was_cut() {
     let end = turn(&mut b).pop().unwrap();
     assert_eq!(end["type"], "done", "{end}");
     let chat_json = env.chat_json(&chat);
-    let last = chat_json["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = chat_json["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["role"], "system");
     let note = last["parts"][0]["content"].as_str().unwrap();
     assert!(
@@ -194,8 +214,19 @@ fn hybrid_learns_the_local_context_window_from_the_server() {
     // A small first turn: the local server answers, and bb7 asks it its size.
     local.push_sse(answer_reading(5000, "Small."));
     let end = turn(&mut b).pop().unwrap();
-    let paths = |f: &FakeModel| f.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect::<Vec<_>>();
-    assert_eq!(end["provider"], "local", "{end} local {:?} remote {:?}", paths(&local), paths(&remote));
+    let paths = |f: &FakeModel| {
+        f.requests()
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        end["provider"],
+        "local",
+        "{end} local {:?} remote {:?}",
+        paths(&local),
+        paths(&remote)
+    );
     assert!(
         local.requests().iter().any(|r| r.path.ends_with("/models")),
         "the local server was not asked"
@@ -209,5 +240,9 @@ fn hybrid_learns_the_local_context_window_from_the_server() {
     let end = turn(&mut b).pop().unwrap();
     assert_eq!(end["provider"], "remote", "{end}");
     assert_eq!(end["fallback_reason"], "context_overflow", "{end}");
-    assert_eq!(local.chat_bodies().len(), 1, "the big prompt reached the local server");
+    assert_eq!(
+        local.chat_bodies().len(),
+        1,
+        "the big prompt reached the local server"
+    );
 }

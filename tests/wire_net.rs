@@ -51,7 +51,10 @@ fn endless_bodies_are_cut_with_a_clear_error() {
     let end = b.turn("hi");
     assert_eq!(end["type"], "error", "{end}");
     let m = end["message"].as_str().unwrap();
-    assert!(m.contains("HTTP 500") && m.contains("upstream exploded"), "{m}");
+    assert!(
+        m.contains("HTTP 500") && m.contains("upstream exploded"),
+        "{m}"
+    );
     // One SSE line without end.
     fake.push(Reply::Endless {
         head: "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {\"choices\":[{\"delta\":{\"content\":\"".into(),
@@ -88,7 +91,9 @@ fn an_eval_recording_keeps_no_secret_of_the_base_url() {
     }));
     let traces = env.home.join("traces");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_bb7"))
-        .args(["eval", "--mode", "remote", "--task", "js-const", "--json", "--record"])
+        .args([
+            "eval", "--mode", "remote", "--task", "js-const", "--json", "--record",
+        ])
         .arg(&traces)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_clear()
@@ -98,7 +103,10 @@ fn an_eval_recording_keeps_no_secret_of_the_base_url() {
         .output()
         .unwrap();
     let trace = std::fs::read_to_string(traces.join("remote/js-const.json")).unwrap_or_default();
-    assert!(trace.contains("could not reach"), "no trace of the failure: {trace}");
+    assert!(
+        trace.contains("could not reach"),
+        "no trace of the failure: {trace}"
+    );
     for text in [
         trace,
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -186,7 +186,9 @@ pub(super) async fn turn(
             TurnMessage::Waiting { message, .. } => {
                 // On a terminal the indicator counts the seconds; its label says why.
                 if waiting.active() {
-                    let label = message.rsplit_once(", ").map_or(message.as_str(), |(l, _)| l);
+                    let label = message
+                        .rsplit_once(", ")
+                        .map_or(message.as_str(), |(l, _)| l);
                     waiting.relabel(label);
                 } else {
                     eprintln!("bb7: {}", terminal::err(&message));

@@ -170,11 +170,8 @@ pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -
     {
         return Some(n);
     }
-    let show = ask(provider.post_json(
-        "../api/show".into(),
-        serde_json::json!({ "model": model }),
-    ))
-    .await?;
+    let show = ask(provider.post_json("../api/show".into(), serde_json::json!({ "model": model })))
+        .await?;
     let num_ctx = show
         .get("parameters")
         .and_then(Value::as_str)
@@ -198,7 +195,9 @@ pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -
 }
 
 /// `f`'s JSON within 10 seconds; `None` on any failure.
-async fn ask(f: futures_util::future::BoxFuture<'_, Result<Value, super::ApiError>>) -> Option<Value> {
+async fn ask(
+    f: futures_util::future::BoxFuture<'_, Result<Value, super::ApiError>>,
+) -> Option<Value> {
     tokio::time::timeout(std::time::Duration::from_secs(10), f)
         .await
         .ok()

@@ -134,13 +134,11 @@ impl Ended<'_> {
             .filter_map(|(i, b)| match b {
                 // The block the token limit cut says so: its own reason only says
                 // that the answer ended.
-                Piece::Broken { path, reason } if i == last && self.truncated() => {
-                    Piece::Broken {
-                        path: path.clone(),
-                        reason: format!("{TRUNCATED_CHANGE}: {reason}"),
-                    }
-                    .proposed()
+                Piece::Broken { path, reason } if i == last && self.truncated() => Piece::Broken {
+                    path: path.clone(),
+                    reason: format!("{TRUNCATED_CHANGE}: {reason}"),
                 }
+                .proposed(),
                 _ => b.proposed(),
             })
             .collect()

@@ -59,7 +59,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
         blocks: Vec::new(),
         fell_back_to_blocks: false,
         finish_reason: None,
-                    prompt_cut: None,
+        prompt_cut: None,
     }
 }
 

@@ -70,18 +70,29 @@ pub(super) fn note_every(first_token: Duration) -> Duration {
 
 /// The `waiting` note of a turn of `chat_id` that has waited `secs` for its first
 /// token from a server on this machine (`local_server`) or not.
-pub(super) fn waiting_note(local_server: bool, chat_id: &str, got: &Received, secs: u64) -> TurnMessage {
+pub(super) fn waiting_note(
+    local_server: bool,
+    chat_id: &str,
+    got: &Received,
+    secs: u64,
+) -> TurnMessage {
     let server = if local_server {
         "the local server"
     } else {
         "the model API"
     };
     let (received, message) = if !got.headers {
-        ("nothing", format!("waiting for {server} to answer, {secs} s"))
+        (
+            "nothing",
+            format!("waiting for {server} to answer, {secs} s"),
+        )
     } else if got.keepalive > 0 {
         ("pings", format!("{server} is reading the prompt, {secs} s"))
     } else {
-        ("headers", format!("{server} is reading the prompt, {secs} s"))
+        (
+            "headers",
+            format!("{server} is reading the prompt, {secs} s"),
+        )
     };
     TurnMessage::Waiting {
         seconds: secs,

@@ -43,7 +43,6 @@ struct Round {
     finish: Option<String>,
 }
 
-
 /// Streams one response to its end: `[DONE]`, an error, or cancellation (which is
 /// noticed at once, also while waiting for data or a retry).
 async fn stream_round(
@@ -467,7 +466,6 @@ pub async fn run(
         prompt_cut,
     }
 }
-
 
 /// The assistant message that carries `text` and the tool `calls` of a response, sent
 /// back to the model before the `tool` messages that answer the calls.

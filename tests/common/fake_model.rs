@@ -38,7 +38,10 @@ pub enum Reply {
     /// Raw bytes as a server sent them (status line, headers, body, chunked encoding
     /// included), written piece by piece with `pause` between pieces; the connection
     /// is closed after the last one.
-    Raw { pieces: Vec<Vec<u8>>, pause: Duration },
+    Raw {
+        pieces: Vec<Vec<u8>>,
+        pause: Duration,
+    },
     /// Accept the request and send nothing for this long, then close.
     Silent(Duration),
     /// `head` (status line and headers, the blank line included), then `fill`
@@ -79,11 +82,8 @@ pub fn wire_pieces(raw: &[u8]) -> Vec<Vec<u8>> {
             pieces.push(raw[at..].to_vec());
             break;
         };
-        let size = usize::from_str_radix(
-            String::from_utf8_lossy(&raw[at..line_end]).trim(),
-            16,
-        )
-        .unwrap_or(0);
+        let size = usize::from_str_radix(String::from_utf8_lossy(&raw[at..line_end]).trim(), 16)
+            .unwrap_or(0);
         let end = (line_end + 2 + size + 2).min(raw.len());
         pieces.push(raw[at..end].to_vec());
         at = end;

@@ -209,4 +209,3 @@ fn attempt_end(attempt: &TurnOutcome, plan: &Plan) -> AttemptEnd {
         None => AttemptEnd::Answered,
     }
 }
-

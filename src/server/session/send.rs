@@ -314,7 +314,8 @@ impl Session {
         let Some(dirs) = &self.dirs else {
             return EditFormat::Auto;
         };
-        let refused = GlobalState::load(&dirs.state).refuses_tools(model, chrono::Utc::now().timestamp());
+        let refused =
+            GlobalState::load(&dirs.state).refuses_tools(model, chrono::Utc::now().timestamp());
         let listed_without = listed_without_tools(&dirs.state.join("models.json"), model);
         if refused || listed_without {
             EditFormat::Blocks
