@@ -308,7 +308,12 @@ def main():
             d = os.path.join(ROOT, "traces", mode)
             os.makedirs(d, exist_ok=True)
             with open(os.path.join(d, tid + ".json"), "w") as f:
-                json.dump({"task": tid, "mode": mode, "exchanges": ex}, f, indent=2)
+                for e in ex:
+                    # Every hand-written run uses the default `auto` edit format on a
+                    # fresh home: each request offers tools.
+                    e["expect_tools"] = True
+                json.dump({"task": tid, "mode": mode, "source": "hand-written",
+                           "exchanges": ex}, f, indent=2)
                 f.write("\n")
             results[mode].append(predict(kind, mode, ex, len(edits)))
     summary = {}

@@ -47,8 +47,13 @@ pub struct Config {
     pub edit_format: Option<EditFormat>,
     /// `edit_format` for single models, by model id; wins over `edit_format`.
     pub model_edit_formats: std::collections::BTreeMap<String, EditFormat>,
-    /// Seconds without any stream data before a turn fails (default 120).
+    /// Seconds without any bytes from the server (keep-alive pings included) before a
+    /// turn whose answer has begun fails as stalled (default 120).
     pub stream_timeout_secs: Option<u64>,
+    /// Seconds from sending a request to its first text, reasoning or tool call before
+    /// the turn fails (default 600, never below `stream_timeout_secs`): a local server
+    /// reading a long prompt sends nothing else, or only keep-alive pings, meanwhile.
+    pub first_token_timeout_secs: Option<u64>,
     /// First retry delay in milliseconds for 429/5xx before any content (default
     /// 1000, doubled per retry; `Retry-After` wins when sent).
     pub retry_backoff_ms: Option<u64>,
@@ -261,15 +266,49 @@ pub struct GlobalState {
     /// The model used last, for new chats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_model: Option<String>,
-    /// Models whose server refused a request with `tools`: `auto` sends them blocks.
+    /// Models whose server refused a request with `tools`: `auto` sends them blocks
+    /// for [`TOOLS_REPROBE_SECS`] after the refusal.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub models_without_tools: Vec<String>,
+    /// When each model of `models_without_tools` was refused, in Unix seconds. A model
+    /// listed without a time (written by an older bb7) is tried with tools again.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools_refused_at: BTreeMap<String, i64>,
     /// Fields this version does not know, kept.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+/// How long a server's refusal of `tools` is believed: after an hour a turn tries
+/// tools again (the server may have been restarted with them on, e.g. llama.cpp's
+/// `--jinja`), and a new refusal starts another hour.
+pub const TOOLS_REPROBE_SECS: i64 = 3600;
+
 impl GlobalState {
+    /// Whether `model`'s server refused `tools` less than [`TOOLS_REPROBE_SECS`]
+    /// before `now` (Unix seconds).
+    pub fn refuses_tools(&self, model: &str, now: i64) -> bool {
+        self.models_without_tools.iter().any(|m| m == model)
+            && self
+                .tools_refused_at
+                .get(model)
+                .is_some_and(|at| now - at < TOOLS_REPROBE_SECS)
+    }
+
+    /// Records that `model`'s server refused `tools` at `now` (Unix seconds).
+    pub fn remember_tools_refused(&mut self, model: &str, now: i64) {
+        if !self.models_without_tools.iter().any(|m| m == model) {
+            self.models_without_tools.push(model.to_owned());
+        }
+        self.tools_refused_at.insert(model.to_owned(), now);
+    }
+
+    /// Forgets every refusal of `tools`: the next turn of each model tries them.
+    pub fn reset_tools(&mut self) {
+        self.models_without_tools.clear();
+        self.tools_refused_at.clear();
+    }
+
     /// Loads `dir/state.json`; a missing or damaged file gives the defaults.
     pub fn load(dir: &Path) -> GlobalState {
         std::fs::read(dir.join("state.json"))

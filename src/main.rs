@@ -19,6 +19,8 @@ Exit status:
   4    the chat is held by another bb7 process (an editor, a running `bb7 ask`):
        close it there; `bb7 unlock --force` or --take-over takes it anyway, and
        then both processes may save the chat and lose each other's messages
+  5    `bb7 ask`: the server cut the answer at its token limit (finish_reason
+       \"length\"); what came is saved, but it is incomplete
   130  stopped with Ctrl-C (the partial answer is kept)
 
 Environment:

@@ -183,6 +183,13 @@ fn a_recorded_live_run_keeps_no_key_and_replays_the_same() {
     let text = std::fs::read_to_string(traces.join("remote/js-const.json")).unwrap();
     assert!(!text.contains("sk-secret"), "{text}");
     let trace: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(trace["source"], "recorded");
+    assert!(trace["date"].is_string());
+    assert_eq!(
+        trace["server"],
+        format!("remote: {}", remote.url),
+        "{trace}"
+    );
     let exchange = &trace["exchanges"][0];
     assert_eq!(exchange["provider"], "remote");
     assert_eq!(exchange["request"]["model"], "vendor/model");
@@ -211,4 +218,83 @@ fn modes_that_need_a_local_provider_say_so() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("providers.local.base_url"), "{stderr}");
+}
+
+/// `bb7 eval --replay` of one shipped task with `config` keys added to it.
+fn replay_perturbed(home: &Path, task: &str, mode: &str, config: Value) -> Value {
+    let dir = home.join("tasks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = Path::new(ROOT)
+        .join("eval/tasks")
+        .join(format!("{task}.json"));
+    let mut t: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    for (k, v) in config.as_object().unwrap() {
+        t["config"][k] = v.clone();
+    }
+    std::fs::write(dir.join(format!("{task}.json")), t.to_string()).unwrap();
+    report(&bb7(
+        home,
+        &[
+            "eval",
+            "--tasks",
+            dir.to_str().unwrap(),
+            "--replay",
+            "eval/traces",
+            "--mode",
+            mode,
+            "--task",
+            task,
+            "--json",
+        ],
+    ))
+}
+
+#[test]
+fn a_replay_fails_when_routing_settings_change_what_bb7_sends() {
+    let home = tempfile::tempdir().unwrap();
+    let task_of = |r: &Value| r["tasks"][0].clone();
+    // Unchanged, the task replays as recorded.
+    let same = replay_perturbed(home.path(), "java-schema-stream", "hybrid_auto", json!({}));
+    assert_eq!(task_of(&same)["success"], true, "{same}");
+    assert!(task_of(&same)["overhead_ms"].is_u64());
+    // One local attempt fewer: bb7 falls back earlier than the trace, whose answers
+    // would still make the files right.
+    let fewer = replay_perturbed(
+        home.path(),
+        "java-schema-stream",
+        "hybrid_auto",
+        json!({"hybrid_max_local_attempts": 1}),
+    );
+    let t = task_of(&fewer);
+    assert_eq!(t["success"], false, "{fewer}");
+    let why = t["failures"].to_string();
+    assert!(
+        why.contains("request 2 went to the remote provider; the trace has it on local")
+            && why.contains("1 answer of the trace never asked for"),
+        "{why}"
+    );
+    // Edits asked for as blocks where the trace offered tools.
+    let blocks = replay_perturbed(
+        home.path(),
+        "js-const",
+        "remote",
+        json!({"edit_format": "blocks"}),
+    );
+    let why = task_of(&blocks)["failures"].to_string();
+    assert!(
+        why.contains("asked for SEARCH/REPLACE blocks; the trace expects tools"),
+        "{why}"
+    );
+}
+
+#[test]
+fn shipped_traces_say_how_they_were_made() {
+    for mode in ["local", "remote", "hybrid_auto"] {
+        let dir = Path::new(ROOT).join("eval/traces").join(mode);
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let trace: Value =
+                serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+            assert_eq!(trace["source"], "hand-written", "{trace}");
+        }
+    }
 }

@@ -76,6 +76,15 @@ local function event(rid, msg)
     st.thinking = st.thinking .. msg.content
   elseif msg.type == 'attempt' then
     st.text, st.thinking = '', ''
+  elseif msg.type == 'notice' then
+    -- Said once per switch (the server refused tool calls): worth a notification.
+    vim.notify('BB-7: ' .. (msg.message or ''), vim.log.levels.WARN)
+    return
+  elseif msg.type == 'waiting' then
+    -- Every few seconds until the first token: shown in the echo area, not kept.
+    st.waiting = msg.message
+    vim.api.nvim_echo({ { 'BB-7: ' .. (msg.message or 'waiting'), 'Comment' } }, false, {})
+    return
   elseif msg.type == 'tool_approval' then
     local prompt = 'BB-7: ' .. (msg.payload and msg.payload.description or 'Allow this read') .. '?'
     vim.ui.select({ 'Allow', 'Deny' }, { prompt = prompt }, function(choice)

@@ -156,6 +156,10 @@ pub enum Command {
         /// Fetch the list again instead of using the day-old cache.
         #[arg(long)]
         refresh: bool,
+        /// Forget that servers refused tool calls: each model's next turn tries them
+        /// again (after a refusal bb7 asks for SEARCH/REPLACE blocks for an hour).
+        #[arg(long)]
+        reset_tools: bool,
     },
     /// Print the chat as Markdown.
     Show {

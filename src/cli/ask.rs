@@ -169,7 +169,7 @@ pub(super) async fn turn(
                 }
                 reasoning_shown = true;
             }
-            TurnMessage::TitleUpdated { .. } => {}
+            TurnMessage::TitleUpdated { .. } | TurnMessage::Waiting { .. } => {}
             _ => waiting.stop(),
         }
         match msg {
@@ -182,6 +182,21 @@ pub(super) async fn turn(
                 let secs = delay_ms as f64 / 1000.0;
                 eprintln!("bb7: retrying in {secs} s ({reason})");
                 waiting = Waiting::start("waiting for the model");
+            }
+            TurnMessage::Waiting { message, .. } => {
+                // On a terminal the indicator counts the seconds; its label says why.
+                if waiting.active() {
+                    let label = message
+                        .rsplit_once(", ")
+                        .map_or(message.as_str(), |(l, _)| l);
+                    waiting.relabel(label);
+                } else {
+                    eprintln!("bb7: {}", terminal::err(&message));
+                }
+            }
+            TurnMessage::Notice { message, .. } => {
+                lines.close_all(s);
+                eprintln!("bb7: {}", terminal::err(&message));
             }
             TurnMessage::Attempt {
                 provider, reason, ..
@@ -260,6 +275,7 @@ pub(super) async fn turn(
                 usage,
                 provider,
                 fallback_reason,
+                truncated,
                 ..
             } => {
                 lines.close_all(s);
@@ -273,6 +289,12 @@ pub(super) async fn turn(
                     eprintln!("bb7: {}", terminal::err(ch.description()));
                 }
                 eprintln!("bb7: {}", usage.summary());
+                if truncated {
+                    return Err(Failure::new(
+                        "the answer was cut at the server's token limit (finish_reason \"length\"); it is saved but incomplete",
+                    )
+                    .with_status(super::client::exit::TRUNCATED));
+                }
                 return Ok(());
             }
             TurnMessage::Error { code, message, .. } => {

@@ -21,6 +21,9 @@ pub mod exit {
     pub const CONFLICT: u8 = 3;
     /// The chat is held by another bb7 process (an editor, a running `bb7 ask`).
     pub const HELD: u8 = 4;
+    /// The answer arrived but the server cut it at its token limit (`bb7 ask`): it is
+    /// saved, and its complete changes staged, but it is not whole.
+    pub const TRUNCATED: u8 = 5;
     /// Stopped with Ctrl-C (128 + SIGINT, as shells report it).
     pub const INTERRUPTED: u8 = 130;
 }

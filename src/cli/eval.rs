@@ -8,6 +8,7 @@ mod metrics;
 mod run;
 mod serve;
 mod task;
+mod verify;
 
 use std::path::{Path, PathBuf};
 

@@ -56,15 +56,22 @@ pub(super) async fn chats(s: &mut Session) -> Res<()> {
     Ok(())
 }
 
-/// `bb7 models [--refresh]`: `ID  CONTEXT  $IN  $OUT`, prices per million tokens.
-pub(super) async fn models(s: &mut Session, refresh: bool) -> Res<()> {
+/// `bb7 models [--refresh] [--reset-tools]`: `ID  CONTEXT  TOOLS  $IN  $OUT`, prices
+/// per million tokens; the context is what the server runs with when it says
+/// (llama.cpp `meta.n_ctx`, LM Studio `loaded_context_length`), tools `?` when the
+/// list does not say.
+pub(super) async fn models(s: &mut Session, refresh: bool, reset_tools: bool) -> Res<()> {
     let mut waiting = Waiting::start("fetching the models list");
     let r: Models =
         s.c.call(Action::GetModels(params::GetModels {
             refresh: Some(refresh),
+            reset_tools: reset_tools.then_some(true),
         }))
         .await?;
     waiting.stop();
+    if reset_tools {
+        eprintln!("bb7: every model's next turn tries tool calls again");
+    }
     if r.stale {
         eprintln!("bb7: the model API could not be reached; this list is from the cache");
     }
@@ -72,15 +79,21 @@ pub(super) async fn models(s: &mut Session, refresh: bool) -> Res<()> {
         eprintln!("bb7: the model API lists no models");
         return Ok(());
     }
-    let mut table = Table::new(["MODEL", "CONTEXT", "$/M IN", "$/M OUT"]);
+    let mut table = Table::new(["MODEL", "CONTEXT", "TOOLS", "$/M IN", "$/M OUT"]);
     for m in r.models.iter() {
         let ctx = match m.context_length {
             0 => "?".to_owned(),
             c => c.to_string(),
         };
+        let tools = match (m.tools_known, m.supports_tools) {
+            (false, _) => "?",
+            (true, true) => "yes",
+            (true, false) => "no",
+        };
         table.row([
             m.id.clone(),
             ctx,
+            tools.to_owned(),
             per_million(price(m, "prompt")),
             per_million(price(m, "completion")),
         ]);
@@ -101,6 +114,7 @@ fn per_million(p: Option<f64>) -> String {
 async fn model_list(s: &mut Session) -> Vec<ModelInfo> {
     s.c.call::<Models>(Action::GetModels(params::GetModels {
         refresh: Some(false),
+        reset_tools: None,
     }))
     .await
     .map(|m| m.models.into_owned())

@@ -224,7 +224,10 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         } => review::review(s, path, accept, reject, all).await,
         Command::Checkpoints => review::checkpoints(s).await,
         Command::Rollback { id, scoped, force } => review::rollback(s, id, scoped, force).await,
-        Command::Models { refresh } => info::models(s, refresh).await,
+        Command::Models {
+            refresh,
+            reset_tools,
+        } => info::models(s, refresh, reset_tools).await,
         Command::Show { last } => info::show(s, last).await,
         Command::Log => info::log(s).await,
         Command::Eval(_) => Ok(()),

@@ -343,26 +343,31 @@ pub struct Waiting {
     task: Option<tokio::task::JoinHandle<()>>,
     /// Set under the stderr lock, so no frame is drawn after the line is cleared.
     stopped: Arc<AtomicBool>,
+    /// What it shows before the seconds; [`Waiting::relabel`] changes it.
+    label: Arc<std::sync::Mutex<String>>,
 }
 
 impl Waiting {
     /// Starts showing `label` (on a terminal that takes escape sequences only).
     pub fn start(label: &str) -> Waiting {
         let stopped = Arc::new(AtomicBool::new(false));
+        let shown = Arc::new(std::sync::Mutex::new(label.to_owned()));
         if !std::io::stderr().is_terminal() || !capable_terminal() {
             return Waiting {
                 task: None,
                 stopped,
+                label: shown,
             };
         }
-        let label = label.to_owned();
+        let label = shown.clone();
         let flag = stopped.clone();
         let task = tokio::spawn(async move {
             const FRAMES: [&str; 4] = ["|", "/", "-", "\\"];
             let started = std::time::Instant::now();
             for i in 0usize.. {
                 let secs = started.elapsed().as_secs();
-                let text = format!("{} {label} {secs}s", FRAMES[i % FRAMES.len()]);
+                let now = label.lock().map(|l| l.clone()).unwrap_or_default();
+                let text = format!("{} {now} {secs}s", FRAMES[i % FRAMES.len()]);
                 if !draw(&flag, &text) {
                     return;
                 }
@@ -372,6 +377,14 @@ impl Waiting {
         Waiting {
             task: Some(task),
             stopped,
+            label: shown,
+        }
+    }
+
+    /// Shows `label` from the next frame on; the seconds keep counting.
+    pub fn relabel(&self, label: &str) {
+        if let Ok(mut l) = self.label.lock() {
+            *l = label.to_owned();
         }
     }
 

@@ -13,7 +13,7 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::openai::send_checked;
+use super::openai::{read_json, send_checked, within_json_timeout};
 use super::request::{CacheControl, Content, Role};
 use super::sse::event_stream;
 use super::{ApiError, ChatRequest, Provider, StreamEvent, StreamStart, Usage};
@@ -469,13 +469,11 @@ impl Provider for AnthropicMessages {
     }
 
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>> {
-        Box::pin(async move {
+        Box::pin(within_json_timeout(async move {
             let body = messages_request(request, false);
             let resp =
                 send_checked(self.request(reqwest::Method::POST, "messages").json(&body)).await?;
-            let answer: Completion = resp
-                .json()
-                .await
+            let answer: Completion = serde_json::from_value(read_json(resp).await?)
                 .map_err(|e| ApiError::Decode(e.to_string()))?;
             let content = answer.content.into_iter().map(|b| b.text).collect();
             serde_json::to_value(OpenAiCompletion {
@@ -487,16 +485,14 @@ impl Provider for AnthropicMessages {
                 }],
             })
             .map_err(|e| ApiError::Decode(e.to_string()))
-        })
+        }))
     }
 
     fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>> {
-        Box::pin(async move {
+        Box::pin(within_json_timeout(async move {
             let resp = send_checked(self.request(reqwest::Method::GET, &path)).await?;
-            resp.json::<Value>()
-                .await
-                .map_err(|e| ApiError::Decode(e.to_string()))
-        })
+            read_json(resp).await
+        }))
     }
 }
 

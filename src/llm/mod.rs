@@ -120,8 +120,24 @@ pub enum ApiError {
     },
     /// The connection ended before `data: [DONE]`.
     Dropped(String),
-    /// No data for longer than the stall timeout.
-    Stalled(u64),
+    /// No bytes for longer than the stall timeout (`stream_timeout_secs`) once the
+    /// answer had begun.
+    Stalled {
+        /// The timeout in seconds.
+        secs: u64,
+        /// What had arrived before the silence, for the user ("after 1,204
+        /// characters of text").
+        received: String,
+    },
+    /// No text, reasoning or tool call within `first_token_timeout_secs` of sending
+    /// the request (keep-alive bytes do not count: they say the server is alive, not
+    /// that it answers).
+    NoFirstToken {
+        /// The limit in seconds.
+        secs: u64,
+        /// What did arrive ("the response headers and 14 keep-alive pings").
+        received: String,
+    },
     /// The attempt took longer than its deadline in milliseconds (a local attempt of
     /// a `hybrid_auto` turn, `hybrid_remote_on_timeout_ms`).
     Deadline(u64),
@@ -208,9 +224,14 @@ impl ApiError {
                 None => format!("The model stream reported an error: {message}"),
             },
             ApiError::Dropped(m) => format!("The connection to the model API dropped: {m}"),
-            ApiError::Stalled(s) => {
-                format!("The model stream stalled: no data for {s} seconds")
+            ApiError::Stalled { secs, received } => {
+                format!(
+                    "The model stream stalled: no data for {secs} seconds (stream_timeout_secs) {received}"
+                )
             }
+            ApiError::NoFirstToken { secs, received } => format!(
+                "The model sent no answer within {secs} seconds (first_token_timeout_secs): {received}; no text, reasoning or tool call arrived"
+            ),
             ApiError::Deadline(ms) => {
                 format!("The model took longer than {ms} ms (hybrid_remote_on_timeout_ms)")
             }
@@ -218,6 +239,41 @@ impl ApiError {
             ApiError::Decode(m) => format!("Cannot understand the model API's answer: {m}"),
         }
     }
+}
+
+/// The message of a server's error value, in every shape servers send: the nested
+/// `{"error":{"message":…}}` (OpenAI, OpenRouter, llama.cpp), the flat
+/// `{"error":"…"}` (LM Studio, Ollama), and a bare `{"message":…}` (the payload of an
+/// older llama.cpp server's SSE `error:` field). `None` when `v` holds none.
+pub fn error_message(v: &Value) -> Option<String> {
+    match v.get("error") {
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(e @ Value::Object(_)) => {
+            if let Some(m) = e.get("message").and_then(Value::as_str) {
+                return Some(m.to_owned());
+            }
+        }
+        _ => {}
+    }
+    v.get("message").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The [`ApiError::Stream`] of an error value found in a stream (see [`error_message`]
+/// for the shapes); its `code` may be a string or a number, nested or flat. `None`
+/// when `v` is not an error.
+pub fn stream_error(v: &Value) -> Option<ApiError> {
+    let nested = v.get("error").filter(|e| !e.is_null());
+    if nested.is_none() && v.get("message").is_none() {
+        return None;
+    }
+    let holder = nested.filter(|e| e.is_object()).unwrap_or(v);
+    let code = match holder.get("code") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let message = error_message(v).unwrap_or_else(|| "unknown error".to_owned());
+    Some(ApiError::Stream { code, message })
 }
 
 impl std::fmt::Display for ApiError {
@@ -251,8 +307,16 @@ pub trait Provider: Send + Sync {
     /// A non-streaming chat completion (titles); returns the response JSON.
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>>;
 
-    /// `GET {base_url}/{path}` returning JSON (`models`, `credits`).
+    /// `GET {base_url}/{path}` returning JSON (`models`, `credits`). `path` may climb
+    /// out of the base URL's path (`../props` of `http://h/v1` is `http://h/props`).
     fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>>;
+
+    /// `POST {base_url}/{path}` with a JSON body, returning JSON (Ollama's
+    /// `../api/show`). Errors: [`ApiError::Decode`] for an adapter without it.
+    fn post_json(&self, path: String, body: Value) -> BoxFuture<'_, Result<Value, ApiError>> {
+        let _ = (path, body);
+        Box::pin(async { Err(ApiError::Decode("not offered by this API".into())) })
+    }
 }
 
 #[cfg(test)]

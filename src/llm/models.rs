@@ -37,6 +37,11 @@ pub struct ModelInfo {
     /// `tools` is a supported parameter.
     #[serde(default)]
     pub supports_tools: bool,
+    /// The row lists its parameters (`supported_parameters`), so `supports_tools`
+    /// says something: a row without them (llama.cpp, Ollama, LM Studio) leaves tool
+    /// support unknown, never "no tools".
+    #[serde(default)]
+    pub tools_known: bool,
     /// Prices as sent: `prompt`, `completion` and whatever else the API lists.
     #[serde(default)]
     pub pricing: Map<String, Value>,
@@ -62,6 +67,18 @@ struct RawModel {
     pricing: Option<Map<String, Value>>,
     #[serde(default)]
     supported_parameters: Option<Vec<Value>>,
+    /// llama.cpp's server: `meta.n_ctx` is its context size (`-c`).
+    #[serde(default)]
+    meta: Option<Meta>,
+    /// LM Studio: the context the loaded model runs with.
+    #[serde(default)]
+    loaded_context_length: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Meta {
+    #[serde(default)]
+    n_ctx: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,7 +117,16 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
                     Some(Value::Number(n)) => Some(n.to_string()),
                     _ => None,
                 },
-                context_length: count(raw.context_length),
+                // What the server runs with wins over what the model was trained for.
+                context_length: [
+                    raw.loaded_context_length,
+                    raw.meta.and_then(|m| m.n_ctx),
+                    raw.context_length,
+                ]
+                .into_iter()
+                .map(count)
+                .find(|n| *n > 0)
+                .unwrap_or(0),
                 max_completion_tokens: count(
                     raw.top_provider.and_then(|t| t.max_completion_tokens),
                 ),
@@ -108,11 +134,74 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
                     .iter()
                     .any(|p| *p == "reasoning" || *p == "include_reasoning"),
                 supports_tools: params.contains(&"tools"),
+                tools_known: raw.supported_parameters.is_some(),
                 pricing: raw.pricing.unwrap_or_default(),
                 id,
             })
         })
         .collect()
+}
+
+/// The context window a server runs `model` with, asked of the server itself, for a
+/// provider whose `context_window` is not configured: its model list (LM Studio
+/// `loaded_context_length`, llama.cpp `meta.n_ctx`, OpenRouter `context_length`; the
+/// row of `model`, or the only row), then llama.cpp's `/props`
+/// (`default_generation_settings.n_ctx`), then Ollama's `/api/show` (`num_ctx` of
+/// its `parameters`, else the model's `*.context_length`). `None` when none says;
+/// each question has 10 seconds.
+pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -> Option<u64> {
+    if let Some(list) = ask(provider.get_json("models".into())).await {
+        let rows = parse_models(&list);
+        let row = match rows.iter().find(|m| m.id == model) {
+            Some(r) => Some(r),
+            None if rows.len() == 1 => rows.first(),
+            None => None,
+        };
+        if let Some(n) = row.map(|r| r.context_length).filter(|n| *n > 0) {
+            return Some(n);
+        }
+    }
+    if let Some(props) = ask(provider.get_json("../props".into())).await
+        && let Some(n) = props
+            .pointer("/default_generation_settings/n_ctx")
+            .or_else(|| props.get("n_ctx"))
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0)
+    {
+        return Some(n);
+    }
+    let show = ask(provider.post_json("../api/show".into(), serde_json::json!({ "model": model })))
+        .await?;
+    let num_ctx = show
+        .get("parameters")
+        .and_then(Value::as_str)
+        .and_then(|p| {
+            p.lines().find_map(|l| {
+                let mut words = l.split_whitespace();
+                (words.next() == Some("num_ctx"))
+                    .then(|| words.next()?.parse::<u64>().ok())
+                    .flatten()
+            })
+        });
+    num_ctx
+        .or_else(|| {
+            show.get("model_info")?
+                .as_object()?
+                .iter()
+                .find(|(k, _)| k.ends_with(".context_length"))
+                .and_then(|(_, v)| v.as_u64())
+        })
+        .filter(|n| *n > 0)
+}
+
+/// `f`'s JSON within 10 seconds; `None` on any failure.
+async fn ask(
+    f: futures_util::future::BoxFuture<'_, Result<Value, super::ApiError>>,
+) -> Option<Value> {
+    tokio::time::timeout(std::time::Duration::from_secs(10), f)
+        .await
+        .ok()
+        .and_then(Result::ok)
 }
 
 /// Format of [`ModelsCache`]; a cache of another format is never fresh, so it is
@@ -159,6 +248,20 @@ impl ModelsCache {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn local_servers_report_their_context_and_say_nothing_of_tools() {
+        let rows = parse_models(&serde_json::json!({"data": [
+            {"id": "lm", "loaded_context_length": 8192, "max_context_length": 131072},
+            {"id": "llama", "meta": {"n_ctx": 2048, "n_ctx_train": 32768}},
+            {"id": "or", "context_length": 200000, "supported_parameters": ["tools"]},
+            {"id": "ollama"}
+        ]}));
+        let ctx: Vec<u64> = rows.iter().map(|m| m.context_length).collect();
+        assert_eq!(ctx, [8192, 2048, 200000, 0]);
+        let known: Vec<bool> = rows.iter().map(|m| m.tools_known).collect();
+        assert_eq!(known, [false, false, true, false]);
+    }
 
     #[test]
     fn openrouter_rows_pass_through() {

@@ -20,14 +20,96 @@ pub struct OpenAiCompatible {
     headers: Vec<(String, String)>,
 }
 
+/// The most bytes bb7 reads of an error response's body: its message is in the first
+/// few hundred; the rest of an endless body is never read.
+pub const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// The most bytes of a JSON answer that is not streamed (the model list, credits, a
+/// title): 32 MiB, over ten times OpenRouter's whole model list.
+pub const MAX_JSON_BODY_BYTES: usize = 32 << 20;
+
+/// How long a request that is not streamed (the model list, credits, a title) may
+/// take, headers and body together. A streamed chat has the turn's limits instead
+/// (`first_token_timeout_secs`, `stream_timeout_secs`).
+pub const JSON_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Same-origin redirects followed before giving up.
+const MAX_REDIRECTS: usize = 5;
+
 /// The HTTP client of a model adapter: rustls, a 20 s connect timeout and no total
-/// timeout (a stream may run for minutes; a stall is caught per event by the turn).
-/// Errors: `ApiError::Network` when the TLS backend cannot start.
+/// timeout (a stream may run for minutes; the turn watches it, and other requests
+/// have [`JSON_TIMEOUT`]). A redirect is followed only within the origin (scheme,
+/// host and port) of the configured URL: one to another host would carry the key,
+/// every configured header and the prompt there (and the plain-HTTP rule of
+/// `url::cleartext_risk` was checked for the configured host only), so it is not
+/// followed and [`send_checked`] reports it. Errors: `ApiError::Network` when the TLS
+/// backend cannot start.
 pub(crate) fn http_client() -> Result<reqwest::Client, ApiError> {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same_origin || attempt.previous().len() > MAX_REDIRECTS {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    });
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(20))
+        .redirect(policy)
         .build()
         .map_err(|e| ApiError::Network(e.to_string()))
+}
+
+/// Reads `resp`'s body up to `cap` bytes. Returns the bytes and whether more followed
+/// (the rest is never read). Errors: the connection failed mid-body.
+pub async fn read_capped(
+    mut resp: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), ApiError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| ApiError::Dropped(describe(&e)))?
+    {
+        let room = cap - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
+/// The JSON of a successful answer that is not streamed, read within [`JSON_TIMEOUT`]
+/// (counted from the request by the caller) and [`MAX_JSON_BODY_BYTES`].
+pub(super) async fn read_json(resp: reqwest::Response) -> Result<Value, ApiError> {
+    let (body, more) = read_capped(resp, MAX_JSON_BODY_BYTES).await?;
+    if more {
+        return Err(ApiError::Decode(format!(
+            "the answer is over {} MiB; bb7 stopped reading it",
+            MAX_JSON_BODY_BYTES >> 20
+        )));
+    }
+    serde_json::from_slice(&body).map_err(|e| ApiError::Decode(e.to_string()))
+}
+
+/// `work` within [`JSON_TIMEOUT`]; past it, [`ApiError::Network`] saying so.
+pub(super) async fn within_json_timeout<T>(
+    work: impl std::future::Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    tokio::time::timeout(JSON_TIMEOUT, work)
+        .await
+        .unwrap_or_else(|_| {
+            Err(ApiError::Network(format!(
+                "no complete answer within {} seconds",
+                JSON_TIMEOUT.as_secs()
+            )))
+        })
 }
 
 impl OpenAiCompatible {
@@ -93,7 +175,28 @@ pub(super) async fn send_checked(
         .get(reqwest::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let body = resp.text().await.unwrap_or_default();
+    if resp.status().is_redirection() {
+        let to = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|l| resp.url().join(l).ok())
+            .map(|u| super::url::redacted(u.as_str()))
+            .unwrap_or_else(|| "an address it did not name".to_owned());
+        return Err(ApiError::Http {
+            status,
+            message: format!(
+                "the server redirected the request to {to}; bb7 follows redirects only within the configured server, so the API key, headers and prompt were not sent there (set base_url to the address that answers) (from {url})"
+            ),
+            retry_after: None,
+        });
+    }
+    // An error body is read only as far as its message can be (an endless one
+    // never is), and a body that breaks off still yields what came.
+    let (body, _) = read_capped(resp, MAX_ERROR_BODY_BYTES)
+        .await
+        .unwrap_or_default();
+    let body = String::from_utf8_lossy(&body);
     Err(ApiError::Http {
         status,
         message: format!("{} (from {url})", error_body_message(&body)),
@@ -101,16 +204,13 @@ pub(super) async fn send_checked(
     })
 }
 
-/// The message of an error body: `error.message` of JSON, or the start of a non-JSON
-/// body (an HTML gateway page) with tags removed.
+/// The message of an error body: JSON in any shape [`super::error_message`] reads, or
+/// the start of any other body (plain text, an HTML gateway page) with tags removed.
 fn error_body_message(body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        if let Some(m) = v.pointer("/error/message").and_then(Value::as_str) {
-            return m.to_owned();
-        }
-        if let Some(m) = v.get("message").and_then(Value::as_str) {
-            return m.to_owned();
-        }
+    if let Ok(v) = serde_json::from_str::<Value>(body)
+        && let Some(m) = super::error_message(&v)
+    {
+        return m;
     }
     let mut text = String::new();
     let mut in_tag = false;
@@ -133,9 +233,10 @@ fn error_body_message(body: &str) -> String {
     }
 }
 
-fn describe(e: &reqwest::Error) -> String {
-    // reqwest's Display includes the URL (never headers), which may carry a key in
-    // its user info or query: it is shown redacted.
+/// `e` with its causes, for the user: reqwest's Display includes the URL (never
+/// headers), which may carry a key in its user info or query, so it is shown
+/// [`super::url::redacted`].
+pub fn describe(e: &reqwest::Error) -> String {
     let mut s = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(inner) = source {
@@ -160,27 +261,30 @@ impl Provider for OpenAiCompatible {
     }
 
     fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<Value, ApiError>> {
-        Box::pin(async move {
+        Box::pin(within_json_timeout(async move {
             let resp = self
                 .send(self.post("chat/completions").json(&request.wire(false)))
                 .await?;
-            resp.json::<Value>()
-                .await
-                .map_err(|e| ApiError::Decode(e.to_string()))
-        })
+            read_json(resp).await
+        }))
     }
 
     fn get_json(&self, path: String) -> BoxFuture<'_, Result<Value, ApiError>> {
-        Box::pin(async move {
+        Box::pin(within_json_timeout(async move {
             let mut req = self.http.get(format!("{}/{path}", self.base_url));
             if let Some(key) = &self.api_key {
                 req = req.bearer_auth(key);
             }
             let resp = self.send(self.with_extra_headers(req)).await?;
-            resp.json::<Value>()
-                .await
-                .map_err(|e| ApiError::Decode(e.to_string()))
-        })
+            read_json(resp).await
+        }))
+    }
+
+    fn post_json(&self, path: String, body: Value) -> BoxFuture<'_, Result<Value, ApiError>> {
+        Box::pin(within_json_timeout(async move {
+            let resp = self.send(self.post(&path).json(&body)).await?;
+            read_json(resp).await
+        }))
     }
 }
 
@@ -202,18 +306,10 @@ pub fn decode_event(data: &str) -> Result<Vec<StreamEvent>, ApiError> {
             .and_then(|fixed| serde_json::from_str(&fixed).ok())
             .ok_or_else(|| ApiError::Decode(format!("bad stream chunk ({e})")))?,
     };
-    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        let code = match err.get("code") {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        };
-        let message = err
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown error")
-            .to_owned();
-        return Err(ApiError::Stream { code, message });
+    if v.get("error").is_some_and(|e| !e.is_null())
+        && let Some(err) = super::stream_error(&v)
+    {
+        return Err(err);
     }
     let mut out = Vec::new();
     if let Some(choices) = v.get("choices").and_then(Value::as_array) {

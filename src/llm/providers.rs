@@ -334,6 +334,6 @@ mod tests {
         assert!(http(500, "tools param requires --jinja flag").is_tool_support_missing());
         assert!(!http(400, "bad request").is_context_overflow());
         assert!(http(400, "qwen does not support tools").is_tool_support_missing());
-        assert!(!ApiError::Stalled(3).is_tool_support_missing());
+        assert!(!ApiError::Dropped("eof".into()).is_tool_support_missing());
     }
 }

@@ -7,6 +7,22 @@
 
 use super::{ApiError, EventStream, StreamEvent};
 
+/// The most bytes one SSE line, or one event's joined `data`, may hold: 32 MiB, far
+/// above any answer's fragment (a whole file in one tool-call delta included) and far
+/// below what would exhaust memory. A body that exceeds it is a decode error, never
+/// buffered further.
+pub const MAX_SSE_EVENT_BYTES: usize = 32 << 20;
+
+/// One event of an SSE body, as far as bb7 reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SseItem {
+    /// The `data` of an event, its lines joined by `\n`.
+    Data(String),
+    /// The value of an `error` field: older llama.cpp servers send a failure as an
+    /// event of its own, `error: {"code":…,"message":…}`, instead of a `data` line.
+    Error(String),
+}
+
 /// Incremental decoder: feed it the body's bytes as they arrive.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
@@ -18,19 +34,26 @@ pub struct SseDecoder {
     data: String,
     /// Whether the event being read has a `data` field.
     has_data: bool,
+    /// The `error` field of the event being read, if any.
+    error: Option<String>,
 }
 
 impl SseDecoder {
     /// Consumes `bytes`; returns the `data` of every event completed by them, in order.
-    /// Comments and fields other than `data` are skipped; invalid UTF-8 in a line is
-    /// replaced by U+FFFD (the JSON decoder then reports the chunk as malformed).
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<String> {
+    /// Comments and fields other than `data` and `error` are skipped; invalid UTF-8 in
+    /// a line is replaced by U+FFFD (the JSON decoder then reports the chunk as
+    /// malformed). Errors: [`ApiError::Decode`] when a line or an event's data grows
+    /// past [`MAX_SSE_EVENT_BYTES`]; the decoder should then be dropped.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseItem>, ApiError> {
         self.buf.extend_from_slice(bytes);
         let mut events = Vec::new();
         let mut start = 0;
         loop {
             let Some(found) = memchr::memchr2(b'\n', b'\r', &self.buf[self.scanned..]) else {
                 self.scanned = self.buf.len();
+                if self.buf.len() - start > MAX_SSE_EVENT_BYTES {
+                    return Err(too_long());
+                }
                 break;
             };
             let end = self.scanned + found;
@@ -49,18 +72,24 @@ impl SseDecoder {
             };
             let line = String::from_utf8_lossy(&self.buf[start..end]).into_owned();
             self.line(&line, &mut events);
+            if self.data.len() > MAX_SSE_EVENT_BYTES {
+                return Err(too_long());
+            }
             start = next;
             self.scanned = next;
         }
         self.buf.drain(..start);
         self.scanned -= start;
-        events
+        Ok(events)
     }
 
-    fn line(&mut self, line: &str, events: &mut Vec<String>) {
+    fn line(&mut self, line: &str, events: &mut Vec<SseItem>) {
         if line.is_empty() {
+            if let Some(error) = self.error.take() {
+                events.push(SseItem::Error(error));
+            }
             if std::mem::take(&mut self.has_data) {
-                events.push(std::mem::take(&mut self.data));
+                events.push(SseItem::Data(std::mem::take(&mut self.data)));
             }
             return;
         }
@@ -77,8 +106,17 @@ impl SseDecoder {
             }
             self.data.push_str(value);
             self.has_data = true;
+        } else if field == "error" {
+            self.error = Some(value.to_owned());
         }
     }
+}
+
+fn too_long() -> ApiError {
+    ApiError::Decode(format!(
+        "the server sent a stream event over {} MiB; bb7 stopped reading it",
+        MAX_SSE_EVENT_BYTES >> 20
+    ))
 }
 
 /// Rewrites every `\\uXXXX` escape of a lone UTF-16 surrogate in JSON text (a high
@@ -135,8 +173,17 @@ pub fn replace_lone_surrogates(json: &str) -> Option<String> {
     Some(out)
 }
 
-/// The events of a streamed response body: each SSE `data` payload through `decode`, in
-/// order; a connection that breaks is one [`ApiError::Dropped`].
+/// What a closed connection is called in every message: the server (or something
+/// between) ended the body before the stream's end marker.
+pub const CLOSED_MID_ANSWER: &str =
+    "the server closed the connection before the answer was complete";
+
+/// The events of a streamed response body: each SSE `data` payload through `decode`,
+/// and each `error` field as [`ApiError::Stream`], in order. A network read that
+/// completes no event (a keep-alive comment, part of a line) yields `Ok(vec![])`, so
+/// a reader sees that bytes arrive. A connection that breaks is one
+/// [`ApiError::Dropped`] naming the cause; a line or event over
+/// [`MAX_SSE_EVENT_BYTES`] one [`ApiError::Decode`].
 pub fn event_stream(
     resp: reqwest::Response,
     mut decode: impl FnMut(&str) -> Result<Vec<StreamEvent>, ApiError> + Send + 'static,
@@ -144,16 +191,49 @@ pub fn event_stream(
     use futures_util::StreamExt;
     let mut sse = SseDecoder::default();
     resp.bytes_stream()
-        .map(move |chunk| match chunk {
-            Ok(bytes) => sse
-                .push(&bytes)
+        .map(move |chunk| {
+            let items = match chunk.map_err(|e| dropped(&e)).and_then(|b| sse.push(&b)) {
+                Ok(items) => items,
+                Err(e) => return vec![Err(e)],
+            };
+            if items.is_empty() {
+                return vec![Ok(Vec::new())];
+            }
+            items
                 .iter()
-                .map(|data| decode(data))
-                .collect::<Vec<_>>(),
-            Err(e) => vec![Err(ApiError::Dropped(e.to_string()))],
+                .map(|item| match item {
+                    SseItem::Data(data) => decode(data),
+                    SseItem::Error(value) => Err(error_field(value)),
+                })
+                .collect()
         })
         .flat_map(futures_util::stream::iter)
         .boxed()
+}
+
+/// The error of an SSE `error:` field: JSON in any shape `super::stream_error` reads,
+/// else the text itself.
+fn error_field(value: &str) -> ApiError {
+    serde_json::from_str::<serde_json::Value>(value)
+        .ok()
+        .and_then(|v| super::stream_error(&v))
+        .unwrap_or_else(|| ApiError::Stream {
+            code: None,
+            message: value.trim().chars().take(500).collect(),
+        })
+}
+
+/// A body read that failed: [`CLOSED_MID_ANSWER`] and the innermost cause the HTTP
+/// library gives (its own words, "error decoding response body", name no cause).
+fn dropped(e: &reqwest::Error) -> ApiError {
+    let mut cause = None;
+    let mut source = std::error::Error::source(e);
+    while let Some(inner) = source {
+        cause = Some(inner.to_string());
+        source = inner.source();
+    }
+    let detail = cause.map(|c| format!(" ({c})")).unwrap_or_default();
+    ApiError::Dropped(format!("{CLOSED_MID_ANSWER}{detail}"))
 }
 
 #[cfg(test)]
@@ -178,12 +258,13 @@ mod tests {
     fn events_split_anywhere_decode_the_same() {
         let body =
             ": comment\r\n\r\ndata: {\"a\":1}\r\n\r\ndata: x\ndata: y\n\nevent: e\rdata:z\r\r\n";
-        let whole = SseDecoder::default().push(body.as_bytes());
-        assert_eq!(whole, vec!["{\"a\":1}", "x\ny", "z"]);
+        let whole = SseDecoder::default().push(body.as_bytes()).unwrap();
+        let data = |s: &str| SseItem::Data(s.to_owned());
+        assert_eq!(whole, vec![data("{\"a\":1}"), data("x\ny"), data("z")]);
         for cut in 0..body.len() {
             let mut d = SseDecoder::default();
-            let mut got = d.push(&body.as_bytes()[..cut]);
-            got.extend(d.push(&body.as_bytes()[cut..]));
+            let mut got = d.push(&body.as_bytes()[..cut]).unwrap();
+            got.extend(d.push(&body.as_bytes()[cut..]).unwrap());
             assert_eq!(got, whole, "cut at {cut}");
         }
     }
@@ -191,8 +272,33 @@ mod tests {
     #[test]
     fn an_unfinished_event_is_not_emitted() {
         let mut d = SseDecoder::default();
-        assert!(d.push(b"data: partial").is_empty());
-        assert!(d.push(b" more\n").is_empty());
-        assert_eq!(d.push(b"\n"), vec!["partial more"]);
+        assert!(d.push(b"data: partial").unwrap().is_empty());
+        assert!(d.push(b" more\n").unwrap().is_empty());
+        assert_eq!(
+            d.push(b"\n").unwrap(),
+            vec![SseItem::Data("partial more".into())]
+        );
+    }
+
+    #[test]
+    fn an_error_field_is_an_event_and_endless_lines_are_refused() {
+        let mut d = SseDecoder::default();
+        assert_eq!(
+            d.push(b"error: {\"code\":500}\n\n").unwrap(),
+            vec![SseItem::Error("{\"code\":500}".into())]
+        );
+        let mut d = SseDecoder::default();
+        let chunk = vec![b'x'; 1 << 20];
+        let mut failed = false;
+        for _ in 0..40 {
+            if d.push(&chunk).is_err() {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed, "a 40 MiB line was buffered");
+        assert!(
+            matches!(error_field(r#"{"code":400,"message":"too long"}"#), ApiError::Stream { code: Some(c), message } if c == "400" && message == "too long")
+        );
     }
 }

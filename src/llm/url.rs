@@ -38,6 +38,22 @@ pub fn redact_in(text: &str, url: &str) -> String {
     text.replace(url, &redacted(url))
 }
 
+/// Whether `url` names this machine: `localhost`, `127.0.0.0/8` or `::1`. `false` for
+/// a string that is not a URL.
+pub fn is_loopback(url: &str) -> bool {
+    let Ok(url) = Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Why a request to `base_url` would expose a credential: it is plain `http://` to a
 /// host other than this machine, and it carries a key (the configured one, or user
 /// info or a query in the URL itself). `None` when it is safe: `https`, a loopback
@@ -51,13 +67,7 @@ pub fn cleartext_risk(base_url: &str, has_key: bool) -> Option<String> {
     if !has_key && !in_url {
         return None;
     }
-    let host = url.host_str()?;
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = host.eq_ignore_ascii_case("localhost")
-        || bare
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    (!loopback).then(|| {
+    (!is_loopback(base_url)).then(|| {
         format!(
             "the API key would cross the network in cleartext: {} is plain http to another machine",
             redacted(base_url)

@@ -72,6 +72,30 @@ pub enum TurnMessage {
         /// The chat.
         chat_id: String,
     },
+    /// The turn waits for the model's first token (not final): sent every few
+    /// seconds (a quarter of `first_token_timeout_secs`, 1 to 10 s) until text,
+    /// reasoning or a tool call arrives.
+    Waiting {
+        /// Seconds since the request was sent.
+        seconds: u64,
+        /// What arrived so far: `nothing`, `headers` (the server accepted the
+        /// request) or `pings` (and keep-alive bytes since).
+        received: String,
+        /// For the user: "the local server is reading the prompt, 47 s".
+        message: String,
+        /// The chat.
+        chat_id: String,
+    },
+    /// Something the user should know about how the turn runs (not final).
+    Notice {
+        /// What it is about: `blocks` (the server refused tool calls; edits are asked
+        /// for as SEARCH/REPLACE blocks from now on).
+        kind: String,
+        /// For the user.
+        message: String,
+        /// The chat.
+        chat_id: String,
+    },
     /// The turn ended with an answer (final).
     Done {
         /// The chat.
@@ -94,6 +118,10 @@ pub enum TurnMessage {
         /// `context_overflow`, `timeout` or `local_error`; absent without a fallback.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fallback_reason: Option<String>,
+        /// The server cut the answer at its token limit (`finish_reason: "length"`);
+        /// absent when it was not.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        truncated: bool,
     },
     /// A dropped attempt of a `hybrid_auto` turn: the text streamed so far for this
     /// request is not the answer; a new attempt starts on `provider`.
@@ -221,6 +249,7 @@ mod tests {
             chat_usage: None,
             provider: None,
             fallback_reason: None,
+            truncated: false,
         };
         let error = TurnMessage::Error {
             message: "Response aborted by user.".into(),

@@ -445,6 +445,10 @@ pub struct GetModels {
     /// Fetch the list again even when the cache is fresh.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refresh: Option<bool>,
+    /// Forget every server's refusal of tool calls first (`models_without_tools` in
+    /// `~/.bb7/state.json`), so each model's next turn tries tools again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_tools: Option<bool>,
 }
 
 /// `estimate_tokens`.

@@ -152,6 +152,9 @@ pub struct Session {
     warming: Option<std::thread::JoinHandle<Result<Arc<dyn Provider>>>>,
     /// The `local` provider's client, built on first use.
     local_provider: Option<Arc<dyn Provider>>,
+    /// The `local` provider's context window as its server reports it, asked once
+    /// when its client is built and `context_window` is not configured.
+    local_window: Arc<std::sync::Mutex<Option<u64>>>,
     /// Approvals and clarifications that running turns wait for.
     interactions: crate::turn::stream::Interactions,
     /// Set at shutdown or end of input: no turn starts another round or attempt.
@@ -191,6 +194,7 @@ impl Session {
             provider: None,
             warming: None,
             local_provider: None,
+            local_window: Default::default(),
             interactions: Default::default(),
             closing: false,
             estimates: Default::default(),

@@ -29,6 +29,22 @@ pub const INTERRUPTED: &str = "Response interrupted: bb7 was closed before the a
 /// (matched against the files): the answer is kept, its changes are not stored.
 pub const INTERRUPTED_PLANNING: &str = "Response interrupted: bb7 was closed while the answer's file changes were being checked; they were not stored.";
 
+/// The system note after an answer the server cut at its token limit
+/// (`finish_reason: "length"`: its `max_tokens` / `-n`, or a full context).
+pub const TRUNCATED: &str = "The answer was cut at the server's token limit (finish_reason \"length\"): it is incomplete. Raise the server's output limit (llama.cpp -n, Ollama num_predict) or ask for less at a time.";
+
+/// The system note after an answer whose prompt the server cut silently: it read
+/// `reported` of about `estimated` prompt tokens.
+pub fn prompt_cut_note(reported: u64, estimated: u64) -> String {
+    format!(
+        "The server read only {reported} prompt tokens of about {estimated} that bb7 sent: it likely cut the prompt to fit its context length (Ollama's num_ctx, llama.cpp's -c), dropping its start (instructions and tools), so this answer may ignore them. Raise the server's context length, or send less context."
+    )
+}
+
+/// What a change cut by the token limit is refused with, before the reader's own words.
+pub const TRUNCATED_CHANGE: &str =
+    "the answer was cut at the server's token limit (finish_reason \"length\") inside this change";
+
 /// What the hidden repair round asks of the model after some edits failed.
 pub const REPAIR_REQUEST: &str = "Some edits failed and nothing was written yet. Call the tools again for the failed changes only, with corrected arguments. Do not repeat the ones that applied.";
 
@@ -45,6 +61,13 @@ impl Ended<'_> {
     /// Whether the user cancelled either round.
     pub fn cancelled(&self) -> bool {
         self.first.cancelled || self.repair.is_some_and(|r| r.cancelled)
+    }
+
+    /// Whether the server cut the answer at its token limit: the last round's
+    /// `finish_reason` is `length`.
+    pub fn truncated(&self) -> bool {
+        let last = self.repair.unwrap_or(self.first);
+        last.finish_reason.as_deref() == Some("length")
     }
 
     /// The API failure of either round.
@@ -102,11 +125,22 @@ impl Ended<'_> {
         if self.failure().is_some() {
             return Vec::new();
         }
+        let last = self.first.blocks.len().saturating_sub(1);
         self.first
             .blocks
             .iter()
-            .filter(|b| !self.cancelled() || matches!(b, Piece::Block(_)))
-            .filter_map(Piece::proposed)
+            .enumerate()
+            .filter(|(_, b)| !self.cancelled() || matches!(b, Piece::Block(_)))
+            .filter_map(|(i, b)| match b {
+                // The block the token limit cut says so: its own reason only says
+                // that the answer ended.
+                Piece::Broken { path, reason } if i == last && self.truncated() => Piece::Broken {
+                    path: path.clone(),
+                    reason: format!("{TRUNCATED_CHANGE}: {reason}"),
+                }
+                .proposed(),
+                _ => b.proposed(),
+            })
             .collect()
     }
 
@@ -195,7 +229,10 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
     let mut messages = Vec::new();
 
     if !plan.ok() {
-        let errors = plan.errors();
+        let mut errors = plan.errors();
+        if ended.truncated() && !errors.iter().any(|e| e.contains(TRUNCATED_CHANGE)) {
+            errors.push(format!("{TRUNCATED_CHANGE}; nothing was written."));
+        }
         // The failure stays on the assistant message, which remains the chat's last (as
         // the reference's plugin expects after a `diff_error`); the next request turns it
         // into its retry context (`prompt::assemble`), so the chat gets no system message.
@@ -246,10 +283,14 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
             chat_usage: None,
             provider: Some(ended.provider().0),
             fallback_reason: ended.provider().1,
+            truncated: ended.truncated(),
         };
-        (event, None)
+        (event, ended.truncated().then(|| TRUNCATED.to_owned()))
     };
-    let title = note.is_none();
+    let title = matches!(event, TurnMessage::Done { .. });
+    if title && let Some((reported, estimated)) = ended.first.prompt_cut {
+        messages.push(system_message(prompt_cut_note(reported, estimated)));
+    }
     messages.extend(note.map(system_message));
     Completion {
         messages,

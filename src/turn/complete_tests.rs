@@ -22,6 +22,8 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
             body: std::sync::Arc::new(ChatRequest::new("m", vec![])),
             model: "vendor/model".into(),
             stall_timeout: Duration::from_secs(1),
+            first_token_timeout: Duration::from_secs(1),
+            local_server: false,
             max_retries: 0,
             backoff: Duration::from_millis(1),
             visible: true,
@@ -56,6 +58,8 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
         duration: 1.23456,
         blocks: Vec::new(),
         fell_back_to_blocks: false,
+        finish_reason: None,
+        prompt_cut: None,
     }
 }
 

@@ -3,5 +3,8 @@
 //! file writes that the server applies to the chat.
 
 pub mod complete;
+mod liveness;
+mod retrieval;
 pub mod route;
+pub mod spec;
 pub mod stream;

@@ -31,6 +31,9 @@ pub enum FallbackReason {
     Timeout,
     /// The local server failed otherwise (unreachable, HTTP errors after retries).
     LocalError,
+    /// The local server answered, but read far fewer prompt tokens than were sent
+    /// ([`prompt_was_cut`]): it cut the prompt to its context silently (Ollama does).
+    ContextTruncated,
 }
 
 impl FallbackReason {
@@ -41,6 +44,7 @@ impl FallbackReason {
             FallbackReason::ContextOverflow => "context_overflow",
             FallbackReason::Timeout => "timeout",
             FallbackReason::LocalError => "local_error",
+            FallbackReason::ContextTruncated => "context_truncated",
         }
     }
 }
@@ -146,6 +150,8 @@ pub enum AttemptEnd {
     EditsFailed,
     /// The server refused the prompt as too long.
     ContextOverflow,
+    /// The server answered after reading far fewer prompt tokens than were sent.
+    ContextTruncated,
     /// The attempt ran past the local timeout.
     TimedOut,
     /// The server cannot call tools.
@@ -201,6 +207,39 @@ pub fn before_send(
         .then_some(FallbackReason::ContextOverflow)
 }
 
+/// Tokens of a request's messages (`cl100k_base`, close enough to tell a prompt that
+/// cannot fit), plus the tool definitions.
+pub fn estimate(body: &crate::llm::ChatRequest) -> u64 {
+    let messages: usize = body
+        .messages
+        .iter()
+        .map(|m| crate::tokens::count(&m.content.text()) + 4)
+        .sum();
+    let tools: usize = body
+        .tools
+        .iter()
+        .map(|t| crate::tokens::count(&t.to_string()))
+        .sum();
+    (messages + tools) as u64
+}
+
+/// Prompt tokens a server may read short of bb7's estimate before the prompt counts
+/// as cut: the smaller of half the estimate and [`PROMPT_CUT_MIN_TOKENS`] below it is
+/// never enough, so tokenizers that differ from `cl100k_base` (by a third at most on
+/// code and prose) and short prompts never look cut.
+pub const PROMPT_CUT_MIN_TOKENS: u64 = 1000;
+
+/// Whether a server that reported `reported` prompt tokens for a request bb7
+/// estimated at `estimated` read only part of it: under half the estimate, and at
+/// least [`PROMPT_CUT_MIN_TOKENS`] short. A server that fits a prompt to its context
+/// by dropping its start (Ollama past `num_ctx`) answers without the system prompt
+/// and the tools, and only this count shows it.
+pub fn prompt_was_cut(estimated: u64, reported: u64) -> bool {
+    reported > 0
+        && reported.saturating_mul(2) < estimated
+        && estimated - reported >= PROMPT_CUT_MIN_TOKENS
+}
+
 /// After an attempt ended as `end`: finish, retry locally or fall back. Only a local
 /// attempt of a `hybrid_auto` turn is ever dropped; `local` never falls back.
 pub fn after_attempt(route: &Route, end: AttemptEnd) -> Next {
@@ -218,6 +257,9 @@ pub fn after_attempt(route: &Route, end: AttemptEnd) -> Next {
         }
         AttemptEnd::ContextOverflow if policy.on_context_overflow => {
             Next::Fallback(FallbackReason::ContextOverflow)
+        }
+        AttemptEnd::ContextTruncated if policy.on_context_overflow => {
+            Next::Fallback(FallbackReason::ContextTruncated)
         }
         AttemptEnd::TimedOut => Next::Fallback(FallbackReason::Timeout),
         AttemptEnd::ApiFailed => Next::Fallback(FallbackReason::LocalError),
@@ -258,6 +300,14 @@ mod tests {
             2,
             "remote/model",
         )
+    }
+
+    #[test]
+    fn a_prompt_counts_as_cut_only_far_below_the_estimate() {
+        assert!(prompt_was_cut(10_000, 2_048));
+        assert!(!prompt_was_cut(10_000, 6_000), "a tokenizer a third off");
+        assert!(!prompt_was_cut(1_500, 600), "too short to tell");
+        assert!(!prompt_was_cut(10_000, 0), "no usage reported");
     }
 
     #[test]

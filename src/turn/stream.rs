@@ -2,130 +2,27 @@
 //! and `thinking` lines as deltas arrive, assembles tool calls, and hands its outcome
 //! to the server loop, which alone changes chat state (invariant 8 in docs/ARCHITECTURE.md).
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use serde_json::Value;
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::ChatKey;
 use crate::edit::blocks::{BlockStream, Piece};
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
+use crate::llm::sse::CLOSED_MID_ANSWER;
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
 use crate::tools::ToolCall;
-use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
-use crate::turn::route::Route;
-
-/// Everything a turn needs to run.
-#[derive(Debug, Clone)]
-pub struct TurnSpec {
-    /// The `send`'s request id, on every message of the stream.
-    pub request_id: String,
-    /// The chat.
-    pub chat: ChatKey,
-    /// The chat-completions request, shared: it holds the whole context, and a spec is
-    /// cloned for every attempt and outcome.
-    pub body: Arc<ChatRequest>,
-    /// Model id (for the assistant message).
-    pub model: String,
-    /// Fail when no stream data arrives for this long.
-    pub stall_timeout: Duration,
-    /// Retries of 429/5xx/connection failures before any content.
-    pub max_retries: u32,
-    /// First backoff delay; doubled per retry unless `Retry-After` says otherwise.
-    pub backoff: Duration,
-    /// Forward deltas to the client (false for a hidden repair round).
-    pub visible: bool,
-    /// Retrieval tools mode of the chat.
-    pub tools: ToolsMode,
-    /// Project root, for the retrieval tools.
-    pub root: PathBuf,
-    /// Where approvals and clarifications wait for the client's answer.
-    pub interactions: Interactions,
-    /// How the model sends its file edits.
-    pub edits: EditChannel,
-    /// Which provider this attempt runs on and what happened before it.
-    pub route: Route,
-}
-
-/// How a turn's file edits arrive (config `edit_format`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub enum EditChannel {
-    /// As `write_file` / `edit_file` tool calls.
-    #[default]
-    ToolCalls,
-    /// As SEARCH/REPLACE blocks in the answer text (the request carries no tools).
-    Blocks,
-    /// As tool calls; when the server refuses a request that carries `tools`, the
-    /// turn is sent once more without them, as blocks, with this system prompt.
-    ToolCallsElseBlocks {
-        /// The system prompt that teaches the blocks.
-        blocks_system: String,
-    },
-}
-
-/// Pending questions to the client (`tool_approval`, `clarification`) by id; the
-/// server loop answers them from `tool_approve` and `clarify` requests.
-pub type Interactions = Arc<Mutex<HashMap<String, oneshot::Sender<ClientAnswer>>>>;
-
-/// The client's answer to a pending question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientAnswer {
-    /// `tool_approve`: whether the read may happen.
-    Approved(bool),
-    /// `clarify`: the user's text (`no_user_answer` or empty skips).
-    Text(String),
-}
-
-/// What a turn produced.
-#[derive(Debug, Clone)]
-pub struct TurnOutcome {
-    /// The spec it ran with.
-    pub spec: TurnSpec,
-    /// All text deltas.
-    pub text: String,
-    /// All reasoning deltas.
-    pub thinking: String,
-    /// File tool calls (`write_file`, `edit_file`, unknown names) of every round, in order.
-    pub calls: Vec<ToolCall>,
-    /// Retrieval steps, in order.
-    pub steps: Vec<ToolStep>,
-    /// Model calls made (1 without retrieval tools).
-    pub rounds: usize,
-    /// Usage, when the stream reported it.
-    pub usage: Option<Usage>,
-    /// Why it failed, if it did.
-    pub error: Option<ApiError>,
-    /// Stopped by `cancel`.
-    pub cancelled: bool,
-    /// Seconds from start to end.
-    pub duration: f64,
-    /// The SEARCH/REPLACE blocks of the answer (complete or broken), in order; the
-    /// text above holds only the prose around them.
-    pub blocks: Vec<Piece>,
-    /// The server refused `tools`, and the turn was sent again as blocks.
-    pub fell_back_to_blocks: bool,
-}
-
-/// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolStep {
-    /// The tool.
-    pub name: String,
-    /// The model's arguments (`null` when they were not JSON).
-    pub arguments: Value,
-    /// `completed` or `denied`.
-    pub status: String,
-    /// One line for the user.
-    pub summary: String,
-}
+use crate::tools::retrieval::{MAX_TOOL_CALLS, ToolsMode, is_retrieval};
+use crate::turn::liveness::{BLOCKS_NOTICE, Received, note_every, waiting_note};
+use crate::turn::retrieval::retrieval_step;
+pub use crate::turn::spec::{
+    ClientAnswer, EditChannel, Interactions, ToolStep, TurnOutcome, TurnSpec,
+};
 
 #[derive(Default)]
 struct CallParts {
@@ -143,6 +40,7 @@ struct Round {
     usage: Option<Usage>,
     error: Option<ApiError>,
     cancelled: bool,
+    finish: Option<String>,
 }
 
 /// Streams one response to its end: `[DONE]`, an error, or cancellation (which is
@@ -202,11 +100,53 @@ async fn stream_round(
     };
 
     let mut attempt = 0;
+    let mut got: Received;
+    let mut finish = None;
+    let every = note_every(spec.first_token_timeout);
     'attempts: loop {
-        let start = tokio::select! {
-            _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
-            r = provider.stream_chat(body) => r,
+        got = Received::default();
+        let sent = Instant::now();
+        let mut next_note = every;
+        // Until the first token only `first_token_timeout` ends the wait (the
+        // headers' included), with a `waiting` note now and then; keep-alive bytes
+        // show the server alive but are not progress.
+        let waited = |got: &Received, next_note: &mut Duration| -> Result<Duration, ApiError> {
+            let elapsed = sent.elapsed();
+            if elapsed >= spec.first_token_timeout {
+                return Err(ApiError::NoFirstToken {
+                    secs: spec.first_token_timeout.as_secs(),
+                    received: got.before_content(),
+                });
+            }
+            if elapsed >= *next_note {
+                if spec.visible {
+                    outbox.emit(
+                        &waiting_note(spec.local_server, &spec.chat.id, got, elapsed.as_secs()),
+                        Some(&rid),
+                    );
+                }
+                while *next_note <= elapsed {
+                    *next_note += every;
+                }
+            }
+            Ok((*next_note - elapsed).min(spec.first_token_timeout - elapsed))
         };
+        let mut starting = provider.stream_chat(body);
+        let start = loop {
+            let wait = match waited(&got, &mut next_note) {
+                Ok(w) => w,
+                Err(e) => {
+                    error = Some(e);
+                    break 'attempts;
+                }
+            };
+            tokio::select! {
+                _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
+                r = &mut starting => break r,
+                _ = tokio::time::sleep(wait) => {}
+            }
+        };
+        drop(starting);
         let mut stream = match start {
             Ok(s) => s,
             Err(e) => {
@@ -239,21 +179,37 @@ async fn stream_round(
                 break;
             }
         };
-        let mut received = false;
+        got.headers = true;
         loop {
+            let wait = if got.content() {
+                spec.stall_timeout
+            } else {
+                match waited(&got, &mut next_note) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        error = Some(e);
+                        break 'attempts;
+                    }
+                }
+            };
             let next = tokio::select! {
                 _ = cancel.cancelled() => { cancelled = true; break 'attempts; }
-                n = tokio::time::timeout(spec.stall_timeout, stream.next()) => n,
+                n = tokio::time::timeout(wait, stream.next()) => n,
             };
             let item = match next {
+                Err(_) if !got.content() => continue,
                 Err(_) => {
-                    error = Some(ApiError::Stalled(spec.stall_timeout.as_secs()));
+                    error = Some(ApiError::Stalled {
+                        secs: spec.stall_timeout.as_secs(),
+                        received: format!(
+                            "after {}; not even a keep-alive ping came since",
+                            got.kept()
+                        ),
+                    });
                     break 'attempts;
                 }
                 Ok(None) => {
-                    error = Some(ApiError::Dropped(
-                        "the stream ended before the response was complete".into(),
-                    ));
+                    error = Some(ApiError::Dropped(CLOSED_MID_ANSWER.to_owned()));
                     break 'attempts;
                 }
                 Ok(Some(item)) => item,
@@ -262,7 +218,7 @@ async fn stream_round(
                 Ok(ev) => ev,
                 Err(e) => {
                     // A failure before anything arrived may be retried like an HTTP error.
-                    if !received && e.retryable() && attempt < spec.max_retries {
+                    if !got.content() && e.retryable() && attempt < spec.max_retries {
                         attempt += 1;
                         continue 'attempts;
                     }
@@ -270,10 +226,13 @@ async fn stream_round(
                     break 'attempts;
                 }
             };
+            if events.is_empty() {
+                got.keepalive += 1;
+            }
             for ev in events {
                 match ev {
                     StreamEvent::Text(t) => {
-                        received = true;
+                        got.chars += t.chars().count();
                         match reader.as_mut() {
                             Some(r) => take(r.push(&t), &mut text),
                             None => {
@@ -285,7 +244,7 @@ async fn stream_round(
                         }
                     }
                     StreamEvent::Reasoning(t) => {
-                        received = true;
+                        got.chars += t.chars().count();
                         if spec.visible {
                             send("thinking", &t);
                         }
@@ -297,7 +256,9 @@ async fn stream_round(
                         name,
                         arguments,
                     } => {
-                        received = true;
+                        if !calls.contains_key(&index) {
+                            got.calls += 1;
+                        }
                         let c = calls.entry(index).or_default();
                         if let Some(id) = id {
                             c.id = id;
@@ -308,10 +269,18 @@ async fn stream_round(
                         c.arguments.push_str(&arguments);
                     }
                     StreamEvent::Usage(u) => usage = Some(u),
-                    StreamEvent::Finish(_) => {}
+                    StreamEvent::Finish(reason) => finish = Some(reason),
                     StreamEvent::Done => break 'attempts,
                 }
             }
+        }
+    }
+    // A connection closed mid-answer says what of the answer is kept.
+    if let Some(ApiError::Dropped(m)) = &mut error {
+        if got.content() {
+            m.push_str(&format!("; kept {}, saved in the chat", got.kept()));
+        } else {
+            m.push_str("; nothing of the answer had arrived");
         }
     }
     if let Some(r) = reader.as_mut() {
@@ -332,6 +301,7 @@ async fn stream_round(
         usage,
         error,
         cancelled,
+        finish,
     }
 }
 
@@ -361,6 +331,7 @@ pub async fn run(
     let mut blocks = Vec::new();
     let mut read_blocks = spec.edits == EditChannel::Blocks;
     let mut fell_back_to_blocks = false;
+    let mut finish_reason = None;
     // A local attempt of a hybrid turn has a deadline: cancelling only this attempt's
     // token stops it like a cancel, and the outcome then says it timed out.
     let user_cancel = cancel;
@@ -392,9 +363,18 @@ pub async fn run(
             }
             read_blocks = true;
             fell_back_to_blocks = true;
+            if spec.visible {
+                let notice = TurnMessage::Notice {
+                    kind: "blocks".to_owned(),
+                    message: BLOCKS_NOTICE.to_owned(),
+                    chat_id: spec.chat.id.clone(),
+                };
+                outbox.emit(&notice, Some(&spec.request_id));
+            }
             round = stream_round(&provider, body, &spec, &outbox, &cancel, true).await;
         }
         blocks.append(&mut round.blocks);
+        finish_reason = round.finish.take().or(finish_reason);
         if !round.text.is_empty() && !text.is_empty() && !text.ends_with('\n') {
             text.push_str("\n\n");
         }
@@ -450,6 +430,13 @@ pub async fn run(
         cancelled = false;
         error = Some(ApiError::Deadline(limit.as_millis() as u64));
     }
+    // Only a server on this machine is checked: counting a big prompt costs time,
+    // and it is local servers that fit a prompt to their context silently.
+    let prompt_cut = usage
+        .as_ref()
+        .filter(|u| spec.local_server && error.is_none() && !cancelled && u.prompt_tokens > 0)
+        .map(|u| (u.prompt_tokens, crate::turn::route::estimate(&spec.body)))
+        .filter(|(reported, estimated)| crate::turn::route::prompt_was_cut(*estimated, *reported));
     tracing::info!(
         request_id = %spec.request_id,
         provider = spec.route.role.as_str(),
@@ -475,154 +462,10 @@ pub async fn run(
         duration: started.elapsed().as_secs_f64(),
         blocks,
         fell_back_to_blocks,
+        finish_reason,
+        prompt_cut,
     }
 }
-
-/// Asks the client and waits for its answer; `None` when the turn is cancelled.
-async fn ask_client(
-    spec: &TurnSpec,
-    outbox: &Outbox,
-    cancel: &CancellationToken,
-    id: &str,
-    msg: TurnMessage,
-) -> Option<ClientAnswer> {
-    let (tx, rx) = oneshot::channel();
-    if let Ok(mut map) = spec.interactions.lock() {
-        map.insert(id.to_owned(), tx);
-    }
-    outbox.emit(&msg, Some(&spec.request_id));
-    let answer = tokio::select! {
-        _ = cancel.cancelled() => None,
-        a = rx => a.ok(),
-    };
-    if let Ok(mut map) = spec.interactions.lock() {
-        map.remove(id);
-    }
-    answer
-}
-
-/// Runs one retrieval call: reports it, asks for approval in `ask` mode (or the
-/// question of `clarify_user`), executes it and returns the result for the model.
-/// `None` when the turn was cancelled meanwhile.
-async fn retrieval_step(
-    call: &ToolCall,
-    spec: &TurnSpec,
-    outbox: &Outbox,
-    cancel: &CancellationToken,
-    budget: &mut usize,
-    steps: &mut Vec<ToolStep>,
-) -> Option<String> {
-    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    let chat_id = &spec.chat.id;
-    let step = |status: &str, summary: &str| TurnMessage::ToolCall {
-        name: call.name.clone(),
-        arguments: args.clone(),
-        status: status.to_owned(),
-        summary: summary.to_owned(),
-        chat_id: chat_id.clone(),
-    };
-    let mut record = |status: &str, summary: &str| {
-        outbox.emit(&step(status, summary), Some(&spec.request_id));
-        steps.push(ToolStep {
-            name: call.name.clone(),
-            arguments: args.clone(),
-            status: status.to_owned(),
-            summary: summary.to_owned(),
-        });
-    };
-    let Some(parsed) = RetrievalCall::parse(&call.name, &args) else {
-        record("denied", "invalid arguments");
-        return Some("Error: the arguments are not a valid JSON object.".into());
-    };
-    if *budget == 0 {
-        record("denied", "tool call limit reached");
-        return Some(format!(
-            "The limit of {MAX_TOOL_CALLS} tool calls for this response is reached. Answer with what you have."
-        ));
-    }
-    *budget -= 1;
-    let n = MAX_TOOL_CALLS - *budget;
-    let read = match parsed {
-        RetrievalCall::Read(read) => read,
-        RetrievalCall::Clarify(c) => {
-            let question = c.question.unwrap_or_default();
-            outbox.emit(&step("requested", &question), Some(&spec.request_id));
-            let id = format!("{}-q{n}", spec.request_id);
-            let msg = TurnMessage::Clarification {
-                question_id: id.clone(),
-                question: question.clone(),
-                chat_id: chat_id.clone(),
-            };
-            let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
-            let answer = match answer {
-                ClientAnswer::Text(a) if !a.trim().is_empty() => a,
-                _ => "no_user_answer".to_owned(),
-            };
-            record("completed", &format!("Asked: {question}"));
-            return Some(answer);
-        }
-    };
-    let payload = read.approval_payload();
-    let description = payload.description().to_owned();
-    outbox.emit(&step("requested", &description), Some(&spec.request_id));
-    if spec.tools == ToolsMode::Ask {
-        let id = format!("{}-a{n}", spec.request_id);
-        let msg = TurnMessage::ToolApproval {
-            approval_id: id.clone(),
-            payload,
-            chat_id: chat_id.clone(),
-        };
-        let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
-        if approved != ClientAnswer::Approved(true) {
-            record("denied", &description);
-            return Some(
-                "The user declined this request. Do not ask for it again; continue without it."
-                    .into(),
-            );
-        }
-    }
-    let root = spec.root.clone();
-    // A read of the project may block (a slow mount, a file that turned into a pipe
-    // after it was checked): it runs on a blocking thread, and neither a cancel nor
-    // the turn waits for it longer than READ_TIMEOUT (invariant 15).
-    // Whatever ends the wait (the read, a cancel, the time limit, the turn dropped)
-    // also stops a walk of the project still going on the blocking thread.
-    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
-    let flag = stop.0.clone();
-    let reading = tokio::task::spawn_blocking(move || read.run(&root, &flag));
-    let result = tokio::select! {
-        done = tokio::time::timeout(READ_TIMEOUT, reading) => match done {
-            Ok(joined) => joined.unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string()))),
-            Err(_) => Err(ReadError::Crashed(format!(
-                "the read did not finish within {} s",
-                READ_TIMEOUT.as_secs()
-            ))),
-        },
-        _ = cancel.cancelled() => return None,
-    };
-    match result {
-        Ok(out) => {
-            record("completed", &out.summary);
-            Some(out.text)
-        }
-        Err(e) => {
-            record("completed", &format!("Failed: {e}"));
-            Some(format!("Error: {e}"))
-        }
-    }
-}
-
-/// Sets its flag when dropped: tells a blocking read that nobody waits for it.
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// How long a retrieval read of the project may take before the model is told it failed.
-const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The assistant message that carries `text` and the tool `calls` of a response, sent
 /// back to the model before the `tool` messages that answer the calls.

@@ -35,6 +35,60 @@ pub enum Reply {
         headers: Vec<(String, String)>,
         body: String,
     },
+    /// Raw bytes as a server sent them (status line, headers, body, chunked encoding
+    /// included), written piece by piece with `pause` between pieces; the connection
+    /// is closed after the last one.
+    Raw {
+        pieces: Vec<Vec<u8>>,
+        pause: Duration,
+    },
+    /// Accept the request and send nothing for this long, then close.
+    Silent(Duration),
+    /// `head` (status line and headers, the blank line included), then `fill`
+    /// repeated without end, until the client stops reading.
+    Endless { head: String, fill: Vec<u8> },
+}
+
+/// A recorded server response from `tests/fixtures/wire/` (see its README), byte for
+/// byte.
+pub fn wire_fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/wire")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `raw` cut into its head (status line and headers) and each HTTP/1.1 chunk of a
+/// chunked body (RFC 9112, section 7.1), every byte kept: joined, the pieces are `raw`.
+pub fn wire_pieces(raw: &[u8]) -> Vec<Vec<u8>> {
+    let find = |from: usize, pat: &[u8]| {
+        raw[from..]
+            .windows(pat.len())
+            .position(|w| w == pat)
+            .map(|i| from + i)
+    };
+    let head_end = find(0, b"\r\n\r\n").expect("an HTTP head") + 4;
+    let mut pieces = vec![raw[..head_end].to_vec()];
+    let chunked = String::from_utf8_lossy(&raw[..head_end])
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    if !chunked {
+        pieces.push(raw[head_end..].to_vec());
+        return pieces;
+    }
+    let mut at = head_end;
+    while at < raw.len() {
+        let Some(line_end) = find(at, b"\r\n") else {
+            pieces.push(raw[at..].to_vec());
+            break;
+        };
+        let size = usize::from_str_radix(String::from_utf8_lossy(&raw[at..line_end]).trim(), 16)
+            .unwrap_or(0);
+        let end = (line_end + 2 + size + 2).min(raw.len());
+        pieces.push(raw[at..end].to_vec());
+        at = end;
+    }
+    pieces
 }
 
 /// A request the server received.
@@ -423,6 +477,30 @@ fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
         };
         let reply = reply.unwrap_or_else(|| http_error(404, "not scripted"));
         match reply {
+            Reply::Raw { pieces, pause } => {
+                for (i, piece) in pieces.iter().enumerate() {
+                    if i > 0 {
+                        std::thread::sleep(pause);
+                    }
+                    if conn.write_all(piece).and_then(|_| conn.flush()).is_err() {
+                        return;
+                    }
+                }
+                let _ = conn.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            Reply::Silent(d) => {
+                std::thread::sleep(d);
+                let _ = conn.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            Reply::Endless { head, fill } => {
+                if conn.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                while conn.write_all(&fill).is_ok() {}
+                return;
+            }
             Reply::Http {
                 status,
                 headers,

@@ -32,6 +32,11 @@ pub struct ModeMetrics {
     pub latency_p50_ms: u64,
     /// 95th percentile latency in milliseconds (nearest rank).
     pub latency_p95_ms: u64,
+    /// Median of bb7's own time per task (`overhead_ms`: send to applied, less the
+    /// model's answering), beside the model's latency above.
+    pub overhead_p50_ms: u64,
+    /// 95th percentile of bb7's own time per task.
+    pub overhead_p95_ms: u64,
     /// Mean cost of a task in USD.
     pub cost_per_task: f64,
     /// Tasks where the model asked a clarifying question.
@@ -57,6 +62,8 @@ pub fn summarize(mode: &str, results: &[TaskResult], missing_traces: usize) -> M
     let accepted: usize = results.iter().map(|r| r.accepted).sum();
     let mut latencies: Vec<u64> = results.iter().map(|r| r.latency_ms).collect();
     latencies.sort_unstable();
+    let mut overheads: Vec<u64> = results.iter().map(|r| r.overhead_ms).collect();
+    overheads.sort_unstable();
     let mut fallback_reasons = BTreeMap::new();
     for reason in results.iter().filter_map(|r| r.fallback_reason.as_ref()) {
         *fallback_reasons.entry(reason.clone()).or_insert(0) += 1;
@@ -81,6 +88,8 @@ pub fn summarize(mode: &str, results: &[TaskResult], missing_traces: usize) -> M
         },
         latency_p50_ms: percentile(&latencies, 50),
         latency_p95_ms: percentile(&latencies, 95),
+        overhead_p50_ms: percentile(&overheads, 50),
+        overhead_p95_ms: percentile(&overheads, 95),
         cost_per_task: if n == 0 {
             0.0
         } else {
@@ -130,6 +139,8 @@ pub fn table(modes: &[ModeMetrics]) -> String {
         }),
         ("latency p50", |m| format!("{} ms", m.latency_p50_ms)),
         ("latency p95", |m| format!("{} ms", m.latency_p95_ms)),
+        ("bb7 overhead p50", |m| format!("{} ms", m.overhead_p50_ms)),
+        ("bb7 overhead p95", |m| format!("{} ms", m.overhead_p95_ms)),
         ("cost / task", |m| format!("${:.4}", m.cost_per_task)),
         ("clarification rate", |m| {
             format!("{:.1}%", m.clarification_rate * 100.0)

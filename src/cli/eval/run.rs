@@ -47,6 +47,10 @@ pub struct TaskResult {
     pub tool_calls: usize,
     /// Milliseconds of the turn: recorded model time on replay, wall time live.
     pub latency_ms: u64,
+    /// Milliseconds bb7 itself took: from the `send` to the end of the review and
+    /// apply, less the time the model endpoints took to answer (on replay they answer
+    /// at once, so this is bb7's own overhead beside the recorded `latency_ms`).
+    pub overhead_ms: u64,
     /// USD of the turn (dropped attempts included).
     pub cost: f64,
     /// The provider that answered.
@@ -226,9 +230,29 @@ impl Runner {
         self.remote.settle(TASK_TIMEOUT).await;
         let mut served = self.local.served();
         served.extend(self.remote.served());
+        served.sort_by_key(|e| e.order);
         if !self.replay {
             mark_stalls(&mut served, self.local_timeout_ms(task));
         }
+        if let (true, Some(trace)) = (self.replay, trace) {
+            let unused = self.local.unused() + self.remote.unused();
+            let model_of = |p: &str| {
+                self.config
+                    .get("providers")
+                    .and_then(|ps| ps.get(p))
+                    .and_then(|e| e.get("model"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            result.failures.extend(super::verify::check_requests(
+                &trace.exchanges,
+                &served,
+                unused,
+                model_of,
+            ));
+        }
+        let answering: u64 = served.iter().map(|e| e.answer_ms).sum();
+        result.overhead_ms = result.overhead_ms.saturating_sub(answering);
         result.tool_calls = served.iter().map(Exchange::tool_calls).sum();
         result.latency_ms = if self.replay {
             served.iter().map(|e| e.latency_ms).sum()
@@ -236,9 +260,16 @@ impl Runner {
             started.elapsed().as_millis() as u64
         };
         result.success = result.failures.is_empty();
+        let servers: Vec<String> = [&self.local, &self.remote]
+            .iter()
+            .filter_map(|e| e.upstream_url())
+            .collect();
         let recorded = Trace {
             task: task.id.clone(),
             mode: self.mode.clone(),
+            source: Some("recorded".into()),
+            date: Some(crate::chat::ids::now_rfc3339()),
+            server: Some(servers.join(", ")),
             exchanges: served,
         };
         (result, recorded)
@@ -317,6 +348,7 @@ impl Runner {
             }))
             .await?;
         }
+        let sent_at = Instant::now();
         let id = conn
             .send(&Action::Send(params::Send {
                 content: task.prompt.clone(),
@@ -364,16 +396,19 @@ impl Runner {
                     if !changes.is_empty() {
                         review(conn, task, project, result).await?;
                     }
+                    result.overhead_ms = sent_at.elapsed().as_millis() as u64;
                     return Ok(());
                 }
                 TurnMessage::DiffError { usage, .. } => {
                     result.outcome = "diff_error".into();
                     result.cost = usage.cost;
+                    result.overhead_ms = sent_at.elapsed().as_millis() as u64;
                     return Ok(());
                 }
                 TurnMessage::Error { message, .. } => {
                     result.outcome = "error".into();
                     result.failures.push(format!("the turn failed: {message}"));
+                    result.overhead_ms = sent_at.elapsed().as_millis() as u64;
                     return Ok(());
                 }
                 _ => {}

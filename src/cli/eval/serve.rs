@@ -14,6 +14,10 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::task::Exchange;
 
+/// Requests arrived at any endpoint so far: the order of a task's requests across
+/// the local and the remote endpoint.
+static ARRIVALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Where a forwarding endpoint sends requests.
 #[derive(Clone)]
 pub struct Upstream {
@@ -76,7 +80,8 @@ impl EvalEndpoint {
             provider: provider.to_owned(),
             state: Arc::default(),
             upstream,
-            http: reqwest::Client::new(),
+            // bb7's own client: no redirect to another host, which would carry the key.
+            http: crate::llm::openai::http_client().map_err(|e| e.user_message())?,
         };
         let server = endpoint.clone();
         tokio::spawn(async move {
@@ -118,6 +123,28 @@ impl EvalEndpoint {
         }
     }
 
+    /// Answers of the loaded trace that no request asked for.
+    pub fn unused(&self) -> usize {
+        self.state.lock().map(|st| st.queue.len()).unwrap_or(0)
+    }
+
+    /// The real server a forwarding endpoint talks to, as `local: <URL>` without user
+    /// info or query; `None` on replay.
+    pub fn upstream_url(&self) -> Option<String> {
+        self.upstream.as_ref().map(|u| {
+            format!(
+                "{}: {}",
+                self.provider,
+                crate::llm::url::redacted(&u.base_url)
+            )
+        })
+    }
+
+    /// Whether it answers from a trace (no upstream).
+    fn replaying(&self) -> bool {
+        self.upstream.is_none()
+    }
+
     /// The exchanges answered since the last [`EvalEndpoint::load`].
     pub fn served(&self) -> Vec<Exchange> {
         self.state
@@ -131,6 +158,18 @@ impl EvalEndpoint {
         let Some((path, body)) = read_request(&mut reader).await else {
             return;
         };
+        // Only model calls are traced; a question about the server (bb7 asks a local
+        // server its context size) is answered 404, as a server without it would.
+        if !(path.ends_with("/chat/completions") || path.ends_with("/messages")) {
+            let mut conn = reader.into_inner();
+            let _ = conn
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
+                .await;
+            let _ = conn.shutdown().await;
+            return;
+        }
         let started = Instant::now();
         let generation = self.state.lock().map(|st| st.generation).unwrap_or(0);
         let (status, response, mut exchange) = match &self.upstream {
@@ -145,8 +184,12 @@ impl EvalEndpoint {
         exchange.latency_ms = exchange
             .latency_ms
             .max(started.elapsed().as_millis() as u64);
-        if exchange.request.is_null() {
-            exchange.request = serde_json::from_slice(&body).unwrap_or_default();
+        exchange.sent = serde_json::from_slice(&body).unwrap_or_default();
+        exchange.order = ARRIVALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        exchange.answer_ms = started.elapsed().as_millis() as u64 + exchange.stall_ms;
+        // A recording keeps what was sent; a replay keeps the trace's expectation.
+        if !self.replaying() {
+            exchange.request = exchange.sent.clone();
         }
         let stall = Duration::from_millis(exchange.stall_ms);
         // Counted before a stall: bb7 may give up on a slow answer and end the task.
@@ -200,6 +243,7 @@ impl EvalEndpoint {
                 provider: self.provider.clone(),
                 status: 400,
                 response: body.clone(),
+                unscripted: true,
                 ..Exchange::default()
             };
             return (400, body, missing);
@@ -233,10 +277,20 @@ impl EvalEndpoint {
         let (status, text) = match req.send().await {
             Ok(resp) => {
                 let status = resp.status().as_u16();
-                (status, resp.text().await.unwrap_or_default())
+                let cap = crate::llm::openai::MAX_JSON_BODY_BYTES;
+                let (bytes, _) = crate::llm::openai::read_capped(resp, cap)
+                    .await
+                    .unwrap_or_default();
+                (status, String::from_utf8_lossy(&bytes).into_owned())
             }
             Err(e) => {
-                let message = format!("the eval could not reach {}: {e}", up.base_url);
+                // Neither the base URL nor the client's error (which quotes the URL)
+                // may carry a `?key=` or `user:pass@` into the trace.
+                let message = format!(
+                    "the eval could not reach {}: {}",
+                    crate::llm::url::redacted(&up.base_url),
+                    crate::llm::openai::describe(&e)
+                );
                 let body = serde_json::to_string(&ErrorBody {
                     error: ErrorDetail {
                         code: 400,

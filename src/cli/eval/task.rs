@@ -91,6 +91,17 @@ pub struct Trace {
     pub task: String,
     /// `local`, `remote` or `hybrid_auto`.
     pub mode: String,
+    /// How the trace was made: `hand-written` (eval/make_traces.py) or `recorded`
+    /// (`bb7 eval --record`); absent in traces from before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// When a recorded trace was made (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// The servers a recorded trace talked to, by provider (`local: http://…`), their
+    /// URLs without user info or query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     /// In the order they happened.
     pub exchanges: Vec<Exchange>,
 }
@@ -119,6 +130,22 @@ pub struct Exchange {
     /// A replay waits this long before answering (a slow model, for timeouts).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub stall_ms: u64,
+    /// Whether the request must carry `tools` (else it asks for SEARCH/REPLACE
+    /// blocks), for a hand-written trace; a recorded one says it in `request`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_tools: Option<bool>,
+    /// On replay: the request body bb7 actually sent (never stored).
+    #[serde(skip)]
+    pub sent: Value,
+    /// When the request arrived, as a count across both endpoints (never stored).
+    #[serde(skip)]
+    pub order: u64,
+    /// On replay: the trace had no answer left for this request (never stored).
+    #[serde(skip)]
+    pub unscripted: bool,
+    /// Milliseconds the endpoint took to answer, its wait included (never stored).
+    #[serde(skip)]
+    pub answer_ms: u64,
 }
 
 fn ok_status() -> u16 {

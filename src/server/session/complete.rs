@@ -241,11 +241,9 @@ impl Session {
     fn remember_no_tools(&self, model: &str) {
         let Some(dirs) = &self.dirs else { return };
         let mut state = crate::config::GlobalState::load(&dirs.state);
-        if !state.models_without_tools.iter().any(|m| m == model) {
-            state.models_without_tools.push(model.to_owned());
-            if let Err(e) = state.save(&dirs.state) {
-                tracing::info!(error = %e.message, "cannot remember a model without tools");
-            }
+        state.remember_tools_refused(model, chrono::Utc::now().timestamp());
+        if let Err(e) = state.save(&dirs.state) {
+            tracing::info!(error = %e.message, "cannot remember a model without tools");
         }
     }
 

@@ -153,6 +153,12 @@ impl Session {
     ) -> Result<NowOrLater<Models<'_>>> {
         let (ctx, request_id) = (call.ctx, call.request_id);
         let refresh = args.refresh.unwrap_or(false);
+        if args.reset_tools == Some(true) {
+            let dir = &self.dirs()?.state;
+            let mut state = crate::config::GlobalState::load(dir);
+            state.reset_tools();
+            state.save(dir)?;
+        }
         let cache_path = self.dirs()?.state.join("models.json");
         let cached = ModelsCache::load(&cache_path);
         if let Some(c) = &cached

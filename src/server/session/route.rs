@@ -35,6 +35,19 @@ impl Session {
                 self.check_cleartext(endpoint)?;
                 let p = endpoint.connect()?;
                 self.local_provider = Some(p.clone());
+                // Asked once, off the request loop; later turns check the prompt
+                // against what the server reports (the first relies on its errors).
+                if endpoint.context_window.is_none() {
+                    let (probe, model) = (p.clone(), endpoint.model_for(""));
+                    let window = self.local_window.clone();
+                    tokio::spawn(async move {
+                        let found = crate::llm::models::probe_context_window(&*probe, &model).await;
+                        tracing::info!(window = ?found, "the local server's context window");
+                        if let Ok(mut w) = window.lock() {
+                            *w = found;
+                        }
+                    });
+                }
                 Ok(p)
             }
         }
@@ -96,8 +109,11 @@ impl Session {
         let mut route = route::start(mode, policy, body.messages.len(), chat_model);
         let providers = Providers::from_config(&self.config);
         if route.role == ProviderRole::Local {
-            let window = providers.get(ProviderRole::Local)?.context_window;
-            let estimated = window.map(|_| estimate(body)).unwrap_or(0);
+            let window = providers
+                .get(ProviderRole::Local)?
+                .context_window
+                .or_else(|| self.local_window.lock().ok().and_then(|w| *w));
+            let estimated = window.map(|_| route::estimate(body)).unwrap_or(0);
             if let Some(reason) = route::before_send(&route, estimated, window) {
                 tracing::info!(estimated, window, "prompt over the local context window");
                 route = route::advance(&route, Next::Fallback(reason), None, 0.0);
@@ -171,6 +187,7 @@ impl Session {
         let mut next_spec = spec.clone();
         next_spec.model = body.model.clone();
         next_spec.body = Arc::new(body);
+        next_spec.local_server = self.is_local_server(route.role);
         next_spec.route = route;
         self.spawn_turn(next_spec, provider, ctx, None);
         Ok(true)
@@ -187,23 +204,8 @@ fn attempt_end(attempt: &TurnOutcome, plan: &Plan) -> AttemptEnd {
         Some(e) if e.is_context_overflow() => AttemptEnd::ContextOverflow,
         Some(e) if e.is_tool_support_missing() => AttemptEnd::NoToolSupport,
         Some(_) => AttemptEnd::ApiFailed,
+        None if attempt.prompt_cut.is_some() => AttemptEnd::ContextTruncated,
         None if !plan.ok() => AttemptEnd::EditsFailed,
         None => AttemptEnd::Answered,
     }
-}
-
-/// Tokens of the request's messages (`cl100k_base`, close enough to tell a prompt that
-/// cannot fit), plus the tool definitions.
-fn estimate(body: &ChatRequest) -> u64 {
-    let messages: usize = body
-        .messages
-        .iter()
-        .map(|m| crate::tokens::count(&m.content.text()) + 4)
-        .sum();
-    let tools: usize = body
-        .tools
-        .iter()
-        .map(|t| crate::tokens::count(&t.to_string()))
-        .sum();
-    (messages + tools) as u64
 }

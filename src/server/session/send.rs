@@ -286,12 +286,9 @@ impl Session {
             chat: key.clone(),
             model: body.model.clone(),
             body: Arc::new(body),
-            stall_timeout: Duration::from_secs(
-                self.config
-                    .stream_timeout_secs
-                    .unwrap_or(DEFAULT_STALL_SECS)
-                    .max(1),
-            ),
+            stall_timeout: self.stall_timeout(),
+            first_token_timeout: self.first_token_timeout(),
+            local_server: self.is_local_server(route.role),
             max_retries: MAX_RETRIES,
             backoff: Duration::from_millis(self.config.retry_backoff_ms.unwrap_or(1000)),
             visible: true,
@@ -317,10 +314,8 @@ impl Session {
         let Some(dirs) = &self.dirs else {
             return EditFormat::Auto;
         };
-        let refused = GlobalState::load(&dirs.state)
-            .models_without_tools
-            .iter()
-            .any(|m| m == model);
+        let refused =
+            GlobalState::load(&dirs.state).refuses_tools(model, chrono::Utc::now().timestamp());
         let listed_without = listed_without_tools(&dirs.state.join("models.json"), model);
         if refused || listed_without {
             EditFormat::Blocks
@@ -369,6 +364,8 @@ impl Session {
                     duration: 0.0,
                     blocks: Vec::new(),
                     fell_back_to_blocks: false,
+                    finish_reason: None,
+                    prompt_cut: None,
                 });
             let outcome = Box::new(outcome);
             let msg = match first {
@@ -579,6 +576,41 @@ impl Session {
 
 /// Default seconds without stream data before a turn fails.
 pub(super) const DEFAULT_STALL_SECS: u64 = 120;
+
+/// Default of `first_token_timeout_secs`: ten minutes, for a local server reading a
+/// long prompt on a slow machine.
+pub(super) const DEFAULT_FIRST_TOKEN_SECS: u64 = 600;
+
+impl Session {
+    /// `stream_timeout_secs` (at least 1 s).
+    pub(super) fn stall_timeout(&self) -> Duration {
+        Duration::from_secs(
+            self.config
+                .stream_timeout_secs
+                .unwrap_or(DEFAULT_STALL_SECS)
+                .max(1),
+        )
+    }
+
+    /// `first_token_timeout_secs`, never below the stall timeout.
+    pub(super) fn first_token_timeout(&self) -> Duration {
+        let secs = self
+            .config
+            .first_token_timeout_secs
+            .unwrap_or(DEFAULT_FIRST_TOKEN_SECS)
+            .max(1);
+        Duration::from_secs(secs).max(self.stall_timeout())
+    }
+
+    /// Whether `role`'s provider is a server on this machine: the `local` provider, or
+    /// one whose `base_url` is a loopback address.
+    pub(super) fn is_local_server(&self, role: crate::llm::providers::ProviderRole) -> bool {
+        role == crate::llm::providers::ProviderRole::Local
+            || crate::llm::providers::Providers::from_config(&self.config)
+                .get(role)
+                .is_ok_and(|e| crate::llm::url::is_loopback(&e.base_url))
+    }
+}
 /// Retries of 429/5xx before any content arrived.
 pub(super) const MAX_RETRIES: u32 = 3;
 
@@ -598,7 +630,7 @@ fn listed_without_tools(path: &std::path::Path, model: &str) -> bool {
             .map(|c| {
                 c.models
                     .into_iter()
-                    .filter(|m| !m.supports_tools)
+                    .filter(|m| m.tools_known && !m.supports_tools)
                     .map(|m| m.id)
                     .collect()
             })

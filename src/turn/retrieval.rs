@@ -1,0 +1,161 @@
+//! The retrieval tool steps of a turn: the client's approval or answer, awaited with
+//! the turn's cancel, and the read itself off the runtime with a time limit.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::events::TurnMessage;
+use crate::protocol::outbox::Outbox;
+use crate::tools::ToolCall;
+use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode};
+use crate::turn::spec::{ClientAnswer, ToolStep, TurnSpec};
+
+/// Asks the client and waits for its answer; `None` when the turn is cancelled.
+async fn ask_client(
+    spec: &TurnSpec,
+    outbox: &Outbox,
+    cancel: &CancellationToken,
+    id: &str,
+    msg: TurnMessage,
+) -> Option<ClientAnswer> {
+    let (tx, rx) = oneshot::channel();
+    if let Ok(mut map) = spec.interactions.lock() {
+        map.insert(id.to_owned(), tx);
+    }
+    outbox.emit(&msg, Some(&spec.request_id));
+    let answer = tokio::select! {
+        _ = cancel.cancelled() => None,
+        a = rx => a.ok(),
+    };
+    if let Ok(mut map) = spec.interactions.lock() {
+        map.remove(id);
+    }
+    answer
+}
+
+/// Runs one retrieval call: reports it, asks for approval in `ask` mode (or the
+/// question of `clarify_user`), executes it and returns the result for the model.
+/// `None` when the turn was cancelled meanwhile.
+pub(super) async fn retrieval_step(
+    call: &ToolCall,
+    spec: &TurnSpec,
+    outbox: &Outbox,
+    cancel: &CancellationToken,
+    budget: &mut usize,
+    steps: &mut Vec<ToolStep>,
+) -> Option<String> {
+    let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    let chat_id = &spec.chat.id;
+    let step = |status: &str, summary: &str| TurnMessage::ToolCall {
+        name: call.name.clone(),
+        arguments: args.clone(),
+        status: status.to_owned(),
+        summary: summary.to_owned(),
+        chat_id: chat_id.clone(),
+    };
+    let mut record = |status: &str, summary: &str| {
+        outbox.emit(&step(status, summary), Some(&spec.request_id));
+        steps.push(ToolStep {
+            name: call.name.clone(),
+            arguments: args.clone(),
+            status: status.to_owned(),
+            summary: summary.to_owned(),
+        });
+    };
+    let Some(parsed) = RetrievalCall::parse(&call.name, &args) else {
+        record("denied", "invalid arguments");
+        return Some("Error: the arguments are not a valid JSON object.".into());
+    };
+    if *budget == 0 {
+        record("denied", "tool call limit reached");
+        return Some(format!(
+            "The limit of {MAX_TOOL_CALLS} tool calls for this response is reached. Answer with what you have."
+        ));
+    }
+    *budget -= 1;
+    let n = MAX_TOOL_CALLS - *budget;
+    let read = match parsed {
+        RetrievalCall::Read(read) => read,
+        RetrievalCall::Clarify(c) => {
+            let question = c.question.unwrap_or_default();
+            outbox.emit(&step("requested", &question), Some(&spec.request_id));
+            let id = format!("{}-q{n}", spec.request_id);
+            let msg = TurnMessage::Clarification {
+                question_id: id.clone(),
+                question: question.clone(),
+                chat_id: chat_id.clone(),
+            };
+            let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
+            let answer = match answer {
+                ClientAnswer::Text(a) if !a.trim().is_empty() => a,
+                _ => "no_user_answer".to_owned(),
+            };
+            record("completed", &format!("Asked: {question}"));
+            return Some(answer);
+        }
+    };
+    let payload = read.approval_payload();
+    let description = payload.description().to_owned();
+    outbox.emit(&step("requested", &description), Some(&spec.request_id));
+    if spec.tools == ToolsMode::Ask {
+        let id = format!("{}-a{n}", spec.request_id);
+        let msg = TurnMessage::ToolApproval {
+            approval_id: id.clone(),
+            payload,
+            chat_id: chat_id.clone(),
+        };
+        let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
+        if approved != ClientAnswer::Approved(true) {
+            record("denied", &description);
+            return Some(
+                "The user declined this request. Do not ask for it again; continue without it."
+                    .into(),
+            );
+        }
+    }
+    let root = spec.root.clone();
+    // A read of the project may block (a slow mount, a file that turned into a pipe
+    // after it was checked): it runs on a blocking thread, and neither a cancel nor
+    // the turn waits for it longer than READ_TIMEOUT (invariant 15).
+    // Whatever ends the wait (the read, a cancel, the time limit, the turn dropped)
+    // also stops a walk of the project still going on the blocking thread.
+    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
+    let flag = stop.0.clone();
+    let reading = tokio::task::spawn_blocking(move || read.run(&root, &flag));
+    let result = tokio::select! {
+        done = tokio::time::timeout(READ_TIMEOUT, reading) => match done {
+            Ok(joined) => joined.unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string()))),
+            Err(_) => Err(ReadError::Crashed(format!(
+                "the read did not finish within {} s",
+                READ_TIMEOUT.as_secs()
+            ))),
+        },
+        _ = cancel.cancelled() => return None,
+    };
+    match result {
+        Ok(out) => {
+            record("completed", &out.summary);
+            Some(out.text)
+        }
+        Err(e) => {
+            record("completed", &format!("Failed: {e}"));
+            Some(format!("Error: {e}"))
+        }
+    }
+}
+
+/// Sets its flag when dropped: tells a blocking read that nobody waits for it.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How long a retrieval read of the project may take before the model is told it failed.
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
