@@ -316,3 +316,37 @@ fn decisions_reach_the_model_in_the_next_request() {
     assert!(user.contains("reason=\"keep eight lowercase\""));
     assert!(user.contains("hunk=\"@@ -8,1 +8,1 @@\""));
 }
+
+/// The change line of a turn (`Edit f.txt: N hunks`) counts the hunks the review lists
+/// for it, also when two edits are a few lines apart (one unified-diff hunk with its
+/// context, two review hunks).
+#[test]
+fn the_change_line_counts_the_hunks_the_review_lists() {
+    let (env, fake) = common::fake_env(json!({}));
+    let (mut b, _id) = env.with_chat();
+    std::fs::write(env.project.join("f.txt"), BASE).unwrap();
+    env.add(&mut b, "f.txt", BASE);
+    let fid = common::file_id("f.txt", BASE);
+    fake.push_sse(response(
+        "",
+        "done",
+        vec![(
+            "edit_file",
+            json!({"edits": [
+                {"path": "f.txt", "file_id": fid, "old_string": "two\n", "new_string": "TWO\n"},
+                {"path": "f.txt", "file_id": fid, "old_string": "five\n", "new_string": "FIVE\n"}]}),
+        )],
+    ));
+    let done = b.turn("shout two and five");
+    assert_eq!(done["type"], "done", "{done}");
+    let description = done["changes"][0]["description"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed = review(&mut b, "f.txt")["hunks"].as_array().unwrap().len();
+    assert_eq!(listed, 2);
+    assert!(
+        description.starts_with(&format!("Edit f.txt: {listed} hunks,")),
+        "{description}"
+    );
+}

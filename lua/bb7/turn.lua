@@ -116,12 +116,15 @@ end
 ---@return string? request_id nil when the binary cannot start
 function M.send(text, chat_id)
   local rid
+  local ended = false
   rid = api.send({ content = text }, function(final)
+    ended = true
     finished(rid, final, text, chat_id)
   end, function(msg)
     event(rid, msg)
   end)
-  if rid then
+  -- A send refused at once has ended before api.send returned: no stream to follow.
+  if rid and not ended then
     state.add_stream(rid, { rid = rid, chat_id = chat_id, text = '', thinking = '', pieces = {} })
     stream_ui().start(state.stream(rid))
   end

@@ -65,11 +65,42 @@ local hl_of = {
   [vim.log.levels.WARN] = 'WarningMsg',
 }
 
+-- The user's 'messagesopt' while a long message is out (restored when Neovim is idle).
+local saved_mopt = nil
+
+-- Lets a message longer than the command line go by without a "Press ENTER" prompt
+-- until Neovim next waits for a key: 'messagesopt' (Neovim 0.11) with `wait:0` in place
+-- of `hit-enter`. Whether it could.
+local function no_hit_enter()
+  if saved_mopt then
+    return true
+  end
+  if vim.fn.exists('+messagesopt') ~= 1 then
+    return false
+  end
+  local mopt = vim.o.messagesopt
+  if not mopt:find('hit-enter', 1, true) then
+    return true
+  end
+  saved_mopt = mopt
+  vim.o.messagesopt = (mopt:gsub('hit%-enter', 'wait:0'))
+  vim.api.nvim_create_autocmd('SafeState', {
+    once = true,
+    callback = function()
+      vim.o.messagesopt = saved_mopt
+      saved_mopt = nil
+    end,
+  })
+  return true
+end
+
 --- Tells the user `msg`, prefixed with `BB-7: ` as the reference plugin does. A
---- notification plugin gets it whole. With Neovim's own message area, `:messages`
---- gets it whole too, and the command line shows it cut to one line: the message area
---- is redrawn first, so neither a long message nor two in a row end in a "Press
---- ENTER" prompt.
+--- notification plugin gets it whole. With Neovim's own message area, |:messages|
+--- gets it whole too and the command line shows one line of it: the message area is
+--- redrawn before each message, so two in a row do not stack, and a longer one is
+--- echoed whole (into the history) with the "Press ENTER" prompt off until Neovim is
+--- idle again, then replaced by its first line. Neovim 0.10 (no 'messagesopt') gets
+--- the first line only.
 ---@param msg string
 ---@param level integer? vim.log.levels (default INFO)
 function M.say(msg, level)
@@ -82,8 +113,8 @@ function M.say(msg, level)
   local short = M.fit(msg)
   -- An intentional redraw clears the message area and the need to wait for ENTER.
   pcall(vim.cmd, 'redraw')
-  if short == msg then
-    return vim.api.nvim_echo({ { msg, hl } }, true, {})
+  if short == msg or not no_hit_enter() then
+    return vim.api.nvim_echo({ { short, hl } }, true, {})
   end
   vim.api.nvim_echo({ { msg, hl } }, true, {})
   pcall(vim.cmd, 'redraw')

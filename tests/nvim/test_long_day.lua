@@ -124,6 +124,8 @@ test('a send refused before the model is called keeps the typed text in the pane
   local text, shown = message_pane()
   H.eq(text, 'my long question\nsecond line', 'the text is back in the pane')
   H.truthy(shown:find('Not sent:', 1, true), 'the reason above the text: ' .. shown)
+  H.eq(require('bb7.state').streaming(), false, 'no stream left answering')
+  H.truthy(not require('bb7.ui.render').preview_title():find('answering', 1, true), 'no spinner in the title')
   H.wait(function()
     return (require('bb7.client').request_sync('chat_get', {}).draft or '') == 'my long question\nsecond line'
   end, 5000, 'the draft saved')

@@ -508,7 +508,14 @@ pub fn change_payload(
         Some(old) => {
             let diff = similar::TextDiff::from_lines(old.as_str(), content);
             let unified = crate::diff::unified_diff(path, &old, content);
-            let hunks = diff.grouped_ops(3).len();
+            // The hunks the review lists for this change (`review_get`), not the
+            // unified diff's, whose context merges edits a few lines apart.
+            let hunks = crate::diff::hunks(
+                path,
+                &crate::text::with_nl(&old),
+                &crate::text::with_nl(content),
+            )
+            .len();
             let (mut added, mut removed) = (0, 0);
             for change in diff.iter_all_changes() {
                 match change.tag() {
