@@ -126,6 +126,9 @@ pub struct PlannedTurn {
     /// The plan of the calls to apply (see `turn::complete::Ended::calls_to_plan`),
     /// or the internal error planning met.
     pub plan: Result<crate::edit::Plan>,
+    /// For a local attempt of a `hybrid_auto` turn with `hybrid_validate_command`:
+    /// what the command said about the plan's files (run with the plan, off the loop).
+    pub validation: Option<crate::project::scratch::Validation>,
 }
 
 /// All state of one bb7 process.

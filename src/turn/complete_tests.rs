@@ -26,6 +26,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
             backoff: Duration::from_millis(1),
             visible: true,
             tools: ToolsMode::Off,
+            limits: crate::tools::retrieval::Limits::default(),
             root: "/tmp".into(),
             interactions: Default::default(),
             edits: Default::default(),
@@ -56,6 +57,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
         duration: 1.23456,
         blocks: Vec::new(),
         fell_back_to_blocks: false,
+        tools_exhausted: false,
     }
 }
 

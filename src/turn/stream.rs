@@ -20,7 +20,7 @@ use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
 use crate::tools::ToolCall;
-use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode, is_retrieval};
+use crate::tools::retrieval::{Limits, ReadError, RetrievalCall, ToolsMode, is_retrieval};
 use crate::turn::route::Route;
 
 /// Everything a turn needs to run.
@@ -45,6 +45,8 @@ pub struct TurnSpec {
     pub visible: bool,
     /// Retrieval tools mode of the chat.
     pub tools: ToolsMode,
+    /// The retrieval limits (calls per turn, result sizes).
+    pub limits: Limits,
     /// Project root, for the retrieval tools.
     pub root: PathBuf,
     /// Where approvals and clarifications wait for the client's answer.
@@ -112,6 +114,8 @@ pub struct TurnOutcome {
     pub blocks: Vec<Piece>,
     /// The server refused `tools`, and the turn was sent again as blocks.
     pub fell_back_to_blocks: bool,
+    /// The turn made retrieval calls and spent its whole tool budget.
+    pub tools_exhausted: bool,
 }
 
 /// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.
@@ -336,7 +340,7 @@ async fn stream_round(
 }
 
 /// Runs the turn: model calls in rounds while the model uses retrieval tools (at most
-/// [`MAX_TOOL_CALLS`] of them), then hands the file tool calls of every round back in
+/// `limits.calls_per_turn` of them), then hands the file tool calls of every round back in
 /// one outcome, to be applied together.
 pub async fn run(
     provider: Arc<dyn Provider>,
@@ -357,7 +361,7 @@ pub async fn run(
     let mut error = None;
     let mut cancelled = false;
     let mut rounds = 0;
-    let mut budget = MAX_TOOL_CALLS;
+    let mut budget = spec.route.tool_budget(spec.limits.calls_per_turn);
     let mut blocks = Vec::new();
     let mut read_blocks = spec.edits == EditChannel::Blocks;
     let mut fell_back_to_blocks = false;
@@ -462,6 +466,7 @@ pub async fn run(
         error = ?error.as_ref().map(ApiError::user_message),
         "turn ended"
     );
+    let tools_exhausted = !steps.is_empty() && budget == 0;
     TurnOutcome {
         spec,
         text,
@@ -475,6 +480,7 @@ pub async fn run(
         duration: started.elapsed().as_secs_f64(),
         blocks,
         fell_back_to_blocks,
+        tools_exhausted,
     }
 }
 
@@ -537,11 +543,12 @@ async fn retrieval_step(
     if *budget == 0 {
         record("denied", "tool call limit reached");
         return Some(format!(
-            "The limit of {MAX_TOOL_CALLS} tool calls for this response is reached. Answer with what you have."
+            "The limit of {} tool calls for this response is reached. Answer with what you have.",
+            spec.route.tool_budget(spec.limits.calls_per_turn)
         ));
     }
     *budget -= 1;
-    let n = MAX_TOOL_CALLS - *budget;
+    let n = spec.route.tool_budget(spec.limits.calls_per_turn) - *budget;
     let read = match parsed {
         RetrievalCall::Read(read) => read,
         RetrievalCall::Clarify(c) => {
@@ -589,7 +596,8 @@ async fn retrieval_step(
     // also stops a walk of the project still going on the blocking thread.
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
-    let reading = tokio::task::spawn_blocking(move || read.run(&root, &flag));
+    let limits = spec.limits;
+    let reading = tokio::task::spawn_blocking(move || read.run(&root, &limits, &flag));
     let result = tokio::select! {
         done = tokio::time::timeout(READ_TIMEOUT, reading) => match done {
             Ok(joined) => joined.unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string()))),

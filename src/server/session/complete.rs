@@ -44,6 +44,13 @@ impl Session {
             _ => store.load(&key.id)?,
         };
         let background = ctx.background.clone();
+        // The validation gate runs with the plan, on its thread: copying the project
+        // and running the command take as long as they take (invariant 15).
+        let validate = self
+            .config
+            .hybrid_validate_command
+            .clone()
+            .filter(|c| first.spec.route.is_hybrid_local() && !c.trim().is_empty());
         let has_calls = !first.calls.is_empty()
             || !first.blocks.is_empty()
             || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
@@ -77,8 +84,21 @@ impl Session {
                     plan = plan_of(&calls, &[]);
                 }
                 plan
-            }))
-            .map_err(|_| {
+            }));
+            let validation = match (&plan, &validate) {
+                (Ok(p), Some(command)) if p.ok() && !p.writes.is_empty() => {
+                    let v = crate::project::scratch::validate(
+                        &root,
+                        &p.writes,
+                        command,
+                        crate::project::scratch::VALIDATE_TIMEOUT,
+                    );
+                    tracing::info!(passed = v.passed, detail = %v.detail, "hybrid validation");
+                    Some(v)
+                }
+                _ => None,
+            };
+            let plan = plan.map_err(|_| {
                 crate::error::Error::new(
                     crate::error::ErrorCode::Internal,
                     "Internal error while planning the model's file changes",
@@ -88,6 +108,7 @@ impl Session {
                 first,
                 repair,
                 plan,
+                validation,
             })));
         };
         if has_calls {
@@ -107,6 +128,7 @@ impl Session {
         first: &TurnOutcome,
         repair: Option<&TurnOutcome>,
         plan: Result<Plan>,
+        validation: Option<crate::project::scratch::Validation>,
         ctx: &Ctx,
     ) -> Result<Option<Flow>> {
         let ended = Ended { first, repair };
@@ -126,7 +148,7 @@ impl Session {
         // A dropped attempt of a hybrid turn: the next one runs, nothing is saved. No
         // new round starts once bb7 is closing.
         let more = repair.is_none() && !self.closing;
-        if more && self.reroute(first, &plan, ctx)? {
+        if more && self.reroute(first, &plan, validation.as_ref(), ctx)? {
             return Ok(None);
         }
         if more && ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {

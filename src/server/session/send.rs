@@ -241,11 +241,12 @@ impl Session {
                 ),
             },
         };
+        let limits = crate::tools::retrieval::Limits::from_config(&self.config);
         // Global chats never write into a project, and blocks need no tools.
         let tools = if global_chat || format == EditFormat::Blocks {
             Vec::new()
         } else {
-            crate::tools::definitions(diff_mode, tools_mode)
+            crate::tools::definitions(diff_mode, tools_mode, &limits)
         };
         let mut body = self
             .request_body(
@@ -296,6 +297,7 @@ impl Session {
             backoff: Duration::from_millis(self.config.retry_backoff_ms.unwrap_or(1000)),
             visible: true,
             tools: tools_mode,
+            limits,
             root: self.root()?.to_path_buf(),
             interactions: self.interactions.clone(),
             edits,
@@ -369,6 +371,7 @@ impl Session {
                     duration: 0.0,
                     blocks: Vec::new(),
                     fell_back_to_blocks: false,
+                    tools_exhausted: false,
                 });
             let outcome = Box::new(outcome);
             let msg = match first {
@@ -539,6 +542,7 @@ impl Session {
             first,
             repair,
             plan,
+            validation,
         } = planned;
         let rid = first.spec.request_id.clone();
         let key = first.spec.chat.clone();
@@ -547,7 +551,7 @@ impl Session {
             tracing::info!(request_id = %rid, "a plan came back after its turn was saved");
             return Flow::Continue;
         }
-        let flow = match self.complete_turn(&first, repair.as_deref(), plan, ctx) {
+        let flow = match self.complete_turn(&first, repair.as_deref(), plan, validation, ctx) {
             // A hidden repair round now runs under the same request id.
             Ok(None) => return Flow::Continue,
             Ok(Some(flow)) => flow,
