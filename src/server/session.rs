@@ -37,6 +37,7 @@ mod route;
 mod send;
 mod table;
 mod tokens;
+mod trace;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -162,6 +163,11 @@ pub struct Session {
     /// The laid-out context part of the last `estimate_tokens`, reused while nothing
     /// it was made from changed.
     estimates: Arc<estimate::LayoutCache>,
+    /// The event trace: the appender, and whether a client follows it on stdout.
+    tracer: crate::protocol::trace::Tracer,
+    /// The writer's outbox, kept from the first request, for trace events of
+    /// handlers that answer at once (applies, rollbacks).
+    outbox: Option<Outbox>,
 }
 
 impl Default for Session {
@@ -197,6 +203,8 @@ impl Session {
             interactions: Default::default(),
             closing: false,
             estimates: Default::default(),
+            tracer: Default::default(),
+            outbox: None,
         }
     }
 
@@ -204,6 +212,9 @@ impl Session {
     /// `None` when the reply comes later from background work (a `send` stream).
     /// Errors: the request's parameters ([`Action::from_request`]) or its handler's.
     pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Encoded>, Flow)> {
+        if self.outbox.is_none() {
+            self.outbox = Some(ctx.outbox.clone());
+        }
         let action = Action::from_request(req)?;
         let flow = match action {
             Action::Shutdown(_) => Flow::Shutdown,
@@ -213,7 +224,12 @@ impl Session {
             ctx,
             request_id: req.request_id.as_deref(),
         };
-        Ok((self.dispatch(action, &call)?, flow))
+        let traced = self.trace_start(&action);
+        let reply = self.dispatch(action, &call);
+        if let Some(t) = traced {
+            self.trace_end(t, &reply);
+        }
+        Ok((reply?, flow))
     }
 
     // ----- session ------------------------------------------------------------------

@@ -31,6 +31,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
             interactions: Default::default(),
             edits: Default::default(),
             route: Default::default(),
+            trace: Default::default(),
         },
         text: text.into(),
         thinking: String::new(),

@@ -14,11 +14,13 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ChatKey;
+use crate::chat::events::{EventData, EventKind};
 use crate::edit::blocks::{BlockStream, Piece};
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
+use crate::protocol::trace::{JobTrace, tool_data};
 use crate::tools::ToolCall;
 use crate::tools::retrieval::{Limits, ReadError, RetrievalCall, ToolsMode, is_retrieval};
 use crate::turn::route::Route;
@@ -55,6 +57,8 @@ pub struct TurnSpec {
     pub edits: EditChannel,
     /// Which provider this attempt runs on and what happened before it.
     pub route: Route,
+    /// The turn's event trace (tool and clarification steps are recorded here).
+    pub trace: JobTrace,
 }
 
 /// How a turn's file edits arrive (config `edit_format`).
@@ -527,7 +531,13 @@ async fn retrieval_step(
         summary: summary.to_owned(),
         chat_id: chat_id.clone(),
     };
+    let traced = tool_data(&call.name, &args);
     let mut record = |status: &str, summary: &str| {
+        let data = EventData {
+            status: Some(status.to_owned()),
+            ..traced.clone()
+        };
+        spec.trace.record(EventKind::ToolCallCompleted, data);
         outbox.emit(&step(status, summary), Some(&spec.request_id));
         steps.push(ToolStep {
             name: call.name.clone(),
@@ -555,6 +565,12 @@ async fn retrieval_step(
             let question = c.question.unwrap_or_default();
             outbox.emit(&step("requested", &question), Some(&spec.request_id));
             let id = format!("{}-q{n}", spec.request_id);
+            let asked = EventData {
+                reason: Some(id.clone()),
+                bytes: Some(question.len() as u64),
+                ..EventData::default()
+            };
+            spec.trace.record(EventKind::ClarificationRequested, asked);
             let msg = TurnMessage::Clarification {
                 question_id: id.clone(),
                 question: question.clone(),
@@ -565,6 +581,14 @@ async fn retrieval_step(
                 ClientAnswer::Text(a) if !a.trim().is_empty() => a,
                 _ => "no_user_answer".to_owned(),
             };
+            let skipped = answer == "no_user_answer";
+            let got = EventData {
+                status: Some(if skipped { "skipped" } else { "answered" }.to_owned()),
+                bytes: Some(answer.len() as u64),
+                reason: Some(id),
+                ..EventData::default()
+            };
+            spec.trace.record(EventKind::ClarificationReceived, got);
             record("completed", &format!("Asked: {question}"));
             return Some(answer);
         }
@@ -572,6 +596,8 @@ async fn retrieval_step(
     let payload = read.approval_payload();
     let description = payload.description().to_owned();
     outbox.emit(&step("requested", &description), Some(&spec.request_id));
+    spec.trace
+        .record(EventKind::ToolCallRequested, traced.clone());
     if spec.tools == ToolsMode::Ask {
         let id = format!("{}-a{n}", spec.request_id);
         let msg = TurnMessage::ToolApproval {

@@ -3,6 +3,7 @@
 
 use super::{BackgroundResult, Call, Ctx, Flow, InFlight, PlannedTurn, Session, chat_key};
 use crate::chat::ChatKey;
+use crate::chat::events::{EventData, EventKind};
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part};
 use crate::chat::store::ChatStore;
@@ -282,7 +283,21 @@ impl Session {
                 let _ = state.save(&dirs.state);
             }
         }
+        let trace = self.job_trace(&key);
+        trace.record(
+            EventKind::JobStarted,
+            EventData {
+                request_id: Some(request_id.clone()),
+                model: Some(body.model.clone()),
+                provider: Some(route.role.as_str().to_owned()),
+                count: Some(chat.context_files.len() as u64),
+                bytes: Some(content.len() as u64),
+                reason: Some(route.mode.as_str().to_owned()),
+                ..EventData::default()
+            },
+        );
         let spec = TurnSpec {
+            trace,
             request_id: request_id.clone(),
             chat: key.clone(),
             model: body.model.clone(),
