@@ -56,6 +56,39 @@ struct Target {
     chat_id: String,
 }
 
+impl JobTrace {
+    /// Records a retrieval step: `tool.call.requested` (no `status`) or
+    /// `tool.call.completed` with its `status`; `data` from [`tool_data`].
+    pub fn tool_step(&self, data: &EventData, status: Option<&str>) {
+        let kind = match status {
+            None => EventKind::ToolCallRequested,
+            Some(_) => EventKind::ToolCallCompleted,
+        };
+        let data = EventData {
+            status: status.map(str::to_owned),
+            ..data.clone()
+        };
+        self.record(kind, data);
+    }
+
+    /// Records `clarification.requested` (`answer` `None`, `size` the question's) or
+    /// `clarification.received` (`answer`: whether the user answered rather than
+    /// skipped, `size` the answer's) of the question `question_id`.
+    pub fn clarification(&self, question_id: &str, answer: Option<bool>, size: usize) {
+        let kind = match answer {
+            None => EventKind::ClarificationRequested,
+            Some(_) => EventKind::ClarificationReceived,
+        };
+        let data = EventData {
+            reason: Some(question_id.to_owned()),
+            status: answer.map(|a| if a { "answered" } else { "skipped" }.to_owned()),
+            bytes: Some(size as u64),
+            ..EventData::default()
+        };
+        self.record(kind, data);
+    }
+}
+
 /// The payload of a retrieval tool step: the tool and the path it reads or lists
 /// (never a search's query text, only its length).
 pub fn tool_data(name: &str, args: &serde_json::Value) -> EventData {

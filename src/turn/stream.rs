@@ -14,7 +14,6 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ChatKey;
-use crate::chat::events::{EventData, EventKind};
 use crate::edit::blocks::{BlockStream, Piece};
 use crate::llm::request::{ChatMessage, ChatRequest, FunctionCall, Role, ToolCallRequest};
 use crate::llm::{ApiError, Provider, StreamEvent, Usage};
@@ -533,11 +532,7 @@ async fn retrieval_step(
     };
     let traced = tool_data(&call.name, &args);
     let mut record = |status: &str, summary: &str| {
-        let data = EventData {
-            status: Some(status.to_owned()),
-            ..traced.clone()
-        };
-        spec.trace.record(EventKind::ToolCallCompleted, data);
+        spec.trace.tool_step(&traced, Some(status));
         outbox.emit(&step(status, summary), Some(&spec.request_id));
         steps.push(ToolStep {
             name: call.name.clone(),
@@ -565,12 +560,7 @@ async fn retrieval_step(
             let question = c.question.unwrap_or_default();
             outbox.emit(&step("requested", &question), Some(&spec.request_id));
             let id = format!("{}-q{n}", spec.request_id);
-            let asked = EventData {
-                reason: Some(id.clone()),
-                bytes: Some(question.len() as u64),
-                ..EventData::default()
-            };
-            spec.trace.record(EventKind::ClarificationRequested, asked);
+            spec.trace.clarification(&id, None, question.len());
             let msg = TurnMessage::Clarification {
                 question_id: id.clone(),
                 question: question.clone(),
@@ -581,14 +571,8 @@ async fn retrieval_step(
                 ClientAnswer::Text(a) if !a.trim().is_empty() => a,
                 _ => "no_user_answer".to_owned(),
             };
-            let skipped = answer == "no_user_answer";
-            let got = EventData {
-                status: Some(if skipped { "skipped" } else { "answered" }.to_owned()),
-                bytes: Some(answer.len() as u64),
-                reason: Some(id),
-                ..EventData::default()
-            };
-            spec.trace.record(EventKind::ClarificationReceived, got);
+            let answered = answer != "no_user_answer";
+            spec.trace.clarification(&id, Some(answered), answer.len());
             record("completed", &format!("Asked: {question}"));
             return Some(answer);
         }
@@ -596,8 +580,7 @@ async fn retrieval_step(
     let payload = read.approval_payload();
     let description = payload.description().to_owned();
     outbox.emit(&step("requested", &description), Some(&spec.request_id));
-    spec.trace
-        .record(EventKind::ToolCallRequested, traced.clone());
+    spec.trace.tool_step(&traced, None);
     if spec.tools == ToolsMode::Ask {
         let id = format!("{}-a{n}", spec.request_id);
         let msg = TurnMessage::ToolApproval {

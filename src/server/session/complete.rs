@@ -3,7 +3,6 @@
 
 use super::{BackgroundResult, Ctx, Flow, PlannedTurn, Planning, Session};
 use crate::chat::ChatKey;
-use crate::chat::events::{EventData, EventKind};
 use crate::chat::ids;
 use crate::chat::model::Chat;
 use crate::chat::store::ChatStore;
@@ -19,91 +18,6 @@ use crate::tools::{DiffMode, ToolCall, ToolsMode};
 use crate::turn::complete::{Ended, INTERRUPTED_PLANNING, REPAIR_REQUEST, complete, unplanned};
 use crate::turn::stream::TurnOutcome;
 use std::sync::Arc;
-
-/// Records `edits.proposed` when the answer proposed file changes: how many calls
-/// and blocks, and the paths they name.
-fn trace_proposed(first: &TurnOutcome, plan: &Plan) {
-    if plan.reports.is_empty() {
-        return;
-    }
-    let mut paths: Vec<String> = plan.reports.iter().filter_map(|r| r.path.clone()).collect();
-    paths.sort();
-    paths.dedup();
-    let data = EventData {
-        count: Some(plan.reports.len() as u64),
-        paths,
-        ..EventData::default()
-    };
-    first.spec.trace.record(EventKind::EditsProposed, data);
-}
-
-/// Records `diff.generated`: the files the answer stored as outputs and their size,
-/// or the failure (`diff_error`, with the code of the first failed call).
-fn trace_generated(first: &TurnOutcome, plan: &Plan, changes: &[Change]) {
-    if plan.reports.is_empty() {
-        return;
-    }
-    let stored = plan.ok() && !changes.is_empty();
-    let data = EventData {
-        status: Some(if stored { "ok" } else { "failed" }.to_owned()),
-        count: Some(changes.len() as u64),
-        paths: if stored {
-            plan.writes.keys().cloned().collect()
-        } else {
-            Vec::new()
-        },
-        bytes: stored.then(|| plan.writes.values().map(|c| c.len() as u64).sum()),
-        code: (!stored).then(|| {
-            plan.reports
-                .iter()
-                .find_map(|r| r.code)
-                .and_then(|c| serde_json::to_value(c).ok())
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_else(|| "diff_error".to_owned())
-        }),
-        ..EventData::default()
-    };
-    first.spec.trace.record(EventKind::DiffGenerated, data);
-}
-
-/// Records how the turn ended: `job.completed` (with the provider and a fallback's
-/// reason) or `job.failed` (with the error code, `diff_error` for failed edits).
-fn trace_end(first: &TurnOutcome, event: &crate::protocol::events::TurnMessage) {
-    use crate::protocol::events::TurnMessage;
-    let (kind, data) = match event {
-        TurnMessage::Done {
-            provider,
-            fallback_reason,
-            output_files,
-            ..
-        } => (
-            EventKind::JobCompleted,
-            EventData {
-                provider: provider.clone(),
-                reason: fallback_reason.clone(),
-                paths: output_files.clone(),
-                ..EventData::default()
-            },
-        ),
-        TurnMessage::DiffError { errors, .. } => (
-            EventKind::JobFailed,
-            EventData {
-                code: Some("diff_error".into()),
-                count: Some(errors.len() as u64),
-                ..EventData::default()
-            },
-        ),
-        TurnMessage::Error { code, .. } => (
-            EventKind::JobFailed,
-            EventData {
-                code: Some(code.as_str().to_owned()),
-                ..EventData::default()
-            },
-        ),
-        _ => return,
-    };
-    first.spec.trace.record(kind, data);
-}
 
 /// Lines of a new file shown in a `write` change payload.
 const PREVIEW_LINES: usize = 50;
@@ -241,7 +155,7 @@ impl Session {
             self.start_repair(first, &plan, ctx)?;
             return Ok(None);
         }
-        trace_proposed(first, &plan);
+        super::trace::trace_proposed(first, &plan);
         let changes = if plan.ok() {
             match self.commit_plan(&key, &plan, &root) {
                 Ok(changes) => changes,
@@ -256,7 +170,7 @@ impl Session {
         } else {
             Vec::new()
         };
-        trace_generated(first, &plan, &changes);
+        super::trace::trace_generated(first, &plan, &changes);
         let mut completion = complete(ended, &plan, changes);
         if self
             .in_flight
@@ -265,7 +179,7 @@ impl Session {
         {
             completion.closed_by_exit();
         }
-        trace_end(first, &completion.event);
+        super::trace::trace_turn_end(first, &completion.event);
         let messages = std::mem::take(&mut completion.messages);
         let total = self.change_chat(&key, |chat, _| {
             chat.messages.extend(messages);

@@ -4,12 +4,15 @@
 use super::*;
 use crate::chat::ChatKey;
 use crate::chat::events::{self, EventData, EventKind};
+use crate::edit::Plan;
 use crate::error::Result;
 use crate::protocol::Encoded;
 use crate::protocol::action::Action;
+use crate::protocol::events::Change;
 use crate::protocol::params;
 use crate::protocol::replies::{Applied, EventsPage, ReviewApplied, RollbackResult};
 use crate::protocol::trace::JobTrace;
+use crate::turn::stream::TurnOutcome;
 
 impl Session {
     /// `events_get`: the events of a chat's trace after the cursor `after`, and with
@@ -251,4 +254,89 @@ fn checkpoint_data(id: &str, files: usize) -> EventData {
         count: Some(files as u64),
         ..EventData::default()
     }
+}
+
+/// Records `edits.proposed` when the answer proposed file changes: how many calls
+/// and blocks, and the paths they name.
+pub(super) fn trace_proposed(first: &TurnOutcome, plan: &Plan) {
+    if plan.reports.is_empty() {
+        return;
+    }
+    let mut paths: Vec<String> = plan.reports.iter().filter_map(|r| r.path.clone()).collect();
+    paths.sort();
+    paths.dedup();
+    let data = EventData {
+        count: Some(plan.reports.len() as u64),
+        paths,
+        ..EventData::default()
+    };
+    first.spec.trace.record(EventKind::EditsProposed, data);
+}
+
+/// Records `diff.generated`: the files the answer stored as outputs and their size,
+/// or the failure (`diff_error`, with the code of the first failed call).
+pub(super) fn trace_generated(first: &TurnOutcome, plan: &Plan, changes: &[Change]) {
+    if plan.reports.is_empty() {
+        return;
+    }
+    let stored = plan.ok() && !changes.is_empty();
+    let data = EventData {
+        status: Some(if stored { "ok" } else { "failed" }.to_owned()),
+        count: Some(changes.len() as u64),
+        paths: if stored {
+            plan.writes.keys().cloned().collect()
+        } else {
+            Vec::new()
+        },
+        bytes: stored.then(|| plan.writes.values().map(|c| c.len() as u64).sum()),
+        code: (!stored).then(|| {
+            plan.reports
+                .iter()
+                .find_map(|r| r.code)
+                .and_then(|c| serde_json::to_value(c).ok())
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "diff_error".to_owned())
+        }),
+        ..EventData::default()
+    };
+    first.spec.trace.record(EventKind::DiffGenerated, data);
+}
+
+/// Records how the turn ended: `job.completed` (with the provider and a fallback's
+/// reason) or `job.failed` (with the error code, `diff_error` for failed edits).
+pub(super) fn trace_turn_end(first: &TurnOutcome, event: &crate::protocol::events::TurnMessage) {
+    use crate::protocol::events::TurnMessage;
+    let (kind, data) = match event {
+        TurnMessage::Done {
+            provider,
+            fallback_reason,
+            output_files,
+            ..
+        } => (
+            EventKind::JobCompleted,
+            EventData {
+                provider: provider.clone(),
+                reason: fallback_reason.clone(),
+                paths: output_files.clone(),
+                ..EventData::default()
+            },
+        ),
+        TurnMessage::DiffError { errors, .. } => (
+            EventKind::JobFailed,
+            EventData {
+                code: Some("diff_error".into()),
+                count: Some(errors.len() as u64),
+                ..EventData::default()
+            },
+        ),
+        TurnMessage::Error { code, .. } => (
+            EventKind::JobFailed,
+            EventData {
+                code: Some(code.as_str().to_owned()),
+                ..EventData::default()
+            },
+        ),
+        _ => return,
+    };
+    first.spec.trace.record(kind, data);
 }
