@@ -556,3 +556,33 @@ fn a_fork_names_its_parent_chat() {
         json!({"chat_id": id, "message_index": 0})
     );
 }
+
+/// A system note the reference wrote (its text as parts only) is sent with its
+/// `content` as well, and keeps both in `chat.json` from the next save on.
+#[test]
+fn a_reference_system_note_gets_its_content() {
+    let (env, _fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "shutdown"}));
+    b.close();
+    let path = env.chat_dir(&id).join("chat.json");
+    let mut chat: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    chat["messages"] = json!([{"role": "system", "timestamp": "2026-01-01T00:00:00Z",
+        "parts": [{"type": "text", "content": "Written by the reference."}]}]);
+    std::fs::write(&path, chat.to_string()).unwrap();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    let got = b.ok(json!({"action": "chat_get"}));
+    let note = &got["messages"][0];
+    assert_eq!(note["content"], "Written by the reference.", "{got}");
+    assert_eq!(note["parts"][0]["content"], "Written by the reference.");
+    b.ok(json!({"action": "save_draft", "draft": "x"}));
+    b.ok(json!({"action": "shutdown"}));
+    let stored = env.chat_json(&id);
+    assert_eq!(
+        stored["messages"][0]["content"],
+        "Written by the reference."
+    );
+    assert_eq!(stored["messages"][0]["parts"][0]["type"], "text");
+}

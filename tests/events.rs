@@ -235,3 +235,62 @@ fn a_follower_gets_events_on_the_stream_and_a_damaged_trace_still_reads() {
         "no events on stdout after follow is off"
     );
 }
+
+#[test]
+fn a_review_records_its_decisions_and_a_refused_apply_its_code() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, _id) = env.with_chat();
+    let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    env.write("f.txt", &text);
+    b.ok(json!({"action": "context_add", "path": "f.txt", "content": text}));
+    let changed = text
+        .replace("line 2\n", "line two\n")
+        .replace("line 28\n", "line twenty-eight\n");
+    fake.push_sse(response(
+        "",
+        "Two changes.",
+        vec![("write_file", json!({"path": "f.txt", "content": changed}))],
+    ));
+    assert_eq!(b.turn("change two lines")["type"], "done");
+    let (_, cursor) = events_after(&mut b, 0);
+    let review = b.ok(json!({"action": "review_get", "path": "f.txt"}));
+    let file = &review["files"][0];
+    let hunks: Vec<Value> = file["hunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["hunk_id"].clone())
+        .collect();
+    assert_eq!(hunks.len(), 2, "{review}");
+    b.ok(
+        json!({"action": "review_apply", "path": "f.txt", "accept": [hunks[0]], "reject": [],
+                "expected_disk_hash": file["disk_hash"]}),
+    );
+    let (steps, cursor) = events_after(&mut b, cursor);
+    assert_eq!(
+        types(&steps),
+        [
+            "apply.started",
+            "review.updated",
+            "checkpoint.created",
+            "apply.completed"
+        ]
+    );
+    assert_eq!(steps[1]["data"]["path"], "f.txt");
+    assert_eq!(steps[1]["data"]["accepted"], 1);
+    assert_eq!(steps[1]["data"]["rejected"], 0);
+    assert_eq!(steps[1]["data"]["pending"], 1);
+
+    // The user edits the other hunk's line: a plain apply is refused as a conflict.
+    env.write(
+        "f.txt",
+        &text
+            .replace("line 2\n", "line two\n")
+            .replace("line 28\n", "mine\n"),
+    );
+    b.err(json!({"action": "apply_file", "path": "f.txt"}));
+    let (refused, _) = events_after(&mut b, cursor);
+    assert_eq!(types(&refused), ["apply.started", "apply.completed"]);
+    assert_eq!(refused[1]["data"]["status"], "failed");
+    assert_eq!(refused[1]["data"]["code"], "conflict");
+}

@@ -324,6 +324,12 @@ impl Chat {
                 {
                     m.parts.push(Part::text(s.clone()));
                 }
+                // The reference writes a note as parts only: it gets its `content`
+                // too, kept with the chat's next save.
+                if m.is_system_note() && !m.extra.contains_key("content") {
+                    let text = m.text();
+                    m.extra.insert("content".into(), Value::String(text));
+                }
                 continue;
             }
             if let Some(content) = m.extra.remove("content") {
