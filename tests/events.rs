@@ -135,15 +135,28 @@ fn a_turn_an_apply_and_a_rollback_record_their_steps() {
         rolled["checkpoint_id"]
     );
     assert_eq!(rollback[2]["data"]["paths"], json!(["a.rs"]));
+    // A request refused at the door (an unknown checkpoint, a path outside the
+    // project) leaves no trace, as it leaves nothing else on disk.
     b.err(
         json!({"action": "checkpoint_rollback", "checkpoint_id": "cp_1_nope", "mode": "hard_all"}),
     );
+    b.err(json!({"action": "apply_file", "path": "../outside.txt"}));
+    assert_eq!(events_after(&mut b, cursor), (vec![], cursor));
+    // A damaged checkpoint is a rollback that failed.
+    let damaged = rolled["checkpoint_id"].as_str().unwrap();
+    std::fs::write(
+        env.project.join(format!(".bb7/checkpoints/{damaged}.json")),
+        "{\"checkpoint_id\": 1",
+    )
+    .unwrap();
+    b.err(json!({"action": "checkpoint_rollback", "checkpoint_id": damaged, "mode": "hard_all"}));
     let (failed, cursor) = events_after(&mut b, cursor);
     assert_eq!(
         types(&failed),
         ["checkpoint.rollback.started", "checkpoint.rollback.failed"]
     );
-    assert!(failed[1]["data"]["code"].as_str().is_some());
+    assert_eq!(failed[1]["data"]["code"], "io");
+    assert_eq!(failed[1]["data"]["checkpoint_id"], damaged);
     assert_eq!(events_after(&mut b, cursor), (vec![], cursor));
 
     // Stored with the chat, without contents or the user's words.

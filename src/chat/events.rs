@@ -203,9 +203,7 @@ impl EventLog {
         let tail = match tails.get(path) {
             Some(t) if t.len == len => *t,
             _ => Tail {
-                next: read_all(path).map_or(1, |(events, _)| {
-                    events.iter().map(|e| e.seq).max().unwrap_or(0) + 1
-                }),
+                next: last_seq(path, len) + 1,
                 len,
             },
         };
@@ -234,6 +232,31 @@ impl EventLog {
         crate::project::flush_queue::write_later(path, root, Box::new(|| true));
         Some(event)
     }
+}
+
+/// The highest `seq` in the trace at `path` (`len` bytes), 0 for none: read from the
+/// last 64 KiB (events are appended in order), or from the whole file when no event
+/// parses there.
+fn last_seq(path: &Path, len: u64) -> u64 {
+    use std::io::{Read, Seek, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let max_of = |events: &[Event]| events.iter().map(|e| e.seq).max();
+    if len > TAIL {
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(path).and_then(|mut f| {
+            f.seek(SeekFrom::Start(len - TAIL))?;
+            f.take(TAIL).read_to_end(&mut bytes)
+        });
+        if read.is_ok()
+            && let Some(seq) = max_of(&parse_lines(&bytes).0)
+        {
+            return seq;
+        }
+    }
+    read_all(path)
+        .ok()
+        .and_then(|(events, _)| max_of(&events))
+        .unwrap_or(0)
 }
 
 /// Whether the file's byte at `len - 1` is a newline.
@@ -277,6 +300,11 @@ fn read_all(path: &Path) -> std::io::Result<(Vec<Event>, usize)> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
         Err(e) => return Err(e),
     };
+    Ok(parse_lines(&bytes))
+}
+
+/// The events of the lines in `bytes`, and how many non-blank lines did not parse.
+fn parse_lines(bytes: &[u8]) -> (Vec<Event>, usize) {
     let mut events = Vec::new();
     let mut skipped = 0;
     for line in bytes.split(|&b| b == b'\n') {
@@ -288,7 +316,7 @@ fn read_all(path: &Path) -> std::io::Result<(Vec<Event>, usize)> {
             Err(_) => skipped += 1,
         }
     }
-    Ok((events, skipped))
+    (events, skipped)
 }
 
 /// One page of a trace: the events after a cursor.
@@ -380,5 +408,40 @@ mod tests {
         assert_eq!(read_after(&path, 3).unwrap().next_cursor, 3);
         let line = std::fs::read_to_string(&path).unwrap();
         assert!(line.contains("\"type\":\"job.started\""), "{line}");
+    }
+
+    /// A long trace is numbered on from its tail, without reading it whole.
+    #[test]
+    fn a_long_trace_goes_on_from_its_last_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let mut text = String::new();
+        for seq in 1..=2000u64 {
+            let e = Event {
+                seq,
+                job_id: "job_1".into(),
+                time: "2026-01-01T00:00:00.000Z".into(),
+                kind: EventKind::ToolCallCompleted,
+                data: EventData::default(),
+            };
+            text.push_str(&serde_json::to_string(&e).unwrap());
+            text.push('\n');
+        }
+        assert!(text.len() > 64 * 1024);
+        std::fs::write(&path, text).unwrap();
+        let next = EventLog::default()
+            .append(
+                &path,
+                dir.path(),
+                "job_2",
+                EventKind::JobStarted,
+                EventData::default(),
+            )
+            .unwrap();
+        assert_eq!(next.seq, 2001);
+        let page = read_after(&path, 0).unwrap();
+        assert_eq!(page.events.len(), MAX_PAGE);
+        assert!(page.more);
+        assert_eq!(page.next_cursor, MAX_PAGE as u64);
     }
 }

@@ -50,7 +50,8 @@ impl Session {
             .config
             .hybrid_validate_command
             .clone()
-            .filter(|c| first.spec.route.is_hybrid_local() && !c.trim().is_empty());
+            .filter(|c| first.spec.route.is_hybrid_local() && !c.trim().is_empty())
+            .filter(|_| repair.is_none());
         let has_calls = !first.calls.is_empty()
             || !first.blocks.is_empty()
             || repair.as_ref().is_some_and(|r| !r.calls.is_empty());

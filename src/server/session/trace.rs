@@ -87,6 +87,25 @@ pub(super) fn at_path(path: &str) -> EventData {
 pub(super) struct Traced {
     trace: JobTrace,
     step: Step,
+    /// The start event, recorded with the end once the request got past the door.
+    start: (EventKind, EventData),
+}
+
+/// Error codes of a request refused before it did anything (a bad path, an unknown
+/// checkpoint or hunk, no chat): such a request leaves no trace, as it leaves nothing
+/// else on disk.
+fn refused_at_the_door(code: crate::error::ErrorCode) -> bool {
+    use crate::error::ErrorCode as C;
+    matches!(
+        code,
+        C::InvalidRequest
+            | C::NotFound
+            | C::PathEscape
+            | C::NoActiveChat
+            | C::NotInitialized
+            | C::Locked
+            | C::Busy
+    )
 }
 
 enum Step {
@@ -97,9 +116,8 @@ enum Step {
 }
 
 impl Session {
-    /// Before a handler runs: for an apply or a rollback, records its start in the
-    /// active chat's trace (`apply.started`, `checkpoint.rollback.started`) and
-    /// returns what [`Session::trace_end`] needs; `None` for other requests.
+    /// Before a handler runs: for an apply or a rollback, what [`Session::trace_end`]
+    /// records once it knows the outcome; `None` for other requests.
     pub(super) fn trace_start(&self, action: &Action) -> Option<Traced> {
         let (step, kind, data) = match action {
             Action::ApplyFile(a) | Action::ApplyFileAs(a) => {
@@ -142,21 +160,26 @@ impl Session {
             }
             _ => return None,
         };
-        let trace = self.active_job_trace();
-        trace.record(kind, data);
-        Some(Traced { trace, step })
+        Some(Traced {
+            trace: self.active_job_trace(),
+            step,
+            start: (kind, data),
+        })
     }
 
-    /// After the handler of a [`Traced`] request: records how it ended, from its typed
-    /// reply (`checkpoint.created`, `review.updated`, `apply.completed`,
-    /// `checkpoint.rollback.completed` / `failed`).
+    /// After the handler of a [`Traced`] request: records its start and how it ended,
+    /// from its typed reply (`checkpoint.created`, `review.updated`, `apply.completed`,
+    /// `checkpoint.rollback.completed` / `failed`). A request refused at the door
+    /// records nothing.
     pub(super) fn trace_end(&self, traced: Traced, reply: &Result<Option<Encoded>>) {
-        let Traced { trace, step } = traced;
+        let Traced { trace, step, start } = traced;
         let encoded = match reply {
             Ok(Some(e)) => Ok(e.as_str()),
             Ok(None) => return,
+            Err(e) if refused_at_the_door(e.code) => return,
             Err(e) => Err(e),
         };
+        trace.record(start.0, start.1);
         match step {
             Step::Apply { path, review } => {
                 let mut done = at_path(&path);
