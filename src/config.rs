@@ -80,6 +80,28 @@ pub struct Config {
     /// `hybrid_auto`: milliseconds a local attempt may take before the turn moves to
     /// remote (default 60000; 0 waits as long as the stream sends data).
     pub hybrid_remote_on_timeout_ms: Option<u64>,
+    /// `hybrid_auto`: retrieval tool calls a local attempt may make; an attempt that
+    /// spends them all and leaves no usable edit moves the turn to remote
+    /// (`tool_budget`). Unset: the local attempt has `max_tool_calls_per_job` like any.
+    pub hybrid_tool_budget: Option<u32>,
+    /// `hybrid_auto`: a shell command (`sh -c`) run in a scratch copy of the project
+    /// with the local attempt's edits applied (never in the project itself); a
+    /// non-zero exit moves the turn to remote (`validation_failed`). Unset: no check.
+    pub hybrid_validate_command: Option<String>,
+    /// Retrieval tools: most calls in one turn (default 12).
+    pub max_tool_calls_per_job: Option<u32>,
+    /// Retrieval tools: `search_project` results when the model gives no `limit`
+    /// (default 20).
+    pub max_search_results_default: Option<u32>,
+    /// Retrieval tools: most `search_project` results, whatever `limit` asks (default 50).
+    pub max_search_results_cap: Option<u32>,
+    /// Retrieval tools: most lines of one search snippet (default 20).
+    pub max_search_snippet_lines: Option<u32>,
+    /// Retrieval tools: bytes `read_file` returns when the model gives no `max_bytes`
+    /// (default 65536).
+    pub max_read_bytes_default: Option<u64>,
+    /// Retrieval tools: most lines one `read_file` returns (default 800).
+    pub max_read_lines_default: Option<u32>,
 }
 
 /// Which provider answers a turn (`agent_mode` in the config and per chat).

@@ -361,12 +361,12 @@ fn applying_an_edit_to_plugin_style_context_keeps_the_final_newline() {
 
 // ----- system notes as the reference plugin draws them --------------------------------
 
-/// The reference plugin draws a system message's top-level `content` only when it has
-/// no parts (a system message with parts shows just its fork warnings), so `chat_get`
-/// sends the notes bb7 writes (a cancelled or failed turn, `add_system_message`) in that
-/// form, while fork warnings keep their `context_event` parts.
+/// System notes bb7 writes (a cancelled or failed turn, `add_system_message`) carry
+/// their text both as the reference's data has it (a `text` part) and as the top-level
+/// `content` its plugin draws, in `chat.json` and in `chat_get`; fork warnings keep their
+/// `context_event` parts.
 #[test]
-fn chat_get_sends_system_notes_as_content_without_parts_and_fork_warnings_as_parts() {
+fn system_notes_carry_content_and_parts_and_fork_warnings_stay_parts() {
     let (env, fake) = fake_env(json!({"retry_backoff_ms": 1}));
     env.write("a.rs", "fn a() {}\n");
     let (mut b, id) = env.with_chat();
@@ -402,11 +402,21 @@ fn chat_get_sends_system_notes_as_content_without_parts_and_fork_warnings_as_par
     assert!(texts[1].contains("upstream exploded"), "{}", texts[1]);
     assert_eq!(texts[2], "File changes failed to apply.");
     for m in &notes {
-        assert!(
-            m.get("parts")
-                .is_none_or(|p| p.as_array().is_some_and(Vec::is_empty)),
-            "a system note with parts is not drawn by the reference plugin: {m}"
-        );
+        assert_eq!(m["parts"][0]["type"], "text", "{m}");
+        assert_eq!(m["parts"][0]["content"], m["content"], "{m}");
+        assert_eq!(m["parts"].as_array().unwrap().len(), 1, "{m}");
+    }
+    let stored: Value =
+        serde_json::from_str(&env.read(&format!(".bb7/chats/{id}/chat.json"))).unwrap();
+    let stored_notes: Vec<&Value> = stored["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .collect();
+    assert_eq!(stored_notes.len(), 3, "{stored}");
+    for m in &stored_notes {
+        assert_eq!(m["parts"][0]["content"], m["content"], "{m}");
     }
 
     // A fork warning is a system message of context events, drawn from its parts.
@@ -476,4 +486,103 @@ fn a_failed_title_sends_nothing_a_client_could_take_for_another_reply() {
             .starts_with("Chat"),
         "the chat keeps its name"
     );
+}
+
+// ----- the context block: read-only files first ---------------------------------------
+
+/// Within the cache-first context block read-only files come before writable ones
+/// (each group by path), and the order stays as first shown when a file's mode
+/// changes later, so the next request still starts with the previous one.
+#[test]
+fn the_context_block_shows_read_only_files_first_and_keeps_its_order() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, _id) = env.with_chat();
+    env.write("a.rs", "fn a() {}\n");
+    env.write("z.md", "# Zed notes\n");
+    env.write("m.txt", "middle\n");
+    b.ok(json!({"action": "context_add", "path": "a.rs", "content": "fn a() {}\n"}));
+    b.ok(json!({"action": "context_add", "path": "z.md", "content": "# Zed notes\n", "readonly": true}));
+    b.ok(json!({"action": "context_add", "path": "m.txt", "content": "middle\n"}));
+    fake.push_sse(response("", "One.", vec![]));
+    assert_eq!(b.turn("first")["type"], "done");
+    b.ok(json!({"action": "context_set_readonly", "path": "m.txt", "readonly": true}));
+    fake.push_sse(response("", "Two.", vec![]));
+    assert_eq!(b.turn("second")["type"], "done");
+    let bodies = fake.chat_bodies();
+    let first = prompt_text(&bodies[0]);
+    let at = |text: &str, needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} not in {text}"))
+    };
+    let (z, a, m) = (
+        at(&first, "path=\"z.md\""),
+        at(&first, "path=\"a.rs\""),
+        at(&first, "path=\"m.txt\""),
+    );
+    assert!(
+        z < a && a < m,
+        "read-only z.md, then a.rs and m.txt: {first}"
+    );
+    let second = prompt_text(&bodies[1]);
+    let context_end = at(&first, "</context>");
+    assert_eq!(
+        &second[..context_end],
+        &first[..context_end],
+        "the context block is the same on the next request"
+    );
+}
+
+/// A fork names its parent chat and the message it was forked at, in `chat.json` and
+/// in `chat_get`; a chat that is not a fork names none.
+#[test]
+fn a_fork_names_its_parent_chat() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    fake.push_sse(response("", "One.", vec![]));
+    assert_eq!(b.turn("first")["type"], "done");
+    let chat = b.ok(json!({"action": "chat_get"}));
+    assert!(chat.get("forked_from").is_none(), "{chat}");
+    let fork = b.ok(json!({"action": "fork_chat", "chat_id": id, "fork_message_index": 0}));
+    let new_id = fork["new_chat_id"].as_str().unwrap().to_owned();
+    let forked = b.ok(json!({"action": "chat_get"}));
+    assert_eq!(forked["id"], new_id.as_str());
+    assert_eq!(
+        forked["forked_from"],
+        json!({"chat_id": id, "message_index": 0})
+    );
+    b.ok(json!({"action": "shutdown"}));
+    assert_eq!(
+        env.chat_json(&new_id)["forked_from"],
+        json!({"chat_id": id, "message_index": 0})
+    );
+}
+
+/// A system note the reference wrote (its text as parts only) is sent with its
+/// `content` as well, and keeps both in `chat.json` from the next save on.
+#[test]
+fn a_reference_system_note_gets_its_content() {
+    let (env, _fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "shutdown"}));
+    b.close();
+    let path = env.chat_dir(&id).join("chat.json");
+    let mut chat: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    chat["messages"] = json!([{"role": "system", "timestamp": "2026-01-01T00:00:00Z",
+        "parts": [{"type": "text", "content": "Written by the reference."}]}]);
+    std::fs::write(&path, chat.to_string()).unwrap();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    let got = b.ok(json!({"action": "chat_get"}));
+    let note = &got["messages"][0];
+    assert_eq!(note["content"], "Written by the reference.", "{got}");
+    assert_eq!(note["parts"][0]["content"], "Written by the reference.");
+    b.ok(json!({"action": "save_draft", "draft": "x"}));
+    b.ok(json!({"action": "shutdown"}));
+    let stored = env.chat_json(&id);
+    assert_eq!(
+        stored["messages"][0]["content"],
+        "Written by the reference."
+    );
+    assert_eq!(stored["messages"][0]["parts"][0]["type"], "text");
 }

@@ -466,3 +466,114 @@ fn a_local_providers_edit_format_shapes_its_request() {
     let body = &t.local.chat_bodies()[0];
     assert!(body.get("tools").is_none(), "blocks need no tools: {body}");
 }
+
+/// A response whose only content is these retrieval calls.
+fn reads(list: Vec<(&str, Value)>) -> Vec<Step> {
+    let mut steps = vec![role()];
+    for (i, (name, args)) in list.into_iter().enumerate() {
+        steps.extend(tool_call(i, name, args, 2));
+    }
+    steps.extend([finish("tool_calls"), usage(10, 5, 0.0), done()]);
+    steps
+}
+
+#[test]
+fn a_local_attempt_that_spends_its_tool_budget_without_edits_falls_back() {
+    let mut t = two(json!({"hybrid_tool_budget": 2}));
+    t.b.ok(json!({"action": "save_chat_settings", "tools": "auto"}));
+    t.local.push_sse(reads(vec![
+        ("read_file", json!({"file_path": "src/main.rs"})),
+        ("list_files", json!({})),
+    ]));
+    t.local.push_sse(reads(vec![(
+        "read_file",
+        json!({"file_path": "src/main.rs"}),
+    )]));
+    t.local
+        .push_sse(response("", "I only looked around.", vec![]));
+    t.remote.push_sse(remote_answer());
+    let stream = t.b.turn_stream("change it");
+    let end = stream.last().unwrap();
+    assert_eq!(end["type"], "done", "{stream:?}");
+    assert_eq!(end["provider"], "remote");
+    assert_eq!(end["fallback_reason"], "tool_budget");
+    // The third read of the local attempt was over its budget of 2 and not run.
+    let local = t.local.chat_bodies();
+    let last_tool = local[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .clone();
+    assert!(
+        last_tool
+            .as_str()
+            .unwrap()
+            .contains("limit of 2 tool calls"),
+        "{last_tool}"
+    );
+    assert_eq!(
+        t.env.output(&t.chat, "src/main.rs").unwrap(),
+        "fn main() {\n    println!(\"two\");\n}\n"
+    );
+
+    // Within the budget, or with a usable edit after spending it, the local answer stands.
+    t.local.push_sse(reads(vec![
+        ("read_file", json!({"file_path": "src/main.rs"})),
+        ("list_files", json!({})),
+    ]));
+    let three = "fn main() {\n    println!(\"three\");\n}\n";
+    t.local.push_sse(response(
+        "",
+        "local edit",
+        vec![(
+            "write_file",
+            json!({"path": "src/main.rs", "content": three}),
+        )],
+    ));
+    let end = t.b.turn("once more");
+    assert_eq!(end["type"], "done", "{end}");
+    assert_eq!(end["provider"], "local", "{end}");
+    assert_eq!(t.env.output(&t.chat, "src/main.rs").unwrap(), three);
+}
+
+#[test]
+fn local_edits_that_fail_the_validation_command_fall_back() {
+    let mut t = two(json!({
+        "hybrid_validate_command": "touch validated-here && grep -q two src/main.rs"
+    }));
+    t.local
+        .push_sse(response("", "local try", edit("println!(\"three\");")));
+    t.remote.push_sse(remote_answer());
+    let stream = t.b.turn_stream("change it");
+    let end = stream.last().unwrap();
+    assert_eq!(end["type"], "done", "{stream:?}");
+    assert_eq!(end["provider"], "remote");
+    assert_eq!(end["fallback_reason"], "validation_failed");
+    // The command ran on a scratch copy: the project holds neither its file nor the
+    // local edit.
+    assert!(!t.env.project.join("validated-here").exists());
+    assert_eq!(t.env.read("src/main.rs"), SRC);
+    assert_eq!(
+        t.env.output(&t.chat, "src/main.rs").unwrap(),
+        "fn main() {\n    println!(\"two\");\n}\n"
+    );
+
+    // Edits the command accepts stand as the local answer.
+    let four = "fn main() {\n    println!(\"four two\");\n}\n";
+    t.local.push_sse(response(
+        "",
+        "local edit",
+        vec![(
+            "write_file",
+            json!({"path": "src/main.rs", "content": four}),
+        )],
+    ));
+    let end = t.b.turn("again");
+    assert_eq!(end["provider"], "local", "{end}");
+    assert!(end.get("fallback_reason").is_none(), "{end}");
+    assert_eq!(t.env.output(&t.chat, "src/main.rs").unwrap(), four);
+    assert!(!t.env.project.join("validated-here").exists());
+}

@@ -113,6 +113,10 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
         "estimate_text_tokens",
         "token counts come from the statuses",
     ),
+    (
+        "events_get",
+        "the event trace is for postmortems, tools and tests; the plugin draws the stream",
+    ),
 ];
 
 /// Action names the Lua sources pass to the client (`action('x')`, `call('x', …)`,

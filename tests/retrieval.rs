@@ -121,17 +121,32 @@ fn auto_mode_reads_and_searches_then_answers_with_an_edit() {
             .unwrap()
             .contains("read-only tools: list_files")
     );
-    let results = tool_messages(&bodies[1]);
+    let results: Vec<Value> = tool_messages(&bodies[1])
+        .iter()
+        .map(|r| serde_json::from_str(r).unwrap())
+        .collect();
+    // Search results are snippets with their line ranges (JSON, as the design has them).
+    let hits = results[0]["results"].as_array().unwrap();
+    assert_eq!(hits[0]["file_path"], "src/lib.rs", "{results:?}");
+    assert_eq!(
+        (&hits[0]["start_line"], &hits[0]["end_line"]),
+        (&json!(1), &json!(3))
+    );
     assert!(
-        results[0].contains("src/lib.rs:1: pub fn parse(s: &str) -> u32 {"),
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .starts_with("pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()"),
         "{results:?}"
     );
-    assert!(results[0].contains("src/main.rs:1:"));
+    assert!(hits.iter().any(|h| h["file_path"] == "src/main.rs"));
+    assert_eq!(results[0]["total_matches"], 3);
     assert_eq!(
         results[1],
-        "src/lib.rs lines 1-2 of 3:\npub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n"
+        json!({"file_path": "src/lib.rs", "start_line": 1, "end_line": 2, "total_lines": 3,
+               "content": "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n"})
     );
-    assert_eq!(results[2], "src/lib.rs\nsrc/main.rs");
+    assert_eq!(results[2], json!({"files": ["src/lib.rs", "src/main.rs"]}));
     // The steps are kept in the chat and shown to the model later.
     let chat = env.chat_json(&id);
     let reply = chat["messages"].as_array().unwrap().last().unwrap().clone();
@@ -291,4 +306,87 @@ fn cancel_while_waiting_for_approval_and_tools_off() {
     let last = fake.chat_bodies().pop().unwrap();
     assert_eq!(last["tools"].as_array().unwrap().len(), 2);
     b.err(json!({"action": "save_chat_settings", "tools": "sometimes"}));
+}
+
+/// `read_file` takes the design's `file_path` as well as `path`: the approval names the
+/// file and the model gets its lines, not "Path must not be empty".
+#[test]
+fn read_file_takes_file_path() {
+    let (_env, fake, mut b, _id) = setup("ask");
+    fake.push_sse(calls(vec![(
+        "read_file",
+        json!({"file_path": "src/lib.rs", "start_line": 1, "end_line": 2}),
+    )]));
+    fake.push_sse(response("", "Done.", vec![]));
+    let rid = b.send(json!({"action": "send", "content": "look"}));
+    let done = loop {
+        let m = b.reply_to(&rid);
+        match m["type"].as_str() {
+            Some("tool_approval") => {
+                assert_eq!(m["payload"]["path"], "src/lib.rs", "{m}");
+                assert_eq!(m["payload"]["description"], "Read src/lib.rs lines 1-2");
+                b.ok(json!({"action": "tool_approve", "approval_id": m["approval_id"], "approved": true}));
+            }
+            Some("done" | "error" | "diff_error") => break m,
+            _ => {}
+        }
+    };
+    assert_eq!(done["type"], "done", "{done}");
+    let result: Value = serde_json::from_str(&tool_messages(&fake.chat_bodies()[1])[0]).unwrap();
+    assert_eq!(result["file_path"], "src/lib.rs");
+    assert_eq!(
+        result["content"],
+        "pub fn parse(s: &str) -> u32 {\n    s.parse().unwrap()\n"
+    );
+}
+
+/// The retrieval limits are config keys: calls per turn, lines per read, search
+/// results and snippet lines; the tool descriptions name the defaults in force.
+#[test]
+fn retrieval_limits_come_from_the_config() {
+    let (env, fake) = fake_env(json!({
+        "max_tool_calls_per_job": 3,
+        "max_read_lines_default": 2,
+        "max_search_results_default": 1,
+        "max_search_results_cap": 2,
+        "max_search_snippet_lines": 1,
+        "max_read_bytes_default": 4096
+    }));
+    let body: String = (1..=40).map(|i| format!("line {i} needle\n")).collect();
+    env.write("big.txt", &body);
+    let (mut b, _id) = env.with_chat();
+    b.ok(json!({"action": "save_chat_settings", "tools": "auto"}));
+    fake.push_sse(calls(vec![
+        ("read_file", json!({"file_path": "big.txt"})),
+        ("search_project", json!({"query": "needle"})),
+        ("search_project", json!({"query": "needle", "limit": 50})),
+        ("list_files", json!({})),
+    ]));
+    fake.push_sse(response("", "ok", vec![]));
+    let rid = b.send(json!({"action": "send", "content": "read"}));
+    while !matches!(b.reply_to(&rid)["type"].as_str(), Some("done" | "error")) {}
+    let bodies = fake.chat_bodies();
+    let described = bodies[0]["tools"].to_string();
+    assert!(described.contains("default 4096"), "{described}");
+    assert!(described.contains("default 1, at most 2"), "{described}");
+    let results = tool_messages(&bodies[1]);
+    let read: Value = serde_json::from_str(&results[0]).unwrap();
+    assert_eq!(read["content"], "line 1 needle\nline 2 needle\n");
+    assert_eq!(read["truncated"], "at 2 lines");
+    assert_eq!(read["next_start_line"], 3);
+    let search: Value = serde_json::from_str(&results[1]).unwrap();
+    let hits = search["results"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{search}");
+    assert_eq!(
+        (&hits[0]["start_line"], &hits[0]["end_line"]),
+        (&json!(1), &json!(1))
+    );
+    assert_eq!(search["total_matches"], 40);
+    let capped: Value = serde_json::from_str(&results[2]).unwrap();
+    assert_eq!(capped["results"].as_array().unwrap().len(), 2, "{capped}");
+    assert!(
+        results[3].contains("limit of 3 tool calls"),
+        "{}",
+        results[3]
+    );
 }

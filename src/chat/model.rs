@@ -44,6 +44,10 @@ pub struct Chat {
     /// `local`, `remote` or `hybrid_auto`; absent follows the config's `agent_mode`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_mode: Option<String>,
+    /// The chat this one was forked from (`fork_chat`): its id and the index of the
+    /// user message the fork was made at. Absent for a chat that is not a fork.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
     /// Files and sections in context, in the order they were added.
     #[serde(default)]
     pub context_files: Vec<ContextFile>,
@@ -53,6 +57,16 @@ pub struct Chat {
     /// Fields this version does not know, kept as they were.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// Where a forked chat came from (`chat.json` `forked_from`, `chat_get`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ForkedFrom {
+    /// The parent chat's id. The parent may have been deleted since.
+    pub chat_id: String,
+    /// The 0-based index, in the parent's `messages`, of the user message the fork was
+    /// made at (the fork holds the messages before it).
+    pub message_index: u64,
 }
 
 /// One context entry: a full file (no line range) or a section.
@@ -217,7 +231,7 @@ impl Part {
 
 impl Message {
     /// The concatenated `text` parts: what the user typed or the model answered. A
-    /// message without parts (a system note as `chat_get` sends it) gives its
+    /// message without parts (a system note as older bb7 sent it) gives its
     /// top-level `content`.
     pub fn text(&self) -> String {
         let mut out = String::new();
@@ -237,16 +251,16 @@ impl Message {
     }
 
     /// The message as `chat_get` sends it. A system note (a system message of `text`
-    /// parts only) goes in the reference's form, its text as the top-level `content`
-    /// and no parts: the reference plugin draws a system message's `content` only when
-    /// it has no parts. Every other message, fork warnings included, goes as stored.
+    /// parts only) carries its text both as its parts (the reference's data) and as
+    /// the top-level `content` (what the reference plugin draws); one stored without
+    /// `content` gets it here. Every other message, fork warnings included, goes as
+    /// stored.
     pub fn wire_form(&self) -> Cow<'_, Message> {
-        if !self.is_system_note() {
+        if !self.is_system_note() || self.extra.contains_key("content") {
             return Cow::Borrowed(self);
         }
         let mut m = self.clone();
         let text = m.text();
-        m.parts.clear();
         m.extra.insert("content".into(), Value::String(text));
         Cow::Owned(m)
     }
@@ -309,6 +323,12 @@ impl Chat {
                     && !s.is_empty()
                 {
                     m.parts.push(Part::text(s.clone()));
+                }
+                // The reference writes a note as parts only: it gets its `content`
+                // too, kept with the chat's next save.
+                if m.is_system_note() && !m.extra.contains_key("content") {
+                    let text = m.text();
+                    m.extra.insert("content".into(), Value::String(text));
                 }
                 continue;
             }

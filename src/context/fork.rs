@@ -115,6 +115,10 @@ pub fn fork(source: &Chat, store: &ChatStore, root: Option<&Path>, index: usize)
     chat.tools = source.tools.clone();
     chat.messages = source.messages[..index].to_vec();
     chat.draft = content.clone();
+    chat.forked_from = Some(crate::chat::model::ForkedFrom {
+        chat_id: source.id.clone(),
+        message_index: index as u64,
+    });
     let files = ChatFiles::new(store, &chat.id);
     for (cf, text) in &restored {
         files.write_snapshot(cf, text)?;

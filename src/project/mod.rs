@@ -5,6 +5,7 @@ pub mod flush_queue;
 pub mod fsutil;
 pub mod lock;
 pub mod paths;
+pub mod scratch;
 pub mod usage_log;
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,8 @@
 //! Everything that stays the same during a chat comes first, so the provider's prompt
 //! cache serves it on every turn: the system prompt with the instruction files (the tool
 //! schemas travel beside it), then the context block with every file as the chat's
-//! ledger first showed it, sorted by path, then the history, one block per message.
+//! ledger first showed it, read-only files before writable ones, each sorted by path,
+//! then the history, one block per message.
 //! What changed comes last, as an update the model can follow: before the new user
 //! message, the current text of every file whose version the model has not seen yet
 //! (a pending output, a re-added snapshot, a new file), and after a failed edit the
@@ -290,7 +291,10 @@ const DIFF_SHARE: usize = 4;
 pub fn assemble(state: ChatState<'_>) -> Prompt {
     let valid = state.ledger.valid_updates(state.history);
     let fresh = state.ledger.base.is_empty() && valid.is_empty();
-    let by_key = |a: &ShownFile, b: &ShownFile| a.key().cmp(&b.key());
+    // Read-only files first, then writable ones, each sorted by path and range: the
+    // flag is the one the block first showed (kept in the ledger), so the order never
+    // changes during a chat and the cached prefix stays the same.
+    let by_key = |a: &ShownFile, b: &ShownFile| (a.writable, a.key()).cmp(&(b.writable, b.key()));
     // The context block is shared with the ledger it came from: it holds every file's
     // text and is the same on every request of the chat.
     let base: Arc<Vec<ShownFile>> = if fresh {

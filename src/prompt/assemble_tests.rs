@@ -89,7 +89,8 @@ fn each_request_starts_with_the_previous_one_and_shows_what_changed_last() {
     let p1 = chat.turn(&files, "Explain a.", message("assistant", "It adds."));
     assert_eq!(p1.blocks[0].kind, BlockKind::Context);
     let context = &p1.blocks[0].text;
-    assert!(context.find("path=\"a.py\"").unwrap() < context.find("path=\"b.py\"").unwrap());
+    // Read-only b.py comes before writable a.py.
+    assert!(context.find("path=\"b.py\"").unwrap() < context.find("path=\"a.py\"").unwrap());
     assert!(
         !p1.user_text().contains("<update>\n"),
         "nothing changed yet"

@@ -117,6 +117,8 @@ macro_rules! action_table {
         CheckpointDiff3(CheckpointDiff3) = "checkpoint_diff3" -> Diff3 => checkpoint_diff3,
         /// Undo a checkpoint.
         CheckpointRollback(CheckpointRollback) = "checkpoint_rollback" -> RollbackResult => checkpoint_rollback,
+        /// A chat's event trace after a cursor; optionally follow it on the stream.
+        EventsGet(EventsGet) = "events_get" -> EventsPage => events_get,
         /// Stop a running `send`.
         Cancel(Cancel) = "cancel" -> Ack => cancel,
         /// Answer a `tool_approval`.

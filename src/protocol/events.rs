@@ -10,6 +10,17 @@ use crate::error::ErrorCode;
 use crate::llm::Usage;
 use crate::tools::retrieval::ApprovalPayload;
 
+/// `{"type":"event","chat_id","event":{…}}`: a trace event, sent without
+/// `request_id` while a client follows the trace (`events_get` with `follow`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "event")]
+pub struct EventMessage {
+    /// The chat whose trace holds the event.
+    pub chat_id: String,
+    /// The event as stored.
+    pub event: crate::chat::events::Event,
+}
+
 /// One message bb7 writes while a turn runs, or when it ends.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

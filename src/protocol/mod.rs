@@ -8,6 +8,7 @@ mod fields;
 pub mod outbox;
 pub mod params;
 pub mod replies;
+pub mod trace;
 
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
@@ -144,6 +145,8 @@ pub enum MessageKind {
     Attempt,
     /// A chat got a generated title (unsolicited).
     TitleUpdated,
+    /// A trace event (unsolicited, while the client follows the trace).
+    Event,
     /// The turn ended with an answer.
     Done,
     /// The request failed (or the turn was cancelled: code `cancelled`).

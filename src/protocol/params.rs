@@ -358,6 +358,21 @@ pub struct CheckpointList {
     pub chat_id: Option<String>,
 }
 
+/// `events_get`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventsGet {
+    /// The chat whose trace to read (default: the active chat).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chat_id: Option<String>,
+    /// The cursor: events with a `seq` above it (default 0, from the start).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Uint>,
+    /// `true` sends every later event of any chat on stdout as an `event` message
+    /// (without `request_id`) until `false`; absent leaves it as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follow: Option<bool>,
+}
+
 /// `checkpoint_get`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointRef {

@@ -37,6 +37,7 @@ mod route;
 mod send;
 mod table;
 mod tokens;
+mod trace;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -126,6 +127,9 @@ pub struct PlannedTurn {
     /// The plan of the calls to apply (see `turn::complete::Ended::calls_to_plan`),
     /// or the internal error planning met.
     pub plan: Result<crate::edit::Plan>,
+    /// For a local attempt of a `hybrid_auto` turn with `hybrid_validate_command`:
+    /// what the command said about the plan's files (run with the plan, off the loop).
+    pub validation: Option<crate::project::scratch::Validation>,
 }
 
 /// All state of one bb7 process.
@@ -162,6 +166,11 @@ pub struct Session {
     /// The laid-out context part of the last `estimate_tokens`, reused while nothing
     /// it was made from changed.
     estimates: Arc<estimate::LayoutCache>,
+    /// The event trace: the appender, and whether a client follows it on stdout.
+    tracer: crate::protocol::trace::Tracer,
+    /// The writer's outbox, kept from the first request, for trace events of
+    /// handlers that answer at once (applies, rollbacks).
+    outbox: Option<Outbox>,
 }
 
 impl Default for Session {
@@ -198,6 +207,8 @@ impl Session {
             interactions: Default::default(),
             closing: false,
             estimates: Default::default(),
+            tracer: Default::default(),
+            outbox: None,
         }
     }
 
@@ -205,6 +216,9 @@ impl Session {
     /// `None` when the reply comes later from background work (a `send` stream).
     /// Errors: the request's parameters ([`Action::from_request`]) or its handler's.
     pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Encoded>, Flow)> {
+        if self.outbox.is_none() {
+            self.outbox = Some(ctx.outbox.clone());
+        }
         let action = Action::from_request(req)?;
         let flow = match action {
             Action::Shutdown(_) => Flow::Shutdown,
@@ -214,7 +228,12 @@ impl Session {
             ctx,
             request_id: req.request_id.as_deref(),
         };
-        Ok((self.dispatch(action, &call)?, flow))
+        let traced = self.trace_start(&action);
+        let reply = self.dispatch(action, &call);
+        if let Some(t) = traced {
+            self.trace_end(t, &reply);
+        }
+        Ok((reply?, flow))
     }
 
     // ----- session ------------------------------------------------------------------

@@ -20,11 +20,15 @@ pub use file::DiffMode;
 pub use retrieval::{ToolsMode, is_retrieval};
 
 /// The `tools` array a turn sends: the file tools in the schema of `diff_mode`, and the
-/// retrieval tools unless `tools_mode` is `off`.
-pub fn definitions(diff_mode: DiffMode, tools_mode: ToolsMode) -> Vec<Value> {
+/// retrieval tools unless `tools_mode` is `off` (their descriptions name `limits`).
+pub fn definitions(
+    diff_mode: DiffMode,
+    tools_mode: ToolsMode,
+    limits: &retrieval::Limits,
+) -> Vec<Value> {
     let mut tools = file::definitions(diff_mode);
     if tools_mode != ToolsMode::Off {
-        tools.extend(retrieval::definitions());
+        tools.extend(retrieval::definitions(limits));
     }
     tools
 }
@@ -44,12 +48,13 @@ mod tests {
     /// turn runs as such.
     #[test]
     fn a_turn_offers_the_tools_of_its_settings() {
-        let off = definitions(DiffMode::Off, ToolsMode::Off);
+        let limits = retrieval::Limits::default();
+        let off = definitions(DiffMode::Off, ToolsMode::Off, &limits);
         assert_eq!(names(&off), ["write_file"]);
-        let plain = definitions(DiffMode::Anchored, ToolsMode::Off);
+        let plain = definitions(DiffMode::Anchored, ToolsMode::Off, &limits);
         assert_eq!(names(&plain), ["write_file", "edit_file"]);
-        let reads = retrieval::definitions();
-        let all = definitions(DiffMode::SearchReplaceMulti, ToolsMode::Ask);
+        let reads = retrieval::definitions(&limits);
+        let all = definitions(DiffMode::SearchReplaceMulti, ToolsMode::Ask, &limits);
         assert_eq!(
             names(&all),
             [&names(&plain)[..], &names(&reads)[..]].concat()

@@ -47,11 +47,68 @@ impl ToolsMode {
     }
 }
 
-/// Most retrieval tool calls in one turn (`max_tool_calls`).
-pub const MAX_TOOL_CALLS: usize = 12;
+/// The retrieval limits (config keys of the same names; defaults as in the README's
+/// configuration table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// `max_tool_calls_per_job`: retrieval calls one turn may make (12).
+    pub calls_per_turn: usize,
+    /// `max_search_results_default`: search results without a `limit` (20).
+    pub search_default: usize,
+    /// `max_search_results_cap`: most search results whatever `limit` asks (50).
+    pub search_cap: usize,
+    /// `max_search_snippet_lines`: most lines of one search snippet (20).
+    pub snippet_lines: usize,
+    /// `max_read_bytes_default`: bytes a read returns without `max_bytes` (64 KiB).
+    pub read_bytes: usize,
+    /// `max_read_lines_default`: most lines one read returns (800).
+    pub read_lines: usize,
+}
 
-/// The retrieval tools' definitions for the request's `tools` array.
-pub fn definitions() -> Vec<Value> {
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            calls_per_turn: 12,
+            search_default: 20,
+            search_cap: 50,
+            snippet_lines: 20,
+            read_bytes: 64 * 1024,
+            read_lines: 800,
+        }
+    }
+}
+
+impl Limits {
+    /// The limits `config` sets, each at least 1 (a 0 would make the tool useless),
+    /// the defaults for the keys it leaves out.
+    pub fn from_config(config: &crate::config::Config) -> Limits {
+        let d = Limits::default();
+        let pick = |v: Option<u64>, default: usize| v.map_or(default, |v| v.max(1) as usize);
+        let search_cap = pick(config.max_search_results_cap.map(u64::from), d.search_cap);
+        Limits {
+            calls_per_turn: pick(
+                config.max_tool_calls_per_job.map(u64::from),
+                d.calls_per_turn,
+            ),
+            search_default: pick(
+                config.max_search_results_default.map(u64::from),
+                d.search_default,
+            )
+            .min(search_cap),
+            search_cap,
+            snippet_lines: pick(
+                config.max_search_snippet_lines.map(u64::from),
+                d.snippet_lines,
+            ),
+            read_bytes: pick(config.max_read_bytes_default, d.read_bytes),
+            read_lines: pick(config.max_read_lines_default.map(u64::from), d.read_lines),
+        }
+    }
+}
+
+/// The retrieval tools' definitions for the request's `tools` array; the defaults they
+/// name are `limits`'.
+pub fn definitions(limits: &Limits) -> Vec<Value> {
     let f = |name: &str, description: &str, properties: Value, required: Value| {
         json!({"type": "function", "function": {"name": name, "description": description,
             "parameters": {"type": "object", "properties": properties, "required": required}}})
@@ -59,24 +116,25 @@ pub fn definitions() -> Vec<Value> {
     vec![
         f(
             "list_files",
-            "List project files (respecting .gitignore). Use it to find files that are not in context.",
+            "List project files (respecting .gitignore). Use it to find files that are not in context. Returns JSON: {\"files\":[paths]}.",
             json!({"prefix": {"type": "string", "description": "Directory to list, e.g. src/ (default: the whole project)."},
                    "glob": {"type": "string", "description": "Only paths matching this glob, e.g. **/*.rs."}}),
             json!([]),
         ),
         f(
             "search_project",
-            "Search the project's text files for a string (case-insensitive). Returns path:line: text.",
+            "Search the project's text files for a string (case-insensitive). Returns JSON: {\"results\":[{\"file_path\",\"start_line\",\"end_line\",\"snippet\"}],\"total_matches\"}, each snippet the matching lines with a little context.",
             json!({"query": {"type": "string"}, "glob": {"type": "string", "description": "Only files matching this glob."},
-                   "limit": {"type": "integer", "description": "Most matches to return (default 20, at most 100)."}}),
+                   "limit": {"type": "integer", "description": format!("Most results to return (default {}, at most {}).", limits.search_default, limits.search_cap)}}),
             json!(["query"]),
         ),
         f(
             "read_file",
-            "Read a project file, or a line range of it. The content is for this answer only; ask the user to add files you need to change.",
-            json!({"path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
-                   "max_bytes": {"type": "integer", "description": "At most this many bytes (default 32768)."}}),
-            json!(["path"]),
+            "Read a project file, or a line range of it. Returns JSON: {\"file_path\",\"start_line\",\"end_line\",\"total_lines\",\"content\"}. The content is for this answer only; ask the user to add files you need to change.",
+            json!({"file_path": {"type": "string", "description": "Project-relative path (`path` is accepted too)."},
+                   "start_line": {"type": "integer"}, "end_line": {"type": "integer"},
+                   "max_bytes": {"type": "integer", "description": format!("At most this many bytes (default {}).", limits.read_bytes)}}),
+            json!(["file_path"]),
         ),
         f(
             "clarify_user",
@@ -122,7 +180,8 @@ pub struct SearchArgs {
     /// Only files matching this glob.
     #[serde(default, deserialize_with = "lenient")]
     pub glob: Option<String>,
-    /// Most matches to return (default 20, clamped to 1..=100).
+    /// Most results to return (default `max_search_results_default`, clamped to
+    /// 1..=`max_search_results_cap`).
     #[serde(default, deserialize_with = "lenient")]
     pub limit: Option<u64>,
 }
@@ -130,18 +189,34 @@ pub struct SearchArgs {
 /// Arguments of `read_file`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct ReadArgs {
-    /// Project-relative path.
+    /// Project-relative path (bb7's earlier name; see [`ReadArgs::target`]).
     #[serde(default, deserialize_with = "lenient")]
     pub path: Option<String>,
+    /// Project-relative path, the design's name for it.
+    #[serde(default, deserialize_with = "lenient")]
+    pub file_path: Option<String>,
     /// First line, 1-based (default 1).
     #[serde(default, deserialize_with = "lenient")]
     pub start_line: Option<u64>,
     /// Last line, inclusive (default: the last line of the file).
     #[serde(default, deserialize_with = "lenient")]
     pub end_line: Option<u64>,
-    /// Most bytes to return (default 32 KiB, at most 256 KiB).
+    /// Most bytes to return (default `max_read_bytes_default`).
     #[serde(default, deserialize_with = "lenient")]
     pub max_bytes: Option<u64>,
+}
+
+impl ReadArgs {
+    /// The path to read: `file_path`, else `path` (a blank one counts as absent), else
+    /// `""`, which the resolver refuses.
+    pub fn target(&self) -> &str {
+        [&self.file_path, &self.path]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .find(|p| !p.trim().is_empty())
+            .unwrap_or("")
+    }
 }
 
 /// Arguments of `clarify_user`.
@@ -240,7 +315,7 @@ impl Read {
     pub fn approval_payload(&self) -> ApprovalPayload {
         match self {
             Read::File(a) => {
-                let path = a.path.clone().unwrap_or_default();
+                let path = a.target().to_owned();
                 let range = match (a.start_line, a.end_line) {
                     (Some(s), Some(e)) => format!(" lines {s}-{e}"),
                     _ => String::new(),
@@ -353,7 +428,7 @@ mod tests {
     fn execute(name: &str, args: &Value, root: &Path) -> Result<(String, String), ReadError> {
         match RetrievalCall::parse(name, args) {
             Some(RetrievalCall::Read(read)) => read
-                .run(root, &AtomicBool::new(false))
+                .run(root, &Limits::default(), &AtomicBool::new(false))
                 .map(|o| (o.text, o.summary)),
             other => panic!("not a read: {other:?}"),
         }
@@ -382,6 +457,13 @@ mod tests {
                 json!({"path": "a.rs", "start_line": "two", "end_line": 5})
             ),
             json!({"type": "read", "description": "Read a.rs", "path": "a.rs"})
+        );
+        assert_eq!(
+            payload(
+                "read_file",
+                json!({"file_path": "a.rs", "start_line": 2, "end_line": 5})
+            ),
+            json!({"type": "read", "description": "Read a.rs lines 2-5", "path": "a.rs"})
         );
         assert_eq!(
             payload("search_project", json!({"query": "x"})),
@@ -417,20 +499,37 @@ mod tests {
         std::fs::create_dir_all(root.join("target")).unwrap();
         std::fs::write(root.join("target/out.rs"), "fn alpha() {}\n").unwrap();
         std::fs::write(root.join(".bb7/chats/index.json"), "alpha").unwrap();
+        let json = |text: String| serde_json::from_str::<Value>(&text).unwrap();
         let (list, _) = execute("list_files", &json!({}), &root).unwrap();
-        assert_eq!(list, ".gitignore\nnotes.md\nsrc/a.rs");
+        assert_eq!(
+            json(list),
+            json!({"files": [".gitignore", "notes.md", "src/a.rs"]})
+        );
         let (list, _) = execute("list_files", &json!({"glob": "**/*.rs"}), &root).unwrap();
-        assert_eq!(list, "src/a.rs");
+        assert_eq!(json(list), json!({"files": ["src/a.rs"]}));
         let (hits, summary) = execute("search_project", &json!({"query": "ALPHA"}), &root).unwrap();
-        assert_eq!(hits, "notes.md:1: Alpha notes\nsrc/a.rs:1: fn alpha() {}");
+        assert_eq!(
+            json(hits),
+            json!({"results": [
+                {"file_path": "notes.md", "start_line": 1, "end_line": 1, "match_lines": [1], "snippet": "Alpha notes"},
+                {"file_path": "src/a.rs", "start_line": 1, "end_line": 2, "match_lines": [1], "snippet": "fn alpha() {}\nfn beta() {}"}
+            ], "total_matches": 2})
+        );
         assert_eq!(summary, "Found 2 matches for \"ALPHA\"");
-        let (read, _) = execute(
-            "read_file",
-            &json!({"path": "src/a.rs", "start_line": 2}),
-            &root,
-        )
-        .unwrap();
-        assert_eq!(read, "src/a.rs lines 2-2 of 2:\nfn beta() {}\n");
+        // `file_path`, the design's name, and `path` both name the file.
+        for key in ["path", "file_path"] {
+            let (read, _) = execute(
+                "read_file",
+                &json!({key: "src/a.rs", "start_line": 2}),
+                &root,
+            )
+            .unwrap();
+            assert_eq!(
+                json(read),
+                json!({"file_path": "src/a.rs", "start_line": 2, "end_line": 2, "total_lines": 2,
+                       "content": "fn beta() {}\n"})
+            );
+        }
         assert!(execute("read_file", &json!({"path": "../etc/passwd"}), &root).is_err());
         assert!(
             execute(
@@ -447,7 +546,9 @@ mod tests {
             &root,
         )
         .unwrap();
-        assert!(read.contains("[truncated at 5 bytes"));
+        let read = json(read);
+        assert_eq!(read["truncated"], "at 5 bytes", "{read}");
+        assert_eq!(read["next_start_line"], 1, "{read}");
     }
 
     #[test]

@@ -323,8 +323,8 @@ pub fn unplanned(ended: Ended<'_>, code: ErrorCode, note: String) -> Completion 
     }
 }
 
-/// A system message: its text as a part, and as the top-level `content` the reference
-/// writes (the only field `chat_get` sends for it, see `Message::wire_form`).
+/// A system message: its text as a `text` part (the reference's data) and as the
+/// top-level `content` (what the reference plugin draws); `chat_get` sends both.
 pub fn system_message(text: String) -> Message {
     let mut msg = Message {
         role: "system".into(),

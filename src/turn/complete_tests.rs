@@ -28,10 +28,12 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
             backoff: Duration::from_millis(1),
             visible: true,
             tools: ToolsMode::Off,
+            limits: crate::tools::retrieval::Limits::default(),
             root: "/tmp".into(),
             interactions: Default::default(),
             edits: Default::default(),
             route: Default::default(),
+            trace: Default::default(),
         },
         text: text.into(),
         thinking: String::new(),
@@ -60,6 +62,7 @@ fn outcome(text: &str, calls: &[(&str, &str)]) -> TurnOutcome {
         fell_back_to_blocks: false,
         finish_reason: None,
         prompt_cut: None,
+        tools_exhausted: false,
     }
 }
 

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
 use crate::tools::ToolCall;
-use crate::tools::retrieval::{MAX_TOOL_CALLS, ReadError, RetrievalCall, ToolsMode};
+use crate::protocol::trace::tool_data;
+use crate::tools::retrieval::{ReadError, RetrievalCall, ToolsMode};
 use crate::turn::spec::{ClientAnswer, ToolStep, TurnSpec};
 
 /// Asks the client and waits for its answer; `None` when the turn is cancelled.
@@ -57,7 +58,9 @@ pub(super) async fn retrieval_step(
         summary: summary.to_owned(),
         chat_id: chat_id.clone(),
     };
+    let traced = tool_data(&call.name, &args);
     let mut record = |status: &str, summary: &str| {
+        spec.trace.tool_step(&traced, Some(status));
         outbox.emit(&step(status, summary), Some(&spec.request_id));
         steps.push(ToolStep {
             name: call.name.clone(),
@@ -73,17 +76,19 @@ pub(super) async fn retrieval_step(
     if *budget == 0 {
         record("denied", "tool call limit reached");
         return Some(format!(
-            "The limit of {MAX_TOOL_CALLS} tool calls for this response is reached. Answer with what you have."
+            "The limit of {} tool calls for this response is reached. Answer with what you have.",
+            spec.route.tool_budget(spec.limits.calls_per_turn)
         ));
     }
     *budget -= 1;
-    let n = MAX_TOOL_CALLS - *budget;
+    let n = spec.route.tool_budget(spec.limits.calls_per_turn) - *budget;
     let read = match parsed {
         RetrievalCall::Read(read) => read,
         RetrievalCall::Clarify(c) => {
             let question = c.question.unwrap_or_default();
             outbox.emit(&step("requested", &question), Some(&spec.request_id));
             let id = format!("{}-q{n}", spec.request_id);
+            spec.trace.clarification(&id, None, question.len());
             let msg = TurnMessage::Clarification {
                 question_id: id.clone(),
                 question: question.clone(),
@@ -94,6 +99,8 @@ pub(super) async fn retrieval_step(
                 ClientAnswer::Text(a) if !a.trim().is_empty() => a,
                 _ => "no_user_answer".to_owned(),
             };
+            let answered = answer != "no_user_answer";
+            spec.trace.clarification(&id, Some(answered), answer.len());
             record("completed", &format!("Asked: {question}"));
             return Some(answer);
         }
@@ -101,6 +108,7 @@ pub(super) async fn retrieval_step(
     let payload = read.approval_payload();
     let description = payload.description().to_owned();
     outbox.emit(&step("requested", &description), Some(&spec.request_id));
+    spec.trace.tool_step(&traced, None);
     if spec.tools == ToolsMode::Ask {
         let id = format!("{}-a{n}", spec.request_id);
         let msg = TurnMessage::ToolApproval {
@@ -125,7 +133,8 @@ pub(super) async fn retrieval_step(
     // also stops a walk of the project still going on the blocking thread.
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let flag = stop.0.clone();
-    let reading = tokio::task::spawn_blocking(move || read.run(&root, &flag));
+    let limits = spec.limits;
+    let reading = tokio::task::spawn_blocking(move || read.run(&root, &limits, &flag));
     let result = tokio::select! {
         done = tokio::time::timeout(READ_TIMEOUT, reading) => match done {
             Ok(joined) => joined.unwrap_or_else(|e| Err(ReadError::Crashed(e.to_string()))),

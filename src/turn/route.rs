@@ -34,6 +34,12 @@ pub enum FallbackReason {
     /// The local server answered, but read far fewer prompt tokens than were sent
     /// ([`prompt_was_cut`]): it cut the prompt to its context silently (Ollama does).
     ContextTruncated,
+    /// The local attempt spent its `hybrid_tool_budget` of retrieval calls and left no
+    /// usable edit.
+    ToolBudget,
+    /// The local attempt's edits failed `hybrid_validate_command` (run in a scratch
+    /// copy of the project).
+    ValidationFailed,
 }
 
 impl FallbackReason {
@@ -45,6 +51,8 @@ impl FallbackReason {
             FallbackReason::Timeout => "timeout",
             FallbackReason::LocalError => "local_error",
             FallbackReason::ContextTruncated => "context_truncated",
+            FallbackReason::ToolBudget => "tool_budget",
+            FallbackReason::ValidationFailed => "validation_failed",
         }
     }
 }
@@ -60,6 +68,12 @@ pub struct HybridPolicy {
     pub on_context_overflow: bool,
     /// How long a local attempt may take; `None` is no limit.
     pub local_timeout: Option<Duration>,
+    /// Retrieval calls a local attempt may make (`hybrid_tool_budget`); `None` leaves
+    /// the turn's own limit.
+    pub tool_budget: Option<u32>,
+    /// Whether `hybrid_validate_command` is set: a local attempt's edits are checked
+    /// before they stand.
+    pub validate: bool,
 }
 
 impl Default for HybridPolicy {
@@ -69,6 +83,8 @@ impl Default for HybridPolicy {
             on_schema_fail: true,
             on_context_overflow: true,
             local_timeout: Some(Duration::from_millis(DEFAULT_LOCAL_TIMEOUT_MS)),
+            tool_budget: None,
+            validate: false,
         }
     }
 }
@@ -87,6 +103,11 @@ impl HybridPolicy {
             on_schema_fail: cfg.hybrid_remote_on_schema_fail.unwrap_or(true),
             on_context_overflow: cfg.hybrid_remote_on_context_overflow.unwrap_or(true),
             local_timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
+            tool_budget: cfg.hybrid_tool_budget,
+            validate: cfg
+                .hybrid_validate_command
+                .as_deref()
+                .is_some_and(|c| !c.trim().is_empty()),
         }
     }
 }
@@ -132,10 +153,26 @@ impl Default for Route {
 }
 
 impl Route {
+    /// Whether the current attempt is a local one of a `hybrid_auto` turn (the only
+    /// kind that can be dropped).
+    pub fn is_hybrid_local(&self) -> bool {
+        self.mode == AgentMode::HybridAuto && self.role == ProviderRole::Local
+    }
+
+    /// Retrieval calls the current attempt may make: `hybrid_tool_budget` for a local
+    /// attempt of a `hybrid_auto` turn when set (never above `turn_limit`), else
+    /// `turn_limit` (`max_tool_calls_per_job`).
+    pub fn tool_budget(&self, turn_limit: usize) -> usize {
+        match self.policy.tool_budget {
+            Some(b) if self.is_hybrid_local() => (b as usize).min(turn_limit),
+            _ => turn_limit,
+        }
+    }
+
     /// How long the current attempt may run: a local attempt of a `hybrid_auto` turn
     /// has the policy's timeout, every other attempt none.
     pub fn attempt_deadline(&self) -> Option<Duration> {
-        (self.mode == AgentMode::HybridAuto && self.role == ProviderRole::Local)
+        self.is_hybrid_local()
             .then_some(self.policy.local_timeout)
             .flatten()
     }
@@ -160,6 +197,10 @@ pub enum AttemptEnd {
     ApiFailed,
     /// The user cancelled.
     Cancelled,
+    /// The attempt spent its whole tool budget and left no usable edit.
+    ToolBudgetExhausted,
+    /// The attempt's edits failed the validation command.
+    ValidationFailed,
 }
 
 /// The step after an attempt.
@@ -263,6 +304,8 @@ pub fn after_attempt(route: &Route, end: AttemptEnd) -> Next {
         }
         AttemptEnd::TimedOut => Next::Fallback(FallbackReason::Timeout),
         AttemptEnd::ApiFailed => Next::Fallback(FallbackReason::LocalError),
+        AttemptEnd::ToolBudgetExhausted => Next::Fallback(FallbackReason::ToolBudget),
+        AttemptEnd::ValidationFailed => Next::Fallback(FallbackReason::ValidationFailed),
         _ => Next::Finish,
     }
 }
@@ -366,6 +409,14 @@ mod tests {
         assert_eq!(
             after_attempt(&r, AttemptEnd::ApiFailed),
             Next::Fallback(FallbackReason::LocalError)
+        );
+        assert_eq!(
+            after_attempt(&r, AttemptEnd::ToolBudgetExhausted),
+            Next::Fallback(FallbackReason::ToolBudget)
+        );
+        assert_eq!(
+            after_attempt(&r, AttemptEnd::ValidationFailed),
+            Next::Fallback(FallbackReason::ValidationFailed)
         );
         assert_eq!(after_attempt(&r, AttemptEnd::Answered), Next::Finish);
         assert_eq!(after_attempt(&r, AttemptEnd::Cancelled), Next::Finish);

@@ -14,7 +14,8 @@ use crate::edit::blocks::Piece;
 use crate::llm::request::ChatRequest;
 use crate::llm::{ApiError, Usage};
 use crate::tools::ToolCall;
-use crate::tools::retrieval::ToolsMode;
+use crate::protocol::trace::JobTrace;
+use crate::tools::retrieval::{Limits, ToolsMode};
 use crate::turn::route::Route;
 
 /// Everything a turn needs to run.
@@ -47,6 +48,8 @@ pub struct TurnSpec {
     pub visible: bool,
     /// Retrieval tools mode of the chat.
     pub tools: ToolsMode,
+    /// The retrieval limits (calls per turn, result sizes).
+    pub limits: Limits,
     /// Project root, for the retrieval tools.
     pub root: PathBuf,
     /// Where approvals and clarifications wait for the client's answer.
@@ -55,6 +58,8 @@ pub struct TurnSpec {
     pub edits: EditChannel,
     /// Which provider this attempt runs on and what happened before it.
     pub route: Route,
+    /// The turn's event trace (tool and clarification steps are recorded here).
+    pub trace: JobTrace,
 }
 
 /// How a turn's file edits arrive (config `edit_format`).
@@ -120,6 +125,8 @@ pub struct TurnOutcome {
     /// A server on this machine read far fewer prompt tokens than bb7 sent
     /// (`route::prompt_was_cut`): `(reported, estimated)`.
     pub prompt_cut: Option<(u64, u64)>,
+    /// The turn made retrieval calls and spent its whole tool budget.
+    pub tools_exhausted: bool,
 }
 
 /// One retrieval tool step of a turn, kept in the chat as a `tool_call` part.

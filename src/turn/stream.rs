@@ -17,7 +17,7 @@ use crate::llm::{ApiError, Provider, StreamEvent, Usage};
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
 use crate::tools::ToolCall;
-use crate::tools::retrieval::{MAX_TOOL_CALLS, ToolsMode, is_retrieval};
+use crate::tools::retrieval::{ToolsMode, is_retrieval};
 use crate::turn::liveness::{BLOCKS_NOTICE, Received, note_every, waiting_note};
 use crate::turn::retrieval::retrieval_step;
 pub use crate::turn::spec::{
@@ -306,7 +306,7 @@ async fn stream_round(
 }
 
 /// Runs the turn: model calls in rounds while the model uses retrieval tools (at most
-/// [`MAX_TOOL_CALLS`] of them), then hands the file tool calls of every round back in
+/// `limits.calls_per_turn` of them), then hands the file tool calls of every round back in
 /// one outcome, to be applied together.
 pub async fn run(
     provider: Arc<dyn Provider>,
@@ -327,7 +327,7 @@ pub async fn run(
     let mut error = None;
     let mut cancelled = false;
     let mut rounds = 0;
-    let mut budget = MAX_TOOL_CALLS;
+    let mut budget = spec.route.tool_budget(spec.limits.calls_per_turn);
     let mut blocks = Vec::new();
     let mut read_blocks = spec.edits == EditChannel::Blocks;
     let mut fell_back_to_blocks = false;
@@ -449,6 +449,7 @@ pub async fn run(
         error = ?error.as_ref().map(ApiError::user_message),
         "turn ended"
     );
+    let tools_exhausted = !steps.is_empty() && budget == 0;
     TurnOutcome {
         spec,
         text,
@@ -464,6 +465,7 @@ pub async fn run(
         fell_back_to_blocks,
         finish_reason,
         prompt_cut,
+        tools_exhausted,
     }
 }
 

@@ -50,6 +50,10 @@ reply_types! {
         /// Whether `agent_mode` is the chat's own setting rather than the config's.
         #[serde(default)]
         pub agent_mode_set: bool,
+        /// For a fork, the chat it was forked from and the user message it was forked at
+        /// (`{"chat_id","message_index"}`); absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub forked_from: Option<crate::chat::model::ForkedFrom>,
         /// The history.
         pub messages: Cow<'a, [Message]>,
         /// The context entries.

@@ -154,6 +154,19 @@ reply_types! {
         pub total_usage: f64,
     }
 
+    /// `events_get`: one page of a chat's event trace (`chat::events`).
+    EventsPage<'a> = "events" {
+        /// The chat.
+        pub chat_id: Cow<'a, str>,
+        /// Events with `seq` above the cursor, oldest first, at most 1000.
+        pub events: Vec<crate::chat::events::Event>,
+        /// The cursor to ask with next (`after`): the last event's `seq`, or the cursor
+        /// given when there was none.
+        pub next_cursor: u64,
+        /// More events follow this page.
+        pub more: bool,
+    }
+
     /// `estimate_text_tokens`.
     TextTokenEstimate<'a> = "text_token_estimate" {
         /// One count per text.

@@ -74,6 +74,7 @@ impl Session {
             edit_format: c.edit_format,
             agent_mode: self.agent_mode_of(c).as_str().into(),
             agent_mode_set: c.agent_mode.is_some(),
+            forked_from: c.forked_from.clone(),
             messages: wire_messages(&c.messages),
             context_files: c.context_files.as_slice().into(),
             instructions_info: self.instructions_info(),
@@ -314,12 +315,13 @@ impl Session {
     }
 }
 
-/// Moves a chat directory; across file systems it is copied (and the copy flushed),
-/// then removed.
 /// A chat's messages as `chat_get` sends them ([`Message::wire_form`]): borrowed
-/// unless the chat has a system note.
+/// unless the chat has a system note stored without its `content`.
 fn wire_messages(messages: &[Message]) -> Cow<'_, [Message]> {
-    if !messages.iter().any(Message::is_system_note) {
+    if !messages
+        .iter()
+        .any(|m| m.is_system_note() && !m.extra.contains_key("content"))
+    {
         return messages.into();
     }
     messages
@@ -329,6 +331,8 @@ fn wire_messages(messages: &[Message]) -> Cow<'_, [Message]> {
         .into()
 }
 
+/// Moves a chat directory; across file systems it is copied (and the copy flushed),
+/// then removed.
 pub(super) fn move_dir(src: &Path, dst: &Path) -> Result<()> {
     if std::fs::rename(src, dst).is_ok() {
         return Ok(());

@@ -44,6 +44,14 @@ impl Session {
             _ => store.load(&key.id)?,
         };
         let background = ctx.background.clone();
+        // The validation gate runs with the plan, on its thread: copying the project
+        // and running the command take as long as they take (invariant 15).
+        let validate = self
+            .config
+            .hybrid_validate_command
+            .clone()
+            .filter(|c| first.spec.route.is_hybrid_local() && !c.trim().is_empty())
+            .filter(|_| repair.is_none());
         let has_calls = !first.calls.is_empty()
             || !first.blocks.is_empty()
             || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
@@ -77,8 +85,21 @@ impl Session {
                     plan = plan_of(&calls, &[]);
                 }
                 plan
-            }))
-            .map_err(|_| {
+            }));
+            let validation = match (&plan, &validate) {
+                (Ok(p), Some(command)) if p.ok() && !p.writes.is_empty() => {
+                    let v = crate::project::scratch::validate(
+                        &root,
+                        &p.writes,
+                        command,
+                        crate::project::scratch::VALIDATE_TIMEOUT,
+                    );
+                    tracing::info!(passed = v.passed, detail = %v.detail, "hybrid validation");
+                    Some(v)
+                }
+                _ => None,
+            };
+            let plan = plan.map_err(|_| {
                 crate::error::Error::new(
                     crate::error::ErrorCode::Internal,
                     "Internal error while planning the model's file changes",
@@ -88,6 +109,7 @@ impl Session {
                 first,
                 repair,
                 plan,
+                validation,
             })));
         };
         if has_calls {
@@ -107,6 +129,7 @@ impl Session {
         first: &TurnOutcome,
         repair: Option<&TurnOutcome>,
         plan: Result<Plan>,
+        validation: Option<crate::project::scratch::Validation>,
         ctx: &Ctx,
     ) -> Result<Option<Flow>> {
         let ended = Ended { first, repair };
@@ -126,13 +149,14 @@ impl Session {
         // A dropped attempt of a hybrid turn: the next one runs, nothing is saved. No
         // new round starts once bb7 is closing.
         let more = repair.is_none() && !self.closing;
-        if more && self.reroute(first, &plan, ctx)? {
+        if more && self.reroute(first, &plan, validation.as_ref(), ctx)? {
             return Ok(None);
         }
         if more && ended.wants_repair(&plan, self.config.auto_retry_partial_edits) {
             self.start_repair(first, &plan, ctx)?;
             return Ok(None);
         }
+        super::trace::trace_proposed(first, &plan);
         let changes = if plan.ok() {
             match self.commit_plan(&key, &plan, &root) {
                 Ok(changes) => changes,
@@ -147,6 +171,7 @@ impl Session {
         } else {
             Vec::new()
         };
+        super::trace::trace_generated(first, &plan, &changes);
         let mut completion = complete(ended, &plan, changes);
         if self
             .in_flight
@@ -155,6 +180,7 @@ impl Session {
         {
             completion.closed_by_exit();
         }
+        super::trace::trace_turn_end(first, &completion.event);
         let messages = std::mem::take(&mut completion.messages);
         let total = self.change_chat(&key, |chat, _| {
             chat.messages.extend(messages);

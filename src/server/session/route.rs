@@ -14,6 +14,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::llm::providers::{Endpoint, ProviderRole, Providers};
 use crate::llm::request::{ChatMessage, ChatRequest, Role};
 use crate::llm::{ApiError, Provider};
+use crate::project::scratch::Validation;
 use crate::protocol::events::TurnMessage;
 use crate::turn::route::{self, AttemptEnd, HybridPolicy, Next, Route};
 use crate::turn::stream::{TurnOutcome, assistant_message};
@@ -130,10 +131,11 @@ impl Session {
         &mut self,
         attempt: &TurnOutcome,
         plan: &Plan,
+        validation: Option<&Validation>,
         ctx: &Ctx,
     ) -> Result<bool> {
         let spec = &attempt.spec;
-        let next = route::after_attempt(&spec.route, attempt_end(attempt, plan));
+        let next = route::after_attempt(&spec.route, attempt_end(attempt, plan, validation));
         if next == Next::Finish {
             return Ok(false);
         }
@@ -194,8 +196,10 @@ impl Session {
     }
 }
 
-/// How an attempt ended, for routing: its API failure first, then its edits.
-fn attempt_end(attempt: &TurnOutcome, plan: &Plan) -> AttemptEnd {
+/// How an attempt ended, for routing: its API failure first, then its edits: a spent
+/// tool budget without a usable edit (none, or some failed), failed edits, edits the
+/// validation command refused.
+fn attempt_end(attempt: &TurnOutcome, plan: &Plan, validation: Option<&Validation>) -> AttemptEnd {
     if attempt.cancelled {
         return AttemptEnd::Cancelled;
     }
@@ -205,7 +209,11 @@ fn attempt_end(attempt: &TurnOutcome, plan: &Plan) -> AttemptEnd {
         Some(e) if e.is_tool_support_missing() => AttemptEnd::NoToolSupport,
         Some(_) => AttemptEnd::ApiFailed,
         None if attempt.prompt_cut.is_some() => AttemptEnd::ContextTruncated,
+        None if attempt.tools_exhausted && (!plan.ok() || plan.writes.is_empty()) => {
+            AttemptEnd::ToolBudgetExhausted
+        }
         None if !plan.ok() => AttemptEnd::EditsFailed,
+        None if validation.is_some_and(|v| !v.passed) => AttemptEnd::ValidationFailed,
         None => AttemptEnd::Answered,
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{BackgroundResult, Call, Ctx, Flow, InFlight, PlannedTurn, Session, chat_key};
 use crate::chat::ChatKey;
+use crate::chat::events::{EventData, EventKind};
 use crate::chat::ids;
 use crate::chat::model::{Chat, Message, Part};
 use crate::chat::store::ChatStore;
@@ -241,11 +242,12 @@ impl Session {
                 ),
             },
         };
+        let limits = crate::tools::retrieval::Limits::from_config(&self.config);
         // Global chats never write into a project, and blocks need no tools.
         let tools = if global_chat || format == EditFormat::Blocks {
             Vec::new()
         } else {
-            crate::tools::definitions(diff_mode, tools_mode)
+            crate::tools::definitions(diff_mode, tools_mode, &limits)
         };
         let mut body = self
             .request_body(
@@ -281,7 +283,21 @@ impl Session {
                 let _ = state.save(&dirs.state);
             }
         }
+        let trace = self.job_trace(&key);
+        trace.record(
+            EventKind::JobStarted,
+            EventData {
+                request_id: Some(request_id.clone()),
+                model: Some(body.model.clone()),
+                provider: Some(route.role.as_str().to_owned()),
+                count: Some(chat.context_files.len() as u64),
+                bytes: Some(content.len() as u64),
+                reason: Some(route.mode.as_str().to_owned()),
+                ..EventData::default()
+            },
+        );
         let spec = TurnSpec {
+            trace,
             request_id: request_id.clone(),
             chat: key.clone(),
             model: body.model.clone(),
@@ -293,6 +309,7 @@ impl Session {
             backoff: Duration::from_millis(self.config.retry_backoff_ms.unwrap_or(1000)),
             visible: true,
             tools: tools_mode,
+            limits,
             root: self.root()?.to_path_buf(),
             interactions: self.interactions.clone(),
             edits,
@@ -366,6 +383,7 @@ impl Session {
                     fell_back_to_blocks: false,
                     finish_reason: None,
                     prompt_cut: None,
+                    tools_exhausted: false,
                 });
             let outcome = Box::new(outcome);
             let msg = match first {
@@ -536,6 +554,7 @@ impl Session {
             first,
             repair,
             plan,
+            validation,
         } = planned;
         let rid = first.spec.request_id.clone();
         let key = first.spec.chat.clone();
@@ -544,7 +563,7 @@ impl Session {
             tracing::info!(request_id = %rid, "a plan came back after its turn was saved");
             return Flow::Continue;
         }
-        let flow = match self.complete_turn(&first, repair.as_deref(), plan, ctx) {
+        let flow = match self.complete_turn(&first, repair.as_deref(), plan, validation, ctx) {
             // A hidden repair round now runs under the same request id.
             Ok(None) => return Flow::Continue,
             Ok(Some(flow)) => flow,

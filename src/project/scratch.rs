@@ -1,0 +1,193 @@
+//! The validation gate of `hybrid_auto` (config `hybrid_validate_command`): a scratch
+//! copy of the project, with a proposal's files written into it, in which the user's
+//! command runs. The command never runs in the project itself, and nothing of the
+//! copy is kept.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::paths::PROTECTED_DIRS;
+
+/// How long the command may run before it is stopped (and counts as failed).
+pub const VALIDATE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Most bytes of project files copied into the scratch directory; a larger project
+/// is not validated (the check fails, so the turn moves to the remote provider).
+pub const MAX_COPY_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// What the command said about a proposal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validation {
+    /// The command exited 0.
+    pub passed: bool,
+    /// One line for the debug log and the event trace: the exit status, the time
+    /// limit, or why the copy or the start failed. Never the command's output.
+    pub detail: String,
+}
+
+impl Validation {
+    fn failed(detail: impl Into<String>) -> Validation {
+        Validation {
+            passed: false,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Copies the project at `root` into a new temporary directory (the files a walk that
+/// honours `.gitignore` finds, without `.git/`, `.bb7/` and the other protected
+/// directories, and without symlinks, so nothing in the copy leads back into the
+/// project), writes `writes` (project-relative path → content) over it, and runs
+/// `command` with `sh -c` there, its stdin, stdout and stderr closed, in its own
+/// process group, which is killed after `timeout`. The directory is removed
+/// afterwards.
+pub fn validate(
+    root: &Path,
+    writes: &BTreeMap<String, String>,
+    command: &str,
+    timeout: Duration,
+) -> Validation {
+    let scratch = match tempfile::Builder::new().prefix("bb7-validate-").tempdir() {
+        Ok(d) => d,
+        Err(e) => return Validation::failed(format!("cannot make a scratch directory: {e}")),
+    };
+    if let Err(e) = copy_project(root, scratch.path()) {
+        return Validation::failed(e);
+    }
+    for (rel, content) in writes {
+        if Path::new(rel).is_absolute() || rel.split('/').any(|c| c == "..") {
+            return Validation::failed(format!("refused path {rel}"));
+        }
+        let to = scratch.path().join(rel);
+        let written = to
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| std::fs::write(&to, content));
+        if let Err(e) = written {
+            return Validation::failed(format!("cannot write {rel} into the copy: {e}"));
+        }
+    }
+    run(scratch.path(), command, timeout)
+}
+
+/// Copies the regular files of `root` a walk finds into `to`.
+fn copy_project(root: &Path, to: &Path) -> Result<(), String> {
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            !(e.file_type().is_some_and(|t| t.is_dir()) && PROTECTED_DIRS.contains(&name.as_ref()))
+        })
+        .build();
+    let mut bytes = 0u64;
+    for entry in walker.flatten() {
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let dest = to.join(rel);
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dest).map_err(|e| format!("cannot copy the project: {e}"))?;
+        } else if kind.is_file() {
+            bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if bytes > MAX_COPY_BYTES {
+                return Err(format!(
+                    "the project is over {} MiB, too large to copy",
+                    MAX_COPY_BYTES / (1024 * 1024)
+                ));
+            }
+            if let Some(parent) = dest.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot copy the project: {e}"))?;
+            }
+            std::fs::copy(entry.path(), &dest)
+                .map_err(|e| format!("cannot copy {}: {e}", rel.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs `command` in `dir` and waits at most `timeout` for it.
+fn run(dir: &Path, command: &str, timeout: Duration) -> Validation {
+    use std::os::unix::process::CommandExt;
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Validation::failed(format!("cannot start sh: {e}")),
+    };
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => {
+                return Validation {
+                    passed: true,
+                    detail: "exit status 0".into(),
+                };
+            }
+            Ok(Some(status)) => return Validation::failed(status.to_string()),
+            Ok(None) if started.elapsed() >= timeout => {
+                // The whole group: a shell's children would otherwise live on.
+                // SAFETY: kill(2) with a negated process group id has no memory effects.
+                unsafe {
+                    libc::kill(-(child.id() as i32), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                return Validation::failed(format!(
+                    "did not finish within {} s",
+                    timeout.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Validation::failed(format!("cannot wait for the command: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command sees the proposal in a copy; the project itself is never touched,
+    /// and a failing or hanging command fails the check.
+    #[test]
+    fn the_command_runs_on_a_copy_with_the_proposal() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.txt"), "old\n").unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref\n").unwrap();
+        let writes = BTreeMap::from([("a.txt".to_owned(), "new\n".to_owned())]);
+        let ok = validate(
+            root,
+            &writes,
+            "grep -q new a.txt && test ! -e .git && echo x > made.txt",
+            VALIDATE_TIMEOUT,
+        );
+        assert!(ok.passed, "{ok:?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).unwrap(),
+            "old\n"
+        );
+        assert!(!root.join("made.txt").exists());
+        let bad = validate(root, &writes, "grep -q old a.txt", VALIDATE_TIMEOUT);
+        assert!(!bad.passed);
+        let slow = validate(root, &writes, "sleep 30", Duration::from_millis(200));
+        assert!(
+            !slow.passed && slow.detail.contains("did not finish"),
+            "{slow:?}"
+        );
+    }
+}
