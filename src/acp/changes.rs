@@ -5,19 +5,20 @@
 //! offers both, else onto the file on disk; a checkpoint either way. Rejected:
 //! `output_delete`, which the model sees in the next request as a review decision.
 
-use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, Diff, PermissionOption, PermissionOptionKind,
-    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate,
-    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
+    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
 };
+use agent_client_protocol::{Error as RpcError, UntypedMessage};
 use tokio::sync::mpsc;
 
 use super::prompt::notify;
 use super::session::{Cx, Sess, rpc};
 use crate::cli::{Client, Failure};
 use crate::edit::{CallReport, CallStatus};
+use crate::error::ErrorCode;
 use crate::protocol::action::Action;
 use crate::protocol::events::Change;
 use crate::protocol::params::{self, NonEmpty};
@@ -44,6 +45,50 @@ fn finish(sess: &Sess, cx: &Cx, id: &str, status: ToolCallStatus, note: Option<S
         sess,
         SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.to_owned(), fields)),
     );
+}
+
+/// Sends the `tool_call` of a proposal with its `status` written out: the schema's
+/// types leave the default (`pending`) out, and clients that read the field as
+/// optional would see none.
+fn announce(sess: &Sess, cx: &Cx, call: ToolCall) {
+    let n = SessionNotification::new(sess.id.clone(), SessionUpdate::ToolCall(call));
+    let Ok(mut v) = serde_json::to_value(&n) else {
+        return;
+    };
+    v["update"]["status"] = serde_json::Value::from("pending");
+    if let Ok(m) = UntypedMessage::new("session/update", v) {
+        let _ = cx.send_notification(m);
+    }
+}
+
+/// The message of an apply that failed: for a conflict, the lines both sides changed.
+fn apply_failure(path: &str, f: Failure, in_editor: bool) -> String {
+    let ranges: Vec<String> = f
+        .data
+        .as_ref()
+        .map(|d| {
+            d.conflicts
+                .iter()
+                .map(|r| match r.end_line > r.start_line {
+                    true => format!("lines {}-{}", r.start_line, r.end_line),
+                    false => format!("line {}", r.start_line),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if f.code != Some(ErrorCode::Conflict) || ranges.is_empty() {
+        return f.message;
+    }
+    let whose = if in_editor {
+        "your edits in the editor"
+    } else {
+        "your saved edits"
+    };
+    format!(
+        "Not applied: {whose} overlap the model's change to {path} at {}. Nothing was \
+         written; the change stays pending in bb7 (reject it, or ask the model again)",
+        ranges.join(", ")
+    )
 }
 
 /// Proposes each change and applies or rejects it as the client decides. Returns
@@ -90,7 +135,7 @@ pub(super) async fn review(
             )])
             .locations(vec![ToolCallLocation::new(abs.clone())])
             .raw_input(serde_json::json!({ "path": path }));
-        notify(cx, sess, SessionUpdate::ToolCall(call));
+        announce(sess, cx, call);
         if cancel.try_recv().is_ok() {
             return Ok(true);
         }
@@ -108,7 +153,13 @@ pub(super) async fn review(
             ];
             let req = RequestPermissionRequest::new(
                 sess.id.clone(),
-                ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new()),
+                ToolCallUpdate::new(
+                    id.clone(),
+                    ToolCallUpdateFields::new()
+                        .title(change.description().to_owned())
+                        .kind(ToolKind::Edit)
+                        .locations(vec![ToolCallLocation::new(abs.clone())]),
+                ),
                 options,
             );
             let answer = tokio::select! {
@@ -195,7 +246,7 @@ async fn apply(
             editor_content: editor_text,
         }))
         .await
-        .map_err(|f: Failure| f.message)?;
+        .map_err(|f: Failure| apply_failure(path, f, in_editor))?;
     if in_editor {
         cx.send_request(WriteTextFileRequest::new(
             sess.id.clone(),
