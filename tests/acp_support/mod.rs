@@ -226,6 +226,13 @@ where
             body(cx, init).await
         })
         .await;
+    // The connection closed bb7's stdin: it exits and lets its chats go.
+    if tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .is_err()
+    {
+        panic!("bb7 acp did not exit when its stdin closed");
+    }
     let other = editor.seen.lock().unwrap().other.clone();
     assert!(
         other.is_empty(),
