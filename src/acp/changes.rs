@@ -14,8 +14,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Error as RpcError, UntypedMessage};
 use tokio::sync::mpsc;
 
-use super::prompt::notify;
-use super::session::{Cx, Sess, rpc};
+use super::state::{Cx, Sess, notify, rpc};
 use crate::cli::{Client, Failure};
 use crate::edit::{CallReport, CallStatus};
 use crate::error::ErrorCode;

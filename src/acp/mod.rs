@@ -17,46 +17,21 @@ mod changes;
 mod prompt;
 mod replay;
 mod session;
+mod state;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, Implementation, InitializeRequest,
-    InitializeResponse, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PromptCapabilities, PromptRequest, SessionCapabilities, SessionListCapabilities,
-    SetSessionConfigOptionRequest,
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptCapabilities, PromptRequest,
+    SessionCapabilities, SessionListCapabilities, SetSessionConfigOptionRequest,
 };
-use agent_client_protocol::{Agent, Error as RpcError, Stdio};
+use agent_client_protocol::{Agent, Stdio};
 
-use session::Sess;
+use state::Shared;
 
 /// The agent's name in `initialize`'s `agentInfo`.
 pub const AGENT_NAME: &str = "bb7";
-
-/// What all handlers share: the client's capabilities and the open sessions by id.
-#[derive(Default)]
-struct Shared {
-    /// From `initialize`; nothing is asked of a capability the client did not offer.
-    caps: Mutex<ClientCapabilities>,
-    /// Open sessions by session id (= chat id).
-    sessions: tokio::sync::Mutex<HashMap<String, Arc<Sess>>>,
-}
-
-impl Shared {
-    fn caps(&self) -> ClientCapabilities {
-        self.caps.lock().map(|c| c.clone()).unwrap_or_default()
-    }
-
-    /// The open session `id`, or the schema's "resource not found" error.
-    async fn session(&self, id: &str) -> Result<Arc<Sess>, RpcError> {
-        self.sessions.lock().await.get(id).cloned().ok_or_else(|| {
-            // The schema's "resource not found" code.
-            RpcError::new(-32002, format!("Session not found: {id}"))
-                .data(serde_json::json!({ "uri": id }))
-        })
-    }
-}
 
 /// The `initialize` answer: protocol v1, sessions that load and list, embedded
 /// context, no authentication (a missing key is named by the first prompt's error).

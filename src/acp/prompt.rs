@@ -10,15 +10,13 @@ use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
     PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse, ReadTextFileRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UsageUpdate,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
+    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use tokio::sync::mpsc;
 
-use super::Shared;
 use super::changes;
-use super::session::{Cx, Sess, invalid, rpc};
+use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
 use crate::cli::Client;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
@@ -34,11 +32,6 @@ struct ContextItem {
     content: String,
     /// A line range (1-based, inclusive) for a section.
     range: Option<(u64, u64)>,
-}
-
-/// Sends `update` for session `sess`; a closed connection only ends the prompt later.
-pub(super) fn notify(cx: &Cx, sess: &Sess, update: SessionUpdate) {
-    let _ = cx.send_notification(SessionNotification::new(sess.id.clone(), update));
 }
 
 /// A text chunk as a content block.

@@ -13,9 +13,7 @@ use agent_client_protocol::v1::schema::{
     ToolKind,
 };
 
-use super::Shared;
-use super::prompt::notify;
-use super::session::{Cx, Sess, rpc};
+use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
 use crate::chat::model::{Message, Part};
 use crate::cli::Client;
 use crate::error::ErrorCode;
@@ -164,7 +162,7 @@ pub(super) async fn list_sessions(
         None => std::env::current_dir().map_err(|e| RpcError::new(-32603, e.to_string()))?,
     };
     if !cwd.is_absolute() || !cwd.is_dir() {
-        return Err(super::session::invalid(format!(
+        return Err(invalid(format!(
             "cwd must be an absolute directory: {}",
             cwd.display()
         )));

@@ -8,25 +8,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicBool;
 
-use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, LoadSessionRequest,
     LoadSessionResponse, NewSessionRequest, NewSessionResponse, SessionConfigOption,
     SessionConfigOptionCategory, SessionConfigSelectOption, SessionNotification, SessionUpdate,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, UnstructuredCommandInput,
 };
-use agent_client_protocol::{Client as AcpClient, Error as RpcError};
-use tokio::sync::mpsc;
 
-use super::{Shared, replay};
-use crate::cli::{Client, Failure};
+use super::replay;
+use super::state::{Cx, Sess, Shared, invalid, rpc};
+use crate::cli::Client;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{Ack, ChatView, Created, Models, Opened};
-
-/// The ACP connection to the client, as handlers get it.
-pub(super) type Cx = ConnectionTo<AcpClient>;
 
 /// The retrieval tools settings a session offers (`save_chat_settings` `tools`).
 const TOOLS: [(&str, &str); 3] = [
@@ -41,94 +37,6 @@ const ROUTING: [(&str, &str); 3] = [
     ("local", "Local provider"),
     ("hybrid_auto", "Local first, remote when it fails"),
 ];
-
-/// One open session.
-pub(super) struct Sess {
-    /// Session id = the chat's id.
-    pub id: String,
-    /// The project root (canonical).
-    pub root: PathBuf,
-    /// The chat's server; held for the length of a prompt.
-    pub conn: tokio::sync::Mutex<Client>,
-    /// While a prompt runs: where `session/cancel` signals it.
-    prompting: Mutex<Option<mpsc::UnboundedSender<()>>>,
-    /// "Allow always" was chosen: later changes of this session apply unasked.
-    pub allow_always: AtomicBool,
-    /// The models offered in the `model` option: id, name, context length in tokens
-    /// (0 when unknown).
-    models: Mutex<Vec<(String, String, u64)>>,
-    /// The chat's model as the last `chat_get` or setting gave it.
-    model: Mutex<String>,
-}
-
-impl Sess {
-    /// Starts a prompt: the receiver gets `()` when the client cancels it.
-    pub fn start_prompt(&self) -> mpsc::UnboundedReceiver<()> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        if let Ok(mut p) = self.prompting.lock() {
-            *p = Some(tx);
-        }
-        rx
-    }
-
-    /// Ends the prompt: a later cancel stops nothing.
-    pub fn end_prompt(&self) {
-        if let Ok(mut p) = self.prompting.lock() {
-            *p = None;
-        }
-    }
-
-    /// `session/cancel`: stops the running prompt, if any.
-    pub fn cancel(&self) {
-        if let Ok(p) = self.prompting.lock()
-            && let Some(tx) = p.as_ref()
-        {
-            let _ = tx.send(());
-        }
-    }
-
-    /// The context window of the session's model in tokens, when the models list
-    /// gave it.
-    pub fn context_length(&self) -> Option<u64> {
-        let model = self.model.lock().ok()?.clone();
-        let models = self.models.lock().ok()?;
-        models
-            .iter()
-            .find(|(id, _, _)| *id == model)
-            .map(|m| m.2)
-            .filter(|n| *n > 0)
-    }
-
-    /// The absolute path of project path `rel`.
-    pub fn abs(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-}
-
-/// A bb7 failure as a JSON-RPC error: requests the client got wrong (a path outside
-/// the project, an unknown chat) are -32602 invalid params, others -32603; the message
-/// is bb7's own, and `data.code` its code.
-pub(super) fn rpc(f: Failure) -> RpcError {
-    let code = match f.code {
-        Some(
-            ErrorCode::InvalidRequest
-            | ErrorCode::PathEscape
-            | ErrorCode::NotFound
-            | ErrorCode::NotInitialized,
-        ) => -32602,
-        _ => -32603,
-    };
-    let data = f
-        .code
-        .and_then(|c| serde_json::to_value(c).ok())
-        .map(|c| serde_json::json!({ "code": c }));
-    RpcError::new(code, f.message).data(data)
-}
-
-/// An invalid-params error with `message`.
-pub(super) fn invalid(message: impl Into<String>) -> RpcError {
-    RpcError::new(-32602, message.into())
-}
 
 /// The project root for `cwd`: the nearest directory at or above it that holds
 /// `.bb7/`, else `cwd` itself. `cwd` must be an absolute directory.
