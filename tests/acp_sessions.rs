@@ -164,3 +164,105 @@ fn two_sessions_prompt_at_once() {
     }))
     .unwrap();
 }
+
+#[test]
+fn in_ask_mode_each_read_asks_for_permission() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("src/lib.rs", "pub fn a() {}\n");
+    let mut steps = vec![role()];
+    steps.extend(tool_call(0, "read_file", json!({"path": "src/lib.rs"}), 2));
+    steps.extend([finish("tool_calls"), done()]);
+    fake.push_sse(steps);
+    fake.push_sse(response("", "It defines a.", vec![]));
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        cx.send_request(
+            agent_client_protocol::v1::schema::SetSessionConfigOptionRequest::new(
+                sid.clone(),
+                "tools",
+                "ask",
+            ),
+        )
+        .block_task()
+        .await?;
+        let r = prompt(&cx, &sid, vec![say("What is in lib.rs?")]).await?;
+        assert_eq!(stop(&r), "end_turn");
+        let perms = ed.seen.lock().unwrap().permissions.clone();
+        assert_eq!(perms.len(), 1, "{perms:?}");
+        assert_eq!(perms[0]["toolCall"]["kind"], "read");
+        let steps: Vec<_> = ed
+            .updates(&sid)
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "tool_call" && u["kind"] == "read")
+            .collect();
+        assert_eq!(steps.len(), 1, "{steps:?}");
+        assert_eq!(steps[0]["status"], "completed");
+        assert_eq!(ed.text(&sid, "agent_message_chunk"), "It defines a.");
+        Ok(())
+    }))
+    .unwrap();
+    let bodies = fake.chat_bodies();
+    assert!(
+        bodies[1].to_string().contains("pub fn a() {}"),
+        "the read ran"
+    );
+}
+
+#[test]
+fn slash_commands_add_drop_tokens_and_undo() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("a.txt", "one\n");
+    fake.push_sse(response(
+        "",
+        "Done.",
+        vec![("write_file", json!({"path": "a.txt", "content": "ONE\n"}))],
+    ));
+    let ed = Editor::new(false);
+    let mut sid = String::new();
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("/add a.txt")]).await?;
+        assert!(ed.text(&sid, "agent_message_chunk").contains("a.txt"));
+        prompt(&cx, &sid, vec![say("/tokens")]).await?;
+        assert!(ed.text(&sid, "agent_message_chunk").contains("tokens"));
+        prompt(&cx, &sid, vec![say("Shout")]).await?;
+        assert_eq!(env.read("a.txt"), "ONE\n");
+        prompt(&cx, &sid, vec![say("/undo")]).await?;
+        assert_eq!(env.read("a.txt"), "one\n", "rolled back");
+        prompt(&cx, &sid, vec![say("/drop a.txt")]).await?;
+        Ok(())
+    }))
+    .unwrap();
+    assert_eq!(fake.chat_bodies().len(), 1, "only Shout went to the model");
+    assert!(
+        env.chat_json(&sid)["context_files"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_title_made_for_the_chat_reaches_the_client() {
+    let (env, fake) = fake_env(json!({"title_model": "fake/titler"}));
+    fake.push_sse(response("", "Sure.", vec![]));
+    fake.push_completion("Parser refactor");
+    fake.push_sse(response("", "Again.", vec![]));
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("Please refactor the parser")]).await?;
+        let named = || env.chat_json(&sid)["name"] == "Parser refactor";
+        until(named).await;
+        prompt(&cx, &sid, vec![say("more")]).await?;
+        let info: Vec<_> = ed
+            .updates(&sid)
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "session_info_update")
+            .collect();
+        assert_eq!(info.last().unwrap()["title"], "Parser refactor", "{info:?}");
+        Ok(())
+    }))
+    .unwrap();
+}

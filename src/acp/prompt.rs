@@ -10,8 +10,9 @@ use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
     PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse, ReadTextFileRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionInfoUpdate, SessionUpdate,
+    StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UsageUpdate,
 };
 use tokio::sync::mpsc;
 
@@ -22,7 +23,7 @@ use crate::error::ErrorCode;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, LineNumber, NonEmpty, RequestId};
-use crate::protocol::replies::{Ack, Checkpoints, RollbackResult, TokenEstimate};
+use crate::protocol::replies::{Ack, ChatView, Checkpoints, RollbackResult, TokenEstimate};
 
 /// One file the prompt brings into the context.
 struct ContextItem {
@@ -51,7 +52,33 @@ pub(super) async fn prompt(
     let mut cancel = sess.start_prompt();
     let r = run(&sess, &caps, &mut c, req.prompt, &mut cancel, cx).await;
     sess.end_prompt();
+    title_update(&sess, &mut c, cx).await;
     r
+}
+
+/// A `session_info_update` when the chat's name changed since the client heard it (a
+/// title made after an earlier answer, `title_model` in the config).
+async fn title_update(sess: &Sess, c: &mut Client, cx: &Cx) {
+    let Ok(chat) = c
+        .call::<ChatView>(Action::ChatGet(params::NoParams {}))
+        .await
+    else {
+        return;
+    };
+    let changed = match sess.title.lock() {
+        Ok(mut t) if *t != chat.name => {
+            *t = chat.name.to_string();
+            true
+        }
+        _ => false,
+    };
+    if changed {
+        notify(
+            cx,
+            sess,
+            SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(chat.name.to_string())),
+        );
+    }
 }
 
 async fn run(

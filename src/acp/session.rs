@@ -148,6 +148,7 @@ async fn register(st: &Shared, id: String, root: PathBuf, c: Client) -> std::syn
         allow_always: AtomicBool::new(false),
         models: Mutex::new(Vec::new()),
         model: Mutex::new(String::new()),
+        title: Mutex::new(String::new()),
     });
     st.sessions.lock().await.insert(id, sess.clone());
     sess
@@ -200,6 +201,9 @@ pub(super) async fn config_options(sess: &Sess) -> Result<Vec<SessionConfigOptio
     }
     if let Ok(mut m) = sess.model.lock() {
         *m = chat.model.to_string();
+    }
+    if let Ok(mut t) = sess.title.lock() {
+        *t = chat.name.to_string();
     }
     let model_opts: Vec<SessionConfigSelectOption> = models
         .iter()

@@ -58,6 +58,8 @@ pub(super) struct Sess {
     pub(super) models: Mutex<Vec<(String, String, u64)>>,
     /// The chat's model as the last `chat_get` or setting gave it.
     pub(super) model: Mutex<String>,
+    /// The chat's name as the client last heard it.
+    pub(super) title: Mutex<String>,
 }
 
 impl Sess {
