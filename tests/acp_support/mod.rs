@@ -140,6 +140,7 @@ where
         .expect("start bb7 acp");
     let stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
+    let (stdin, stdout) = tee(stdin, stdout);
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let (e1, e2, e3, e4, e5) = (
         editor.clone(),
@@ -239,6 +240,48 @@ where
         "requests the editor did not offer: {other:?}"
     );
     result
+}
+
+/// The agent's pipes, passed through; with `BB7_ACP_DUMP=<file>` every line each way
+/// is appended to that file (`> ` to the agent, `< ` from it), for checking the wire
+/// against the published schema by hand.
+fn tee(
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::process::ChildStdout,
+) -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dump = std::env::var_os("BB7_ACP_DUMP").map(PathBuf::from);
+    let log = move |dir: &str, line: &str| {
+        if let Some(p) = &dump {
+            use std::io::Write;
+            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+                let _ = writeln!(f, "{dir} {line}");
+            }
+        }
+    };
+    let log2 = log.clone();
+    let (client_in, to_agent) = tokio::io::duplex(1 << 16);
+    let (mut from_agent, client_out) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(to_agent).lines();
+        let mut stdin = stdin;
+        while let Ok(Some(line)) = lines.next_line().await {
+            log("> ", &line);
+            if stdin.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            log2("< ", &line);
+            if from_agent.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    (client_in, client_out)
 }
 
 /// `session/new` in `cwd`; the session id.
