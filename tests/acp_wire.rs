@@ -122,7 +122,10 @@ fn a_proposal_on_the_wire_is_a_pending_edit_then_a_permission_request() {
     fake.push_sse(response(
         "",
         "Done.",
-        vec![("write_file", json!({"path": "a.txt", "content": "ONE\n"}))],
+        vec![
+            ("write_file", json!({"path": "a.txt", "content": "ONE\n"})),
+            ("write_file", json!({"path": "new.txt", "content": "new\n"})),
+        ],
     ));
     let mut a = Agent::start(&env);
     let mut seen = Vec::new();
@@ -158,11 +161,24 @@ fn a_proposal_on_the_wire_is_a_pending_edit_then_a_permission_request() {
         update["toolCallId"]
     );
     let answer = json!({"jsonrpc":"2.0","id": perm["id"],
-                        "result":{"outcome":{"outcome":"selected","optionId":"allow"}}});
+                        "result":{"outcome":{"outcome":"selected","optionId":"allow_always"}}});
     a.send(&answer.to_string());
     let r = a.response(json!(3), &mut seen);
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     assert_eq!(env.read("a.txt"), "ONE\n");
+    assert_eq!(
+        env.read("new.txt"),
+        "new\n",
+        "allowed always: not asked again"
+    );
+    let new_file = seen
+        .iter()
+        .filter(|v| v["params"]["update"]["sessionUpdate"] == "tool_call")
+        .nth(1)
+        .expect("the new file's tool_call");
+    let diff = &new_file["params"]["update"]["content"][0];
+    assert!(diff.get("oldText").is_some_and(Value::is_null), "{diff}");
+    assert_eq!(new_file["params"]["update"]["status"], "pending");
     // Even a client that offers a terminal gets no terminal request.
     assert!(
         seen.iter()

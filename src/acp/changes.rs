@@ -46,15 +46,24 @@ fn finish(sess: &Sess, cx: &Cx, id: &str, status: ToolCallStatus, note: Option<S
     );
 }
 
-/// Sends the `tool_call` of a proposal with its `status` written out: the schema's
-/// types leave the default (`pending`) out, and clients that read the field as
-/// optional would see none.
+/// Sends the `tool_call` of a proposal with its `status` and a new file's `oldText`
+/// written out (`"pending"`, `null`): the schema's types leave a default out, and a
+/// client that reads such a field as optional would see none.
 fn announce(sess: &Sess, cx: &Cx, call: ToolCall) {
     let n = SessionNotification::new(sess.id.clone(), SessionUpdate::ToolCall(call));
     let Ok(mut v) = serde_json::to_value(&n) else {
         return;
     };
     v["update"]["status"] = serde_json::Value::from("pending");
+    if let Some(items) = v["update"]["content"].as_array_mut() {
+        for item in items {
+            if item["type"] == "diff"
+                && let Some(diff) = item.as_object_mut()
+            {
+                diff.entry("oldText").or_insert(serde_json::Value::Null);
+            }
+        }
+    }
     if let Ok(m) = UntypedMessage::new("session/update", v) {
         let _ = cx.send_notification(m);
     }

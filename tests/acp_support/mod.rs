@@ -254,7 +254,11 @@ fn tee(
     let log = move |dir: &str, line: &str| {
         if let Some(p) = &dump {
             use std::io::Write;
-            if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(p) {
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+            {
                 let _ = writeln!(f, "{dir} {line}");
             }
         }
@@ -267,7 +271,11 @@ fn tee(
         let mut stdin = stdin;
         while let Ok(Some(line)) = lines.next_line().await {
             log("> ", &line);
-            if stdin.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+            if stdin
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
                 break;
             }
         }
@@ -276,7 +284,11 @@ fn tee(
         let mut lines = BufReader::new(stdout).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             log2("< ", &line);
-            if from_agent.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+            if from_agent
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
                 break;
             }
         }
