@@ -281,3 +281,20 @@ fn an_edit_that_cannot_apply_is_a_failed_tool_call() {
     assert!(ed.seen.lock().unwrap().permissions.is_empty());
     assert_eq!(env.read("a.txt"), BASE);
 }
+
+/// The stdio action behind the editor merge: `apply_file` with `editor_content`.
+#[test]
+fn apply_file_with_editor_content_merges_onto_it_and_writes_nothing() {
+    let (env, _fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    env.add(&mut b, "a.txt", BASE);
+    env.plant_output(&id, "a.txt", "ONE\ntwo\nthree\n");
+    let r = b.ok(json!({"action": "apply_file", "path": "a.txt",
+                        "editor_content": "one\r\ntwo\r\nthree (unsaved)\r\n"}));
+    assert_eq!(r["content"], "ONE\r\ntwo\r\nthree (unsaved)\r\n", "the editor's line endings");
+    assert!(r["checkpoint_id"].as_str().is_some());
+    assert_eq!(env.read("a.txt"), BASE, "nothing written");
+    let e = b.err(json!({"action": "apply_file_as", "path": "a.txt", "destination": "b.txt",
+                         "editor_content": "x"}));
+    assert!(e["message"].as_str().unwrap().contains("editor_content"), "{e}");
+}
