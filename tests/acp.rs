@@ -104,6 +104,7 @@ fn context_blocks_reach_the_model_and_the_answer_streams_in_order() {
                     &format!("{}#L2:3", file_uri(&env.project.join("src/big.rs"))),
                     "big.rs",
                 ),
+                resource("zed:///agent/rules?id=1", "Answer in one line."),
             ],
         )
         .await?;
@@ -147,6 +148,10 @@ fn context_blocks_reach_the_model_and_the_answer_streams_in_order() {
         "a section of the link"
     );
     assert!(sent.contains("Explain these"));
+    assert!(
+        sent.contains("Answer in one line."),
+        "text that is no file joins the message"
+    );
 }
 
 #[test]

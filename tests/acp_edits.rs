@@ -291,10 +291,18 @@ fn apply_file_with_editor_content_merges_onto_it_and_writes_nothing() {
     env.plant_output(&id, "a.txt", "ONE\ntwo\nthree\n");
     let r = b.ok(json!({"action": "apply_file", "path": "a.txt",
                         "editor_content": "one\r\ntwo\r\nthree (unsaved)\r\n"}));
-    assert_eq!(r["content"], "ONE\r\ntwo\r\nthree (unsaved)\r\n", "the editor's line endings");
+    assert_eq!(
+        r["content"], "ONE\r\ntwo\r\nthree (unsaved)\r\n",
+        "the editor's line endings"
+    );
     assert!(r["checkpoint_id"].as_str().is_some());
     assert_eq!(env.read("a.txt"), BASE, "nothing written");
-    let e = b.err(json!({"action": "apply_file_as", "path": "a.txt", "destination": "b.txt",
-                         "editor_content": "x"}));
-    assert!(e["message"].as_str().unwrap().contains("editor_content"), "{e}");
+    let e = b.err(
+        json!({"action": "apply_file_as", "path": "a.txt", "destination": "b.txt",
+                         "editor_content": "x"}),
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("editor_content"),
+        "{e}"
+    );
 }

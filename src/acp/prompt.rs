@@ -95,6 +95,11 @@ async fn run(
         match block {
             ContentBlock::Text(t) => message.push_str(&t.text),
             ContentBlock::Resource(r) => match r.resource {
+                // Text that is no file (an editor's rule, a fetched page, a symbol) is
+                // part of the message; a file is context.
+                EmbeddedResourceResource::TextResourceContents(t) if !is_file(&t.uri) => {
+                    message.push_str(&format!("\n\n{}:\n{}\n", t.uri, t.text));
+                }
                 EmbeddedResourceResource::TextResourceContents(t) => {
                     let (rel, range) = locate_uri(&sess.root, &t.uri)?;
                     items.push(ContextItem {
@@ -111,6 +116,9 @@ async fn run(
                 }
                 _ => return Err(invalid("unknown resource kind")),
             },
+            ContentBlock::ResourceLink(l) if !is_file(&l.uri) => {
+                message.push_str(&format!(" {} ({})", l.name, l.uri));
+            }
             ContentBlock::ResourceLink(l) => {
                 let (rel, range) = locate_uri(&sess.root, &l.uri)?;
                 let content = read_text(sess, caps, &rel, cx).await?;
@@ -395,6 +403,11 @@ async fn add_context(c: &mut Client, item: ContextItem) -> Result<(), RpcError> 
     }
 }
 
+/// Whether `uri` names a file: a `file:` URI or a plain path.
+fn is_file(uri: &str) -> bool {
+    uri.starts_with("file:") || !uri.contains("://")
+}
+
 /// The project path a resource URI names, with the line range its fragment gives
 /// (`#L10:20`, `#L10-20`, `#L10-L20`, `#L10`). A path outside the project is refused.
 pub(super) fn locate_uri(root: &Path, uri: &str) -> Result<(String, Option<(u64, u64)>), RpcError> {
@@ -402,9 +415,13 @@ pub(super) fn locate_uri(root: &Path, uri: &str) -> Result<(String, Option<(u64,
         Some((p, f)) => (p, Some(f)),
         None => (uri, None),
     };
-    let path = match path.strip_prefix("file://") {
-        // `file:///abs` or `file://localhost/abs`.
-        Some(rest) => percent_decode(rest.strip_prefix("localhost").unwrap_or(rest)),
+    let path = match path
+        .strip_prefix("file://")
+        .map(|rest| rest.strip_prefix("localhost").unwrap_or(rest))
+        .or_else(|| path.strip_prefix("file:"))
+    {
+        // `file:///abs`, `file://localhost/abs` or `file:/abs`.
+        Some(rest) => percent_decode(rest),
         None if path.contains("://") => {
             return Err(invalid(format!(
                 "{uri}: bb7 takes file: URIs of project files only"
