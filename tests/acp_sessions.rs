@@ -197,7 +197,15 @@ fn in_ask_mode_each_read_asks_for_permission() {
             .filter(|u| u["sessionUpdate"] == "tool_call" && u["kind"] == "read")
             .collect();
         assert_eq!(steps.len(), 1, "{steps:?}");
-        assert_eq!(steps[0]["status"], "completed");
+        assert_eq!(steps[0]["toolCallId"], perms[0]["toolCall"]["toolCallId"]);
+        let ended: Vec<_> = ed
+            .updates(&sid)
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "tool_call_update")
+            .collect();
+        assert_eq!(ended.len(), 1, "{ended:?}");
+        assert_eq!(ended[0]["toolCallId"], steps[0]["toolCallId"]);
+        assert_eq!(ended[0]["status"], "completed");
         assert_eq!(ed.text(&sid, "agent_message_chunk"), "It defines a.");
         Ok(())
     }))

@@ -7,13 +7,16 @@
 //! Each ACP session is a bb7 chat driven by its own in-process stdio server
 //! ([`crate::cli::Client`]), so the ACP front has no session or turn logic of its own:
 //! every ACP method becomes the bb7 actions docs/PROTOCOL.md ("bb7 acp") maps it to,
-//! and every guarantee of those actions holds here too. `session.rs` opens a session
-//! (the project, `.bb7/` made on first use, the chat, its config options);
-//! `prompt.rs` runs a prompt (context blocks, the stream, cancel); `changes.rs` turns
-//! the files a turn wrote into reviewed tool calls and applies the allowed ones;
-//! `replay.rs` replays a loaded chat and lists the project's chats.
+//! and every guarantee of those actions holds here too. `state.rs` is what the
+//! handlers share; `session.rs` opens a session (the project, `.bb7/` made on first
+//! use, the chat, its config options); `prompt.rs` runs a prompt (the stream, cancel),
+//! with `context.rs` for the files it brings and `commands.rs` for slash commands;
+//! `changes.rs` turns the files a turn wrote into reviewed tool calls and applies the
+//! allowed ones; `replay.rs` replays a loaded chat and lists the project's chats.
 
 mod changes;
+mod commands;
+mod context;
 mod prompt;
 mod replay;
 mod session;
@@ -33,10 +36,10 @@ use state::Shared;
 /// The agent's name in `initialize`'s `agentInfo`.
 pub const AGENT_NAME: &str = "bb7";
 
-/// The `initialize` answer: protocol v1, sessions that load and list, embedded
-/// context, no authentication (a missing key is named by the first prompt's error).
-fn initialize(req: &InitializeRequest) -> InitializeResponse {
-    let _ = req;
+/// The `initialize` answer: protocol v1 (the one bb7 speaks, whatever the client
+/// asked for), sessions that load and list, embedded context, no authentication (a
+/// missing key is named by the first prompt's error).
+fn initialize() -> InitializeResponse {
     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
@@ -69,7 +72,7 @@ pub async fn serve_stdio() -> Result<(), String> {
                 if let Ok(mut caps) = s1.caps.lock() {
                     *caps = req.client_capabilities.clone();
                 }
-                responder.respond(initialize(&req))
+                responder.respond(initialize())
             },
             agent_client_protocol::on_receive_request!(),
         )

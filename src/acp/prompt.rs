@@ -4,12 +4,10 @@
 //! the order bb7 sends them; `session/cancel` becomes `cancel`, and the prompt answers
 //! `cancelled` with the partial answer kept as the stdio protocol keeps it.
 
-use std::path::{Component, Path, PathBuf};
-
 use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
-    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse, ReadTextFileRequest,
+    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
     RequestPermissionOutcome, RequestPermissionRequest, SessionInfoUpdate, SessionUpdate,
     StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
     ToolKind, UsageUpdate,
@@ -17,23 +15,15 @@ use agent_client_protocol::v1::schema::{
 use tokio::sync::mpsc;
 
 use super::changes;
+use super::commands::command;
+use super::context::{ContextItem, add_context, is_file, locate_uri, read_text};
 use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
 use crate::cli::Client;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
-use crate::protocol::params::{self, LineNumber, NonEmpty, RequestId};
-use crate::protocol::replies::{Ack, ChatView, Checkpoints, RollbackResult, TokenEstimate};
-
-/// One file the prompt brings into the context.
-struct ContextItem {
-    /// Project-relative path.
-    rel: String,
-    /// Its text.
-    content: String,
-    /// A line range (1-based, inclusive) for a section.
-    range: Option<(u64, u64)>,
-}
+use crate::protocol::params::{self, NonEmpty, RequestId};
+use crate::protocol::replies::ChatView;
 
 /// A text chunk as a content block.
 fn text_chunk(s: impl Into<String>) -> ContentChunk {
@@ -177,6 +167,8 @@ async fn turn(
         .map_err(rpc)?;
     let mut cancelled = false;
     let mut steps = 0usize;
+    // The tool call of the read a permission was last asked for.
+    let mut asked: Option<String> = None;
     loop {
         let msg = tokio::select! {
             m = c.next_stream(&id) => m.map_err(rpc)?,
@@ -226,24 +218,33 @@ async fn turn(
                     _ => ToolKind::Other,
                 };
                 let title = if summary.is_empty() { name } else { summary };
-                notify(
-                    cx,
-                    sess,
-                    SessionUpdate::ToolCall(
+                // The step a permission was asked for ends that tool call.
+                let update = match asked.take() {
+                    Some(asked) => SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                        asked,
+                        ToolCallUpdateFields::new()
+                            .status(status)
+                            .title(title)
+                            .raw_input(arguments),
+                    )),
+                    None => SessionUpdate::ToolCall(
                         ToolCall::new(format!("{id}-step-{steps}"), title)
                             .kind(kind)
                             .status(status)
                             .raw_input(arguments),
                     ),
-                );
+                };
+                notify(cx, sess, update);
             }
             TurnMessage::ToolApproval {
                 approval_id,
                 payload,
                 ..
             } => {
+                let call_id = format!("read-{approval_id}");
                 let approved =
-                    !cancelled && ask_read(sess, cx, &approval_id, payload.description()).await;
+                    !cancelled && ask_read(sess, cx, &call_id, payload.description()).await;
+                asked = Some(call_id);
                 c.send(&Action::ToolApprove(params::ToolApprove {
                     approval_id: NonEmpty(approval_id),
                     approved,
@@ -339,13 +340,23 @@ fn usage_update(sess: &Sess, cx: &Cx, usage: &crate::llm::Usage) {
 }
 
 /// Asks the client whether the model may read (tools `ask`).
-async fn ask_read(sess: &Sess, cx: &Cx, approval_id: &str, description: &str) -> bool {
+/// The read is announced as a pending `tool_call` first, so the permission names a
+/// tool call the client knows.
+async fn ask_read(sess: &Sess, cx: &Cx, call_id: &str, description: &str) -> bool {
+    notify(
+        cx,
+        sess,
+        SessionUpdate::ToolCall(
+            ToolCall::new(call_id.to_owned(), description.to_owned())
+                .kind(ToolKind::Read)
+                .status(ToolCallStatus::Pending),
+        ),
+    );
     let call = ToolCallUpdate::new(
-        format!("read-{approval_id}"),
+        call_id.to_owned(),
         ToolCallUpdateFields::new()
             .title(description.to_owned())
-            .kind(ToolKind::Read)
-            .status(ToolCallStatus::Pending),
+            .kind(ToolKind::Read),
     );
     let options = vec![
         PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
@@ -361,271 +372,4 @@ async fn ask_read(sess: &Sess, cx: &Cx, approval_id: &str, description: &str) ->
         .await;
     matches!(answer, Ok(r) if matches!(&r.outcome,
         RequestPermissionOutcome::Selected(s) if s.option_id.0.as_ref() == "allow"))
-}
-
-/// Adds `item` to the chat's context; a file already there is snapshotted again.
-async fn add_context(c: &mut Client, item: ContextItem) -> Result<(), RpcError> {
-    let r = match item.range {
-        Some((start, end)) => {
-            c.call::<Ack>(Action::ContextAddSection(params::ContextAddSection {
-                path: NonEmpty(item.rel.clone()),
-                content: item.content,
-                start_line: LineNumber(start),
-                end_line: LineNumber(end),
-            }))
-            .await
-        }
-        None => {
-            let r = c
-                .call::<Ack>(Action::ContextAdd(params::ContextAdd {
-                    path: NonEmpty(item.rel.clone()),
-                    content: item.content.clone(),
-                    readonly: None,
-                }))
-                .await;
-            match r {
-                Err(f) if f.is(ErrorCode::Conflict) => {
-                    c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
-                        path: NonEmpty(item.rel.clone()),
-                        content: item.content,
-                    }))
-                    .await
-                }
-                r => r,
-            }
-        }
-    };
-    match r {
-        Ok(_) => Ok(()),
-        // The same section again: it is there already.
-        Err(f) if f.is(ErrorCode::Conflict) && item.range.is_some() => Ok(()),
-        Err(f) => Err(rpc(f)),
-    }
-}
-
-/// Whether `uri` names a file: a `file:` URI or a plain path.
-fn is_file(uri: &str) -> bool {
-    uri.starts_with("file:") || !uri.contains("://")
-}
-
-/// The project path a resource URI names, with the line range its fragment gives
-/// (`#L10:20`, `#L10-20`, `#L10-L20`, `#L10`). A path outside the project is refused.
-pub(super) fn locate_uri(root: &Path, uri: &str) -> Result<(String, Option<(u64, u64)>), RpcError> {
-    let (path, fragment) = match uri.split_once('#') {
-        Some((p, f)) => (p, Some(f)),
-        None => (uri, None),
-    };
-    let path = match path
-        .strip_prefix("file://")
-        .map(|rest| rest.strip_prefix("localhost").unwrap_or(rest))
-        .or_else(|| path.strip_prefix("file:"))
-    {
-        // `file:///abs`, `file://localhost/abs` or `file:/abs`.
-        Some(rest) => percent_decode(rest),
-        None if path.contains("://") => {
-            return Err(invalid(format!(
-                "{uri}: bb7 takes file: URIs of project files only"
-            )));
-        }
-        None => percent_decode(path),
-    };
-    let p = Path::new(&path);
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        root.join(p)
-    };
-    let rel = inside(root, &abs).ok_or_else(|| {
-        invalid(format!(
-            "{} is outside the project {}: bb7 takes context from the project only",
-            abs.display(),
-            root.display()
-        ))
-    })?;
-    Ok((rel, fragment.and_then(line_range)))
-}
-
-/// `abs` relative to `root` when it lies inside it (resolving `.`, `..` and the
-/// symlinks of the part that exists); `None` outside, or for the root itself.
-fn inside(root: &Path, abs: &Path) -> Option<String> {
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    // Resolve the longest existing prefix, so a symlink out of the project is outside.
-    let mut existing = out.clone();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        rest.push(existing.file_name()?.to_owned());
-        if !existing.pop() {
-            return None;
-        }
-    }
-    let mut resolved = existing.canonicalize().ok()?;
-    for name in rest.iter().rev() {
-        resolved.push(name);
-    }
-    let rel = resolved.strip_prefix(root).ok()?;
-    let rel = rel.to_str()?;
-    (!rel.is_empty()).then(|| rel.to_owned())
-}
-
-/// `L10:20`, `L10-20`, `L10-L20`, `L10` as a 1-based inclusive range.
-fn line_range(fragment: &str) -> Option<(u64, u64)> {
-    let f = fragment.strip_prefix('L')?;
-    let (a, b) = match f.split_once([':', '-']) {
-        Some((a, b)) => (a, b.trim_start_matches('L')),
-        None => (f, f),
-    };
-    let (a, b) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
-    (a >= 1 && b >= a).then_some((a, b))
-}
-
-/// `%XX` escapes decoded (a URI's path); invalid escapes stay as they are.
-fn percent_decode(s: &str) -> String {
-    let hex = |b: u8| (b as char).to_digit(16);
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The text of project file `rel`: the editor's (`fs/read_text_file`) when the client
-/// offers it, else the file on disk (regular UTF-8 files only).
-pub(super) async fn read_text(
-    sess: &Sess,
-    caps: &ClientCapabilities,
-    rel: &str,
-    cx: &Cx,
-) -> Result<String, RpcError> {
-    let abs = sess.abs(rel);
-    if caps.fs.read_text_file {
-        let r = cx
-            .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.clone()))
-            .block_task()
-            .await;
-        if let Ok(r) = r {
-            return Ok(r.content);
-        }
-    }
-    let bytes = crate::project::fsutil::read_regular(&abs)
-        .map_err(|e| invalid(format!("cannot read {rel}: {e}")))?;
-    crate::project::fsutil::text_from_bytes(bytes, rel)
-        .map_err(|_| invalid(format!("{rel} is not UTF-8 text")))
-}
-
-/// A slash command's answer; `None` when `cmd` is not one (the text goes to the
-/// model as it is).
-async fn command(
-    sess: &Sess,
-    caps: &ClientCapabilities,
-    c: &mut Client,
-    cmd: &str,
-    cx: &Cx,
-) -> Result<Option<String>, RpcError> {
-    let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
-    let args: Vec<&str> = rest.split_whitespace().collect();
-    match name {
-        "add" | "drop" if args.is_empty() => Ok(Some(format!("/{name} needs file paths"))),
-        "add" => {
-            let mut done = Vec::new();
-            for a in args {
-                let (rel, range) = locate_uri(&sess.root, a)?;
-                let content = read_text(sess, caps, &rel, cx).await?;
-                add_context(
-                    c,
-                    ContextItem {
-                        rel: rel.clone(),
-                        content,
-                        range,
-                    },
-                )
-                .await?;
-                done.push(rel);
-            }
-            Ok(Some(format!("Added to the context: {}", done.join(", "))))
-        }
-        "drop" => {
-            let mut done = Vec::new();
-            for a in args {
-                let (rel, _) = locate_uri(&sess.root, a)?;
-                c.call::<Ack>(Action::ContextRemove(params::PathOnly::new(&rel)))
-                    .await
-                    .map_err(rpc)?;
-                done.push(rel);
-            }
-            Ok(Some(format!(
-                "Removed from the context: {}",
-                done.join(", ")
-            )))
-        }
-        "undo" => {
-            let list: Checkpoints = c
-                .call(Action::CheckpointList(params::CheckpointList {
-                    chat_id: Some(sess.id.clone()),
-                }))
-                .await
-                .map_err(rpc)?;
-            let Some(last) = list.checkpoints.last() else {
-                return Ok(Some(
-                    "Nothing to undo: bb7 applied no change in this chat".into(),
-                ));
-            };
-            let r: RollbackResult = c
-                .call(Action::CheckpointRollback(params::CheckpointRollback {
-                    checkpoint_id: NonEmpty(last.checkpoint_id.to_string()),
-                    mode: "hard_all".into(),
-                    force: None,
-                    hunk_ids: None,
-                }))
-                .await
-                .map_err(rpc)?;
-            let lines: Vec<String> = r
-                .files
-                .iter()
-                .map(|f| match (&f.restored, &f.reason) {
-                    (true, _) => format!("restored {}", f.path),
-                    (false, Some(why)) => format!("{}: {why}", f.path),
-                    (false, None) => format!("{}: not restored", f.path),
-                })
-                .collect();
-            Ok(Some(format!("Rolled back: {}", lines.join("; "))))
-        }
-        "tokens" => {
-            let e: TokenEstimate = c
-                .call(Action::EstimateTokens(params::EstimateTokens {
-                    input_text: None,
-                }))
-                .await
-                .map_err(rpc)?;
-            Ok(Some(format!(
-                "The next request sends about {} tokens ({} of context files, {} of history){}",
-                e.total,
-                e.context_files,
-                e.history,
-                e.expected_cost
-                    .map(|c| format!("; expected cost ${c:.4}"))
-                    .unwrap_or_default()
-            )))
-        }
-        _ => Ok(None),
-    }
 }
