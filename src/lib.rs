@@ -3,6 +3,7 @@
 //! context and reviewed edits. The binary speaks line-delimited JSON on stdio
 //! (docs/PROTOCOL.md); this library holds everything behind it.
 
+pub mod acp;
 pub mod apply;
 pub mod chat;
 pub mod cli;

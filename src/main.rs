@@ -73,6 +73,9 @@ fn main() -> std::process::ExitCode {
     if let Command::Serve = command {
         return serve();
     }
+    if let Command::Acp = command {
+        return acp();
+    }
     let Some(runtime) = runtime() else {
         return std::process::ExitCode::FAILURE;
     };
@@ -120,6 +123,22 @@ fn serve() -> std::process::ExitCode {
         Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
             eprintln!("bb7: reading stdin failed: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `bb7 acp`: the Agent Client Protocol on stdin/stdout until the client closes stdin.
+fn acp() -> std::process::ExitCode {
+    let Some(runtime) = runtime() else {
+        return std::process::ExitCode::FAILURE;
+    };
+    let result = runtime.block_on(bb7::acp::serve_stdio());
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bb7: acp: {e}");
             std::process::ExitCode::FAILURE
         }
     }

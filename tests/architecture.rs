@@ -18,7 +18,7 @@ const FLOORS: &[&[&str]] = &[
     &["protocol"],
     &["turn"],
     &["server"],
-    &["cli", "lib", "main"],
+    &["cli", "acp", "lib", "main"],
 ];
 
 type Module = Vec<String>;

@@ -76,6 +76,39 @@ pub fn commit(
     action: &str,
     writes: Vec<FileWrite>,
 ) -> Result<Option<String>> {
+    let Some(r) = record(root, checkpoints, chat_id, action, writes)? else {
+        return Ok(None);
+    };
+    for (w, abs) in r.writes.iter().zip(&r.targets) {
+        match &w.after {
+            Some(text) => write_user_file(abs, text.as_bytes())?,
+            None => remove_file_if_exists(abs)?,
+        }
+    }
+    Ok(Some(r.checkpoint_id))
+}
+
+/// A checkpoint recorded for writes not made yet.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The checkpoint's id.
+    pub checkpoint_id: String,
+    /// The writes that change something.
+    pub writes: Vec<FileWrite>,
+    /// Their absolute paths, guarded (the last-line guard).
+    pub targets: Vec<PathBuf>,
+}
+
+/// [`commit`] without the writes, for a caller that writes the files another way (an
+/// ACP client's editor buffer): the checkpoint of the writes that change something,
+/// `None` when none does.
+pub fn record(
+    root: &Path,
+    checkpoints: &CheckpointStore,
+    chat_id: &str,
+    action: &str,
+    writes: Vec<FileWrite>,
+) -> Result<Option<Recorded>> {
     let writes: Vec<FileWrite> = writes.into_iter().filter(|w| w.before != w.after).collect();
     if writes.is_empty() {
         return Ok(None);
@@ -96,13 +129,11 @@ pub fn commit(
         })
         .collect();
     let cp = checkpoints.create(chat_id, action, files)?;
-    for (w, abs) in writes.iter().zip(&targets) {
-        match &w.after {
-            Some(text) => write_user_file(abs, text.as_bytes())?,
-            None => remove_file_if_exists(abs)?,
-        }
-    }
-    Ok(Some(cp.checkpoint_id))
+    Ok(Some(Recorded {
+        checkpoint_id: cp.checkpoint_id,
+        writes,
+        targets,
+    }))
 }
 
 /// The last-line guard before a user file is written: `rel` must still resolve inside
@@ -124,6 +155,10 @@ pub struct ApplyArgs<'a> {
     pub destination: Option<&'a str>,
     /// Let the model's change win where the user changed the same lines.
     pub force: bool,
+    /// The editor's text of the file to merge onto instead of the disk file; the
+    /// caller writes the result (an ACP client's `fs/write_text_file`), so the apply
+    /// records its checkpoint and writes nothing.
+    pub editor_text: Option<&'a str>,
 }
 
 /// What an apply did.
@@ -169,7 +204,13 @@ pub fn apply_output(
         (None, Some(i)) => Some(files.read_snapshot(&chat.context_files[i])?),
         _ => None,
     };
-    let disk = read_disk(&dest_abs, &dest_rel)?;
+    let disk = match args.editor_text {
+        Some(text) => DiskFile {
+            text: Some(text.to_owned()),
+            hash: None,
+        },
+        None => read_disk(&dest_abs, &dest_rel)?,
+    };
     let merged = merge::merge(base.as_deref(), &output, disk.text.as_deref(), args.force)
         .map_err(|c| conflict_error(&dest_rel, &c))?;
     let action = if args.destination.is_some() {
@@ -177,18 +218,18 @@ pub fn apply_output(
     } else {
         "apply_file"
     };
-    let checkpoint_id = commit(
-        root,
-        checkpoints,
-        &chat.id,
-        action,
-        vec![FileWrite {
-            rel: dest_rel.clone(),
-            before: disk.text.clone(),
-            after: Some(merged.text.clone()),
-            proposed: Some(output.clone()),
-        }],
-    )?;
+    let write = FileWrite {
+        rel: dest_rel.clone(),
+        before: disk.text.clone(),
+        after: Some(merged.text.clone()),
+        proposed: Some(output.clone()),
+    };
+    let checkpoint_id = match args.editor_text {
+        Some(_) => {
+            record(root, checkpoints, &chat.id, action, vec![write])?.map(|r| r.checkpoint_id)
+        }
+        None => commit(root, checkpoints, &chat.id, action, vec![write])?,
+    };
     let event = if args.destination.is_some() {
         "UserSaveAs"
     } else {
@@ -202,7 +243,11 @@ pub fn apply_output(
     Ok(Applied {
         path: dest_rel,
         source: rel,
-        content: merged.lf,
+        // The editor's text is replaced as it is, in its own line endings.
+        content: match args.editor_text {
+            Some(_) => merged.text,
+            None => merged.lf,
+        },
         checkpoint_id,
     })
 }

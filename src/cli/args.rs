@@ -28,6 +28,10 @@ pub enum Command {
     /// Serve the line-delimited JSON protocol on stdin/stdout (the default when stdin
     /// is not a terminal).
     Serve,
+    /// Serve the Agent Client Protocol (ACP v1) on stdin/stdout, for editors that run
+    /// agents through it (Zed, JetBrains IDEs, Emacs agent-shell, codecompanion.nvim,
+    /// avante.nvim); see the README.
+    Acp,
     /// Create .bb7/ (per-project state) in the current directory.
     Init,
     /// Start a chat and make it active; prints its id.

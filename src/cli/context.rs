@@ -244,6 +244,7 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
             path: NonEmpty(p.clone()),
             destination: None,
             force: force.then_some(true),
+            editor_content: None,
         });
         match s.c.call::<Applied>(req).await {
             Ok(a) => {

@@ -316,6 +316,12 @@ pub struct ApplyFile {
     /// Write even over conflicting edits on disk.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
+    /// `apply_file` only: the editor's current text of the file (an unsaved buffer).
+    /// The output is merged onto this text instead of the file on disk, the checkpoint
+    /// records it as the content before, and nothing is written: the client writes
+    /// the reply's `content` itself (docs/PROTOCOL.md, "bb7 acp").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor_content: Option<String>,
 }
 
 /// `review_get`.

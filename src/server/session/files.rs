@@ -185,10 +185,16 @@ impl Session {
         };
         self.ensure_project_chat()?;
         let checkpoints = self.checkpoints()?;
+        if to_destination && args.editor_content.is_some() {
+            return Err(Error::invalid(
+                "editor_content is for apply_file only, not apply_file_as",
+            ));
+        }
         let args = apply::ApplyArgs {
             path: &path,
             destination: destination.as_deref(),
             force,
+            editor_text: args.editor_content.as_deref(),
         };
         let applied = self.mutate(|chat, files, root| {
             apply::apply_output(chat, files, root, &checkpoints, &args)

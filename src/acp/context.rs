@@ -1,0 +1,194 @@
+//! The files a prompt brings: resource URIs as project paths (refusing any outside
+//! the project), their text (the editor's when it offers `fs/read_text_file`), and
+//! their snapshots in the chat's context.
+
+use std::path::{Component, Path, PathBuf};
+
+use agent_client_protocol::Error as RpcError;
+use agent_client_protocol::v1::schema::{ClientCapabilities, ReadTextFileRequest};
+
+use super::state::{Cx, Sess, invalid, rpc};
+use crate::cli::Client;
+use crate::error::ErrorCode;
+use crate::protocol::action::Action;
+use crate::protocol::params::{self, LineNumber, NonEmpty};
+use crate::protocol::replies::Ack;
+
+/// One file the prompt brings into the context.
+pub(super) struct ContextItem {
+    /// Project-relative path.
+    pub rel: String,
+    /// Its text.
+    pub content: String,
+    /// A line range (1-based, inclusive) for a section.
+    pub range: Option<(u64, u64)>,
+}
+
+/// Adds `item` to the chat's context; a file already there is snapshotted again.
+pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<(), RpcError> {
+    let r = match item.range {
+        Some((start, end)) => {
+            c.call::<Ack>(Action::ContextAddSection(params::ContextAddSection {
+                path: NonEmpty(item.rel.clone()),
+                content: item.content,
+                start_line: LineNumber(start),
+                end_line: LineNumber(end),
+            }))
+            .await
+        }
+        None => {
+            let r = c
+                .call::<Ack>(Action::ContextAdd(params::ContextAdd {
+                    path: NonEmpty(item.rel.clone()),
+                    content: item.content.clone(),
+                    readonly: None,
+                }))
+                .await;
+            match r {
+                Err(f) if f.is(ErrorCode::Conflict) => {
+                    c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
+                        path: NonEmpty(item.rel.clone()),
+                        content: item.content,
+                    }))
+                    .await
+                }
+                r => r,
+            }
+        }
+    };
+    match r {
+        Ok(_) => Ok(()),
+        // The same section again: it is there already.
+        Err(f) if f.is(ErrorCode::Conflict) && item.range.is_some() => Ok(()),
+        Err(f) => Err(rpc(f)),
+    }
+}
+
+/// Whether `uri` names a file: a `file:` URI or a plain path.
+pub(super) fn is_file(uri: &str) -> bool {
+    uri.starts_with("file:") || !uri.contains("://")
+}
+
+/// The project path a resource URI names, with the line range its fragment gives
+/// (`#L10:20`, `#L10-20`, `#L10-L20`, `#L10`). A path outside the project is refused.
+pub(super) fn locate_uri(root: &Path, uri: &str) -> Result<(String, Option<(u64, u64)>), RpcError> {
+    let (path, fragment) = match uri.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (uri, None),
+    };
+    let path = match path
+        .strip_prefix("file://")
+        .map(|rest| rest.strip_prefix("localhost").unwrap_or(rest))
+        .or_else(|| path.strip_prefix("file:"))
+    {
+        // `file:///abs`, `file://localhost/abs` or `file:/abs`.
+        Some(rest) => percent_decode(rest),
+        None if path.contains("://") => {
+            return Err(invalid(format!(
+                "{uri}: bb7 takes file: URIs of project files only"
+            )));
+        }
+        None => percent_decode(path),
+    };
+    let p = Path::new(&path);
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    let rel = inside(root, &abs).ok_or_else(|| {
+        invalid(format!(
+            "{} is outside the project {}: bb7 takes context from the project only",
+            abs.display(),
+            root.display()
+        ))
+    })?;
+    Ok((rel, fragment.and_then(line_range)))
+}
+
+/// `abs` relative to `root` when it lies inside it (resolving `.`, `..` and the
+/// symlinks of the part that exists); `None` outside, or for the root itself.
+fn inside(root: &Path, abs: &Path) -> Option<String> {
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    // Resolve the longest existing prefix, so a symlink out of the project is outside.
+    let mut existing = out.clone();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        rest.push(existing.file_name()?.to_owned());
+        if !existing.pop() {
+            return None;
+        }
+    }
+    let mut resolved = existing.canonicalize().ok()?;
+    for name in rest.iter().rev() {
+        resolved.push(name);
+    }
+    let rel = resolved.strip_prefix(root).ok()?;
+    let rel = rel.to_str()?;
+    (!rel.is_empty()).then(|| rel.to_owned())
+}
+
+/// `L10:20`, `L10-20`, `L10-L20`, `L10` as a 1-based inclusive range.
+fn line_range(fragment: &str) -> Option<(u64, u64)> {
+    let f = fragment.strip_prefix('L')?;
+    let (a, b) = match f.split_once([':', '-']) {
+        Some((a, b)) => (a, b.trim_start_matches('L')),
+        None => (f, f),
+    };
+    let (a, b) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
+    (a >= 1 && b >= a).then_some((a, b))
+}
+
+/// `%XX` escapes decoded (a URI's path); invalid escapes stay as they are.
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The text of project file `rel`: the editor's (`fs/read_text_file`) when the client
+/// offers it, else the file on disk (regular UTF-8 files only).
+pub(super) async fn read_text(
+    sess: &Sess,
+    caps: &ClientCapabilities,
+    rel: &str,
+    cx: &Cx,
+) -> Result<String, RpcError> {
+    let abs = sess.abs(rel);
+    if caps.fs.read_text_file {
+        let r = cx
+            .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.clone()))
+            .block_task()
+            .await;
+        if let Ok(r) = r {
+            return Ok(r.content);
+        }
+    }
+    let bytes = crate::project::fsutil::read_regular(&abs)
+        .map_err(|e| invalid(format!("cannot read {rel}: {e}")))?;
+    crate::project::fsutil::text_from_bytes(bytes, rel)
+        .map_err(|_| invalid(format!("{rel} is not UTF-8 text")))
+}

@@ -1,0 +1,147 @@
+//! `bb7 acp`: bb7 as an Agent Client Protocol agent (ACP v1, JSON-RPC 2.0 over
+//! stdin/stdout, <https://agentclientprotocol.com>). The official crate
+//! `agent-client-protocol` owns the wire: the schema's types, the JSON-RPC framing and
+//! its errors (-32700 for a line that is not JSON, -32600 for an invalid request,
+//! -32601 for an unknown method, -32602 for bad params).
+//!
+//! Each ACP session is a bb7 chat driven by its own in-process stdio server
+//! ([`crate::cli::Client`]), so the ACP front has no session or turn logic of its own:
+//! every ACP method becomes the bb7 actions docs/PROTOCOL.md ("bb7 acp") maps it to,
+//! and every guarantee of those actions holds here too. `state.rs` is what the
+//! handlers share; `session.rs` opens a session (the project, `.bb7/` made on first
+//! use, the chat, its config options); `prompt.rs` runs a prompt (the stream, cancel),
+//! with `context.rs` for the files it brings and `commands.rs` for slash commands;
+//! `changes.rs` turns the files a turn wrote into reviewed tool calls and applies the
+//! allowed ones; `replay.rs` replays a loaded chat and lists the project's chats.
+
+mod changes;
+mod commands;
+mod context;
+mod prompt;
+mod replay;
+mod session;
+mod state;
+
+use std::sync::Arc;
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptCapabilities, PromptRequest,
+    SessionCapabilities, SessionListCapabilities, SetSessionConfigOptionRequest,
+};
+use agent_client_protocol::{Agent, Stdio};
+
+use state::Shared;
+
+/// The agent's name in `initialize`'s `agentInfo`.
+pub const AGENT_NAME: &str = "bb7";
+
+/// The `initialize` answer: protocol v1 (the one bb7 speaks, whatever the client
+/// asked for), sessions that load and list, embedded context, no authentication (a
+/// missing key is named by the first prompt's error).
+fn initialize() -> InitializeResponse {
+    InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .session_capabilities(
+                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                ),
+        )
+        .agent_info(Implementation::new(AGENT_NAME, env!("CARGO_PKG_VERSION")).title("bb7"))
+}
+
+/// Serves ACP on stdin/stdout until the client closes stdin.
+pub async fn serve_stdio() -> Result<(), String> {
+    let shared = Arc::new(Shared::default());
+    let (s1, s2, s3, s4, s5, s6, s7) = (
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+        shared.clone(),
+    );
+    Agent
+        .v1()
+        .name("bb7")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder, _cx| {
+                if let Ok(mut caps) = s1.caps.lock() {
+                    *caps = req.client_capabilities.clone();
+                }
+                responder.respond(initialize())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest, responder, cx| {
+                let st = s2.clone();
+                tokio::spawn(async move {
+                    let r = session::new_session(&st, req, &cx).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest, responder, cx| {
+                let st = s3.clone();
+                tokio::spawn(async move {
+                    let r = session::load_session(&st, req, &cx).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ListSessionsRequest, responder, _cx| {
+                let st = s4.clone();
+                tokio::spawn(async move {
+                    let r = replay::list_sessions(&st, req).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder, cx| {
+                let st = s5.clone();
+                tokio::spawn(async move {
+                    let r = prompt::prompt(&st, req, &cx).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionConfigOptionRequest, responder, _cx| {
+                let st = s6.clone();
+                tokio::spawn(async move {
+                    let r = session::set_config_option(&st, req).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| {
+                // Answered by the prompt it stops (`stopReason: cancelled`).
+                if let Ok(s) = s7.session(&n.session_id.0).await {
+                    s.cancel();
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+        .map_err(|e| e.message)
+}

@@ -1,0 +1,395 @@
+//! `session/prompt`: the prompt's `resource` and `resource_link` blocks become context
+//! snapshots (`context_add`, or `context_add_section` for a line range), its text
+//! blocks the message (`send`); the turn streams as `session/update` notifications in
+//! the order bb7 sends them; `session/cancel` becomes `cancel`, and the prompt answers
+//! `cancelled` with the partial answer kept as the stdio protocol keeps it.
+
+use agent_client_protocol::Error as RpcError;
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
+    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionInfoUpdate, SessionUpdate,
+    StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UsageUpdate,
+};
+use tokio::sync::mpsc;
+
+use super::changes;
+use super::commands::command;
+use super::context::{ContextItem, add_context, is_file, locate_uri, read_text};
+use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
+use crate::cli::Client;
+use crate::error::ErrorCode;
+use crate::protocol::action::Action;
+use crate::protocol::events::TurnMessage;
+use crate::protocol::params::{self, NonEmpty, RequestId};
+use crate::protocol::replies::ChatView;
+
+/// A text chunk as a content block.
+fn text_chunk(s: impl Into<String>) -> ContentChunk {
+    ContentChunk::new(ContentBlock::Text(TextContent::new(s.into())))
+}
+
+/// `session/prompt`.
+pub(super) async fn prompt(
+    st: &Shared,
+    req: PromptRequest,
+    cx: &Cx,
+) -> Result<PromptResponse, RpcError> {
+    let sess = st.session(&req.session_id.0).await?;
+    let caps = st.caps();
+    let mut c = sess.conn.lock().await;
+    let mut cancel = sess.start_prompt();
+    let r = run(&sess, &caps, &mut c, req.prompt, &mut cancel, cx).await;
+    sess.end_prompt();
+    title_update(&sess, &mut c, cx).await;
+    r
+}
+
+/// A `session_info_update` when the chat's name changed since the client heard it (a
+/// title made after an earlier answer, `title_model` in the config).
+async fn title_update(sess: &Sess, c: &mut Client, cx: &Cx) {
+    let Ok(chat) = c
+        .call::<ChatView>(Action::ChatGet(params::NoParams {}))
+        .await
+    else {
+        return;
+    };
+    let changed = match sess.title.lock() {
+        Ok(mut t) if *t != chat.name => {
+            *t = chat.name.to_string();
+            true
+        }
+        _ => false,
+    };
+    if changed {
+        notify(
+            cx,
+            sess,
+            SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(chat.name.to_string())),
+        );
+    }
+}
+
+async fn run(
+    sess: &Sess,
+    caps: &ClientCapabilities,
+    c: &mut Client,
+    blocks: Vec<ContentBlock>,
+    cancel: &mut mpsc::UnboundedReceiver<()>,
+    cx: &Cx,
+) -> Result<PromptResponse, RpcError> {
+    let mut message = String::new();
+    let mut items = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => message.push_str(&t.text),
+            ContentBlock::Resource(r) => match r.resource {
+                // Text that is no file (an editor's rule, a fetched page, a symbol) is
+                // part of the message; a file is context.
+                EmbeddedResourceResource::TextResourceContents(t) if !is_file(&t.uri) => {
+                    message.push_str(&format!("\n\n{}:\n{}\n", t.uri, t.text));
+                }
+                EmbeddedResourceResource::TextResourceContents(t) => {
+                    let (rel, range) = locate_uri(&sess.root, &t.uri)?;
+                    items.push(ContextItem {
+                        rel,
+                        content: t.text,
+                        range,
+                    });
+                }
+                EmbeddedResourceResource::BlobResourceContents(b) => {
+                    return Err(invalid(format!(
+                        "{}: bb7 takes text files only, not binary resources",
+                        b.uri
+                    )));
+                }
+                _ => return Err(invalid("unknown resource kind")),
+            },
+            ContentBlock::ResourceLink(l) if !is_file(&l.uri) => {
+                message.push_str(&format!(" {} ({})", l.name, l.uri));
+            }
+            ContentBlock::ResourceLink(l) => {
+                let (rel, range) = locate_uri(&sess.root, &l.uri)?;
+                let content = read_text(sess, caps, &rel, cx).await?;
+                items.push(ContextItem {
+                    rel,
+                    content,
+                    range,
+                });
+            }
+            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
+                return Err(invalid(
+                    "bb7 takes text and files only (promptCapabilities has no image or audio)",
+                ));
+            }
+            _ => return Err(invalid("unknown content block")),
+        }
+    }
+    for item in items {
+        add_context(c, item).await?;
+    }
+    let trimmed = message.trim();
+    if let Some(cmd) = trimmed.strip_prefix('/')
+        && let Some(reply) = command(sess, caps, c, cmd, cx).await?
+    {
+        notify(
+            cx,
+            sess,
+            SessionUpdate::AgentMessageChunk(text_chunk(reply)),
+        );
+        return Ok(PromptResponse::new(StopReason::EndTurn));
+    }
+    if trimmed.is_empty() {
+        // Context only: nothing to ask the model.
+        return Ok(PromptResponse::new(StopReason::EndTurn));
+    }
+    turn(sess, caps, c, message, cancel, cx).await
+}
+
+/// Runs one turn and its review; the prompt's answer.
+async fn turn(
+    sess: &Sess,
+    caps: &ClientCapabilities,
+    c: &mut Client,
+    message: String,
+    cancel: &mut mpsc::UnboundedReceiver<()>,
+    cx: &Cx,
+) -> Result<PromptResponse, RpcError> {
+    let id = c
+        .send(&Action::Send(params::Send {
+            content: message,
+            chat_id: None,
+            model: None,
+            reasoning_effort: None,
+        }))
+        .await
+        .map_err(rpc)?;
+    let mut cancelled = false;
+    let mut steps = 0usize;
+    // The tool call of the read a permission was last asked for.
+    let mut asked: Option<String> = None;
+    loop {
+        let msg = tokio::select! {
+            m = c.next_stream(&id) => m.map_err(rpc)?,
+            Some(()) = cancel.recv(), if !cancelled => {
+                cancelled = true;
+                c.send(&Action::Cancel(params::Cancel {
+                    target_request_id: RequestId(id.clone()),
+                }))
+                .await
+                .map_err(rpc)?;
+                continue;
+            }
+        };
+        match msg {
+            TurnMessage::Chunk { content, .. } => {
+                notify(
+                    cx,
+                    sess,
+                    SessionUpdate::AgentMessageChunk(text_chunk(content)),
+                );
+            }
+            TurnMessage::Thinking { content, .. } => {
+                notify(
+                    cx,
+                    sess,
+                    SessionUpdate::AgentThoughtChunk(text_chunk(content)),
+                );
+            }
+            TurnMessage::ToolCall {
+                name,
+                arguments,
+                status,
+                summary,
+                ..
+            } => {
+                let status = match status.as_str() {
+                    "completed" => ToolCallStatus::Completed,
+                    "denied" => ToolCallStatus::Failed,
+                    // `requested` is followed by its approval, `proposed` announces
+                    // an edit that the review after the turn shows.
+                    _ => continue,
+                };
+                steps += 1;
+                let kind = match name.as_str() {
+                    "search_project" => ToolKind::Search,
+                    "read_file" | "list_files" => ToolKind::Read,
+                    _ => ToolKind::Other,
+                };
+                let title = if summary.is_empty() { name } else { summary };
+                // The step a permission was asked for ends that tool call.
+                let update = match asked.take() {
+                    Some(asked) => SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                        asked,
+                        ToolCallUpdateFields::new()
+                            .status(status)
+                            .title(title)
+                            .raw_input(arguments),
+                    )),
+                    None => SessionUpdate::ToolCall(
+                        ToolCall::new(format!("{id}-step-{steps}"), title)
+                            .kind(kind)
+                            .status(status)
+                            .raw_input(arguments),
+                    ),
+                };
+                notify(cx, sess, update);
+            }
+            TurnMessage::ToolApproval {
+                approval_id,
+                payload,
+                ..
+            } => {
+                let call_id = format!("read-{approval_id}");
+                let approved =
+                    !cancelled && ask_read(sess, cx, &call_id, payload.description()).await;
+                asked = Some(call_id);
+                c.send(&Action::ToolApprove(params::ToolApprove {
+                    approval_id: NonEmpty(approval_id),
+                    approved,
+                }))
+                .await
+                .map_err(rpc)?;
+            }
+            TurnMessage::Clarification {
+                question_id,
+                question,
+                ..
+            } => {
+                // ACP v1 has no question to the user inside a turn: the question is
+                // shown, and the model is told there is no answer.
+                notify(
+                    cx,
+                    sess,
+                    SessionUpdate::AgentMessageChunk(text_chunk(format!(
+                        "\n\n(The model asks: {question})\n\n"
+                    ))),
+                );
+                c.send(&Action::Clarify(params::Clarify {
+                    question_id: NonEmpty(question_id),
+                    answer: "no_user_answer".into(),
+                }))
+                .await
+                .map_err(rpc)?;
+            }
+            // The wait for a first token is the client's spinner already.
+            TurnMessage::Retry { .. }
+            | TurnMessage::TitleUpdated { .. }
+            | TurnMessage::Waiting { .. } => {}
+            TurnMessage::Notice { message, .. } => {
+                notify(
+                    cx,
+                    sess,
+                    SessionUpdate::AgentMessageChunk(text_chunk(format!(
+                        "\n\n(bb7: {message})\n\n"
+                    ))),
+                );
+            }
+            TurnMessage::Attempt {
+                provider, reason, ..
+            } => {
+                notify(
+                    cx,
+                    sess,
+                    SessionUpdate::AgentMessageChunk(text_chunk(format!(
+                        "\n\n(bb7: that attempt is dropped ({reason}); answering again on {provider})\n\n"
+                    ))),
+                );
+            }
+            TurnMessage::Done {
+                changes,
+                usage,
+                truncated,
+                ..
+            } => {
+                usage_update(sess, cx, &usage);
+                if cancelled {
+                    return Ok(PromptResponse::new(StopReason::Cancelled));
+                }
+                let stopped = changes::review(sess, caps, c, &changes, cancel, cx).await?;
+                let reason = if stopped {
+                    StopReason::Cancelled
+                } else if truncated {
+                    // The server cut the answer at its token limit.
+                    StopReason::MaxTokens
+                } else {
+                    StopReason::EndTurn
+                };
+                return Ok(PromptResponse::new(reason));
+            }
+            TurnMessage::DiffError {
+                errors,
+                tool_calls,
+                usage,
+                ..
+            } => {
+                usage_update(sess, cx, &usage);
+                if cancelled {
+                    return Ok(PromptResponse::new(StopReason::Cancelled));
+                }
+                changes::failed(sess, cx, &id, &errors, &tool_calls);
+                return Ok(PromptResponse::new(StopReason::EndTurn));
+            }
+            TurnMessage::Error { message, code, .. } => {
+                if cancelled || code == ErrorCode::Cancelled {
+                    return Ok(PromptResponse::new(StopReason::Cancelled));
+                }
+                let data = serde_json::to_value(code)
+                    .ok()
+                    .map(|c| serde_json::json!({ "code": c }));
+                return Err(RpcError::new(-32603, message).data(data));
+            }
+        }
+    }
+}
+
+/// A `usage_update` with the turn's tokens and cost.
+fn usage_update(sess: &Sess, cx: &Cx, usage: &crate::llm::Usage) {
+    if usage.total_tokens == 0 && usage.cost == 0.0 {
+        return;
+    }
+    let size = sess.context_length().unwrap_or(0).max(usage.total_tokens);
+    notify(
+        cx,
+        sess,
+        SessionUpdate::UsageUpdate(
+            UsageUpdate::new(usage.total_tokens, size).cost(Cost::new(usage.cost, "USD")),
+        ),
+    );
+}
+
+/// Asks the client whether the model may read (tools `ask`).
+/// The read is announced as a pending `tool_call` first, so the permission names a
+/// tool call the client knows.
+async fn ask_read(sess: &Sess, cx: &Cx, call_id: &str, description: &str) -> bool {
+    notify(
+        cx,
+        sess,
+        SessionUpdate::ToolCall(
+            ToolCall::new(call_id.to_owned(), description.to_owned())
+                .kind(ToolKind::Read)
+                .status(ToolCallStatus::Pending),
+        ),
+    );
+    let call = ToolCallUpdate::new(
+        call_id.to_owned(),
+        ToolCallUpdateFields::new()
+            .title(description.to_owned())
+            .kind(ToolKind::Read),
+    );
+    let options = vec![
+        PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
+        PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+    ];
+    let answer = cx
+        .send_request(RequestPermissionRequest::new(
+            sess.id.clone(),
+            call,
+            options,
+        ))
+        .block_task()
+        .await;
+    matches!(answer, Ok(r) if matches!(&r.outcome,
+        RequestPermissionOutcome::Selected(s) if s.option_id.0.as_ref() == "allow"))
+}

@@ -1,0 +1,137 @@
+//! What the ACP handlers share: the client's capabilities, the open sessions, the
+//! connection type, and bb7 failures as JSON-RPC errors.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{ClientCapabilities, SessionNotification, SessionUpdate};
+use agent_client_protocol::{Client as AcpClient, Error as RpcError};
+use tokio::sync::mpsc;
+
+use crate::cli::{Client, Failure};
+use crate::error::ErrorCode;
+
+/// The ACP connection to the client, as handlers get it.
+pub(super) type Cx = ConnectionTo<AcpClient>;
+
+/// What all handlers share: the client's capabilities and the open sessions by id.
+#[derive(Default)]
+pub(super) struct Shared {
+    /// From `initialize`; nothing is asked of a capability the client did not offer.
+    pub(super) caps: Mutex<ClientCapabilities>,
+    /// Open sessions by session id (= chat id).
+    pub(super) sessions: tokio::sync::Mutex<HashMap<String, Arc<Sess>>>,
+}
+
+impl Shared {
+    pub(super) fn caps(&self) -> ClientCapabilities {
+        self.caps.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// The open session `id`, or the schema's "resource not found" error.
+    pub(super) async fn session(&self, id: &str) -> Result<Arc<Sess>, RpcError> {
+        self.sessions.lock().await.get(id).cloned().ok_or_else(|| {
+            // The schema's "resource not found" code.
+            RpcError::new(-32002, format!("Session not found: {id}"))
+                .data(serde_json::json!({ "uri": id }))
+        })
+    }
+}
+
+/// One open session.
+pub(super) struct Sess {
+    /// Session id = the chat's id.
+    pub id: String,
+    /// The project root (canonical).
+    pub root: PathBuf,
+    /// The chat's server; held for the length of a prompt.
+    pub conn: tokio::sync::Mutex<Client>,
+    /// While a prompt runs: where `session/cancel` signals it.
+    pub(super) prompting: Mutex<Option<mpsc::UnboundedSender<()>>>,
+    /// "Allow always" was chosen: later changes of this session apply unasked.
+    pub allow_always: AtomicBool,
+    /// The models offered in the `model` option: id, name, context length in tokens
+    /// (0 when unknown).
+    pub(super) models: Mutex<Vec<(String, String, u64)>>,
+    /// The chat's model as the last `chat_get` or setting gave it.
+    pub(super) model: Mutex<String>,
+    /// The chat's name as the client last heard it.
+    pub(super) title: Mutex<String>,
+}
+
+impl Sess {
+    /// Starts a prompt: the receiver gets `()` when the client cancels it.
+    pub fn start_prompt(&self) -> mpsc::UnboundedReceiver<()> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut p) = self.prompting.lock() {
+            *p = Some(tx);
+        }
+        rx
+    }
+
+    /// Ends the prompt: a later cancel stops nothing.
+    pub fn end_prompt(&self) {
+        if let Ok(mut p) = self.prompting.lock() {
+            *p = None;
+        }
+    }
+
+    /// `session/cancel`: stops the running prompt, if any.
+    pub fn cancel(&self) {
+        if let Ok(p) = self.prompting.lock()
+            && let Some(tx) = p.as_ref()
+        {
+            let _ = tx.send(());
+        }
+    }
+
+    /// The context window of the session's model in tokens, when the models list
+    /// gave it.
+    pub fn context_length(&self) -> Option<u64> {
+        let model = self.model.lock().ok()?.clone();
+        let models = self.models.lock().ok()?;
+        models
+            .iter()
+            .find(|(id, _, _)| *id == model)
+            .map(|m| m.2)
+            .filter(|n| *n > 0)
+    }
+
+    /// The absolute path of project path `rel`.
+    pub fn abs(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+}
+
+/// A bb7 failure as a JSON-RPC error: requests the client got wrong (a path outside
+/// the project, an unknown chat) are -32602 invalid params, others -32603; the message
+/// is bb7's own, and `data.code` its code.
+pub(super) fn rpc(f: Failure) -> RpcError {
+    let code = match f.code {
+        Some(
+            ErrorCode::InvalidRequest
+            | ErrorCode::PathEscape
+            | ErrorCode::NotFound
+            | ErrorCode::NotInitialized,
+        ) => -32602,
+        _ => -32603,
+    };
+    let data = f
+        .code
+        .and_then(|c| serde_json::to_value(c).ok())
+        .map(|c| serde_json::json!({ "code": c }));
+    RpcError::new(code, f.message).data(data)
+}
+
+/// An invalid-params error with `message`.
+pub(super) fn invalid(message: impl Into<String>) -> RpcError {
+    RpcError::new(-32602, message.into())
+}
+
+/// Sends `update` for session `sess`; a closed connection only ends the prompt later.
+pub(super) fn notify(cx: &Cx, sess: &Sess, update: SessionUpdate) {
+    let _ = cx.send_notification(SessionNotification::new(sess.id.clone(), update));
+}
