@@ -75,6 +75,25 @@ pub struct Config {
     /// `hybrid_auto`: milliseconds a local attempt may take before the turn moves to
     /// remote (default 60000; 0 waits as long as the stream sends data).
     pub hybrid_remote_on_timeout_ms: Option<u64>,
+    /// Rules files (conventions files of coding assistants) to include as project
+    /// instructions, in order of preference; unset: `prompt::rules::DEFAULT_RULES_FILES`.
+    pub rules_files: Option<Vec<String>>,
+    /// Whether the first rules file found is used or every one (default
+    /// [`RulesMode::First`]).
+    pub rules_mode: RulesMode,
+}
+
+/// Which of the rules files found are included (`rules_mode` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RulesMode {
+    /// Only the first file of `rules_files` that exists (the default: projects often
+    /// carry the same conventions in several of these files, e.g. a `CLAUDE.md` that
+    /// repeats `AGENTS.md`, and each copy would be paid for on every request).
+    #[default]
+    First,
+    /// Every file of `rules_files` that exists, in that order.
+    All,
 }
 
 /// Which provider answers a turn (`agent_mode` in the config and per chat).

@@ -9,6 +9,7 @@ pub mod files;
 pub mod instructions;
 pub mod ledger;
 pub mod quote;
+pub mod rules;
 
 /// The embedded system prompt (`prompts/system.md`).
 pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/system.md");

@@ -41,7 +41,15 @@ impl Session {
                 text,
             });
         }
-        // Global chats never get project instructions.
+        // Global chats never get project instructions, nor the project's rules files.
+        if !global {
+            for rules in self.rules_files() {
+                out.push(Instructions {
+                    source: rules.path,
+                    text: rules.text,
+                });
+            }
+        }
         let project = if global {
             Ok(None)
         } else {
