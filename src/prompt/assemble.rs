@@ -59,7 +59,7 @@ impl PromptFile {
     /// the whole text.
     fn shown_after(&self, earlier: Option<&ShownFile>) -> ShownFile {
         let mut shown = self.shown();
-        if let Some(prev) = earlier {
+        if let Some(prev) = earlier.filter(|_| !self.entry.is_attachment()) {
             let diff = crate::diff::unified_diff(&self.entry.path, &prev.text, &self.content);
             if !diff.is_empty() && diff.len() * DIFF_SHARE <= self.content.len() {
                 shown.diff = Some(ShownDiff {
@@ -82,8 +82,29 @@ impl PromptFile {
             pending_output: self.pending_output,
             text: self.content.clone(),
             diff: None,
+            attachment: self.entry.kind.map(|_| attachment_attrs(&self.entry)),
         }
     }
+}
+
+/// The attributes of an attachment's tag: `kind`, `name` and each meta entry, in key
+/// order (docs/PROTOCOL.md, `context_attach`), escaped.
+fn attachment_attrs(entry: &ContextFile) -> String {
+    let kind = entry.kind.map_or("text", |k| k.as_str());
+    let name = entry
+        .path
+        .strip_prefix(kind)
+        .and_then(|n| n.strip_prefix(':'))
+        .unwrap_or(&entry.path);
+    let mut attrs = format!("kind=\"{kind}\" name=\"{}\"", attr(name));
+    for (k, v) in entry.meta.iter().flatten() {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let _ = write!(attrs, " {k}=\"{}\"", attr(&v));
+    }
+    attrs
 }
 
 /// An instruction file to append to the system prompt.
@@ -397,8 +418,17 @@ fn context_block(files: &[ShownFile]) -> String {
     s
 }
 
-/// One file version as a block, appended to `s`.
+/// One file version as a block, appended to `s`; an attachment as an
+/// `<attachment … file_id="…" mode="read-only">` block.
 fn push_file_block(s: &mut String, f: &ShownFile) {
+    if let Some(attrs) = &f.attachment {
+        let attrs = format!(
+            "{attrs} file_id=\"{}\" mode=\"read-only\"",
+            attr(&f.file_id)
+        );
+        push_fenced_by_id(s, "attachment", &attrs, &f.text, &f.file_id);
+        return;
+    }
     let mut attrs = format!(
         "path=\"{}\" file_id=\"{}\"",
         attr(&f.path),
@@ -479,7 +509,12 @@ fn retry_context(history: &[Message]) -> Option<String> {
 }
 
 fn file_summary(files: &[PromptFile]) -> String {
-    let mut sorted: Vec<&PromptFile> = files.iter().collect();
+    let attachments: Vec<&PromptFile> = {
+        let mut a: Vec<&PromptFile> = files.iter().filter(|f| f.entry.is_attachment()).collect();
+        a.sort_by_key(|f| &f.entry.path);
+        a
+    };
+    let mut sorted: Vec<&PromptFile> = files.iter().filter(|f| !f.entry.is_attachment()).collect();
     sorted.sort_by_key(|f| (&f.entry.path, f.entry.start_line, f.entry.end_line));
     let describe = |f: &&PromptFile| {
         let mut d = f.entry.path.clone();
@@ -515,6 +550,13 @@ fn file_summary(files: &[PromptFile]) -> String {
         }
     }
     s.push('.');
+    if !attachments.is_empty() {
+        let listed: Vec<String> = attachments
+            .iter()
+            .map(|f| format!("{} ({})", f.entry.path, f.file_id))
+            .collect();
+        let _ = write!(s, " Attachments (read-only): {}.", listed.join(", "));
+    }
     s
 }
 

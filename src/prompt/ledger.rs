@@ -50,6 +50,10 @@ pub struct ShownFile {
     /// `diff.from_file_id` shown earlier, not the whole text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<ShownDiff>,
+    /// For an attachment (`context_attach`): the attributes its `<attachment>` tag
+    /// shows (`kind="…" name="…"` and its meta), escaped; absent for files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment: Option<String>,
 }
 
 /// A small change shown as a diff against a version the model saw earlier.

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::apply;
+use crate::chat::model::AttachKind;
 use crate::context::{self, ChatFiles};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -20,7 +21,29 @@ impl Session {
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
         Ok(Ack {})
     }
+    pub(super) fn context_attach(&mut self, args: params::ContextAttach) -> Result<Attached<'_>> {
+        let kind = AttachKind::parse(args.kind.as_str()).map_err(Error::invalid)?;
+        let (name, content, meta) = (args.name.as_str(), args.content.as_str(), args.meta);
+        let done = self.mutate(|chat, files, _| {
+            context::attach::attach(chat, files, kind, name, content, meta)
+        })?;
+        Ok(Attached {
+            path: done.path.into(),
+            version: done.version.into(),
+            bytes: done.bytes,
+            truncated: done.truncated,
+        })
+    }
     pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Ack> {
+        // An attachment's path is a label, not a file: it is looked up as it is.
+        let label = args.path.as_str();
+        let is_attachment = self
+            .active()
+            .is_ok_and(|a| context::attach::find(&a.chat, label).is_some());
+        if is_attachment {
+            self.mutate(|chat, files, _| context::attach::remove(chat, files, label))?;
+            return Ok(Ack {});
+        }
         let key = self.locate(args.path.as_str())?.key();
         self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
         Ok(Ack {})
@@ -121,6 +144,16 @@ impl Session {
     }
 
     pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<FileContent<'_>> {
+        if let Ok(a) = self.active()
+            && let Some(i) = context::attach::find(&a.chat, args.path.as_str())
+        {
+            let cf = &a.chat.context_files[i];
+            let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
+            return Ok(FileContent {
+                path: cf.path.clone().into(),
+                content: content.into(),
+            });
+        }
         let key = self.locate_for_context(args.path.as_str())?.key();
         let start = args.start_line.map(|n| n.0);
         let end = args.end_line.map(|n| n.0);
