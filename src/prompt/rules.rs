@@ -52,7 +52,7 @@ pub struct RulesFile {
 /// are directories, pipes and binary files.
 pub fn find(root: &Path, names: &[String], mode: RulesMode) -> Vec<RulesFile> {
     let mut found: Vec<RulesFile> = Vec::new();
-    let mut taken: Vec<String> = Vec::new();
+    let mut taken: Vec<std::path::PathBuf> = Vec::new();
     for name in names {
         if name.is_empty() || Path::new(name).is_absolute() {
             continue;
@@ -60,7 +60,9 @@ pub fn find(root: &Path, names: &[String], mode: RulesMode) -> Vec<RulesFile> {
         let Ok(Location::Project { rel, abs }) = locate(root, name) else {
             continue;
         };
-        if protected_dir(&rel).is_some() || taken.contains(&rel) {
+        // The file itself, through its links: one file under two names is used once.
+        let real = std::fs::canonicalize(&abs).unwrap_or_else(|_| abs.clone());
+        if protected_dir(&rel).is_some() || taken.contains(&real) {
             continue;
         }
         let Ok(text) = read_text(&abs, &rel) else {
@@ -69,7 +71,7 @@ pub fn find(root: &Path, names: &[String], mode: RulesMode) -> Vec<RulesFile> {
         if text.trim().is_empty() || text.len() > MAX_RULES_BYTES {
             continue;
         }
-        taken.push(rel);
+        taken.push(real);
         found.push(RulesFile {
             path: name.clone(),
             text,
@@ -102,11 +104,13 @@ mod tests {
         std::os::unix::fs::symlink("CLAUDE.md", root.join(".rules")).unwrap();
         std::os::unix::fs::symlink("../secret.md", root.join("AGENTS.md")).unwrap();
         std::fs::create_dir(root.join(".clinerules")).unwrap();
+        std::os::unix::fs::symlink(".git/config", root.join(".cursorrules")).unwrap();
         let list = names(&[
             "AGENTS.md",
             "../secret.md",
             ".git/config",
             ".clinerules",
+            ".cursorrules",
             "CLAUDE.md",
             ".rules",
             "GEMINI.md",
