@@ -212,6 +212,9 @@ function M.add(opts, readonly)
   if not ready() then
     return
   end
+  if require('bb7.attach').handles(opts.args) then
+    return require('bb7.attach').add(opts.args) and render().refresh()
+  end
   local row = (opts.args == nil or opts.args == '') and render().file_row()
   if row and not row.in_context then
     opts = { args = row.path }
@@ -672,7 +675,10 @@ function M.register(entry)
   cmd('BB7Init', M.init_project, { desc = 'Initialize bb7 in the current directory' })
   cmd('BB7', M.toggle, { desc = 'Toggle the bb7 UI' })
   cmd('BB7NewChat', function(o) M.new_chat(o.args) end, { nargs = '?', desc = 'Start a new chat' })
-  cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '?', range = true, complete = files, desc = 'Add a file or section to context' })
+  local function add_forms(a, l)
+    return require('bb7.attach').complete(a, l, files)
+  end
+  cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '*', range = true, complete = add_forms, desc = 'Add a file, a section, diagnostics, quickfix, gitdiff [REV] or cmd <command> to context' })
   cmd('BB7AddReadonly', function(o) M.add(o, true) end, { nargs = '?', range = true, complete = files, desc = 'Add a file to context, read-only' })
   cmd('BB7Remove', M.remove, { nargs = '?', complete = files, desc = 'Remove a file from context' })
   cmd('BB7Model', M.choose_model, { desc = 'Choose the model of the active chat' })
