@@ -450,10 +450,13 @@ function M.select_chat(id)
   render().refresh()
 end
 
---- :BB7EditInstructions [project|global|system] — edits an instructions file.
+--- :BB7EditInstructions [project|global|system|rules] — edits an instructions file.
 ---@param opts {args: string}
 function M.edit_instructions(opts)
   local level = (opts.args ~= '' and opts.args) or 'project'
+  if level == 'rules' then
+    return ready() and require('bb7.rules').edit()
+  end
   if not M.ensure(level ~= 'project') and level == 'project' then
     return
   end
@@ -687,7 +690,7 @@ function M.register(entry)
   cmd('BB7Review', M.review, { nargs = '?', bang = true, complete = files, desc = "Review the model's changes in the file (! lists all hunks)" })
   cmd('BB7Checkpoints', M.checkpoints, { desc = 'Roll back an apply' })
   cmd('BB7Search', M.search, { nargs = '?', desc = 'Search chats' })
-  cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system' }), desc = 'Edit instructions' })
+  cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system', 'rules' }), desc = 'Edit instructions (rules: the rules files included, AGENTS.md, …)' })
   cmd('BB7Send', function(o) M.send_command(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
   cmd('BB7Apply', M.apply, { nargs = '?', bang = true, complete = files, desc = "Apply the model's output (! overwrites conflicting edits)" })
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })

@@ -79,3 +79,17 @@ test(':BB7Add quickfix, gitdiff and cmd', function()
   end
   H.eq(vim.fn.getcompletion('BB7Add diagnostics ', 'cmdline'), { '%' }, 'after diagnostics')
 end)
+
+test(':BB7EditInstructions rules names the rules files included and opens the first', function()
+  local proj = H.project({ ['AGENTS.md'] = 'Use tabs.\n', ['CLAUDE.md'] = 'Use spaces.\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7EditInstructions rules')
+  H.expect_note('BB-7: Rules files included: AGENTS.md', L.INFO)
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/AGENTS.md', 'the rules file opened')
+  vim.fn.delete(proj .. '/AGENTS.md')
+  vim.fn.delete(proj .. '/CLAUDE.md')
+  H.notes = {}
+  vim.cmd('BB7EditInstructions rules')
+  H.expect_note('BB-7: No rules file is included', L.WARN)
+end)
