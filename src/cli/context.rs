@@ -117,7 +117,16 @@ async fn on_path(
     missing: &str,
 ) -> Res<()> {
     s.active().await?;
-    let path = s.path(typed);
+    // An attachment's path (`command_output:cargo test`) is a label, not a file: it
+    // does not start from the current directory.
+    let label = typed.split_once(':').is_some_and(|(kind, _)| {
+        crate::chat::model::AttachKind::parse(kind).is_ok() && !s.cwd.join(typed).exists()
+    });
+    let path = if label {
+        typed.to_owned()
+    } else {
+        s.path(typed)
+    };
     match s.c.call::<Ack>(action(params::PathOnly::new(&path))).await {
         Ok(_) => {}
         Err(e) if e.is(ErrorCode::NotFound) => {
