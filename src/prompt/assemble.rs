@@ -87,8 +87,8 @@ impl PromptFile {
     }
 }
 
-/// The attributes of an attachment's tag: `kind`, `name` and each meta entry, in key
-/// order (docs/PROTOCOL.md, `context_attach`), escaped.
+/// The attributes of an attachment's tag: `kind`, `name` and each meta entry, in the
+/// order it was sent (docs/PROTOCOL.md, `context_attach`), escaped.
 fn attachment_attrs(entry: &ContextFile) -> String {
     let kind = entry.kind.map_or("text", |k| k.as_str());
     let name = entry
