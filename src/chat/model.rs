@@ -117,6 +117,9 @@ pub enum AttachKind {
     Terminal,
     /// Any other text.
     Text,
+    /// An image file (`context_add` of a PNG, JPEG, GIF or WebP file), its bytes as
+    /// base64 in the snapshot; not a kind `context_attach` takes.
+    Image,
 }
 
 impl AttachKind {
@@ -153,6 +156,7 @@ impl AttachKind {
             AttachKind::CommandOutput => "command_output",
             AttachKind::Terminal => "terminal",
             AttachKind::Text => "text",
+            AttachKind::Image => "image",
         }
     }
 }

@@ -178,12 +178,7 @@ pub fn attach(
     let (text, truncated) = cap(&content);
     let path = path_of(kind, name);
     let version = ids::file_version(&path, &text);
-    let attached = Attached {
-        path: path.clone(),
-        version: version.clone(),
-        bytes: content.len(),
-        truncated,
-    };
+    let bytes = content.len();
     let cf = ContextFile {
         path,
         readonly: true,
@@ -194,12 +189,31 @@ pub fn attach(
         kind: Some(kind),
         meta: clean_meta(meta),
     };
+    put(chat, files, cf, &text, bytes, truncated)
+}
+
+/// Stores attachment `cf` with its snapshot `text` (`bytes` long as sent, `truncated`
+/// when cut), replacing one of the same path; the same entry again changes nothing.
+pub(super) fn put(
+    chat: &mut Chat,
+    files: ChatFiles,
+    cf: ContextFile,
+    text: &str,
+    bytes: usize,
+    truncated: bool,
+) -> Result<Attached> {
+    let attached = Attached {
+        path: cf.path.clone(),
+        version: cf.version.clone(),
+        bytes,
+        truncated,
+    };
     let prev = match find(chat, &cf.path) {
         Some(i) if chat.context_files[i] == cf => return Ok(attached),
         Some(i) => Some(chat.context_files.remove(i).version),
         None => None,
     };
-    files.write_snapshot(&cf, &text)?;
+    files.write_snapshot(&cf, text)?;
     push_event(
         chat,
         Part {

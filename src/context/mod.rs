@@ -4,6 +4,7 @@
 
 pub mod attach;
 pub mod fork;
+pub mod image;
 mod staging;
 
 use std::path::PathBuf;

@@ -256,7 +256,9 @@ pub fn statuses(
             }
             _ => None,
         };
-        let snap_tokens = snap.as_ref().and_then(|s| s.tokens).unwrap_or(0);
+        // An image is counted by its size, not as the text of its base64.
+        let snap_tokens = crate::context::image::entry_tokens(cf)
+            .unwrap_or_else(|| snap.as_ref().and_then(|s| s.tokens).unwrap_or(0));
         let out_tokens = output.as_ref().map(|o| o.tokens.unwrap_or(0));
         let (context_content, output_content) = if contents {
             (

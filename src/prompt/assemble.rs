@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::ledger::{Ledger, ShownDiff, ShownFile, ShownUpdate, text_id};
+use super::ledger::{Ledger, ShownDiff, ShownFile, ShownImage, ShownUpdate, text_id};
 use super::quote::{attr, fenced, push_fenced_by_id};
 use crate::chat::model::{Chat, ContextFile, Message};
-use crate::llm::request::{CacheControl, ChatMessage, Content, ContentPart, Role};
+use crate::llm::request::{CacheControl, ChatMessage, Content, ContentPart, ImageUrl, Role};
 
 /// One file as the prompt shows it now.
 #[derive(Debug, Clone)]
@@ -83,6 +83,10 @@ impl PromptFile {
             text: self.content.clone(),
             diff: None,
             attachment: self.entry.kind.map(|_| attachment_attrs(&self.entry)),
+            image: crate::context::image::entry_tokens(&self.entry).map(|tokens| ShownImage {
+                media_type: crate::context::image::entry_media_type(&self.entry).to_owned(),
+                tokens,
+            }),
         }
     }
 }
@@ -164,6 +168,30 @@ pub struct Block {
     pub kind: BlockKind,
     /// Its text.
     pub text: String,
+    /// The images its text names, sent as image parts right after it, in order.
+    pub images: Vec<BlockImage>,
+}
+
+/// An image sent after a block: its media type and its bytes as base64.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockImage {
+    /// `image/png`, …
+    pub media_type: String,
+    /// The bytes, base64.
+    pub data: String,
+}
+
+/// The images among `files`, in order.
+fn images_of(files: &[ShownFile]) -> Vec<BlockImage> {
+    files
+        .iter()
+        .filter_map(|f| {
+            Some(BlockImage {
+                media_type: f.image.as_ref()?.media_type.clone(),
+                data: f.text.clone(),
+            })
+        })
+        .collect()
 }
 
 /// A laid-out request: the system text, the user message's blocks in order, and the
@@ -242,6 +270,15 @@ impl Prompt {
     /// [`MAX_BREAKPOINTS`]), each only when the prefix up to it is long enough to be
     /// cached. The user text is moved, not copied.
     pub fn messages(self, breakpoints: Option<Breakpoints>) -> Vec<ChatMessage> {
+        let has_images = self.blocks.iter().any(|b| !b.images.is_empty());
+        let breakpoints = match breakpoints {
+            // Images need parts: with no breakpoints asked for, none is marked.
+            None if has_images => Some(Breakpoints {
+                ttl: None,
+                min_tokens: usize::MAX,
+            }),
+            other => other,
+        };
         let Some(bp) = breakpoints else {
             // The first block (the context block, the largest) grows into the whole
             // text: a large buffer grows in place, so its text is not copied again.
@@ -267,6 +304,7 @@ impl Prompt {
             kind: "text",
             cache_control: long_enough(prefix).then(|| marker.clone()),
             text: self.system,
+            image_url: None,
         };
         let mut marks = usize::from(system_part.cache_control.is_some());
         let last_history = self
@@ -284,8 +322,21 @@ impl Prompt {
             parts.push(ContentPart {
                 kind: "text",
                 text: block.text,
-                cache_control: mark.then(|| marker.clone()),
+                cache_control: None,
+                image_url: None,
             });
+            parts.extend(block.images.into_iter().map(|i| ContentPart {
+                kind: "image_url",
+                text: String::new(),
+                cache_control: None,
+                image_url: Some(ImageUrl {
+                    url: format!("data:{};base64,{}", i.media_type, i.data),
+                }),
+            }));
+            // The breakpoint goes after the block's last part, its images included.
+            if let Some(last) = parts.last_mut() {
+                last.cache_control = mark.then(|| marker.clone());
+            }
         }
         let message = |role, parts| ChatMessage {
             content: Content::Parts(parts),
@@ -359,6 +410,7 @@ pub fn assemble(state: ChatState<'_>) -> Prompt {
         blocks.push(Block {
             kind: BlockKind::Context,
             text: context_block(&base),
+            images: images_of(&base),
         });
     }
     let by_message: HashMap<usize, &ShownUpdate> = valid.iter().map(|u| (u.message, *u)).collect();
@@ -366,9 +418,9 @@ pub fn assemble(state: ChatState<'_>) -> Prompt {
     let mut bytes = state.system.len() + blocks.iter().map(|b| b.text.len()).sum::<usize>();
     let mut reused_bytes = 0;
     for (i, m) in state.history.iter().enumerate() {
-        let text = match by_message.get(&i) {
-            Some(u) => user_block(u, &m.text()),
-            None => message_block(m),
+        let (text, images) = match by_message.get(&i) {
+            Some(u) => (user_block(u, &m.text()), images_of(&u.files)),
+            None => (message_block(m), Vec::new()),
         };
         bytes += text.len();
         if Some(i) == previous {
@@ -378,12 +430,14 @@ pub fn assemble(state: ChatState<'_>) -> Prompt {
             blocks.push(Block {
                 kind: BlockKind::History,
                 text,
+                images,
             });
         }
     }
     blocks.push(Block {
         kind: BlockKind::Tail,
         text: user_block(&update, state.current),
+        images: images_of(&update.files),
     });
 
     let mut updates: Vec<ShownUpdate> = valid.into_iter().cloned().collect();
@@ -421,6 +475,15 @@ fn context_block(files: &[ShownFile]) -> String {
 /// One file version as a block, appended to `s`; an attachment as an
 /// `<attachment … file_id="…" mode="read-only">` block.
 fn push_file_block(s: &mut String, f: &ShownFile) {
+    if let (Some(attrs), Some(_)) = (&f.attachment, &f.image) {
+        // The image itself is the image part sent right after this block.
+        let _ = writeln!(
+            s,
+            "<attachment {attrs} file_id=\"{}\" mode=\"read-only\"/>",
+            attr(&f.file_id)
+        );
+        return;
+    }
     if let Some(attrs) = &f.attachment {
         let attrs = format!(
             "{attrs} file_id=\"{}\" mode=\"read-only\"",

@@ -121,6 +121,15 @@ impl Session {
 
     pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
+        if context::image::media_type_of(args.path.as_str()).is_some() {
+            // An image: its bytes come from the file itself (a JSON string cannot
+            // carry them), and it becomes an image attachment.
+            let key = loc.key();
+            let bytes = crate::project::fsutil::read_regular(loc.abs())
+                .map_err(|e| Error::io(format!("Cannot read file {key}"), e))?;
+            self.mutate(|chat, files, _| context::image::add(chat, files, &key, &bytes))?;
+            return Ok(Ack {});
+        }
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
         self.mutate(|chat, files, _| context::add_file(chat, files, &loc, content, readonly))?;
@@ -235,6 +244,37 @@ impl Session {
             content: applied.content.into(),
             checkpoint_id: applied.checkpoint_id.map(Into::into),
         })
+    }
+
+    /// Refuses a turn of `chat` with `model` when the chat holds images and the saved
+    /// model list says the model reads no images (`input_modalities` without `image`).
+    /// A model the list does not know, or that does not say, is given the images.
+    pub(super) fn check_images(&self, chat: &crate::chat::model::Chat, model: &str) -> Result<()> {
+        let images: Vec<&str> = chat
+            .context_files
+            .iter()
+            .filter(|c| c.kind == Some(AttachKind::Image))
+            .map(|c| c.path.as_str())
+            .collect();
+        if images.is_empty() {
+            return Ok(());
+        }
+        let Some(dirs) = &self.dirs else {
+            return Ok(());
+        };
+        let Some(list) = crate::llm::models::ModelsCache::load(&dirs.state.join("models.json"))
+        else {
+            return Ok(());
+        };
+        let row = list.models.iter().find(|m| m.id == model);
+        match row.and_then(|r| Some((r.takes_images()?, r))) {
+            Some((false, r)) => Err(Error::invalid(format!(
+                "{model} does not read images (the model list gives its input as {}); remove {} from the context, or choose a model that reads images",
+                r.input_modalities.as_deref().unwrap_or_default().join(", "),
+                images.join(", ")
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Drops the review decisions of `path`: its output is gone as a whole.

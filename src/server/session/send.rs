@@ -209,6 +209,7 @@ impl Session {
             _ if chat_model.is_empty() => crate::config::FALLBACK_MODEL.to_owned(),
             _ => chat_model,
         };
+        self.check_images(chat, &model)?;
         let effort = match args.reasoning_effort.as_deref() {
             Some(e) if e.is_empty() || e == "none" => None,
             Some(e) => Some(e.to_owned()),
