@@ -189,3 +189,20 @@ fn run_test_and_rules_in_bb7_chat() {
     );
     assert!(!user.contains("name=\"true\""), "{user}");
 }
+
+#[test]
+fn add_of_an_image_file_adds_an_image() {
+    let (env, _fake) = fake_env(json!({}));
+    project_with(&env, &[("a.txt", "alpha\n")]);
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend(2u32.to_be_bytes());
+    png.extend(2u32.to_be_bytes());
+    std::fs::write(env.project.join("shot.png"), &png).unwrap();
+    let o = ok(&env, &["add", "shot.png"]);
+    assert!(
+        stderr(&o).contains("bb7: added image:shot.png"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&ok(&env, &["status"])).contains("image:shot.png"));
+}

@@ -1,7 +1,8 @@
 -- :BB7Add forms that attach editor state instead of a file (docs/PROTOCOL.md,
 -- "Extension: rules files and attachments"): `diagnostics` (the current buffer's, `%`
 -- every buffer's), `quickfix`, `gitdiff [REV]` and `cmd <command>`. Each becomes one
--- `context_attach`: a named, read-only snapshot the binary keeps like a section.
+-- `context_attach`: a named, read-only snapshot the binary keeps like a section. An
+-- image file (`:BB7Add shot.png`) is added by path: the binary reads its bytes.
 
 local api = require('bb7.api')
 local state = require('bb7.state')
@@ -20,7 +21,15 @@ local severities = { 'error', 'warning', 'info', 'hint' }
 ---@return boolean
 function M.handles(args)
   local word = (args or ''):match('^(%S+)')
-  return word ~= nil and vim.tbl_contains(M.forms, word)
+  return word ~= nil and (vim.tbl_contains(M.forms, word) or M.is_image(args))
+end
+
+--- Whether `path` names an image file bb7 sends as an image (PNG, JPEG, GIF, WebP).
+---@param path string
+---@return boolean
+function M.is_image(path)
+  local ext = (vim.fn.fnamemodify(path, ':e') or ''):lower()
+  return vim.tbl_contains({ 'png', 'jpg', 'jpeg', 'gif', 'webp' }, ext)
 end
 
 --- One line per diagnostic, `path:line:col: severity: message [source]` (1-based).
@@ -129,6 +138,17 @@ end
 ---@param args string
 ---@return boolean attached
 function M.add(args)
+  if M.is_image(args) then
+    -- bb7 reads the image's bytes from the file itself.
+    local path = state.relpath(vim.trim(args))
+    local _, err = api.context_add({ path = path, content = '' })
+    if err then
+      say('Failed to add ' .. path .. ': ' .. (err.message or '?'), levels.ERROR)
+      return false
+    end
+    say('Added image:' .. path)
+    return true
+  end
   local item, why = M.item(args)
   if not item then
     say('Nothing attached: ' .. why, levels.WARN)

@@ -454,9 +454,7 @@ end
 ---@param opts {args: string}
 function M.edit_instructions(opts)
   local level = (opts.args ~= '' and opts.args) or 'project'
-  if level == 'rules' then
-    return ready() and require('bb7.rules').edit()
-  end
+  if level == 'rules' then return ready() and require('bb7.rules').edit() end
   if not M.ensure(level ~= 'project') and level == 'project' then
     return
   end
@@ -678,9 +676,7 @@ function M.register(entry)
   cmd('BB7Init', M.init_project, { desc = 'Initialize bb7 in the current directory' })
   cmd('BB7', M.toggle, { desc = 'Toggle the bb7 UI' })
   cmd('BB7NewChat', function(o) M.new_chat(o.args) end, { nargs = '?', desc = 'Start a new chat' })
-  local function add_forms(a, l)
-    return require('bb7.attach').complete(a, l, files)
-  end
+  local function add_forms(a, l) return require('bb7.attach').complete(a, l, files) end
   cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '*', range = true, complete = add_forms, desc = 'Add a file, a section, diagnostics, quickfix, gitdiff [REV] or cmd <command> to context' })
   cmd('BB7AddReadonly', function(o) M.add(o, true) end, { nargs = '?', range = true, complete = files, desc = 'Add a file to context, read-only' })
   cmd('BB7Remove', M.remove, { nargs = '?', complete = files, desc = 'Remove a file from context' })

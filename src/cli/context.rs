@@ -21,6 +21,17 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
         let (typed, range) = split_range(spec);
         let path = s.path(typed);
         let abs = s.root.join(&path);
+        if range.is_none() && crate::context::image::media_type_of(&path).is_some() {
+            // bb7 reads an image's bytes itself; it becomes `image:{path}`.
+            s.c.call::<Ack>(Action::ContextAdd(params::ContextAdd {
+                path: NonEmpty(path.clone()),
+                content: String::new(),
+                readonly: Some(true),
+            }))
+            .await?;
+            eprintln!("bb7: added image:{}", terminal::err(&path));
+            continue;
+        }
         // Never blocks on a named pipe (invariant 13).
         let content = crate::project::fsutil::read_regular(&abs)
             .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))

@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use super::attachments::BlockImage;
+use super::attachments::{attachment_attrs, images_of};
 use super::ledger::{Ledger, ShownDiff, ShownFile, ShownImage, ShownUpdate, text_id};
 use super::quote::{attr, fenced, push_fenced_by_id};
 use crate::chat::model::{Chat, ContextFile, Message};
@@ -91,26 +93,6 @@ impl PromptFile {
     }
 }
 
-/// The attributes of an attachment's tag: `kind`, `name` and each meta entry, in the
-/// order it was sent (docs/PROTOCOL.md, `context_attach`), escaped.
-fn attachment_attrs(entry: &ContextFile) -> String {
-    let kind = entry.kind.map_or("text", |k| k.as_str());
-    let name = entry
-        .path
-        .strip_prefix(kind)
-        .and_then(|n| n.strip_prefix(':'))
-        .unwrap_or(&entry.path);
-    let mut attrs = format!("kind=\"{kind}\" name=\"{}\"", attr(name));
-    for (k, v) in entry.meta.iter().flatten() {
-        let v = match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let _ = write!(attrs, " {k}=\"{}\"", attr(&v));
-    }
-    attrs
-}
-
 /// An instruction file to append to the system prompt.
 #[derive(Debug, Clone)]
 pub struct Instructions {
@@ -170,28 +152,6 @@ pub struct Block {
     pub text: String,
     /// The images its text names, sent as image parts right after it, in order.
     pub images: Vec<BlockImage>,
-}
-
-/// An image sent after a block: its media type and its bytes as base64.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockImage {
-    /// `image/png`, …
-    pub media_type: String,
-    /// The bytes, base64.
-    pub data: String,
-}
-
-/// The images among `files`, in order.
-fn images_of(files: &[ShownFile]) -> Vec<BlockImage> {
-    files
-        .iter()
-        .filter_map(|f| {
-            Some(BlockImage {
-                media_type: f.image.as_ref()?.media_type.clone(),
-                data: f.text.clone(),
-            })
-        })
-        .collect()
 }
 
 /// A laid-out request: the system text, the user message's blocks in order, and the

@@ -4,6 +4,7 @@
 //! `cache.rs`).
 
 pub mod assemble;
+mod attachments;
 pub mod cache;
 pub mod files;
 pub mod instructions;

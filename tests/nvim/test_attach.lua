@@ -93,3 +93,18 @@ test(':BB7EditInstructions rules names the rules files included and opens the fi
   vim.cmd('BB7EditInstructions rules')
   H.expect_note('BB-7: No rules file is included', L.WARN)
 end)
+
+test(':BB7Add on an image file adds it as an image the binary reads', function()
+  local proj = H.project({})
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  local f = assert(io.open(proj .. '/shot.png', 'wb'))
+  f:write('\137PNG\r\n\26\n\0\0\0\rIHDR\0\0\0\2\0\0\0\2\8\6\0\0\0')
+  f:close()
+  vim.cmd('BB7Add shot.png')
+  H.expect_note('BB-7: Added image:shot.png', L.INFO)
+  local e = entries()[1]
+  H.eq(e.path, 'image:shot.png', 'path')
+  H.eq(e.kind, 'image', 'kind')
+  H.eq(e.meta.width, 2, 'width from the file')
+end)
