@@ -77,7 +77,7 @@ fn every_kind_is_stored_listed_and_rendered_read_only_in_the_context_block() {
         let open = format!("<attachment kind=\"{kind}\" name=\"item\" file_id=\"");
         let at = user.find(&open).unwrap_or_else(|| panic!("{kind}: {user}"));
         assert!(at < context_end, "attachments sit in the context block");
-        assert!(user[at..].contains(&format!("mode=\"read-only\" fence=\"")));
+        assert!(user[at..].contains("mode=\"read-only\" fence=\""));
         assert!(user.contains(&format!(
             "\">\n{kind} text\nsecond line\n</attachment fence=\""
         )));
