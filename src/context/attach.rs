@@ -46,15 +46,6 @@ pub fn path_of(kind: AttachKind, name: &str) -> String {
     format!("{}:{name}", kind.as_str())
 }
 
-/// Where an attachment's snapshot lives, relative to its chat:
-/// `context/_attachments/{16 hex of sha256 of its path}`.
-pub fn snapshot_rel(path: &str) -> String {
-    format!(
-        "context/_attachments/{}",
-        ids::short_sha256(path.as_bytes(), 16)
-    )
-}
-
 /// Index of the attachment at `path`, if in context.
 pub fn find(chat: &Chat, path: &str) -> Option<usize> {
     chat.context_files

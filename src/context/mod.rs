@@ -46,11 +46,16 @@ impl<'a> ChatFiles<'a> {
     }
 
     /// Where a context entry's snapshot lives: `context/{path}` for project files,
-    /// `context/_external/{absolute path}` for external ones and
-    /// `context/_sections/{hash of path:start:end}` for sections.
+    /// `context/_external/{absolute path}` for external ones,
+    /// `context/_sections/{hash of path:start:end}` for sections and
+    /// `context/_attachments/{16 hex of sha256 of its path}` for attachments.
     pub fn snapshot_path(&self, cf: &ContextFile) -> Result<PathBuf> {
         let rel = match (cf.start_line, cf.end_line) {
-            _ if cf.is_attachment() => attach::snapshot_rel(&cf.path),
+            // An attachment's path is a label: its snapshot lives under its hash.
+            _ if cf.is_attachment() => format!(
+                "context/_attachments/{}",
+                ids::short_sha256(cf.path.as_bytes(), 16)
+            ),
             (Some(s), Some(e)) => format!("context/_sections/{}", ids::section_key(&cf.path, s, e)),
             _ if cf.external => format!("context/_external/{}", cf.path.trim_start_matches('/')),
             _ => format!("context/{}", cf.path),
