@@ -102,6 +102,25 @@ pub struct Config {
     pub max_read_bytes_default: Option<u64>,
     /// Retrieval tools: most lines one `read_file` returns (default 800).
     pub max_read_lines_default: Option<u32>,
+    /// Rules files (conventions files of coding assistants) to include as project
+    /// instructions, in order of preference; unset: `prompt::rules::DEFAULT_RULES_FILES`.
+    pub rules_files: Option<Vec<String>>,
+    /// Whether the first rules file found is used or every one (default
+    /// [`RulesMode::First`]).
+    pub rules_mode: RulesMode,
+}
+
+/// Which of the rules files found are included (`rules_mode` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RulesMode {
+    /// Only the first file of `rules_files` that exists (the default: projects often
+    /// carry the same conventions in several of these files, e.g. a `CLAUDE.md` that
+    /// repeats `AGENTS.md`, and each copy would be paid for on every request).
+    #[default]
+    First,
+    /// Every file of `rules_files` that exists, in that order.
+    All,
 }
 
 /// Which provider answers a turn (`agent_mode` in the config and per chat).

@@ -114,7 +114,9 @@ pub fn drop_torn_snapshots(chat: &mut Chat, files: ChatFiles) -> bool {
 }
 
 fn removal(cf: &ContextFile) -> &'static str {
-    if cf.is_section() {
+    if cf.is_attachment() {
+        "UserRemoveAttachment"
+    } else if cf.is_section() {
         "UserRemoveSection"
     } else {
         "UserRemoveFile"

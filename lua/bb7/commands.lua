@@ -232,6 +232,9 @@ function M.add(opts, readonly)
   if not ready() then
     return
   end
+  if require('bb7.attach').handles(opts.args) then
+    return require('bb7.attach').add(opts.args) and render().refresh()
+  end
   local row = (opts.args == nil or opts.args == '') and render().file_row()
   if row and not row.in_context then
     opts = { args = row.path }
@@ -448,10 +451,11 @@ function M.select_chat(id)
   render().refresh()
 end
 
---- :BB7EditInstructions [project|global|system] — edits an instructions file.
+--- :BB7EditInstructions [project|global|system|rules] — edits an instructions file.
 ---@param opts {args: string}
 function M.edit_instructions(opts)
   local level = (opts.args ~= '' and opts.args) or 'project'
+  if level == 'rules' then return ready() and require('bb7.rules').edit() end
   if not M.ensure(level ~= 'project') and level == 'project' then
     return
   end
@@ -673,7 +677,8 @@ function M.register(entry)
   cmd('BB7Init', M.init_project, { desc = 'Initialize bb7 in the current directory' })
   cmd('BB7', M.toggle, { desc = 'Toggle the bb7 UI' })
   cmd('BB7NewChat', function(o) M.new_chat(o.args) end, { nargs = '?', desc = 'Start a new chat' })
-  cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '?', range = true, complete = files, desc = 'Add a file or section to context' })
+  local function add_forms(a, l) return require('bb7.attach').complete(a, l, files) end
+  cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '*', range = true, complete = add_forms, desc = 'Add a file, a section, diagnostics, quickfix, gitdiff [REV] or cmd <command> to context' })
   cmd('BB7AddReadonly', function(o) M.add(o, true) end, { nargs = '?', range = true, complete = files, desc = 'Add a file to context, read-only' })
   cmd('BB7Remove', M.remove, { nargs = '?', complete = files, desc = 'Remove a file from context' })
   cmd('BB7Model', M.choose_model, { desc = 'Choose the model of the active chat' })
@@ -682,7 +687,7 @@ function M.register(entry)
   cmd('BB7Review', M.review, { nargs = '?', bang = true, complete = files, desc = "Review the model's changes in the file (! lists all hunks)" })
   cmd('BB7Checkpoints', M.checkpoints, { desc = 'Roll back an apply' })
   cmd('BB7Search', M.search, { nargs = '?', desc = 'Search chats' })
-  cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system' }), desc = 'Edit instructions' })
+  cmd('BB7EditInstructions', M.edit_instructions, { nargs = '?', complete = words({ 'project', 'global', 'system', 'rules' }), desc = 'Edit instructions (rules: the rules files included, AGENTS.md, …)' })
   cmd('BB7Send', function(o) M.send_command(o.args) end, { nargs = '+', desc = 'Send a message to the active chat' })
   cmd('BB7Apply', M.apply, { nargs = '?', bang = true, complete = files, desc = "Apply the model's output (! overwrites conflicting edits)" })
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })

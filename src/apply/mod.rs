@@ -298,6 +298,8 @@ pub fn record_content(
         version,
         start_line: None,
         end_line: None,
+        kind: None,
+        meta: None,
     };
     files.write_snapshot(&cf, content)?;
     chat.context_files.push(cf.clone());

@@ -89,12 +89,89 @@ pub struct ContextFile {
     /// Last line of a section (1-based, inclusive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_line: Option<u64>,
+    /// An attachment's kind (`context_attach`): the entry is client-supplied text, not
+    /// a file, and its `path` is `{kind}:{name}`. Absent for files and sections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AttachKind>,
+    /// An attachment's details as the client sent them (`command`, `exit_status`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl ContextFile {
     /// Whether this entry is a section (a line range) rather than a whole file.
     pub fn is_section(&self) -> bool {
         self.start_line.is_some()
+    }
+
+    /// Whether this entry is an attachment (`context_attach`) rather than a file.
+    pub fn is_attachment(&self) -> bool {
+        self.kind.is_some()
+    }
+
+    /// A whole project or external file: neither a section nor an attachment.
+    pub fn is_whole_file(&self) -> bool {
+        !self.is_section() && !self.is_attachment()
+    }
+}
+
+/// What an attachment holds (docs/PROTOCOL.md, `context_attach`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttachKind {
+    /// Diagnostics of an editor or a compiler: one line per diagnostic.
+    Diagnostics,
+    /// An editor's quickfix list.
+    Quickfix,
+    /// A `git diff`.
+    GitDiff,
+    /// What a command printed, with its command line and exit status in `meta`.
+    CommandOutput,
+    /// The text of a terminal.
+    Terminal,
+    /// Any other text.
+    Text,
+    /// An image file (`context_add` of a PNG, JPEG, GIF or WebP file), its bytes as
+    /// base64 in the snapshot; not a kind `context_attach` takes.
+    Image,
+}
+
+impl AttachKind {
+    /// Every kind, in the order docs/PROTOCOL.md lists them.
+    pub const ALL: [AttachKind; 6] = [
+        AttachKind::Diagnostics,
+        AttachKind::Quickfix,
+        AttachKind::GitDiff,
+        AttachKind::CommandOutput,
+        AttachKind::Terminal,
+        AttachKind::Text,
+    ];
+
+    /// Reads a kind's name. Errors: any other text, with the names accepted.
+    pub fn parse(name: &str) -> Result<AttachKind, String> {
+        AttachKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = AttachKind::ALL.iter().map(|k| k.as_str()).collect();
+                format!(
+                    "Unknown attachment kind: {name} (expected {})",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The kind's name on the wire and in an attachment's path.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttachKind::Diagnostics => "diagnostics",
+            AttachKind::Quickfix => "quickfix",
+            AttachKind::GitDiff => "git_diff",
+            AttachKind::CommandOutput => "command_output",
+            AttachKind::Terminal => "terminal",
+            AttachKind::Text => "text",
+            AttachKind::Image => "image",
+        }
     }
 }
 
@@ -149,6 +226,9 @@ pub struct SnapshotRef {
     /// Section range, if a section.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_line: Option<u64>,
+    /// The attachment's kind, if an attachment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AttachKind>,
 }
 
 /// One typed part of a message (the format lists `text`, `thinking`, `code`, `file`,
@@ -286,6 +366,14 @@ impl Chat {
     /// an external entry an absolute path. Returns the first path that is not.
     pub fn check_paths(&self) -> Result<(), String> {
         for cf in &self.context_files {
+            if cf.is_attachment() {
+                // An attachment's path is a label (`{kind}:{name}`), never opened as a
+                // file: its snapshot lives under a hash of it.
+                if cf.path.is_empty() || cf.path.chars().any(char::is_control) {
+                    return Err(format!("its context names the attachment {:?}", cf.path));
+                }
+                continue;
+            }
             let plain = !cf.path.is_empty()
                 && !cf.path.contains(['\\', '\0'])
                 && cf

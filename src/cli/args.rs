@@ -42,14 +42,26 @@ pub enum Command {
     /// List the project's chats (* marks the active one).
     Chats,
     /// Add files (or path:start:end sections) to the chat's context; a file already
-    /// there is refreshed from disk.
+    /// there is refreshed from disk. --run, --git-diff and --diagnostics attach a
+    /// read-only text instead (shown as KIND:NAME; `bb7 remove KIND:NAME` drops it).
     Add {
         /// Files, or path:start:end for a section.
-        #[arg(required = true)]
+        #[arg(required_unless_present_any = ["run", "git_diff", "diagnostics"])]
         paths: Vec<String>,
         /// The model may read but not change them.
         #[arg(long)]
         readonly: bool,
+        /// Run CMD with sh in the current directory and attach what it printed
+        /// (stdout and stderr) with its exit status.
+        #[arg(long, value_name = "CMD")]
+        run: Option<String>,
+        /// Attach `git diff` (or `git diff REV`) of the project.
+        #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "")]
+        git_diff: Option<String>,
+        /// Attach the diagnostics in FILE.json: an array of {path, line, col,
+        /// severity, message, source?, code?} (LSP diagnostics with uri and range too).
+        #[arg(long, value_name = "FILE.json")]
+        diagnostics: Option<String>,
     },
     /// Remove a file from the chat's context.
     Remove {
@@ -59,7 +71,8 @@ pub enum Command {
     /// Ask the model; the answer streams to stdout, notes go to stderr. Ctrl-C stops it
     /// and keeps the partial answer.
     Ask {
-        /// The message; read from stdin when absent.
+        /// The message; read from stdin when absent. With a message, text piped in on
+        /// stdin is attached to the context first (as `text:stdin`).
         message: Vec<String>,
         /// Model to use (kept for later turns).
         #[arg(long)]

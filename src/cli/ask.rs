@@ -83,6 +83,9 @@ impl Lines {
 /// `bb7 ask [MESSAGE…]`.
 pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> Res<()> {
     let mut message = words.join(" ");
+    if !message.trim().is_empty() {
+        super::attach::attach_stdin(s).await?;
+    }
     if message.trim().is_empty() {
         if prompt::interactive() {
             eprintln!("bb7: type your message, then Ctrl-D");

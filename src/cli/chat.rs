@@ -41,6 +41,9 @@ on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /tokens             what the next question costs: tokens and price
   /new [NAME]         start a new chat
   /chats [ID]         list the chats, or switch to one
+  /run CMD            run CMD and attach its output and exit status
+  /test CMD           run CMD and attach its output only when it fails
+  /rules              the rules files (AGENTS.md, …) the model is given
   /help               this text
 ";
 
@@ -161,6 +164,12 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             }
         },
         "tokens" => tokens(s).await?,
+        "run" | "test" if !args.is_empty() => {
+            // The command as typed, spaces and quotes kept.
+            let cmd = line.trim_start()[name.len()..].trim();
+            super::attach::add_run(s, cmd, name == "test").await?
+        }
+        "rules" => super::attach::rules(s).await?,
         "new" => {
             let name = (!args.is_empty()).then(|| args.join(" "));
             info::new_chat(s, name).await?;
@@ -289,7 +298,7 @@ struct ChatHelper {
 /// Command names Tab completes.
 const COMMANDS: &[&str] = &[
     "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
-    "/model", "/mode", "/tokens", "/new", "/chats", "/help", "/quit",
+    "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats", "/help", "/quit",
 ];
 
 impl Validator for ChatHelper {
@@ -413,7 +422,8 @@ mod tests {
     fn help_names_every_command() {
         for c in [
             "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply",
-            "/undo", "/model", "/mode", "/tokens", "/new", "/chats", "/help",
+            "/undo", "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats",
+            "/help",
         ] {
             assert!(super::HELP.contains(c), "{c}");
         }

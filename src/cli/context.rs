@@ -21,6 +21,17 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
         let (typed, range) = split_range(spec);
         let path = s.path(typed);
         let abs = s.root.join(&path);
+        if range.is_none() && crate::context::image::media_type_of(&path).is_some() {
+            // bb7 reads an image's bytes itself; it becomes `image:{path}`.
+            s.c.call::<Ack>(Action::ContextAdd(params::ContextAdd {
+                path: NonEmpty(path.clone()),
+                content: String::new(),
+                readonly: Some(true),
+            }))
+            .await?;
+            eprintln!("bb7: added image:{}", terminal::err(&path));
+            continue;
+        }
         // Never blocks on a named pipe (invariant 13).
         let content = crate::project::fsutil::read_regular(&abs)
             .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
@@ -117,7 +128,16 @@ async fn on_path(
     missing: &str,
 ) -> Res<()> {
     s.active().await?;
-    let path = s.path(typed);
+    // An attachment's path (`command_output:cargo test`) is a label, not a file: it
+    // does not start from the current directory.
+    let label = typed.split_once(':').is_some_and(|(kind, _)| {
+        crate::chat::model::AttachKind::parse(kind).is_ok() && !s.cwd.join(typed).exists()
+    });
+    let path = if label {
+        typed.to_owned()
+    } else {
+        s.path(typed)
+    };
     match s.c.call::<Ack>(action(params::PathOnly::new(&path))).await {
         Ok(_) => {}
         Err(e) if e.is(ErrorCode::NotFound) => {

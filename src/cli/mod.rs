@@ -4,6 +4,7 @@
 
 pub mod args;
 mod ask;
+mod attach;
 mod chat;
 mod client;
 mod context;
@@ -188,7 +189,27 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Init | Command::Serve => Ok(()),
         Command::New { name } => info::new_chat(s, name).await,
         Command::Chats => info::chats(s).await,
-        Command::Add { paths, readonly } => context::add(s, &paths, readonly).await,
+        Command::Add {
+            paths,
+            readonly,
+            run,
+            git_diff,
+            diagnostics,
+        } => {
+            if let Some(cmd) = run {
+                attach::add_run(s, &cmd, false).await?;
+            }
+            if let Some(rev) = git_diff {
+                attach::add_git_diff(s, Some(rev.as_str()).filter(|r| !r.is_empty())).await?;
+            }
+            if let Some(file) = diagnostics {
+                attach::add_diagnostics(s, &file).await?;
+            }
+            if paths.is_empty() {
+                return Ok(());
+            }
+            context::add(s, &paths, readonly).await
+        }
         Command::Remove { path } => context::remove(s, &path).await,
         Command::Ask {
             message,

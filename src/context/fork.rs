@@ -88,7 +88,7 @@ pub fn edit(
     };
     let mut warnings = Vec::new();
     if let Some(refs) = refs {
-        let (restored, w) = restore_context(chat, index, &refs, root);
+        let (restored, w) = restore_context(chat, files, index, &refs, root);
         warnings = w;
         for (cf, text) in &restored {
             files.write_snapshot(cf, text)?;
@@ -108,7 +108,13 @@ pub fn fork(source: &Chat, store: &ChatStore, root: Option<&Path>, index: usize)
     let msg = user_message(source, index)?;
     let content = msg.text();
     let refs = msg.context_snapshot.clone().unwrap_or_default();
-    let (restored, warnings) = restore_context(source, index, &refs, root);
+    let (restored, warnings) = restore_context(
+        source,
+        ChatFiles::new(store, &source.id),
+        index,
+        &refs,
+        root,
+    );
     let (mut chat, lock) =
         store.create_locked(Some(&format!("Fork of {}", source.name)), &source.model)?;
     chat.reasoning_effort = source.reasoning_effort.clone();
@@ -168,8 +174,11 @@ pub fn warning_message(warnings: &[ContextWarning]) -> Option<Message> {
 /// plugin drops) gives a `modified` warning and its current content; a file that is
 /// gone, or no longer has a section's lines, gives `deleted` and is left out. An
 /// unchanged entry keeps its recorded text and version, so the prompt stays the same.
+/// An attachment (no file on disk) is taken from `chat`'s own entry and snapshot in
+/// `files`: `modified` when it was attached again since, `deleted` when it is gone.
 pub fn restore_context(
     chat: &Chat,
+    files: ChatFiles,
     upto: usize,
     refs: &[SnapshotRef],
     root: Option<&Path>,
@@ -182,6 +191,19 @@ pub fn restore_context(
         original_version: r.file_id.clone(),
     };
     for r in refs {
+        if r.kind.is_some() {
+            let current = super::attach::find(chat, &r.path).map(|i| &chat.context_files[i]);
+            match current.and_then(|cf| Some((cf, files.read_snapshot(cf).ok()?))) {
+                Some((cf, text)) => {
+                    if cf.version != r.file_id {
+                        warnings.push(warn(r, WarningIssue::Modified));
+                    }
+                    out.push((cf.clone(), text));
+                }
+                None => warnings.push(warn(r, WarningIssue::Deleted)),
+            }
+            continue;
+        }
         let current = chat
             .context_files
             .iter()
@@ -222,6 +244,8 @@ pub fn restore_context(
                 version,
                 start_line: r.start_line,
                 end_line: r.end_line,
+                kind: None,
+                meta: None,
             },
             text,
         ));

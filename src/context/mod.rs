@@ -2,7 +2,9 @@
 //! `chats/{id}/context/`, the model's copies under `chats/{id}/output/`, and the
 //! context events every mutation appends.
 
+pub mod attach;
 pub mod fork;
+pub mod image;
 mod staging;
 
 use std::path::PathBuf;
@@ -44,10 +46,16 @@ impl<'a> ChatFiles<'a> {
     }
 
     /// Where a context entry's snapshot lives: `context/{path}` for project files,
-    /// `context/_external/{absolute path}` for external ones and
-    /// `context/_sections/{hash of path:start:end}` for sections.
+    /// `context/_external/{absolute path}` for external ones,
+    /// `context/_sections/{hash of path:start:end}` for sections and
+    /// `context/_attachments/{16 hex of sha256 of its path}` for attachments.
     pub fn snapshot_path(&self, cf: &ContextFile) -> Result<PathBuf> {
         let rel = match (cf.start_line, cf.end_line) {
+            // An attachment's path is a label: its snapshot lives under its hash.
+            _ if cf.is_attachment() => format!(
+                "context/_attachments/{}",
+                ids::short_sha256(cf.path.as_bytes(), 16)
+            ),
             (Some(s), Some(e)) => format!("context/_sections/{}", ids::section_key(&cf.path, s, e)),
             _ if cf.external => format!("context/_external/{}", cf.path.trim_start_matches('/')),
             _ => format!("context/{}", cf.path),
@@ -66,6 +74,7 @@ impl<'a> ChatFiles<'a> {
             .map(|e| format!(".{e}"))
             .unwrap_or_default();
         let rel = match (cf.start_line, cf.end_line) {
+            _ if cf.is_attachment() => return Ok(None),
             (Some(s), Some(e)) => format!(
                 "context/_sections/{}{ext}",
                 ids::section_key(&cf.path, s, e)
@@ -183,7 +192,7 @@ pub fn event_for(action: &str, cf: &ContextFile) -> Part {
 pub fn find_file(chat: &Chat, path: &str) -> Option<usize> {
     chat.context_files
         .iter()
-        .position(|c| c.path == path && !c.is_section())
+        .position(|c| c.path == path && c.is_whole_file())
 }
 
 /// Adds a whole file to context (`context_add`): stores the snapshot, appends the
@@ -209,6 +218,8 @@ pub fn add_file(
         path,
         start_line: None,
         end_line: None,
+        kind: None,
+        meta: None,
     };
     files.write_snapshot(&cf, &content)?;
     push_event(chat, event_for("UserAddFile", &cf));
@@ -249,6 +260,8 @@ pub fn add_section(
         path,
         start_line: Some(start),
         end_line: Some(end),
+        kind: None,
+        meta: None,
     };
     files.write_snapshot(&cf, &text)?;
     push_event(chat, event_for("UserAddSection", &cf));
@@ -315,7 +328,7 @@ pub fn remove_section(
 pub fn set_readonly(chat: &mut Chat, files: ChatFiles, path: &str, readonly: bool) -> Result<()> {
     let i = find_file(chat, path).ok_or_else(|| {
         if chat.context_files.iter().any(|c| c.path == path) {
-            Error::invalid("Sections are always read-only")
+            Error::invalid("Sections and attachments are always read-only")
         } else {
             Error::not_found(FILE_NOT_FOUND)
         }

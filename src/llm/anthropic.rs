@@ -89,6 +89,14 @@ pub enum Block {
         /// The arguments as a JSON object (`{}` when the model's text was not JSON).
         input: Value,
     },
+    /// An image, in a user message.
+    Image {
+        /// `{"type":"base64","media_type","data"}`.
+        source: ImageSource,
+        /// A cache breakpoint after this block.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
     /// The result of a tool call, in a user message.
     ToolResult {
         /// The call it answers.
@@ -101,12 +109,24 @@ pub enum Block {
     },
 }
 
+/// The bytes of an image block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImageSource {
+    /// Always `base64`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64.
+    pub data: String,
+}
+
 impl Block {
     fn mark_cached(&mut self) {
         match self {
-            Block::Text { cache_control, .. } | Block::ToolResult { cache_control, .. } => {
-                *cache_control = Some(EPHEMERAL)
-            }
+            Block::Text { cache_control, .. }
+            | Block::ToolResult { cache_control, .. }
+            | Block::Image { cache_control, .. } => *cache_control = Some(EPHEMERAL),
             Block::ToolUse { .. } => {}
         }
     }
@@ -272,8 +292,22 @@ fn text_block(content: &Content) -> Vec<Block> {
         Content::Text(t) => vec![block(t, None)],
         Content::Parts(parts) => parts
             .iter()
-            .filter(|p| !p.text.is_empty())
-            .map(|p| block(&p.text, p.cache_control.clone()))
+            .filter_map(|p| match &p.image_url {
+                // A `data:{media type};base64,{data}` URL becomes a base64 source.
+                Some(image) => {
+                    let (head, data) = image.url.strip_prefix("data:")?.split_once(',')?;
+                    Some(Block::Image {
+                        source: ImageSource {
+                            kind: "base64",
+                            media_type: head.strip_suffix(";base64")?.to_owned(),
+                            data: data.to_owned(),
+                        },
+                        cache_control: p.cache_control.clone(),
+                    })
+                }
+                None if p.text.is_empty() => None,
+                None => Some(block(&p.text, p.cache_control.clone())),
+            })
             .collect(),
     }
 }
@@ -561,6 +595,7 @@ mod tests {
             kind: "text",
             text: text.into(),
             cache_control: cached.then_some(EPHEMERAL),
+            image_url: None,
         };
         let mut user = ChatMessage::text(Role::User, "");
         user.content = Content::Parts(vec![part("files", true), part("question", false)]);

@@ -45,6 +45,20 @@ pub struct ModelInfo {
     /// Prices as sent: `prompt`, `completion` and whatever else the API lists.
     #[serde(default)]
     pub pricing: Map<String, Value>,
+    /// What the model reads (`architecture.input_modalities`: `text`, `image`, …);
+    /// absent when the API does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_modalities: Option<Vec<String>>,
+}
+
+impl ModelInfo {
+    /// Whether the list says the model reads images: `Some(false)` only when it names
+    /// its inputs and `image` is not among them.
+    pub fn takes_images(&self) -> Option<bool> {
+        self.input_modalities
+            .as_ref()
+            .map(|m| m.iter().any(|i| i == "image"))
+    }
 }
 
 /// A `/models` row as the API sends it; every field may be missing or `null`.
@@ -73,6 +87,14 @@ struct RawModel {
     /// LM Studio: the context the loaded model runs with.
     #[serde(default)]
     loaded_context_length: Option<f64>,
+    #[serde(default)]
+    architecture: Option<Architecture>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Architecture {
+    #[serde(default)]
+    input_modalities: Option<Vec<Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -136,6 +158,12 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
                 supports_tools: params.contains(&"tools"),
                 tools_known: raw.supported_parameters.is_some(),
                 pricing: raw.pricing.unwrap_or_default(),
+                input_modalities: raw.architecture.and_then(|a| a.input_modalities).map(|m| {
+                    m.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                }),
                 id,
             })
         })

@@ -87,6 +87,7 @@ impl Content {
             Content::Parts(parts) => Content::Parts(vec![ContentPart {
                 kind: "text",
                 text,
+                image_url: None,
                 cache_control: parts.into_iter().last().and_then(|p| p.cache_control),
             }]),
         };
@@ -96,14 +97,25 @@ impl Content {
 /// One text part of a [`Content::Parts`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContentPart {
-    /// Always `text`.
+    /// `text`, or `image_url` for an image.
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// The text.
+    /// The text (empty, and left out, for an image).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// Set on the last part of a prefix the provider should cache.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
+    /// An image: `{"url":"data:image/png;base64,…"}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_url: Option<ImageUrl>,
+}
+
+/// The image of an `image_url` part: a `data:` URL with the bytes as base64.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImageUrl {
+    /// `data:{media type};base64,{data}`.
+    pub url: String,
 }
 
 /// `{"type":"ephemeral","ttl"?:"1h"}`: the prefix up to here is cached (5 minutes, or

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::chat::model::{Chat, ContextFile};
+use crate::chat::model::{AttachKind, Chat, ContextFile};
 use crate::context::ChatFiles;
 use crate::error::Result;
 use crate::filecache::{self, Facts};
@@ -68,6 +68,10 @@ pub struct FileStatus {
     /// (the same change made on both sides); absent when it holds none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_disk: Option<OnDisk>,
+    /// An attachment's kind (`diagnostics`, `command_output`, …; `context_attach`);
+    /// absent for files and sections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AttachKind>,
 }
 
 /// What decides a status letter.
@@ -220,12 +224,13 @@ pub fn statuses(
     let mut in_context = HashSet::new();
     for cf in &chat.context_files {
         let section = cf.is_section();
-        if !section {
+        if cf.is_whole_file() {
             in_context.insert(cf.path.as_str());
         }
         let snap_path = files.snapshot_path(cf)?;
         let snap = filecache::file_facts(base, &snap_path, true).ok().flatten();
-        let output = if !section && !cf.external && output_set.contains(cf.path.as_str()) {
+        let output = if cf.is_whole_file() && !cf.external && output_set.contains(cf.path.as_str())
+        {
             filecache::file_facts(base, &files.output_path(&cf.path)?, true)?
         } else {
             None
@@ -239,14 +244,21 @@ pub fn statuses(
                     .is_some_and(|o| Some(&o.sha256) != snap.as_ref().map(|s| &s.sha256)),
             }
         };
-        let disk = disk_facts(base, root, cf);
+        // An attachment is no file: nothing on disk to compare it with.
+        let disk = if cf.is_attachment() {
+            None
+        } else {
+            disk_facts(base, root, cf)
+        };
         let on_disk = match (&output, &snap, &disk) {
             (Some(o), Some(sn), Some(d)) if o.sha256 != sn.sha256 && !cf.external => {
                 held_on_disk(files, root, &cf.path, Some((cf, sn)), o, d)
             }
             _ => None,
         };
-        let snap_tokens = snap.as_ref().and_then(|s| s.tokens).unwrap_or(0);
+        // An image is counted by its size, not as the text of its base64.
+        let snap_tokens = crate::context::image::entry_tokens(cf)
+            .unwrap_or_else(|| snap.as_ref().and_then(|s| s.tokens).unwrap_or(0));
         let out_tokens = output.as_ref().map(|o| o.tokens.unwrap_or(0));
         let (context_content, output_content) = if contents {
             (
@@ -266,7 +278,7 @@ pub fn statuses(
             has_output: output.is_some(),
             readonly: cf.readonly,
             external: cf.external,
-            out_of_sync: out_of_sync(snap.as_ref(), disk.as_ref()),
+            out_of_sync: !cf.is_attachment() && out_of_sync(snap.as_ref(), disk.as_ref()),
             tokens: out_tokens.unwrap_or(snap_tokens),
             original_tokens: out_tokens.map(|_| snap_tokens),
             output_tokens: out_tokens,
@@ -277,6 +289,7 @@ pub fn statuses(
             start_line: cf.start_line,
             end_line: cf.end_line,
             on_disk,
+            kind: cf.kind,
         });
     }
     for rel in &outputs {
@@ -319,6 +332,7 @@ pub fn statuses(
             start_line: None,
             end_line: None,
             on_disk,
+            kind: None,
         });
     }
     filecache::flush();

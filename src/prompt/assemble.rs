@@ -19,10 +19,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::ledger::{Ledger, ShownDiff, ShownFile, ShownUpdate, text_id};
+pub use super::attachments::BlockImage;
+use super::attachments::{attachment_attrs, images_of};
+use super::ledger::{Ledger, ShownDiff, ShownFile, ShownImage, ShownUpdate, text_id};
 use super::quote::{attr, fenced, push_fenced_by_id};
 use crate::chat::model::{Chat, ContextFile, Message};
-use crate::llm::request::{CacheControl, ChatMessage, Content, ContentPart, Role};
+use crate::llm::request::{CacheControl, ChatMessage, Content, ContentPart, ImageUrl, Role};
 
 /// One file as the prompt shows it now.
 #[derive(Debug, Clone)]
@@ -60,7 +62,7 @@ impl PromptFile {
     /// the whole text.
     fn shown_after(&self, earlier: Option<&ShownFile>) -> ShownFile {
         let mut shown = self.shown();
-        if let Some(prev) = earlier {
+        if let Some(prev) = earlier.filter(|_| !self.entry.is_attachment()) {
             let diff = crate::diff::unified_diff(&self.entry.path, &prev.text, &self.content);
             if !diff.is_empty() && diff.len() * DIFF_SHARE <= self.content.len() {
                 shown.diff = Some(ShownDiff {
@@ -83,6 +85,11 @@ impl PromptFile {
             pending_output: self.pending_output,
             text: self.content.clone(),
             diff: None,
+            attachment: self.entry.kind.map(|_| attachment_attrs(&self.entry)),
+            image: crate::context::image::entry_tokens(&self.entry).map(|tokens| ShownImage {
+                media_type: crate::context::image::entry_media_type(&self.entry).to_owned(),
+                tokens,
+            }),
         }
     }
 }
@@ -144,6 +151,8 @@ pub struct Block {
     pub kind: BlockKind,
     /// Its text.
     pub text: String,
+    /// The images its text names, sent as image parts right after it, in order.
+    pub images: Vec<BlockImage>,
 }
 
 /// A laid-out request: the system text, the user message's blocks in order, and the
@@ -222,6 +231,15 @@ impl Prompt {
     /// [`MAX_BREAKPOINTS`]), each only when the prefix up to it is long enough to be
     /// cached. The user text is moved, not copied.
     pub fn messages(self, breakpoints: Option<Breakpoints>) -> Vec<ChatMessage> {
+        let has_images = self.blocks.iter().any(|b| !b.images.is_empty());
+        let breakpoints = match breakpoints {
+            // Images need parts: with no breakpoints asked for, none is marked.
+            None if has_images => Some(Breakpoints {
+                ttl: None,
+                min_tokens: usize::MAX,
+            }),
+            other => other,
+        };
         let Some(bp) = breakpoints else {
             // The first block (the context block, the largest) grows into the whole
             // text: a large buffer grows in place, so its text is not copied again.
@@ -247,6 +265,7 @@ impl Prompt {
             kind: "text",
             cache_control: long_enough(prefix).then(|| marker.clone()),
             text: self.system,
+            image_url: None,
         };
         let mut marks = usize::from(system_part.cache_control.is_some());
         let last_history = self
@@ -264,8 +283,21 @@ impl Prompt {
             parts.push(ContentPart {
                 kind: "text",
                 text: block.text,
-                cache_control: mark.then(|| marker.clone()),
+                cache_control: None,
+                image_url: None,
             });
+            parts.extend(block.images.into_iter().map(|i| ContentPart {
+                kind: "image_url",
+                text: String::new(),
+                cache_control: None,
+                image_url: Some(ImageUrl {
+                    url: format!("data:{};base64,{}", i.media_type, i.data),
+                }),
+            }));
+            // The breakpoint goes after the block's last part, its images included.
+            if let Some(last) = parts.last_mut() {
+                last.cache_control = mark.then(|| marker.clone());
+            }
         }
         let message = |role, parts| ChatMessage {
             content: Content::Parts(parts),
@@ -342,6 +374,7 @@ pub fn assemble(state: ChatState<'_>) -> Prompt {
         blocks.push(Block {
             kind: BlockKind::Context,
             text: context_block(&base),
+            images: images_of(&base),
         });
     }
     let by_message: HashMap<usize, &ShownUpdate> = valid.iter().map(|u| (u.message, *u)).collect();
@@ -349,9 +382,9 @@ pub fn assemble(state: ChatState<'_>) -> Prompt {
     let mut bytes = state.system.len() + blocks.iter().map(|b| b.text.len()).sum::<usize>();
     let mut reused_bytes = 0;
     for (i, m) in state.history.iter().enumerate() {
-        let text = match by_message.get(&i) {
-            Some(u) => user_block(u, &m.text()),
-            None => message_block(m),
+        let (text, images) = match by_message.get(&i) {
+            Some(u) => (user_block(u, &m.text()), images_of(&u.files)),
+            None => (message_block(m), Vec::new()),
         };
         bytes += text.len();
         if Some(i) == previous {
@@ -361,12 +394,14 @@ pub fn assemble(state: ChatState<'_>) -> Prompt {
             blocks.push(Block {
                 kind: BlockKind::History,
                 text,
+                images,
             });
         }
     }
     blocks.push(Block {
         kind: BlockKind::Tail,
         text: user_block(&update, state.current),
+        images: images_of(&update.files),
     });
 
     let mut updates: Vec<ShownUpdate> = valid.into_iter().cloned().collect();
@@ -401,8 +436,26 @@ fn context_block(files: &[ShownFile]) -> String {
     s
 }
 
-/// One file version as a block, appended to `s`.
+/// One file version as a block, appended to `s`; an attachment as an
+/// `<attachment … file_id="…" mode="read-only">` block.
 fn push_file_block(s: &mut String, f: &ShownFile) {
+    if let (Some(attrs), Some(_)) = (&f.attachment, &f.image) {
+        // The image itself is the image part sent right after this block.
+        let _ = writeln!(
+            s,
+            "<attachment {attrs} file_id=\"{}\" mode=\"read-only\"/>",
+            attr(&f.file_id)
+        );
+        return;
+    }
+    if let Some(attrs) = &f.attachment {
+        let attrs = format!(
+            "{attrs} file_id=\"{}\" mode=\"read-only\"",
+            attr(&f.file_id)
+        );
+        push_fenced_by_id(s, "attachment", &attrs, &f.text, &f.file_id);
+        return;
+    }
     let mut attrs = format!(
         "path=\"{}\" file_id=\"{}\"",
         attr(&f.path),
@@ -483,7 +536,12 @@ fn retry_context(history: &[Message]) -> Option<String> {
 }
 
 fn file_summary(files: &[PromptFile]) -> String {
-    let mut sorted: Vec<&PromptFile> = files.iter().collect();
+    let attachments: Vec<&PromptFile> = {
+        let mut a: Vec<&PromptFile> = files.iter().filter(|f| f.entry.is_attachment()).collect();
+        a.sort_by_key(|f| &f.entry.path);
+        a
+    };
+    let mut sorted: Vec<&PromptFile> = files.iter().filter(|f| !f.entry.is_attachment()).collect();
     sorted.sort_by_key(|f| (&f.entry.path, f.entry.start_line, f.entry.end_line));
     let describe = |f: &&PromptFile| {
         let mut d = f.entry.path.clone();
@@ -519,6 +577,13 @@ fn file_summary(files: &[PromptFile]) -> String {
         }
     }
     s.push('.');
+    if !attachments.is_empty() {
+        let listed: Vec<String> = attachments
+            .iter()
+            .map(|f| format!("{} ({})", f.entry.path, f.file_id))
+            .collect();
+        let _ = write!(s, " Attachments (read-only): {}.", listed.join(", "));
+    }
     s
 }
 

@@ -12,6 +12,8 @@ fn file(path: &str, text: &str, writable: bool) -> PromptFile {
             version: id.clone(),
             start_line: None,
             end_line: None,
+            kind: None,
+            meta: None,
         },
         content: text.into(),
         file_id: id,

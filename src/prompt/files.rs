@@ -95,6 +95,7 @@ pub fn prompt_files(
             file_id: cf.version.clone(),
             start_line: cf.start_line,
             end_line: cf.end_line,
+            kind: cf.kind,
         });
         let (snap, output) = text?;
         let writable = writable_of(cf);
@@ -127,6 +128,8 @@ pub fn prompt_files(
                 version: ids::file_version(&rel, &content),
                 start_line: None,
                 end_line: None,
+                kind: None,
+                meta: None,
             },
             file_id: ids::file_version(&rel, &content),
             content,

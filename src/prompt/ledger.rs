@@ -50,6 +50,23 @@ pub struct ShownFile {
     /// `diff.from_file_id` shown earlier, not the whole text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<ShownDiff>,
+    /// For an attachment (`context_attach`): the attributes its `<attachment>` tag
+    /// shows (`kind="…" name="…"` and its meta), escaped; absent for files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachment: Option<String>,
+    /// For an image: its media type and the tokens it is counted as; `text` is then
+    /// its base64, sent as an image part, not as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ShownImage>,
+}
+
+/// An image as a request showed it (see [`ShownFile::image`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// Tokens it is counted as (`context::image::tokens`).
+    pub tokens: usize,
 }
 
 /// A small change shown as a diff against a version the model saw earlier.

@@ -4,11 +4,13 @@
 //! `cache.rs`).
 
 pub mod assemble;
+mod attachments;
 pub mod cache;
 pub mod files;
 pub mod instructions;
 pub mod ledger;
 pub mod quote;
+pub mod rules;
 
 /// The embedded system prompt (`prompts/system.md`).
 pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/system.md");

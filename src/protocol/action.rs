@@ -77,6 +77,8 @@ macro_rules! action_table {
         ContextAdd(ContextAdd) = "context_add" -> Ack => context_add,
         /// Add a read-only section snapshot.
         ContextAddSection(ContextAddSection) = "context_add_section" -> Ack => context_add_section,
+        /// Add a named, read-only text (diagnostics, a command's output, …).
+        ContextAttach(ContextAttach) = "context_attach" -> Attached => context_attach,
         /// Replace a file's snapshot.
         ContextUpdate(ContextUpdate) = "context_update" -> Ack => context_update,
         /// Re-snapshot a file from disk.

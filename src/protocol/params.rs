@@ -242,6 +242,21 @@ pub struct ContextAdd {
     pub readonly: Option<bool>,
 }
 
+/// `context_attach`: a named, read-only text the client supplies (docs/PROTOCOL.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContextAttach {
+    /// `diagnostics`, `quickfix`, `git_diff`, `command_output`, `terminal` or `text`.
+    pub kind: NonEmpty,
+    /// The attachment's name (e.g. the command line, or `src/main.rs`).
+    pub name: NonEmpty,
+    /// Its text.
+    pub content: String,
+    /// Details shown to the model as attributes (`command`, `exit_status`, …): an
+    /// object of strings, numbers and booleans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
 /// `context_update`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ContextUpdate {

@@ -79,6 +79,10 @@ pub struct InstructionsInfo {
     /// Why the project file cannot be used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_error: Option<String>,
+    /// The project's rules files included as instructions (`AGENTS.md`, …; empty for
+    /// a global chat), in the order they are included.
+    #[serde(default)]
+    pub rules_files: Vec<String>,
 }
 
 reply_types! {

@@ -23,6 +23,19 @@ reply_types! {
         pub content: Cow<'a, str>,
     }
 
+    /// `context_attach`: the attachment stored.
+    Attached<'a> = "attached" {
+        /// Its context path, `{kind}:{name}` (what `context_remove` and
+        /// `get_context_file` take).
+        pub path: Cow<'a, str>,
+        /// Its file id.
+        pub version: Cow<'a, str>,
+        /// Bytes of the text sent (LF line ends).
+        pub bytes: usize,
+        /// The text was longer than the cap (64 KiB) and was cut, with a note where.
+        pub truncated: bool,
+    }
+
     /// `get_diff_paths`.
     DiffPaths<'a> = "diff_paths" {
         /// The path asked for.

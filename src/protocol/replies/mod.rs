@@ -129,6 +129,10 @@ reply_types! {
         /// Why the project file cannot be used.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub project_instructions_error: Option<Cow<'a, str>>,
+        /// The project's rules files included as instructions (`AGENTS.md`, …), as
+        /// configured (`rules_files`, `rules_mode`), in the order they are included.
+        #[serde(default)]
+        pub rules_files: Vec<String>,
     }
 
     /// `prepare_instructions`: the instruction file, absolute (created if it was missing).

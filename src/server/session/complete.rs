@@ -507,6 +507,13 @@ pub(super) fn file_access(chat: &Chat, files: ChatFiles, rel: &str) -> FileAcces
             content,
         };
     }
+    if chat
+        .context_files
+        .iter()
+        .any(|c| c.path == rel && c.is_attachment())
+    {
+        return FileAccess::ReadOnly("it is an attachment, not a file".into());
+    }
     if chat.context_files.iter().any(|c| c.path == rel) {
         return FileAccess::ReadOnly("only a section of it is in context".into());
     }

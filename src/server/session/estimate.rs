@@ -231,9 +231,10 @@ fn measure(prompt: &Prompt) -> Layout {
     let ledger = &prompt.ledger;
     let context_files = ledger
         .files()
-        .map(|f| match &f.diff {
-            Some(d) => tokens::count_memo(&d.text),
-            None => tokens::count_cached(&f.file_id, &f.text),
+        .map(|f| match (&f.diff, &f.image) {
+            (_, Some(image)) => image.tokens,
+            (Some(d), None) => tokens::count_memo(&d.text),
+            (None, None) => tokens::count_cached(&f.file_id, &f.text),
         })
         .sum();
     let potential_savings = ledger

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::apply;
+use crate::chat::model::AttachKind;
 use crate::context::{self, ChatFiles};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
@@ -20,7 +21,29 @@ impl Session {
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
         Ok(Ack {})
     }
+    pub(super) fn context_attach(&mut self, args: params::ContextAttach) -> Result<Attached<'_>> {
+        let kind = AttachKind::parse(args.kind.as_str()).map_err(Error::invalid)?;
+        let (name, content, meta) = (args.name.as_str(), args.content.as_str(), args.meta);
+        let done = self.mutate(|chat, files, _| {
+            context::attach::attach(chat, files, kind, name, content, meta)
+        })?;
+        Ok(Attached {
+            path: done.path.into(),
+            version: done.version.into(),
+            bytes: done.bytes,
+            truncated: done.truncated,
+        })
+    }
     pub(super) fn context_remove(&mut self, args: params::PathOnly) -> Result<Ack> {
+        // An attachment's path is a label, not a file: it is looked up as it is.
+        let label = args.path.as_str();
+        let is_attachment = self
+            .active()
+            .is_ok_and(|a| context::attach::find(&a.chat, label).is_some());
+        if is_attachment {
+            self.mutate(|chat, files, _| context::attach::remove(chat, files, label))?;
+            return Ok(Ack {});
+        }
         let key = self.locate(args.path.as_str())?.key();
         self.mutate(|chat, files, _| context::remove_file(chat, files, &key))?;
         Ok(Ack {})
@@ -98,6 +121,15 @@ impl Session {
 
     pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
+        if context::image::media_type_of(args.path.as_str()).is_some() {
+            // An image: its bytes come from the file itself (a JSON string cannot
+            // carry them), and it becomes an image attachment.
+            let key = loc.key();
+            let bytes = crate::project::fsutil::read_regular(loc.abs())
+                .map_err(|e| Error::io(format!("Cannot read file {key}"), e))?;
+            self.mutate(|chat, files, _| context::image::add(chat, files, &key, &bytes))?;
+            return Ok(Ack {});
+        }
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
         self.mutate(|chat, files, _| context::add_file(chat, files, &loc, content, readonly))?;
@@ -121,6 +153,16 @@ impl Session {
     }
 
     pub(super) fn get_context_file(&self, args: params::GetContextFile) -> Result<FileContent<'_>> {
+        if let Ok(a) = self.active()
+            && let Some(i) = context::attach::find(&a.chat, args.path.as_str())
+        {
+            let cf = &a.chat.context_files[i];
+            let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
+            return Ok(FileContent {
+                path: cf.path.clone().into(),
+                content: content.into(),
+            });
+        }
         let key = self.locate_for_context(args.path.as_str())?.key();
         let start = args.start_line.map(|n| n.0);
         let end = args.end_line.map(|n| n.0);
@@ -208,6 +250,37 @@ impl Session {
             content: applied.content.into(),
             checkpoint_id: applied.checkpoint_id.map(Into::into),
         })
+    }
+
+    /// Refuses a turn of `chat` with `model` when the chat holds images and the saved
+    /// model list says the model reads no images (`input_modalities` without `image`).
+    /// A model the list does not know, or that does not say, is given the images.
+    pub(super) fn check_images(&self, chat: &crate::chat::model::Chat, model: &str) -> Result<()> {
+        let images: Vec<&str> = chat
+            .context_files
+            .iter()
+            .filter(|c| c.kind == Some(AttachKind::Image))
+            .map(|c| c.path.as_str())
+            .collect();
+        if images.is_empty() {
+            return Ok(());
+        }
+        let Some(dirs) = &self.dirs else {
+            return Ok(());
+        };
+        let Some(list) = crate::llm::models::ModelsCache::load(&dirs.state.join("models.json"))
+        else {
+            return Ok(());
+        };
+        let row = list.models.iter().find(|m| m.id == model);
+        match row.and_then(|r| Some((r.takes_images()?, r))) {
+            Some((false, r)) => Err(Error::invalid(format!(
+                "{model} does not read images (the model list gives its input as {}); remove {} from the context, or choose a model that reads images",
+                r.input_modalities.as_deref().unwrap_or_default().join(", "),
+                images.join(", ")
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Drops the review decisions of `path`: its output is gone as a whole.

@@ -79,7 +79,7 @@ impl Session {
         let new_id = chat.id.clone();
         let files = ChatFiles::new(&store, &new_id);
         for cf in &source.context_files {
-            let fresh = if cf.is_section() {
+            let fresh = if !cf.is_whole_file() {
                 None
             } else {
                 self.read_fresh(&cf.path)
@@ -111,7 +111,9 @@ impl Session {
 }
 
 pub(super) fn add_action(cf: &ContextFile) -> &'static str {
-    if cf.is_section() {
+    if cf.is_attachment() {
+        "UserAttach"
+    } else if cf.is_section() {
         "UserAddSection"
     } else {
         "UserAddFile"

@@ -138,6 +138,11 @@ impl Session {
             project_error: project_path
                 .as_ref()
                 .and_then(|_| self.project_instructions().err()),
+            rules_files: if self.active_is_global() {
+                Vec::new()
+            } else {
+                self.rules_files().into_iter().map(|r| r.path).collect()
+            },
         }
     }
 
@@ -169,6 +174,22 @@ impl Session {
         }
     }
 
+    /// The project's rules files as the config picks them (`rules_files`,
+    /// `rules_mode`; `prompt::rules`); none without a project.
+    pub(super) fn rules_files(&self) -> Vec<crate::prompt::rules::RulesFile> {
+        let Some(project) = &self.project else {
+            return Vec::new();
+        };
+        let defaults = || {
+            crate::prompt::rules::DEFAULT_RULES_FILES
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect::<Vec<_>>()
+        };
+        let names = self.config.rules_files.clone().unwrap_or_else(defaults);
+        crate::prompt::rules::find(&project.root, &names, self.config.rules_mode)
+    }
+
     /// `get_customization_info`: `project_instructions` is true only for a project
     /// instruction file that is valid; the reason it is not goes in
     /// `project_instructions_error`, which is otherwise left out.
@@ -184,6 +205,7 @@ impl Session {
             global_instructions: dirs.global_instructions().is_file(),
             project_instructions: exists && project.is_ok(),
             project_instructions_error: project.err().map(Into::into),
+            rules_files: self.rules_files().into_iter().map(|r| r.path).collect(),
         })
     }
 

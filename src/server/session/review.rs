@@ -177,6 +177,8 @@ impl Session {
                         version,
                         start_line: None,
                         end_line: None,
+                        kind: None,
+                        meta: None,
                     }),
                 }
                 let i = find_file(chat, &rel).unwrap_or(0);

@@ -42,7 +42,15 @@ impl Session {
                 text,
             });
         }
-        // Global chats never get project instructions.
+        // Global chats never get project instructions, nor the project's rules files.
+        if !global {
+            for rules in self.rules_files() {
+                out.push(Instructions {
+                    source: rules.path,
+                    text: rules.text,
+                });
+            }
+        }
         let project = if global {
             Ok(None)
         } else {
@@ -202,6 +210,7 @@ impl Session {
             _ if chat_model.is_empty() => crate::config::FALLBACK_MODEL.to_owned(),
             _ => chat_model,
         };
+        self.check_images(chat, &model)?;
         let effort = match args.reasoning_effort.as_deref() {
             Some(e) if e.is_empty() || e == "none" => None,
             Some(e) => Some(e.to_owned()),
