@@ -39,12 +39,21 @@ pub struct ModelInfo {
     pub supports_tools: bool,
     /// The row lists its parameters (`supported_parameters`), so `supports_tools`
     /// says something: a row without them (llama.cpp, Ollama, LM Studio) leaves tool
-    /// support unknown, never "no tools".
-    #[serde(default)]
+    /// support unknown, never "no tools". Sent only when `false`, so an OpenRouter
+    /// row keeps its shape.
+    #[serde(default = "known", skip_serializing_if = "is_known")]
     pub tools_known: bool,
     /// Prices as sent: `prompt`, `completion` and whatever else the API lists.
     #[serde(default)]
     pub pricing: Map<String, Value>,
+}
+
+fn known() -> bool {
+    true
+}
+
+fn is_known(known: &bool) -> bool {
+    *known
 }
 
 /// A `/models` row as the API sends it; every field may be missing or `null`.
@@ -205,8 +214,9 @@ async fn ask(
 }
 
 /// Format of [`ModelsCache`]; a cache of another format is never fresh, so it is
-/// fetched again (older bb7 stored prices as numbers and fewer fields).
-pub const CACHE_FORMAT: u32 = 2;
+/// fetched again (older bb7 stored prices as numbers and fewer fields, and read a
+/// row without `supported_parameters` as one without tools).
+pub const CACHE_FORMAT: u32 = 3;
 
 /// `~/.bb7/models.json`: the last fetched list and when it was fetched.
 #[derive(Debug, Clone, Serialize, Deserialize)]
