@@ -246,3 +246,32 @@ fn hybrid_learns_the_local_context_window_from_the_server() {
         "the big prompt reached the local server"
     );
 }
+
+#[test]
+fn an_ollama_list_gets_its_context_from_api_show() {
+    let (env, fake) = fake_env(json!({"default_model": "qwen2.5-coder:7b"}));
+    // Ollama's OpenAI-compatible list says nothing of the context.
+    fake.set_models(Reply::Http {
+        status: 200,
+        headers: vec![],
+        body: json!({"object": "list", "data": [
+            {"id": "qwen2.5-coder:7b", "object": "model", "created": 1, "owned_by": "library"}
+        ]})
+        .to_string(),
+    });
+    fake.set_fallback(Box::new(|r: &Recorded| {
+        (r.method == "POST"
+            && r.path.ends_with("/api/show")
+            && r.body["model"] == "qwen2.5-coder:7b")
+            .then(|| Reply::Http {
+                status: 200,
+                headers: vec![],
+                body: json!({"parameters": "num_ctx 8192\nstop \"<|im_end|>\"",
+                             "model_info": {"qwen2.context_length": 32768}})
+                .to_string(),
+            })
+    }));
+    let (mut b, _id) = env.with_chat();
+    let list = b.ok(json!({"action": "get_models", "refresh": true}));
+    assert_eq!(list["models"][0]["context_length"], 8192, "{list}");
+}

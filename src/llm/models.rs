@@ -155,9 +155,8 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
 /// provider whose `context_window` is not configured: its model list (LM Studio
 /// `loaded_context_length`, llama.cpp `meta.n_ctx`, OpenRouter `context_length`; the
 /// row of `model`, or the only row), then llama.cpp's `/props`
-/// (`default_generation_settings.n_ctx`), then Ollama's `/api/show` (`num_ctx` of
-/// its `parameters`, else the model's `*.context_length`). `None` when none says;
-/// each question has 10 seconds.
+/// (`default_generation_settings.n_ctx`), then Ollama's `/api/show`
+/// ([`ollama_context`]). `None` when none says; each question has 10 seconds.
 pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -> Option<u64> {
     if let Some(list) = ask(provider.get_json("models".into())).await {
         let rows = parse_models(&list);
@@ -179,6 +178,13 @@ pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -
     {
         return Some(n);
     }
+    ollama_context(provider, model).await
+}
+
+/// The context Ollama runs `model` with, from `../api/show` of an OpenAI-compatible
+/// base URL: `num_ctx` of its `parameters`, else the model's `*.context_length`.
+/// `None` when the server does not say (or is not Ollama); 10 seconds at most.
+pub async fn ollama_context(provider: &dyn super::Provider, model: &str) -> Option<u64> {
     let show = ask(provider.post_json("../api/show".into(), serde_json::json!({ "model": model })))
         .await?;
     let num_ctx = show
