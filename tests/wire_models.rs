@@ -60,7 +60,7 @@ fn a_model_list_that_says_nothing_of_tools_leaves_them_on_and_shows_the_real_con
         .find(|l| l.starts_with("tiny-local"))
         .unwrap_or_else(|| panic!("{shown}"));
     let cols: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!(&cols[..3], ["tiny-local", "2048", "?"], "{shown}");
+    assert_eq!(&cols[..2], ["tiny-local", "2048"], "{shown}");
 }
 
 #[test]
@@ -245,4 +245,33 @@ fn hybrid_learns_the_local_context_window_from_the_server() {
         1,
         "the big prompt reached the local server"
     );
+}
+
+#[test]
+fn an_ollama_list_gets_its_context_from_api_show() {
+    let (env, fake) = fake_env(json!({"default_model": "qwen2.5-coder:7b"}));
+    // Ollama's OpenAI-compatible list says nothing of the context.
+    fake.set_models(Reply::Http {
+        status: 200,
+        headers: vec![],
+        body: json!({"object": "list", "data": [
+            {"id": "qwen2.5-coder:7b", "object": "model", "created": 1, "owned_by": "library"}
+        ]})
+        .to_string(),
+    });
+    fake.set_fallback(Box::new(|r: &Recorded| {
+        (r.method == "POST"
+            && r.path.ends_with("/api/show")
+            && r.body["model"] == "qwen2.5-coder:7b")
+            .then(|| Reply::Http {
+                status: 200,
+                headers: vec![],
+                body: json!({"parameters": "num_ctx 8192\nstop \"<|im_end|>\"",
+                             "model_info": {"qwen2.context_length": 32768}})
+                .to_string(),
+            })
+    }));
+    let (mut b, _id) = env.with_chat();
+    let list = b.ok(json!({"action": "get_models", "refresh": true}));
+    assert_eq!(list["models"][0]["context_length"], 8192, "{list}");
 }

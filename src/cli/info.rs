@@ -56,10 +56,9 @@ pub(super) async fn chats(s: &mut Session) -> Res<()> {
     Ok(())
 }
 
-/// `bb7 models [--refresh] [--reset-tools]`: `ID  CONTEXT  TOOLS  $IN  $OUT`, prices
-/// per million tokens; the context is what the server runs with when it says
-/// (llama.cpp `meta.n_ctx`, LM Studio `loaded_context_length`), tools `?` when the
-/// list does not say.
+/// `bb7 models [--refresh] [--reset-tools]`: `ID  CONTEXT  $IN  $OUT`, prices per
+/// million tokens; the context is what the server runs with when it says (llama.cpp
+/// `meta.n_ctx`, LM Studio `loaded_context_length`, Ollama's `/api/show`).
 pub(super) async fn models(s: &mut Session, refresh: bool, reset_tools: bool) -> Res<()> {
     let mut waiting = Waiting::start("fetching the models list");
     let r: Models =
@@ -79,21 +78,15 @@ pub(super) async fn models(s: &mut Session, refresh: bool, reset_tools: bool) ->
         eprintln!("bb7: the model API lists no models");
         return Ok(());
     }
-    let mut table = Table::new(["MODEL", "CONTEXT", "TOOLS", "$/M IN", "$/M OUT"]);
+    let mut table = Table::new(["MODEL", "CONTEXT", "$/M IN", "$/M OUT"]);
     for m in r.models.iter() {
         let ctx = match m.context_length {
             0 => "?".to_owned(),
             c => c.to_string(),
         };
-        let tools = match (m.tools_known, m.supports_tools) {
-            (false, _) => "?",
-            (true, true) => "yes",
-            (true, false) => "no",
-        };
         table.row([
             m.id.clone(),
             ctx,
-            tools.to_owned(),
             per_million(price(m, "prompt")),
             per_million(price(m, "completion")),
         ]);

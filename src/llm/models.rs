@@ -39,8 +39,9 @@ pub struct ModelInfo {
     pub supports_tools: bool,
     /// The row lists its parameters (`supported_parameters`), so `supports_tools`
     /// says something: a row without them (llama.cpp, Ollama, LM Studio) leaves tool
-    /// support unknown, never "no tools".
-    #[serde(default)]
+    /// support unknown, never "no tools". Sent only when `false`, so an OpenRouter
+    /// row keeps its shape.
+    #[serde(default = "known", skip_serializing_if = "is_known")]
     pub tools_known: bool,
     /// Prices as sent: `prompt`, `completion` and whatever else the API lists.
     #[serde(default)]
@@ -59,6 +60,14 @@ impl ModelInfo {
             .as_ref()
             .map(|m| m.iter().any(|i| i == "image"))
     }
+}
+
+fn known() -> bool {
+    true
+}
+
+fn is_known(known: &bool) -> bool {
+    *known
 }
 
 /// A `/models` row as the API sends it; every field may be missing or `null`.
@@ -174,9 +183,8 @@ pub fn parse_models(answer: &Value) -> Vec<ModelInfo> {
 /// provider whose `context_window` is not configured: its model list (LM Studio
 /// `loaded_context_length`, llama.cpp `meta.n_ctx`, OpenRouter `context_length`; the
 /// row of `model`, or the only row), then llama.cpp's `/props`
-/// (`default_generation_settings.n_ctx`), then Ollama's `/api/show` (`num_ctx` of
-/// its `parameters`, else the model's `*.context_length`). `None` when none says;
-/// each question has 10 seconds.
+/// (`default_generation_settings.n_ctx`), then Ollama's `/api/show`
+/// ([`ollama_context`]). `None` when none says; each question has 10 seconds.
 pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -> Option<u64> {
     if let Some(list) = ask(provider.get_json("models".into())).await {
         let rows = parse_models(&list);
@@ -198,6 +206,13 @@ pub async fn probe_context_window(provider: &dyn super::Provider, model: &str) -
     {
         return Some(n);
     }
+    ollama_context(provider, model).await
+}
+
+/// The context Ollama runs `model` with, from `../api/show` of an OpenAI-compatible
+/// base URL: `num_ctx` of its `parameters`, else the model's `*.context_length`.
+/// `None` when the server does not say (or is not Ollama); 10 seconds at most.
+pub async fn ollama_context(provider: &dyn super::Provider, model: &str) -> Option<u64> {
     let show = ask(provider.post_json("../api/show".into(), serde_json::json!({ "model": model })))
         .await?;
     let num_ctx = show
@@ -233,8 +248,9 @@ async fn ask(
 }
 
 /// Format of [`ModelsCache`]; a cache of another format is never fresh, so it is
-/// fetched again (older bb7 stored prices as numbers and fewer fields).
-pub const CACHE_FORMAT: u32 = 2;
+/// fetched again (older bb7 stored prices as numbers and fewer fields, and read a
+/// row without `supported_parameters` as one without tools).
+pub const CACHE_FORMAT: u32 = 3;
 
 /// `~/.bb7/models.json`: the last fetched list and when it was fetched.
 #[derive(Debug, Clone, Serialize, Deserialize)]

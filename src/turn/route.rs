@@ -264,11 +264,11 @@ pub fn estimate(body: &crate::llm::ChatRequest) -> u64 {
     (messages + tools) as u64
 }
 
-/// Prompt tokens a server may read short of bb7's estimate before the prompt counts
-/// as cut: the smaller of half the estimate and [`PROMPT_CUT_MIN_TOKENS`] below it is
-/// never enough, so tokenizers that differ from `cl100k_base` (by a third at most on
-/// code and prose) and short prompts never look cut.
-pub const PROMPT_CUT_MIN_TOKENS: u64 = 1000;
+/// How many tokens short of bb7's estimate a server's count must be, besides under
+/// half of it, before a prompt counts as cut: tokenizers that differ from
+/// `cl100k_base` (by a third at most on code and prose) and short prompts (a servers'
+/// context is rarely under 2,048 tokens) never look cut.
+pub const PROMPT_CUT_MIN_TOKENS: u64 = 2000;
 
 /// Whether a server that reported `reported` prompt tokens for a request bb7
 /// estimated at `estimated` read only part of it: under half the estimate, and at
@@ -349,7 +349,7 @@ mod tests {
     fn a_prompt_counts_as_cut_only_far_below_the_estimate() {
         assert!(prompt_was_cut(10_000, 2_048));
         assert!(!prompt_was_cut(10_000, 6_000), "a tokenizer a third off");
-        assert!(!prompt_was_cut(1_500, 600), "too short to tell");
+        assert!(!prompt_was_cut(2_500, 600), "too short to tell");
         assert!(!prompt_was_cut(10_000, 0), "no usage reported");
     }
 

@@ -122,7 +122,7 @@ pub struct TurnOutcome {
     /// The `finish_reason` of the last round, when the server sent one (`stop`,
     /// `tool_calls`, `length`, …).
     pub finish_reason: Option<String>,
-    /// A server on this machine read far fewer prompt tokens than bb7 sent
+    /// The `local` provider's server read far fewer prompt tokens than bb7 sent
     /// (`route::prompt_was_cut`): `(reported, estimated)`.
     pub prompt_cut: Option<(u64, u64)>,
     /// The turn made retrieval calls and spent its whole tool budget.

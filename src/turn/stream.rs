@@ -430,11 +430,12 @@ pub async fn run(
         cancelled = false;
         error = Some(ApiError::Deadline(limit.as_millis() as u64));
     }
-    // Only a server on this machine is checked: counting a big prompt costs time,
-    // and it is local servers that fit a prompt to their context silently.
+    // Only the `local` provider is checked: counting a big prompt costs time, and it
+    // is local servers that fit a prompt to their context silently.
+    let local = spec.route.role == crate::llm::providers::ProviderRole::Local;
     let prompt_cut = usage
         .as_ref()
-        .filter(|u| spec.local_server && error.is_none() && !cancelled && u.prompt_tokens > 0)
+        .filter(|u| local && error.is_none() && !cancelled && u.prompt_tokens > 0)
         .map(|u| (u.prompt_tokens, crate::turn::route::estimate(&spec.body)))
         .filter(|(reported, estimated)| crate::turn::route::prompt_was_cut(*estimated, *reported));
     tracing::info!(

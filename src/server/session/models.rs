@@ -172,12 +172,29 @@ impl Session {
         }
         let stale = cached.map(|c| c.models);
         let provider = self.provider()?;
+        let local = crate::llm::url::is_loopback(
+            &crate::llm::providers::Providers::from_config(&self.config)
+                .remote
+                .base_url,
+        );
         let outbox = ctx.outbox.clone();
         let rid = request_id.map(str::to_owned);
         tokio::spawn(async move {
             match provider.get_json("models".into()).await {
                 Ok(v) => {
-                    let cache = ModelsCache::new(parse_models(&v));
+                    let mut models = parse_models(&v);
+                    // A server on this machine whose list gives no context (Ollama):
+                    // asked per model, a few at most; a server that cannot say for
+                    // the first is not asked again.
+                    if local {
+                        for m in models.iter_mut().filter(|m| m.context_length == 0).take(16) {
+                            match crate::llm::models::ollama_context(&*provider, &m.id).await {
+                                Some(n) => m.context_length = n,
+                                None => break,
+                            }
+                        }
+                    }
+                    let cache = ModelsCache::new(models);
                     let _ = write_json_atomic(&cache_path, &cache);
                     let reply = Models {
                         models: cache.models.as_slice().into(),
