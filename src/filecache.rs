@@ -163,11 +163,13 @@ fn with_cache<R>(base: &Path, f: impl FnOnce(&mut Cache) -> R) -> R {
     f(cache)
 }
 
-/// Reads a persisted cache; anything unreadable is an empty cache.
+/// Reads a persisted cache; anything unreadable is an empty cache, and a damaged one
+/// (a named pipe, a symlink, over its cap, not JSON) is set aside (invariant 13).
 fn load(base: &Path) -> Data {
-    std::fs::read(base.join(CACHE_FILE))
+    use crate::project::state_file;
+    state_file::own_path(base, CACHE_FILE)
         .ok()
-        .and_then(|b| serde_json::from_slice::<Data>(&b).ok())
+        .and_then(|p| state_file::load_or_set_aside::<Data>(&p, state_file::CACHE_CAP))
         .filter(|d| d.version == FORMAT)
         .unwrap_or_default()
 }
@@ -222,7 +224,9 @@ fn trim(data: &mut Data) {
 /// stale cache is only slower, never wrong, because every entry is checked against
 /// the file's metadata and content hash.
 fn save(base: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let path = base.join(CACHE_FILE);
+    // Never through a symlink planted on the way (invariant 13).
+    let path = crate::project::state_file::own_path(base, CACHE_FILE)
+        .map_err(|e| std::io::Error::other(e.message))?;
     let dir = path.parent().unwrap_or(base);
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new()

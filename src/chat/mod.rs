@@ -1,5 +1,6 @@
 //! Chats: the `chat.json` model, ids, and stores of chats (project and global).
 
+mod excerpt;
 pub mod ids;
 mod list_cache;
 pub mod model;

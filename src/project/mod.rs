@@ -5,6 +5,7 @@ pub mod flush_queue;
 pub mod fsutil;
 pub mod lock;
 pub mod paths;
+pub mod state_file;
 pub mod usage_log;
 
 use std::path::{Path, PathBuf};

@@ -208,7 +208,7 @@ impl Job {
         stat(
             &self
                 .store
-                .chat_path(&self.chat.id, ledger::FILE_NAME)
+                .cache_path(&self.chat.id, ledger::FILE_NAME)
                 .ok()?,
             &mut h,
         );
