@@ -125,6 +125,15 @@ impl<'a> ChatFiles<'a> {
         read_text_opt(&self.output_path(rel)?, rel)
     }
 
+    /// Whether `rel` has an output file, without reading it (a regular file; the path
+    /// is checked for planted symlinks on the way).
+    pub fn has_output(&self, rel: &str) -> Result<bool> {
+        Ok(self
+            .output_path(rel)?
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_file()))
+    }
+
     /// Writes the model's copy of `rel` and records its facts.
     pub fn write_output(&self, rel: &str, content: &str) -> Result<()> {
         let path = self.output_path(rel)?;
@@ -186,10 +195,19 @@ pub fn find_file(chat: &Chat, path: &str) -> Option<usize> {
         .position(|c| c.path == path && !c.is_section())
 }
 
+/// The key a context entry for `loc` is stored under, checked by the rule a chat is
+/// read back with (`paths::check_stored`, invariant 13): what is stored can be opened.
+fn stored_key(loc: &Location) -> Result<String> {
+    let key = loc.key();
+    crate::project::paths::check_stored(&key, loc.is_external())?;
+    Ok(key)
+}
+
 /// Adds a whole file to context (`context_add`): stores the snapshot, appends the
 /// entry and a `UserAddFile` event. External files are forced read-only.
 /// Errors: `Context file already exists` (code `conflict`; the reference plugin treats
-/// a message containing `already exists` as a no-op).
+/// a message containing `already exists` as a no-op); a path or content that could not
+/// be read back (`invalid_request`/`path_escape`: a NUL byte, over 64 MiB).
 pub fn add_file(
     chat: &mut Chat,
     files: ChatFiles,
@@ -197,7 +215,8 @@ pub fn add_file(
     content: &str,
     readonly: bool,
 ) -> Result<()> {
-    let path = loc.key();
+    let path = stored_key(loc)?;
+    fsutil::check_storable(content, &path)?;
     if find_file(chat, &path).is_some() {
         return Err(Error::new(ErrorCode::Conflict, FILE_EXISTS));
     }
@@ -232,9 +251,10 @@ pub fn add_section(
             "Invalid line range {start}-{end}: end_line is before start_line"
         )));
     }
+    let path = stored_key(loc)?;
+    fsutil::check_storable(content, &path)?;
     let content = to_lf(content);
     let text = section_text(&content, start, end)?;
-    let path = loc.key();
     if chat
         .context_files
         .iter()
@@ -260,6 +280,7 @@ pub fn add_section(
 /// Unchanged content is a no-op. Errors: `File not found`.
 pub fn update_file(chat: &mut Chat, files: ChatFiles, path: &str, content: &str) -> Result<()> {
     let i = find_file(chat, path).ok_or_else(|| Error::not_found(FILE_NOT_FOUND))?;
+    fsutil::check_storable(content, path)?;
     let content = to_lf(content);
     let version = ids::file_version(path, &content);
     if chat.context_files[i].version == version {
