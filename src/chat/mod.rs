@@ -2,6 +2,7 @@
 
 mod excerpt;
 pub mod ids;
+pub mod journal;
 mod list_cache;
 pub mod model;
 pub mod store;

@@ -50,6 +50,10 @@ pub struct Chat {
     /// The conversation, context events included.
     #[serde(default)]
     pub messages: Vec<Message>,
+    /// The context journal `chat.json` names (`chat::journal`): read, never written by
+    /// an ordinary save, which folds the journal in.
+    #[serde(default, rename = "context_journal", skip_serializing)]
+    pub journal: Option<String>,
     /// Fields this version does not know, kept as they were.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

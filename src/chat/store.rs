@@ -179,6 +179,7 @@ impl ChatStore {
             }
             chat.id = id.to_owned();
         }
+        self.replay(&mut chat, &path)?;
         chat.check_paths().map_err(|why| {
             Error::new(
                 ErrorCode::Io,
@@ -191,9 +192,21 @@ impl ChatStore {
         Ok(chat)
     }
 
-    /// Writes `chat.json` atomically.
+    /// Writes `chat.json` atomically, whole: a context journal it had is folded in
+    /// and removed (`chat::journal`).
     pub fn save(&self, chat: &Chat) -> Result<()> {
         let path = self.chat_path(&chat.id, "chat.json")?;
+        let bytes = self.encode(chat)?;
+        // Flushed in the background after any snapshot it names (Durability 8).
+        let dir = self.chat_dir(&chat.id)?;
+        flush_queue::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))?;
+        self.journal_folded(&chat.id);
+        Ok(())
+    }
+
+    /// `chat` as `chat.json` holds it. Errors: it would be over the cap a read
+    /// accepts (`state_file::CHAT_CAP`).
+    pub(super) fn encode(&self, chat: &Chat) -> Result<Vec<u8>> {
         // Compact: the file is rewritten on every change of the chat, and indenting a
         // chat with thousands of context events costs more than the write itself.
         let mut bytes = serde_json::to_vec(chat).map_err(|e| {
@@ -211,9 +224,7 @@ impl ChatStore {
                 CHAT_CAP / (1024 * 1024)
             )));
         }
-        // Flushed in the background after any snapshot it names (Durability 8).
-        let dir = self.chat_dir(&chat.id)?;
-        flush_queue::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))
+        Ok(bytes)
     }
 
     /// Creates a new chat with a fresh id and adds it to the index as the active chat.
@@ -516,7 +527,9 @@ impl ChatStore {
             let Ok(mut bytes) = fsutil::read_state(&path, CHAT_CAP) else {
                 continue;
             };
-            if raw_prefilter {
+            // Adds in a context journal are not in `chat.json`'s bytes.
+            let journaled = memchr::memmem::find(&bytes, b"\"context_journal\"").is_some();
+            if raw_prefilter && !journaled {
                 bytes.make_ascii_lowercase();
                 if finder.find(&bytes).is_none() {
                     continue;

@@ -168,12 +168,17 @@ impl<'a> ChatFiles<'a> {
 /// Appends a context event. Like the reference, each event is its own assistant-role
 /// message holding one `context_event` part, so `message_index` counts it.
 pub fn push_event(chat: &mut Chat, part: Part) {
-    chat.messages.push(Message {
+    chat.messages.push(event_message(part));
+}
+
+/// The message that carries one context event (see [`push_event`]).
+pub fn event_message(part: Part) -> Message {
+    Message {
         role: "assistant".into(),
         parts: vec![part],
         timestamp: Some(ids::now_rfc3339()),
         ..Message::default()
-    });
+    }
 }
 
 /// Builds an event part describing `cf`.
@@ -215,6 +220,22 @@ pub fn add_file(
     content: &str,
     readonly: bool,
 ) -> Result<()> {
+    let (cf, event) = new_file(chat, files, loc, content, readonly)?;
+    chat.messages.push(event);
+    chat.context_files.push(cf);
+    Ok(())
+}
+
+/// What [`add_file`] adds, without adding it: stores the snapshot and returns the
+/// entry and its `UserAddFile` event message, for a caller that records them in the
+/// chat's journal (`chat::journal`). Errors: as [`add_file`].
+pub fn new_file(
+    chat: &Chat,
+    files: ChatFiles,
+    loc: &Location,
+    content: &str,
+    readonly: bool,
+) -> Result<(ContextFile, Message)> {
     let path = stored_key(loc)?;
     fsutil::check_storable(content, &path)?;
     if find_file(chat, &path).is_some() {
@@ -230,9 +251,8 @@ pub fn add_file(
         end_line: None,
     };
     files.write_snapshot(&cf, &content)?;
-    push_event(chat, event_for("UserAddFile", &cf));
-    chat.context_files.push(cf);
-    Ok(())
+    let event = event_message(event_for("UserAddFile", &cf));
+    Ok((cf, event))
 }
 
 /// Adds a section (`context_add_section`). `content` is either the section's own

@@ -330,7 +330,20 @@ impl Session {
     }
 
     /// Leaves the active chat; its lock is released unless a turn still streams in it.
+    /// Folds the active chat's context journal into its `chat.json`
+    /// (`chat::journal`), so the next reader (the reference BB-7 too) finds one file:
+    /// when the chat is let go and at the end of input. A failure leaves the journal,
+    /// which the next open replays.
+    pub fn fold_journal(&self) {
+        if let Some(a) = &self.active
+            && a.store.has_journal(&a.chat.id)
+        {
+            let _ = a.store.save(&a.chat);
+        }
+    }
+
     fn deactivate(&mut self) {
+        self.fold_journal();
         if let Some(a) = self.active.take() {
             let key = chat_key(&a.store, &a.chat.id);
             if let Some(lock) = self.locks.remove(&key) {

@@ -96,11 +96,20 @@ impl Session {
         }
     }
 
+    /// `context_add`: the snapshot is stored, then the add is appended to the chat's
+    /// journal (`chat::journal`) instead of rewriting `chat.json`, so a run of adds
+    /// costs the same per add whatever the context's size; the chat in memory changes
+    /// only once the journal holds the add (invariant 12).
     pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
-        self.mutate(|chat, files, _| context::add_file(chat, files, &loc, content, readonly))?;
+        let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
+        let files = ChatFiles::new(&active.store, &active.chat.id);
+        let (cf, event) = context::new_file(&active.chat, files, &loc, content, readonly)?;
+        active.store.journal_add(&active.chat, &cf, &event)?;
+        active.chat.messages.push(event);
+        active.chat.context_files.push(cf);
         Ok(Ack {})
     }
 
