@@ -420,36 +420,39 @@ fn count_later(base: &Path, sha: &str, path: &Path) {
     }
 }
 
-/// Counting starts once no file was queued for this long: a run of adds (a picker
-/// adding 200 files, 40 KB each) is not slowed by counting on the other core, which
-/// cost each add a third of its time. An estimate that comes first counts what it
-/// needs itself.
+/// The counter saves the caches once no file was queued for this long, so a run of
+/// adds does not rewrite `cache/files.json` (every entry) after each file it counts.
 const LULL: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Counts queued files as they come, at a lower CPU priority than the thread answering
+/// requests: a file is counted while the adds go on, on the other core, so the first
+/// estimate after a burst of adds finds nearly every count made (an estimate that
+/// comes first counts what is left itself). The caches are saved after a lull.
 fn counter(rx: mpsc::Receiver<Job>) {
     crate::project::flush_queue::lower_priority();
-    let mut queue = std::collections::VecDeque::new();
+    let mut unsaved = false;
     loop {
-        if queue.is_empty() {
+        let job = if unsaved {
+            match rx.recv_timeout(LULL) {
+                Ok(job) => job,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    flush();
+                    unsaved = false;
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    flush();
+                    return;
+                }
+            }
+        } else {
             match rx.recv() {
-                Ok(job) => queue.push_back(job),
+                Ok(job) => job,
                 Err(_) => return,
             }
-        }
-        while let Ok(job) = rx.recv_timeout(LULL) {
-            queue.push_back(job);
-        }
-        // Counts until the queue is empty or another file comes, which starts a wait.
-        while let Some(job) = queue.pop_front() {
-            count_job(&job);
-            if let Ok(more) = rx.try_recv() {
-                queue.push_back(more);
-                break;
-            }
-        }
-        if queue.is_empty() {
-            flush();
-        }
+        };
+        count_job(&job);
+        unsaved = true;
     }
 }
 

@@ -245,7 +245,7 @@ fn sigkill_in_a_run_of_adds_keeps_every_answered_add() {
     let (env, _fake) = fake_env(json!({}));
     let (b, id) = env.with_chat();
     assert_eq!(b.close().code(), Some(0));
-    let mut rng = Lcg(0xadd5_0f_f11e);
+    let mut rng = Lcg(0x00ad_d50f_f11e);
     let mut answered: Vec<String> = Vec::new();
     for round in 0..40 {
         let mut b = open(&env, &id);

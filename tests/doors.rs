@@ -152,3 +152,47 @@ fn an_existing_output_over_the_read_limit_is_listed_rejected_and_deleted() {
     assert!(!env.chat_dir(&id).exists());
     assert_eq!(b.close().code(), Some(0));
 }
+
+/// Adds append to the chat's journal: `chat.json` is not rewritten by each add, a
+/// repeated add is still refused, and letting the chat go folds the journal into
+/// `chat.json` (docs/ARCHITECTURE.md, "Durability" 10).
+#[test]
+fn adds_append_to_a_journal_and_closing_folds_it() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let (mut b, id) = env.with_chat();
+    let chat_json = env.chat_dir(&id).join("chat.json");
+    let stamp = || {
+        let m = std::fs::metadata(&chat_json).unwrap();
+        (m.ino(), m.len())
+    };
+    env.add(&mut b, "f0.txt", "0\n");
+    let first = stamp();
+    for i in 1..50 {
+        env.add(&mut b, &format!("f{i}.txt"), &format!("{i}\n"));
+    }
+    assert_eq!(stamp(), first, "chat.json was rewritten by an add");
+    let r = b.err(json!({"action": "context_add", "path": "f7.txt", "content": "7\n"}));
+    assert!(
+        r["message"].as_str().unwrap().contains("already exists"),
+        "{r}"
+    );
+    b.ok(json!({"action": "context_remove", "path": "f7.txt"}));
+    b.ok(json!({"action": "context_add", "path": "f7.txt", "content": "seven\n"}));
+    assert_eq!(b.close().code(), Some(0));
+    let saved = env.chat_json(&id);
+    assert_eq!(saved["context_files"].as_array().unwrap().len(), 50);
+    assert!(saved.get("context_journal").is_none(), "folded on close");
+    let journals = std::fs::read_dir(env.chat_dir(&id))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .count();
+    assert_eq!(journals, 0);
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    let listed = b.ok(json!({"action": "context_list"}));
+    assert_eq!(context_paths(&listed).len(), 50);
+    assert_eq!(b.close().code(), Some(0));
+}

@@ -56,7 +56,9 @@ fn open_journals() -> &'static Mutex<HashMap<PathBuf, Open>> {
 }
 
 fn valid_gen(generation: &str) -> bool {
-    !generation.is_empty() && generation.len() <= 32 && generation.bytes().all(|b| b.is_ascii_hexdigit())
+    !generation.is_empty()
+        && generation.len() <= 32
+        && generation.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 impl ChatStore {
@@ -172,7 +174,10 @@ impl ChatStore {
         if !valid_gen(&generation) {
             return Err(Error::new(
                 ErrorCode::Io,
-                format!("Chat {} is damaged: it names the journal {generation:?}", chat.id),
+                format!(
+                    "Chat {} is damaged: it names the journal {generation:?}",
+                    chat.id
+                ),
             ));
         }
         let path = self.chat_path(&chat.id, &format!("{PREFIX}{generation}{SUFFIX}"))?;

@@ -220,7 +220,7 @@ pub fn add_file(
     content: &str,
     readonly: bool,
 ) -> Result<()> {
-    let (cf, event) = new_file(chat, files, loc, content, readonly)?;
+    let (cf, event) = new_file(chat, files, loc, content, readonly, false)?;
     chat.messages.push(event);
     chat.context_files.push(cf);
     Ok(())
@@ -228,17 +228,20 @@ pub fn add_file(
 
 /// What [`add_file`] adds, without adding it: stores the snapshot and returns the
 /// entry and its `UserAddFile` event message, for a caller that records them in the
-/// chat's journal (`chat::journal`). Errors: as [`add_file`].
+/// chat's journal (`chat::journal`); `known_absent` when the caller already knows the
+/// path is not in context (a lookup in its own index instead of a scan of every entry).
+/// Errors: as [`add_file`].
 pub fn new_file(
     chat: &Chat,
     files: ChatFiles,
     loc: &Location,
     content: &str,
     readonly: bool,
+    known_absent: bool,
 ) -> Result<(ContextFile, Message)> {
     let path = stored_key(loc)?;
     fsutil::check_storable(content, &path)?;
-    if find_file(chat, &path).is_some() {
+    if !known_absent && find_file(chat, &path).is_some() {
         return Err(Error::new(ErrorCode::Conflict, FILE_EXISTS));
     }
     let content = to_lf(content);

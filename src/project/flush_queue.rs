@@ -167,7 +167,13 @@ pub fn write(
 /// [`write`]: in the next burst, in `rank`'s order, behind the chat's marker (an
 /// append-only journal, `chat::journal`). Errors (`io`): the file cannot be opened or
 /// written.
-pub fn append(path: &Path, bytes: &[u8], rank: Rank, root: &Path, chat: Option<&Path>) -> Result<()> {
+pub fn append(
+    path: &Path,
+    bytes: &[u8],
+    rank: Rank,
+    root: &Path,
+    chat: Option<&Path>,
+) -> Result<()> {
     deferred(path, rank, root, chat, |sync| {
         use std::io::Write;
         let doing = || format!("Cannot write file {}", path.display());

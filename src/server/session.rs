@@ -42,6 +42,52 @@ mod tokens;
 struct Active {
     store: ChatStore,
     chat: Chat,
+    /// The whole-file paths in context, for `context_add`'s duplicate check.
+    paths: PathIndex,
+}
+
+/// A context's length and its last entry's path and start line.
+type ContextMark = (usize, Option<(String, Option<u64>)>);
+
+/// The set of whole-file paths in a chat's context, kept while the context is as it
+/// was when the set was made: its length and its last entry tell (entries are only
+/// appended at the end or removed, so any other change moves one of the two). A set
+/// that is not current is made again from the entries.
+#[derive(Debug, Default)]
+struct PathIndex {
+    seen: Option<ContextMark>,
+    paths: std::collections::HashSet<String>,
+}
+
+impl PathIndex {
+    fn mark(chat: &Chat) -> ContextMark {
+        let last = chat
+            .context_files
+            .last()
+            .map(|c| (c.path.clone(), c.start_line));
+        (chat.context_files.len(), last)
+    }
+
+    /// The set for `chat`'s context, made again when it is not current.
+    fn current(&mut self, chat: &Chat) -> &std::collections::HashSet<String> {
+        let mark = Self::mark(chat);
+        if self.seen.as_ref() != Some(&mark) {
+            self.paths = chat
+                .context_files
+                .iter()
+                .filter(|c| !c.is_section())
+                .map(|c| c.path.clone())
+                .collect();
+            self.seen = Some(mark);
+        }
+        &self.paths
+    }
+
+    /// Records that `path` was just appended to `chat`'s context.
+    fn added(&mut self, chat: &Chat, path: String) {
+        self.paths.insert(path);
+        self.seen = Some(Self::mark(chat));
+    }
 }
 
 /// What the server loop should do after a request.
@@ -309,7 +355,11 @@ impl Session {
         if let Some(lock) = lock {
             self.locks.insert(key, lock);
         }
-        self.active = Some(Active { store, chat });
+        self.active = Some(Active {
+            store,
+            chat,
+            paths: PathIndex::default(),
+        });
         Ok(())
     }
 

@@ -182,7 +182,7 @@ impl Job {
             return Some(layout.clone());
         }
         let (prompt, _) = next_request(&self.store, &self.chat, &self.system, "").ok()?;
-        let layout = Arc::new(measure(&prompt));
+        let layout = Arc::new(measure(&prompt, self.store.base()));
         *entry = print.map(|p| (p, layout.clone()));
         Some(layout)
     }
@@ -226,14 +226,20 @@ impl Job {
     }
 }
 
-/// The layout's counts of a request laid out for an empty draft.
-fn measure(prompt: &Prompt) -> Layout {
+/// The layout's counts of a request laid out for an empty draft. A file shown whole
+/// takes the count the file cache already holds for its text (made in the background
+/// when it was added, or by the statuses just before), so no text is counted twice.
+fn measure(prompt: &Prompt, base: &Path) -> Layout {
     let ledger = &prompt.ledger;
     let context_files = ledger
         .files()
         .map(|f| match &f.diff {
             Some(d) => tokens::count_memo(&d.text),
-            None => tokens::count_cached(&f.file_id, &f.text),
+            None => {
+                let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(f.text.as_bytes()));
+                crate::filecache::known_tokens(base, &sha)
+                    .unwrap_or_else(|| tokens::count_cached(&f.file_id, &f.text))
+            }
         })
         .sum();
     let potential_savings = ledger

@@ -105,11 +105,17 @@ impl Session {
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
         let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
+        let key = loc.key();
+        let index = active.paths.current(&active.chat);
+        if index.contains(&key) && context::find_file(&active.chat, &key).is_some() {
+            return Err(Error::new(ErrorCode::Conflict, context::FILE_EXISTS));
+        }
         let files = ChatFiles::new(&active.store, &active.chat.id);
-        let (cf, event) = context::new_file(&active.chat, files, &loc, content, readonly)?;
+        let (cf, event) = context::new_file(&active.chat, files, &loc, content, readonly, true)?;
         active.store.journal_add(&active.chat, &cf, &event)?;
         active.chat.messages.push(event);
         active.chat.context_files.push(cf);
+        active.paths.added(&active.chat, key);
         Ok(Ack {})
     }
 
