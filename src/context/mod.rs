@@ -269,6 +269,23 @@ pub fn add_section(
     start: u64,
     end: u64,
 ) -> Result<()> {
+    let (cf, event) = new_section(chat, files, loc, content, start, end)?;
+    chat.messages.push(event);
+    chat.context_files.push(cf);
+    Ok(())
+}
+
+/// What [`add_section`] adds, without adding it (see [`new_file`]): the snapshot is
+/// stored, the entry and its `UserAddSection` event message returned. Errors: as
+/// [`add_section`].
+pub fn new_section(
+    chat: &Chat,
+    files: ChatFiles,
+    loc: &Location,
+    content: &str,
+    start: u64,
+    end: u64,
+) -> Result<(ContextFile, Message)> {
     if end < start {
         return Err(Error::invalid(format!(
             "Invalid line range {start}-{end}: end_line is before start_line"
@@ -294,9 +311,8 @@ pub fn add_section(
         end_line: Some(end),
     };
     files.write_snapshot(&cf, &text)?;
-    push_event(chat, event_for("UserAddSection", &cf));
-    chat.context_files.push(cf);
-    Ok(())
+    let event = event_message(event_for("UserAddSection", &cf));
+    Ok((cf, event))
 }
 
 /// Re-snapshots a whole file (`context_update`, `sync_context`): `UserWriteFile`.

@@ -18,10 +18,11 @@ const MIB: u64 = 1024 * 1024;
 /// Cap of `chat.json`: a chat holds its messages and answers, never file contents, so
 /// this is far beyond a real chat; a save that would exceed it is refused
 /// (`ChatStore::save`), so bb7 never writes a chat it would refuse to read.
-pub const CHAT_CAP: u64 = 256 * MIB;
-/// Cap of the prompt ledger (`prompt.json`, every text a chat showed the model): a
-/// cache, so a larger one is set aside and costs one uncached request.
-pub const LEDGER_CAP: u64 = 256 * MIB;
+pub const CHAT_CAP: u64 = 128 * MIB;
+/// Cap of the prompt ledger (`prompt.json`, every text a chat showed the model): as
+/// large as a whole request line, far beyond what a model's context holds; a cache, so
+/// a larger one is set aside and costs one uncached request.
+pub const LEDGER_CAP: u64 = 64 * MIB;
 /// Cap of a checkpoint (`checkpoints/*.json`, the user's files before an apply).
 pub const CHECKPOINT_CAP: u64 = 512 * MIB;
 /// Cap of the chat index and the file facts cache (`chats/index.json`,

@@ -123,7 +123,13 @@ impl Session {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
-        self.mutate(|chat, files, _| context::add_section(chat, files, &loc, content, start, end))?;
+        // Journaled like `context_add`.
+        let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
+        let files = ChatFiles::new(&active.store, &active.chat.id);
+        let (cf, event) = context::new_section(&active.chat, files, &loc, content, start, end)?;
+        active.store.journal_add(&active.chat, &cf, &event)?;
+        active.chat.messages.push(event);
+        active.chat.context_files.push(cf);
         Ok(Ack {})
     }
 
