@@ -138,6 +138,13 @@ fn an_existing_output_over_the_read_limit_is_listed_rejected_and_deleted() {
             );
         }
     }
+    // A send cannot show it to the model, and says how to go on.
+    let m = b.turn("go");
+    assert_eq!(m["type"], "error", "{m}");
+    assert!(
+        m["message"].as_str().unwrap().contains("output_delete"),
+        "{m}"
+    );
     b.ok(json!({"action": "output_delete", "path": "a.txt"}));
     b.ok(json!({"action": "output_delete", "path": "new.txt"}));
     assert!(!env.chat_dir(&id).join("output/a.txt").exists());

@@ -120,9 +120,19 @@ impl<'a> ChatFiles<'a> {
         self.store.chat_path(self.id, &format!("output/{rel}"))
     }
 
-    /// The model's copy of `rel`, if it has one.
+    /// The model's copy of `rel`, if it has one. Errors: it cannot be read (over the
+    /// read limit, not text); the message says how to go on, since the output can
+    /// still be rejected without being read.
     pub fn read_output(&self, rel: &str) -> Result<Option<String>> {
-        read_text_opt(&self.output_path(rel)?, rel)
+        read_text_opt(&self.output_path(rel)?, rel).map_err(|e| {
+            Error::new(
+                e.code,
+                format!(
+                    "The model's output of {rel} cannot be read ({}); reject it (output_delete) to go on",
+                    e.message
+                ),
+            )
+        })
     }
 
     /// Whether `rel` has an output file, without reading it (a regular file; the path
