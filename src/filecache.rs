@@ -271,6 +271,31 @@ pub fn file_facts(base: &Path, path: &Path, tokens: bool) -> crate::error::Resul
     )))
 }
 
+/// Makes the facts, token counts included, of every file in `paths` whose count is
+/// not known yet, on one thread per core (at most 8), so an estimate that comes
+/// before the background counter is done counts what is left in parallel. Files
+/// already counted cost one `stat` each; errors are left for the caller's own read.
+pub fn warm_tokens(base: &Path, paths: &[PathBuf]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(paths.len());
+    if threads < 2 {
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(path) = paths.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let _ = file_facts(base, path, true);
+                }
+            });
+        }
+    });
+}
+
 /// The facts cached for `key` when its file still has `stamp` and the entry was not
 /// taken in the same instant as a write (a racy entry is hashed again).
 fn cached(base: &Path, key: &str, stamp: &Stamp) -> Option<Facts> {

@@ -124,6 +124,14 @@ impl Job {
             .sum();
         let history = tokens::count_memo(&assemble::history_text(&self.chat.messages));
         let files = ChatFiles::new(&self.store, &self.chat.id);
+        // Counts the background counter has not made yet are made here in parallel.
+        let snapshots: Vec<std::path::PathBuf> = self
+            .chat
+            .context_files
+            .iter()
+            .filter_map(|cf| files.snapshot_path(cf).ok())
+            .collect();
+        crate::filecache::warm_tokens(self.store.base(), &snapshots);
         // The statuses hold every count, cached per file version.
         let statuses = output::statuses(&self.chat, files, &self.root, false)?;
         let context_total: usize = statuses.iter().map(|r| r.tokens).sum();
