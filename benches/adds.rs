@@ -6,7 +6,7 @@
 //!
 //! Every figure is printed next to a `ping` round trip measured in the same process, as
 //! a ratio; numbers are printed, never asserted. Run with `cargo bench --bench adds`
-//! (`-- quick` stops at 10,000 adds).
+//! (`-- quick` stops at 10,000 adds, `-- estimate` runs only the estimate).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -21,6 +21,7 @@ const REFERENCE_FIRST_ESTIMATE: Duration = Duration::from_millis(3400);
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let only_estimate = std::env::args().any(|a| a == "estimate");
     let (_tmp, home, project) = support::scratch("http://127.0.0.1:9");
     let (mut child, mut stdin, mut stdout) = support::spawn(&home);
     let mut next = 0u64;
@@ -43,7 +44,11 @@ fn main() {
     call(json!({"action": "bb7_init", "project_root": project}));
     call(json!({"action": "chat_new"}));
 
-    let total = if quick { 10_000 } else { 50_000 };
+    let total = match (only_estimate, quick) {
+        (true, _) => 0,
+        (false, true) => 10_000,
+        (false, false) => 50_000,
+    };
     let marks = [100usize, 1_000, 10_000, 50_000];
     let mut window = Vec::new();
     let started = Instant::now();
@@ -71,16 +76,20 @@ fn main() {
             );
         }
     }
-    println!("{total} adds took {:.1?}", started.elapsed());
+    if total > 0 {
+        println!("{total} adds took {:.1?}", started.elapsed());
+    }
 
     // A new chat: 200 files, 8 MB, then at once the first estimate.
     call(json!({"action": "chat_new"}));
     let line = "    let value = compute(alpha, beta, gamma); // adjust the running total here\n";
     let body = line.repeat(8 * 1024 * 1024 / 200 / line.len());
+    let burst = Instant::now();
     for i in 0..200 {
         let content = format!("// file {i}\n{body}");
         call(json!({"action": "context_add", "path": format!("src/g{i}.rs"), "content": content}));
     }
+    println!("200 adds (8 MB) took {:.1?}", burst.elapsed());
     let (r, first) = call(json!({"action": "estimate_tokens", "input_text": "draft"}));
     assert_eq!(r["type"], "token_estimate", "{r}");
     println!(
@@ -88,6 +97,8 @@ fn main() {
         first.as_secs_f64() / REFERENCE_FIRST_ESTIMATE.as_secs_f64(),
         REFERENCE_FIRST_ESTIMATE
     );
+    let (_, second) = call(json!({"action": "estimate_tokens", "input_text": "draft 2"}));
+    println!("the next estimate (a new draft): {second:.1?}");
     call(json!({"action": "shutdown"}));
     let _ = child.wait();
 }
