@@ -256,11 +256,19 @@ impl Config {
     /// starts with `path:line:column:`.
     pub fn load(dir: &Path) -> Result<Config> {
         let path = dir.join("config.json");
-        let mut cfg: Config = match std::fs::read(&path) {
+        // Opened as a regular file within its cap: a named pipe or a device in its place
+        // is an error, never a hang (invariant 13). The user's own file: never moved.
+        let mut cfg: Config = match crate::project::fsutil::read_regular_capped(
+            &path,
+            crate::project::state_file::SMALL_CAP,
+        ) {
             Ok(bytes) => {
                 let de = &mut serde_json::Deserializer::from_slice(&bytes);
                 serde_path_to_error::deserialize(de)
                     .map_err(|e| Error::invalid(broken(&path, &e.path().to_string(), e.inner())))?
+            }
+            Err(e) if crate::project::fsutil::is_damage(&e) => {
+                return Err(Error::invalid(format!("{}: {e}", path.display())));
             }
             Err(_) => Config::default(),
         };
@@ -352,9 +360,11 @@ impl GlobalState {
 
     /// Loads `dir/state.json`; a missing or damaged file gives the defaults.
     pub fn load(dir: &Path) -> GlobalState {
-        std::fs::read(dir.join("state.json"))
+        // bb7's own settings: a damaged file is set aside (invariant 13).
+        use crate::project::state_file;
+        state_file::own_path(dir, "state.json")
             .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
+            .and_then(|p| state_file::load_or_set_aside(&p, state_file::SMALL_CAP))
             .unwrap_or_default()
     }
 

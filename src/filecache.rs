@@ -163,11 +163,13 @@ fn with_cache<R>(base: &Path, f: impl FnOnce(&mut Cache) -> R) -> R {
     f(cache)
 }
 
-/// Reads a persisted cache; anything unreadable is an empty cache.
+/// Reads a persisted cache; anything unreadable is an empty cache, and a damaged one
+/// (a named pipe, a symlink, over its cap, not JSON) is set aside (invariant 13).
 fn load(base: &Path) -> Data {
-    std::fs::read(base.join(CACHE_FILE))
+    use crate::project::state_file;
+    state_file::own_path(base, CACHE_FILE)
         .ok()
-        .and_then(|b| serde_json::from_slice::<Data>(&b).ok())
+        .and_then(|p| state_file::load_or_set_aside::<Data>(&p, state_file::CACHE_CAP))
         .filter(|d| d.version == FORMAT)
         .unwrap_or_default()
 }
@@ -222,7 +224,9 @@ fn trim(data: &mut Data) {
 /// stale cache is only slower, never wrong, because every entry is checked against
 /// the file's metadata and content hash.
 fn save(base: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let path = base.join(CACHE_FILE);
+    // Never through a symlink planted on the way (invariant 13).
+    let path = crate::project::state_file::own_path(base, CACHE_FILE)
+        .map_err(|e| std::io::Error::other(e.message))?;
     let dir = path.parent().unwrap_or(base);
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new()
@@ -265,6 +269,31 @@ pub fn file_facts(base: &Path, path: &Path, tokens: bool) -> crate::error::Resul
         &text,
         tokens,
     )))
+}
+
+/// Makes the facts, token counts included, of every file in `paths` whose count is
+/// not known yet, on one thread per core (at most 8), so an estimate that comes
+/// before the background counter is done counts what is left in parallel. Files
+/// already counted cost one `stat` each; errors are left for the caller's own read.
+pub fn warm_tokens(base: &Path, paths: &[PathBuf]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(paths.len());
+    if threads < 2 {
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some(path) = paths.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let _ = file_facts(base, path, true);
+                }
+            });
+        }
+    });
 }
 
 /// The facts cached for `key` when its file still has `stamp` and the entry was not
@@ -416,36 +445,39 @@ fn count_later(base: &Path, sha: &str, path: &Path) {
     }
 }
 
-/// Counting starts once no file was queued for this long: a run of adds (a picker
-/// adding 200 files, 40 KB each) is not slowed by counting on the other core, which
-/// cost each add a third of its time. An estimate that comes first counts what it
-/// needs itself.
+/// The counter saves the caches once no file was queued for this long, so a run of
+/// adds does not rewrite `cache/files.json` (every entry) after each file it counts.
 const LULL: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Counts queued files as they come, at a lower CPU priority than the thread answering
+/// requests: a file is counted while the adds go on, on the other core, so the first
+/// estimate after a burst of adds finds nearly every count made (an estimate that
+/// comes first counts what is left itself). The caches are saved after a lull.
 fn counter(rx: mpsc::Receiver<Job>) {
     crate::project::flush_queue::lower_priority();
-    let mut queue = std::collections::VecDeque::new();
+    let mut unsaved = false;
     loop {
-        if queue.is_empty() {
+        let job = if unsaved {
+            match rx.recv_timeout(LULL) {
+                Ok(job) => job,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    flush();
+                    unsaved = false;
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    flush();
+                    return;
+                }
+            }
+        } else {
             match rx.recv() {
-                Ok(job) => queue.push_back(job),
+                Ok(job) => job,
                 Err(_) => return,
             }
-        }
-        while let Ok(job) = rx.recv_timeout(LULL) {
-            queue.push_back(job);
-        }
-        // Counts until the queue is empty or another file comes, which starts a wait.
-        while let Some(job) = queue.pop_front() {
-            count_job(&job);
-            if let Ok(more) = rx.try_recv() {
-                queue.push_back(more);
-                break;
-            }
-        }
-        if queue.is_empty() {
-            flush();
-        }
+        };
+        count_job(&job);
+        unsaved = true;
     }
 }
 

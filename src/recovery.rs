@@ -61,7 +61,11 @@ fn rebuild_unflushed(store: &ChatStore, id: &str, markers: &[(PathBuf, u32)]) ->
     if markers.is_empty() {
         return None;
     }
-    let bytes = std::fs::read(store.chat_path(id, "chat.json").ok()?).ok()?;
+    let bytes = crate::project::fsutil::read_state(
+        &store.chat_path(id, "chat.json").ok()?,
+        crate::project::state_file::CHAT_CAP,
+    )
+    .ok()?;
     if bytes.iter().any(|&b| b != 0 && !b.is_ascii_whitespace()) {
         return None;
     }

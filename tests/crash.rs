@@ -235,3 +235,92 @@ fn with_sync_writes_a_reply_comes_after_the_flush_and_leaves_no_marker() {
         "by default the flush comes after the reply"
     );
 }
+
+/// The context journal (docs/ARCHITECTURE.md, "Durability" 10) under SIGKILL: a run of
+/// adds is killed after a random number of replies; every add that was answered is in
+/// the chat when it opens again, no entry is there twice, and every snapshot reads
+/// back. Some rounds end cleanly instead, folding the journal into `chat.json`.
+#[test]
+fn sigkill_in_a_run_of_adds_keeps_every_answered_add() {
+    let (env, _fake) = fake_env(json!({}));
+    let (b, id) = env.with_chat();
+    assert_eq!(b.close().code(), Some(0));
+    let mut rng = Lcg(0x00ad_d50f_f11e);
+    let mut answered: Vec<String> = Vec::new();
+    for round in 0..40 {
+        let mut b = open(&env, &id);
+        let ids: Vec<(String, String)> = (0..24)
+            .map(|j| {
+                let p = format!("r{round:02}/f{j:02}.txt");
+                env.write(&p, &format!("round {round} file {j}\n"));
+                let rid = b.send(json!({"action": "context_add", "path": p,
+                                        "content": format!("round {round} file {j}\n")}));
+                (rid, p)
+            })
+            .collect();
+        let wait = (rng.next() % 24) as usize;
+        for (rid, p) in &ids[..wait] {
+            assert_eq!(b.reply_to(rid)["type"], "ok", "round {round}: {p}");
+            answered.push(p.clone());
+        }
+        if round % 5 == 4 {
+            for (rid, p) in &ids[wait..] {
+                assert_eq!(b.reply_to(rid)["type"], "ok", "round {round}: {p}");
+                answered.push(p.clone());
+            }
+            assert_eq!(b.close().code(), Some(0));
+        } else {
+            std::thread::sleep(Duration::from_micros(rng.next() % 3_000));
+            b.kill();
+        }
+        check(&env, &id, round);
+        let mut b = open(&env, &id);
+        let listed = b.ok(json!({"action": "context_list"}));
+        let paths: Vec<String> = listed["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_owned())
+            .collect();
+        let unique: std::collections::HashSet<&String> = paths.iter().collect();
+        assert_eq!(unique.len(), paths.len(), "round {round}: an entry twice");
+        for p in &answered {
+            assert!(paths.contains(p), "round {round}: answered add {p} lost");
+        }
+        answered = paths;
+        assert_eq!(b.close().code(), Some(0));
+    }
+}
+
+/// A journal whose last line a power loss cut: the chat opens with every whole line,
+/// and the next add starts a journal of its own that the next open reads.
+#[test]
+fn a_torn_journal_tail_is_dropped_and_adds_go_on() {
+    let (env, _fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    for i in 0..3 {
+        env.write(&path(i), &content(i, 0));
+        b.ok(json!({"action": "context_add", "path": path(i), "content": content(i, 0)}));
+    }
+    b.kill();
+    let dir = env.chat_dir(&id);
+    let journal = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".jsonl"))
+        .expect("the adds went to a journal");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    bytes.extend_from_slice(b"{\"entry\":{\"path\":\"torn");
+    std::fs::write(&journal, bytes).unwrap();
+    let mut b = open(&env, &id);
+    let listed = b.ok(json!({"action": "context_list"}));
+    assert_eq!(listed["files"].as_array().unwrap().len(), 3, "{listed}");
+    env.write(&path(3), &content(3, 0));
+    b.ok(json!({"action": "context_add", "path": path(3), "content": content(3, 0)}));
+    b.kill();
+    let mut b = open(&env, &id);
+    let listed = b.ok(json!({"action": "context_list"}));
+    assert_eq!(listed["files"].as_array().unwrap().len(), 4, "{listed}");
+    assert_eq!(b.close().code(), Some(0));
+}

@@ -223,10 +223,21 @@ impl CheckpointStore {
             return Err(Error::not_found("Checkpoint not found"));
         }
         let path = state_path(&self.base, &format!("checkpoints/{id}.json"))?;
-        let bytes = match std::fs::read(&path) {
+        // Opened as a regular file within its cap (invariant 13); a damaged one is
+        // refused, never moved: it holds the user's files.
+        let bytes = match crate::project::fsutil::read_state(
+            &path,
+            crate::project::state_file::CHECKPOINT_CAP,
+        ) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::not_found("Checkpoint not found"));
+            }
+            Err(e) if crate::project::fsutil::is_damage(&e) => {
+                return Err(Error::new(
+                    ErrorCode::Io,
+                    format!("Checkpoint {id} is damaged: {e}"),
+                ));
             }
             Err(e) => return Err(Error::io(format!("Cannot read checkpoint {id}"), e)),
         };

@@ -1,7 +1,9 @@
 //! Chats: the `chat.json` model, ids, and stores of chats (project and global).
 
 pub mod events;
+mod excerpt;
 pub mod ids;
+pub mod journal;
 mod list_cache;
 pub mod model;
 pub mod store;

@@ -54,6 +54,10 @@ pub struct Chat {
     /// The conversation, context events included.
     #[serde(default)]
     pub messages: Vec<Message>,
+    /// The context journal `chat.json` names (`chat::journal`): read, never written by
+    /// an ordinary save, which folds the journal in.
+    #[serde(default, rename = "context_journal", skip_serializing)]
+    pub journal: Option<String>,
     /// Fields this version does not know, kept as they were.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -362,8 +366,9 @@ impl Message {
 
 impl Chat {
     /// Checks the paths a `chat.json` read from disk names: `.bb7/` may be planted, so
-    /// a project entry must be a plain project-relative path outside bb7's state, and
-    /// an external entry an absolute path. Returns the first path that is not.
+    /// each entry must pass `project::paths::check_stored`, the rule a context add is
+    /// checked with (so bb7 never stores a path it refuses here). Returns the first
+    /// path that does not.
     pub fn check_paths(&self) -> Result<(), String> {
         for cf in &self.context_files {
             if cf.is_attachment() {
@@ -374,23 +379,7 @@ impl Chat {
                 }
                 continue;
             }
-            let plain = !cf.path.is_empty()
-                && !cf.path.contains(['\\', '\0'])
-                && cf
-                    .path
-                    .split('/')
-                    .all(|p| !p.is_empty() && p != "." && p != "..");
-            let ok = if cf.external {
-                std::path::Path::new(&cf.path).is_absolute() && !cf.path.contains('\0')
-            } else {
-                plain
-                    && !cf
-                        .path
-                        .split('/')
-                        .next()
-                        .is_some_and(|f| f.eq_ignore_ascii_case(".bb7"))
-            };
-            if !ok {
+            if crate::project::paths::check_stored(&cf.path, cf.external).is_err() {
                 return Err(format!("its context names the path {:?}", cf.path));
             }
         }

@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
+use crate::chat::excerpt::{excerpt_around, searchable_text};
 use crate::chat::ids;
 use crate::chat::list_cache::{self, ListStamps};
 use crate::chat::model::ChatSummary;
-use crate::chat::model::{CHAT_VERSION, Chat, Message};
+use crate::chat::model::{CHAT_VERSION, Chat};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::project::flush_queue::{self, Rank};
@@ -19,6 +20,7 @@ use crate::project::fsutil::{self, write_json_atomic};
 use crate::project::fsutil::{Stamp, file_stamp};
 use crate::project::lock;
 use crate::project::paths::{state_path, valid_chat_id};
+use crate::project::state_file::{self, CACHE_CAP, CHAT_CAP, SMALL_CAP};
 
 /// How many of the newest chats `list` probes for a lock even without a holder's hint
 /// (see [`ChatStore::list`]).
@@ -123,10 +125,21 @@ impl ChatStore {
         state_path(&self.base, &format!("chats/{id}/{rel}"))
     }
 
-    /// Whether chat `id` exists.
+    /// A cache file inside chat `id`'s directory (the prompt ledger): as
+    /// [`ChatStore::chat_path`], with a symlink planted in place of the file itself set
+    /// aside (`state_file::own_path`) instead of refused.
+    pub fn cache_path(&self, id: &str, rel: &str) -> Result<PathBuf> {
+        if !valid_chat_id(id) {
+            return Err(Error::chat_not_found());
+        }
+        state_file::own_path(&self.base, &format!("chats/{id}/{rel}"))
+    }
+
+    /// Whether chat `id` exists (its `chat.json` does, even as something a load
+    /// refuses as damaged: such a chat is told as damaged, not as missing).
     pub fn exists(&self, id: &str) -> bool {
         self.chat_path(id, "chat.json")
-            .map(|p| p.is_file())
+            .map(|p| p.symlink_metadata().is_ok())
             .unwrap_or(false)
     }
 
@@ -134,10 +147,17 @@ impl ChatStore {
     /// Errors: `Chat not found`; a message naming the file when it does not parse.
     pub fn load(&self, id: &str) -> Result<Chat> {
         let path = self.chat_path(id, "chat.json")?;
-        let bytes = match std::fs::read(&path) {
+        // Refused, never set aside: a chat holds the user's work (invariant 13).
+        let bytes = match fsutil::read_state(&path, CHAT_CAP) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Error::chat_not_found());
+            }
+            Err(e) if fsutil::is_damage(&e) => {
+                return Err(Error::new(
+                    ErrorCode::Io,
+                    format!("Chat {id} is damaged ({}): {e}", path.display()),
+                ));
             }
             Err(e) => return Err(Error::io("Cannot read chat", e)),
         };
@@ -159,6 +179,7 @@ impl ChatStore {
             }
             chat.id = id.to_owned();
         }
+        self.replay(&mut chat, &path)?;
         chat.check_paths().map_err(|why| {
             Error::new(
                 ErrorCode::Io,
@@ -171,9 +192,21 @@ impl ChatStore {
         Ok(chat)
     }
 
-    /// Writes `chat.json` atomically.
+    /// Writes `chat.json` atomically, whole: a context journal it had is folded in
+    /// and removed (`chat::journal`).
     pub fn save(&self, chat: &Chat) -> Result<()> {
         let path = self.chat_path(&chat.id, "chat.json")?;
+        let bytes = self.encode(chat)?;
+        // Flushed in the background after any snapshot it names (Durability 8).
+        let dir = self.chat_dir(&chat.id)?;
+        flush_queue::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))?;
+        self.journal_folded(&chat.id);
+        Ok(())
+    }
+
+    /// `chat` as `chat.json` holds it. Errors: it would be over the cap a read
+    /// accepts (`state_file::CHAT_CAP`).
+    pub(super) fn encode(&self, chat: &Chat) -> Result<Vec<u8>> {
         // Compact: the file is rewritten on every change of the chat, and indenting a
         // chat with thousands of context events costs more than the write itself.
         let mut bytes = serde_json::to_vec(chat).map_err(|e| {
@@ -183,9 +216,15 @@ impl ChatStore {
             )
         })?;
         bytes.push(b'\n');
-        // Flushed in the background after any snapshot it names (Durability 8).
-        let dir = self.chat_dir(&chat.id)?;
-        flush_queue::write(&path, &bytes, Rank::Chat, &self.base, Some(&dir))
+        // What cannot be read back is not written (invariant 13).
+        if bytes.len() as u64 > CHAT_CAP {
+            return Err(Error::invalid(format!(
+                "Chat {} would exceed {} MiB; compact it (chat_compact) or start a new chat",
+                chat.id,
+                CHAT_CAP / (1024 * 1024)
+            )));
+        }
+        Ok(bytes)
     }
 
     /// Creates a new chat with a fresh id and adds it to the index as the active chat.
@@ -238,7 +277,7 @@ impl ChatStore {
     /// is a change of inode): with 20,000 chats, parsing it costs more than the rest of
     /// `chat_new`.
     fn shared_index(&self) -> Arc<Index> {
-        let Ok(path) = state_path(&self.base, "chats/index.json") else {
+        let Ok(path) = state_file::own_path(&self.base, "chats/index.json") else {
             return Arc::default();
         };
         let Some(stamp) = file_stamp(&path) else {
@@ -250,12 +289,9 @@ impl ChatStore {
         {
             return idx.clone();
         }
-        let index: Arc<Index> = Arc::new(
-            std::fs::read(&path)
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or_default(),
-        );
+        // A cache: a damaged one is set aside and rebuilt (invariant 13).
+        let index: Arc<Index> =
+            Arc::new(state_file::load_or_set_aside(&path, CACHE_CAP).unwrap_or_default());
         cache.insert(path, (stamp, index.clone()));
         index
     }
@@ -269,7 +305,7 @@ impl ChatStore {
         if index == *before {
             return Ok(());
         }
-        let path = state_path(&self.base, "chats/index.json")?;
+        let path = state_file::own_path(&self.base, "chats/index.json")?;
         let mut bytes = serde_json::to_vec(&index)
             .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot encode the chat index: {e}")))?;
         bytes.push(b'\n');
@@ -488,10 +524,12 @@ impl ChatStore {
             let Ok(path) = self.chat_path(&chat.id, "chat.json") else {
                 continue;
             };
-            let Ok(mut bytes) = std::fs::read(&path) else {
+            let Ok(mut bytes) = fsutil::read_state(&path, CHAT_CAP) else {
                 continue;
             };
-            if raw_prefilter {
+            // Adds in a context journal are not in `chat.json`'s bytes.
+            let journaled = memchr::memmem::find(&bytes, b"\"context_journal\"").is_some();
+            if raw_prefilter && !journaled {
                 bytes.make_ascii_lowercase();
                 if finder.find(&bytes).is_none() {
                     continue;
@@ -542,13 +580,19 @@ impl ChatStore {
         self.read_flags(file).unwrap_or_default()
     }
 
-    /// The ids in a flag file: none when it does not exist. Errors: it exists but
-    /// cannot be read or parsed, so a change must not replace it (Durability 9).
+    /// The ids in a flag file: none when it does not exist, or when it is damaged (not
+    /// a regular file, over its cap, not a list of ids), which is then set aside
+    /// (invariant 13). Errors: it exists but cannot be read now (a permission error),
+    /// so a change must not replace it (Durability 9).
     fn read_flags(&self, file: &str) -> Result<HashSet<String>> {
-        let path = state_path(&self.base, file)?;
-        let bytes = match std::fs::read(&path) {
+        let path = self.flags_path(file)?;
+        let bytes = match fsutil::read_state(&path, SMALL_CAP) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+            Err(e) if fsutil::is_damage(&e) => {
+                state_file::set_aside(&path, &e.to_string());
+                return Ok(HashSet::new());
+            }
             Err(e) => return Err(Error::io(format!("Cannot read {file}"), e)),
         };
         // bb7 writes a plain array; the reference plugin writes its own pins as
@@ -564,11 +608,16 @@ impl ChatStore {
             Ok(Flags::List(v) | Flags::Object { pinned: v } | Flags::Reference { chats: v }) => {
                 Ok(v.into_iter().collect())
             }
-            Err(e) => Err(Error::new(
-                ErrorCode::Io,
-                format!("{file} is damaged ({e}); fix or remove it"),
-            )),
+            Err(e) => {
+                state_file::set_aside(&path, &format!("not a list of chat ids: {e}"));
+                Ok(HashSet::new())
+            }
         }
+    }
+
+    /// The path of a flag file, a symlink planted there set aside.
+    fn flags_path(&self, file: &str) -> Result<PathBuf> {
+        state_file::own_path(&self.base, file)
     }
 
     fn set_flag(&self, file: &str, id: &str, on: bool) -> Result<()> {
@@ -583,7 +632,7 @@ impl ChatStore {
         }
         let mut list: Vec<String> = set.into_iter().collect();
         list.sort();
-        let path = state_path(&self.base, file)?;
+        let path = self.flags_path(file)?;
         if file == PINS_FILE {
             // The reference plugin reads and writes pins as `{"chats":[…]}`.
             write_json_atomic(&path, &serde_json::json!({ "chats": list }))
@@ -618,57 +667,6 @@ fn index_chat(idx: &mut Index, chat: &Chat) {
         name: chat.name.clone(),
         created: chat.created.clone(),
     });
-}
-
-/// What a content search looks at in a message: its text parts and the paths its
-/// context events name.
-fn searchable_text(m: &Message) -> String {
-    let mut out = String::new();
-    for p in &m.parts {
-        let piece = match p.kind.as_str() {
-            "text" => p.content.as_deref(),
-            "context_event" => p.path.as_deref(),
-            _ => None,
-        };
-        if let Some(t) = piece {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(t);
-        }
-    }
-    out
-}
-
-/// About 60 characters either side of the first case-insensitive match, on one line.
-fn excerpt_around(text: &str, needle: &str) -> Option<String> {
-    let lower = text.to_lowercase();
-    // ASCII lowering keeps byte offsets; otherwise excerpt the lowered text.
-    let source = if lower.len() == text.len() {
-        text
-    } else {
-        lower.as_str()
-    };
-    let at = lower.find(needle)?;
-    let mut start = at.saturating_sub(60);
-    while !source.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (at + needle.len() + 60).min(source.len());
-    while !source.is_char_boundary(end) {
-        end += 1;
-    }
-    let mut s: String = source[start..end]
-        .chars()
-        .map(|c| if c.is_whitespace() { ' ' } else { c })
-        .collect();
-    if start > 0 {
-        s.insert(0, '…');
-    }
-    if end < source.len() {
-        s.push('…');
-    }
-    Some(s)
 }
 
 #[cfg(test)]

@@ -17,9 +17,10 @@ use crate::config::Config;
 /// JSON object (a file that does not parse is [`Config::load`]'s error).
 pub fn warnings(dir: &Path) -> Vec<String> {
     let path = dir.join("config.json");
-    let Some(config) = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    let Some(config) =
+        crate::project::fsutil::read_regular_capped(&path, crate::project::state_file::SMALL_CAP)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
     else {
         return Vec::new();
     };

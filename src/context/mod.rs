@@ -129,9 +129,28 @@ impl<'a> ChatFiles<'a> {
         self.store.chat_path(self.id, &format!("output/{rel}"))
     }
 
-    /// The model's copy of `rel`, if it has one.
+    /// The model's copy of `rel`, if it has one. Errors: it cannot be read (over the
+    /// read limit, not text); the message says how to go on, since the output can
+    /// still be rejected without being read.
     pub fn read_output(&self, rel: &str) -> Result<Option<String>> {
-        read_text_opt(&self.output_path(rel)?, rel)
+        read_text_opt(&self.output_path(rel)?, rel).map_err(|e| {
+            Error::new(
+                e.code,
+                format!(
+                    "The model's output of {rel} cannot be read ({}); reject it (output_delete) to go on",
+                    e.message
+                ),
+            )
+        })
+    }
+
+    /// Whether `rel` has an output file, without reading it (a regular file; the path
+    /// is checked for planted symlinks on the way).
+    pub fn has_output(&self, rel: &str) -> Result<bool> {
+        Ok(self
+            .output_path(rel)?
+            .symlink_metadata()
+            .is_ok_and(|m| m.is_file()))
     }
 
     /// Writes the model's copy of `rel` and records its facts.
@@ -168,12 +187,17 @@ impl<'a> ChatFiles<'a> {
 /// Appends a context event. Like the reference, each event is its own assistant-role
 /// message holding one `context_event` part, so `message_index` counts it.
 pub fn push_event(chat: &mut Chat, part: Part) {
-    chat.messages.push(Message {
+    chat.messages.push(event_message(part));
+}
+
+/// The message that carries one context event (see [`push_event`]).
+pub fn event_message(part: Part) -> Message {
+    Message {
         role: "assistant".into(),
         parts: vec![part],
         timestamp: Some(ids::now_rfc3339()),
         ..Message::default()
-    });
+    }
 }
 
 /// Builds an event part describing `cf`.
@@ -195,10 +219,19 @@ pub fn find_file(chat: &Chat, path: &str) -> Option<usize> {
         .position(|c| c.path == path && c.is_whole_file())
 }
 
+/// The key a context entry for `loc` is stored under, checked by the rule a chat is
+/// read back with (`paths::check_stored`, invariant 13): what is stored can be opened.
+fn stored_key(loc: &Location) -> Result<String> {
+    let key = loc.key();
+    crate::project::paths::check_stored(&key, loc.is_external())?;
+    Ok(key)
+}
+
 /// Adds a whole file to context (`context_add`): stores the snapshot, appends the
 /// entry and a `UserAddFile` event. External files are forced read-only.
 /// Errors: `Context file already exists` (code `conflict`; the reference plugin treats
-/// a message containing `already exists` as a no-op).
+/// a message containing `already exists` as a no-op); a path or content that could not
+/// be read back (`invalid_request`/`path_escape`: a NUL byte, over 64 MiB).
 pub fn add_file(
     chat: &mut Chat,
     files: ChatFiles,
@@ -206,8 +239,28 @@ pub fn add_file(
     content: &str,
     readonly: bool,
 ) -> Result<()> {
-    let path = loc.key();
-    if find_file(chat, &path).is_some() {
+    let (cf, event) = new_file(chat, files, loc, content, readonly, false)?;
+    chat.messages.push(event);
+    chat.context_files.push(cf);
+    Ok(())
+}
+
+/// What [`add_file`] adds, without adding it: stores the snapshot and returns the
+/// entry and its `UserAddFile` event message, for a caller that records them in the
+/// chat's journal (`chat::journal`); `known_absent` when the caller already knows the
+/// path is not in context (a lookup in its own index instead of a scan of every entry).
+/// Errors: as [`add_file`].
+pub fn new_file(
+    chat: &Chat,
+    files: ChatFiles,
+    loc: &Location,
+    content: &str,
+    readonly: bool,
+    known_absent: bool,
+) -> Result<(ContextFile, Message)> {
+    let path = stored_key(loc)?;
+    fsutil::check_storable(content, &path)?;
+    if !known_absent && find_file(chat, &path).is_some() {
         return Err(Error::new(ErrorCode::Conflict, FILE_EXISTS));
     }
     let content = to_lf(content);
@@ -222,9 +275,8 @@ pub fn add_file(
         meta: None,
     };
     files.write_snapshot(&cf, &content)?;
-    push_event(chat, event_for("UserAddFile", &cf));
-    chat.context_files.push(cf);
-    Ok(())
+    let event = event_message(event_for("UserAddFile", &cf));
+    Ok((cf, event))
 }
 
 /// Adds a section (`context_add_section`). `content` is either the section's own
@@ -238,14 +290,32 @@ pub fn add_section(
     start: u64,
     end: u64,
 ) -> Result<()> {
+    let (cf, event) = new_section(chat, files, loc, content, start, end)?;
+    chat.messages.push(event);
+    chat.context_files.push(cf);
+    Ok(())
+}
+
+/// What [`add_section`] adds, without adding it (see [`new_file`]): the snapshot is
+/// stored, the entry and its `UserAddSection` event message returned. Errors: as
+/// [`add_section`].
+pub fn new_section(
+    chat: &Chat,
+    files: ChatFiles,
+    loc: &Location,
+    content: &str,
+    start: u64,
+    end: u64,
+) -> Result<(ContextFile, Message)> {
     if end < start {
         return Err(Error::invalid(format!(
             "Invalid line range {start}-{end}: end_line is before start_line"
         )));
     }
+    let path = stored_key(loc)?;
+    fsutil::check_storable(content, &path)?;
     let content = to_lf(content);
     let text = section_text(&content, start, end)?;
-    let path = loc.key();
     if chat
         .context_files
         .iter()
@@ -264,15 +334,15 @@ pub fn add_section(
         meta: None,
     };
     files.write_snapshot(&cf, &text)?;
-    push_event(chat, event_for("UserAddSection", &cf));
-    chat.context_files.push(cf);
-    Ok(())
+    let event = event_message(event_for("UserAddSection", &cf));
+    Ok((cf, event))
 }
 
 /// Re-snapshots a whole file (`context_update`, `sync_context`): `UserWriteFile`.
 /// Unchanged content is a no-op. Errors: `File not found`.
 pub fn update_file(chat: &mut Chat, files: ChatFiles, path: &str, content: &str) -> Result<()> {
     let i = find_file(chat, path).ok_or_else(|| Error::not_found(FILE_NOT_FOUND))?;
+    fsutil::check_storable(content, path)?;
     let content = to_lf(content);
     let version = ids::file_version(path, &content);
     if chat.context_files[i].version == version {

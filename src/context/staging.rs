@@ -201,10 +201,11 @@ impl ChatFiles<'_> {
     /// into `output/` and removes the directory (earlier outputs kept aside go with it).
     fn finish_staged(&self, txn: &str) -> Result<()> {
         let journal = self.journal_path(txn)?;
-        let paths: Vec<String> = std::fs::read(&journal)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
+        let paths: Vec<String> =
+            crate::project::fsutil::read_state(&journal, crate::project::state_file::SMALL_CAP)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
         for path in &paths {
             let staged = self.txn_path(txn, "files", path)?;
             if !staged.is_file() {

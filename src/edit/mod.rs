@@ -214,20 +214,21 @@ pub fn plan(edits: &[ProposedEdit], root: &Path, access: &dyn Fn(&str) -> FileAc
     plan
 }
 
-/// Refuses content with a NUL byte: bb7 reads such a file as binary, so writing it
-/// would leave an output (and later a project file) that no request can read back.
+/// Refuses content bb7 could not read back (`fsutil::check_storable`: a NUL byte, over
+/// 64 MiB), so a write never leaves an output (and later a project file) that no
+/// request can read.
 fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Failure> {
-    match staged.iter().find(|(_, p)| p.content.contains('\0')) {
-        Some((rel, _)) => {
+    for (rel, p) in staged {
+        if let Err(e) = crate::project::fsutil::check_storable(&p.content, rel) {
             let mut f = Failure::new(
                 CallCode::InvalidArguments,
-                format!("{rel}: the content holds a NUL byte; only text files can be written"),
+                format!("{}; only text files up to 64 MiB can be written", e.message),
             );
             f.path = Some(rel.clone());
-            Err(f)
+            return Err(f);
         }
-        None => Ok(()),
     }
+    Ok(())
 }
 
 fn first_path(parsed: &EditRequest) -> Option<String> {

@@ -274,10 +274,11 @@ impl ModelsCache {
         }
     }
 
-    /// Reads the cache; a missing or unreadable file gives `None`.
+    /// Reads the cache; a missing or unreadable file gives `None`, and a damaged one
+    /// (a named pipe, a symlink, over its cap, not JSON) is set aside (invariant 13).
     pub fn load(path: &Path) -> Option<ModelsCache> {
-        let bytes = std::fs::read(path).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        use crate::project::state_file;
+        state_file::load_or_set_aside(path, state_file::SMALL_CAP)
     }
 
     /// Whether the list is of this format and younger than `max_age`.

@@ -21,7 +21,8 @@ use crate::text::to_lf;
 /// Errors: `File not found` when there is no output.
 pub fn reject(chat: &mut Chat, files: ChatFiles, root: &Path, path: &str) -> Result<()> {
     let (rel, _) = locate_in_project(root, path)?;
-    if files.read_output(&rel)?.is_none() {
+    // Looked at, not read: an output too large to read can still be rejected.
+    if !files.has_output(&rel)? {
         return Err(Error::not_found(FILE_NOT_FOUND));
     }
     files.remove_output(&rel)?;

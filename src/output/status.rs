@@ -72,6 +72,10 @@ pub struct FileStatus {
     /// absent for files and sections.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<AttachKind>,
+    /// Why the output cannot be read (over the 64 MiB read limit, not text): the row
+    /// is still listed so it can be rejected (`output_delete`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_error: Option<String>,
 }
 
 /// What decides a status letter.
@@ -229,19 +233,24 @@ pub fn statuses(
         }
         let snap_path = files.snapshot_path(cf)?;
         let snap = filecache::file_facts(base, &snap_path, true).ok().flatten();
-        let output = if cf.is_whole_file() && !cf.external && output_set.contains(cf.path.as_str())
-        {
-            filecache::file_facts(base, &files.output_path(&cf.path)?, true)?
-        } else {
-            None
-        };
+        let (output, output_error) =
+            if cf.is_whole_file() && !cf.external && output_set.contains(cf.path.as_str()) {
+                readable(filecache::file_facts(
+                    base,
+                    &files.output_path(&cf.path)?,
+                    true,
+                ))
+            } else {
+                (None, None)
+            };
         let entry = if section {
             Entry::Section
         } else {
             Entry::InContext {
-                output_differs: output
-                    .as_ref()
-                    .is_some_and(|o| Some(&o.sha256) != snap.as_ref().map(|s| &s.sha256)),
+                output_differs: output_error.is_some()
+                    || output
+                        .as_ref()
+                        .is_some_and(|o| Some(&o.sha256) != snap.as_ref().map(|s| &s.sha256)),
             }
         };
         // An attachment is no file: nothing on disk to compare it with.
@@ -275,7 +284,7 @@ pub fn statuses(
             path: cf.path.clone(),
             status: status_of(entry),
             in_context: true,
-            has_output: output.is_some(),
+            has_output: output.is_some() || output_error.is_some(),
             readonly: cf.readonly,
             external: cf.external,
             out_of_sync: !cf.is_attachment() && out_of_sync(snap.as_ref(), disk.as_ref()),
@@ -290,13 +299,15 @@ pub fn statuses(
             end_line: cf.end_line,
             on_disk,
             kind: cf.kind,
+            output_error,
         });
     }
     for rel in &outputs {
         if in_context.contains(rel.as_str()) {
             continue;
         }
-        let facts = filecache::file_facts(base, &files.output_path(rel)?, true)?;
+        let (facts, output_error) =
+            readable(filecache::file_facts(base, &files.output_path(rel)?, true));
         let exists_locally = root.join(rel).symlink_metadata().is_ok();
         let on_disk = match (&facts, exists_locally) {
             (Some(o), true) => filecache::file_facts(base, &root.join(rel), false)
@@ -318,7 +329,7 @@ pub fn statuses(
             original_tokens: None,
             output_tokens: Some(t),
             context_content: None,
-            output_content: if contents {
+            output_content: if contents && output_error.is_none() {
                 Some(files.read_output(rel)?.unwrap_or_default())
             } else {
                 None
@@ -333,10 +344,21 @@ pub fn statuses(
             end_line: None,
             on_disk,
             kind: None,
+            output_error,
         });
     }
     filecache::flush();
     Ok(rows)
+}
+
+/// An output's facts, or why it cannot be read: an output bb7 cannot read (an
+/// existing one over the read limit, from before that limit was checked on writing)
+/// is still listed, so the user can see and reject it.
+fn readable(facts: Result<Option<Facts>>) -> (Option<Facts>, Option<String>) {
+    match facts {
+        Ok(f) => (f, None),
+        Err(e) => (None, Some(e.message)),
+    }
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

@@ -154,10 +154,60 @@ pub fn write(
     root: &Path,
     chat: Option<&Path>,
 ) -> Result<()> {
+    deferred(path, rank, root, chat, |sync| {
+        if sync {
+            super::fsutil::write_atomic(path, bytes).map(|_| false)
+        } else {
+            super::fsutil::replace_file(path, bytes, false)
+        }
+    })
+}
+
+/// Appends `bytes` to the file at `path` (created when missing), flushed like
+/// [`write`]: in the next burst, in `rank`'s order, behind the chat's marker (an
+/// append-only journal, `chat::journal`). Errors (`io`): the file cannot be opened or
+/// written.
+pub fn append(
+    path: &Path,
+    bytes: &[u8],
+    rank: Rank,
+    root: &Path,
+    chat: Option<&Path>,
+) -> Result<()> {
+    deferred(path, rank, root, chat, |sync| {
+        use std::io::Write;
+        let doing = || format!("Cannot write file {}", path.display());
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| crate::error::Error::io(doing(), e))?;
+        file.write_all(bytes)
+            .map_err(|e| crate::error::Error::io(doing(), e))?;
+        if sync {
+            file.sync_all()
+                .map_err(|e| crate::error::Error::io(doing(), e))?;
+            if let Some(parent) = path.parent() {
+                super::fsutil::sync_dir(parent);
+            }
+        }
+        Ok(false)
+    })
+}
+
+/// Runs `op` (a write of `path`; its argument says whether to flush it at once, and
+/// it returns whether it created directories) and queues its flush.
+fn deferred(
+    path: &Path,
+    rank: Rank,
+    root: &Path,
+    chat: Option<&Path>,
+    op: impl FnOnce(bool) -> Result<bool>,
+) -> Result<()> {
     let mut st = lock_state();
     if st.synchronous {
         drop(st);
-        return super::fsutil::write_atomic(path, bytes);
+        return op(true).map(|_| ());
     }
     if let Some(dir) = chat
         && !st.marked.contains(dir)
@@ -171,13 +221,13 @@ pub fn write(
         });
         if made.is_err() {
             drop(st);
-            return super::fsutil::write_atomic(path, bytes);
+            return op(true).map(|_| ());
         }
         st.marked.insert(dir.to_path_buf());
     }
     // The lock is held across the rename so the thread cannot drop the marker between
     // the check above and the write it covers.
-    let new_dirs = super::fsutil::replace_file(path, bytes, false)?;
+    let new_dirs = op(false)?;
     let idle = st.pending.is_empty() && st.jobs.is_empty();
     st.pending.push(Pending {
         path: path.to_path_buf(),

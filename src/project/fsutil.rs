@@ -133,11 +133,51 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// `InvalidData` for a file over [`MAX_FILE_BYTES`] (checked on its size and again on
 /// what is read, for a file that grows).
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_capped(path, MAX_FILE_BYTES, false)
+}
+
+/// [`read_regular`] with a cap of `cap` bytes instead of [`MAX_FILE_BYTES`] (a file
+/// the user writes for bb7, such as `config.json`).
+pub fn read_regular_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    read_capped(path, cap, false)
+}
+
+/// Reads one of bb7's own state files (invariant 13: `.bb7/` is untrusted input) the
+/// way [`read_regular`] reads a project file, and also refuses a symlink in the last
+/// component (`O_NOFOLLOW`; [`crate::project::paths::state_path`] refuses those on the
+/// way) and anything over `cap` bytes, the cap of that kind of file
+/// ([`crate::project::state_file`]). Errors: as [`read_regular`], a symlink being
+/// `InvalidInput` too; [`is_damage`] tells those that mean the file itself is wrong.
+pub fn read_state(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    read_capped(path, cap, true).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a symbolic link)",
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// Whether an error of [`read_regular`] or [`read_state`] says the file itself is
+/// wrong (not a regular file, a symlink, over its cap), as opposed to missing or
+/// unreadable right now (a permission error), which may pass.
+pub fn is_damage(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
+    )
+}
+
+fn read_capped(path: &Path, cap: u64, nofollow: bool) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let flags = libc::O_NONBLOCK | if nofollow { libc::O_NOFOLLOW } else { 0 };
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(flags)
         .open(path)?;
     let meta = file.metadata()?;
     let kind = meta.file_type();
@@ -156,25 +196,47 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
             format!("not a regular file ({what})"),
         ));
     }
-    let too_large = |len: u64| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "too large ({} MiB; bb7 reads files up to {} MiB)",
-                len.div_ceil(1024 * 1024),
-                MAX_FILE_BYTES / (1024 * 1024)
-            ),
-        )
-    };
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large(meta.len()));
+    if meta.len() > cap {
+        return Err(too_large(meta.len(), cap));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large(bytes.len() as u64));
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(bytes.len() as u64, cap));
     }
     Ok(bytes)
+}
+
+/// The error for a file of `len` bytes over `cap`, in MiB as users count them.
+fn too_large(len: u64, cap: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!(
+            "too large ({} MiB; bb7 reads files up to {} MiB)",
+            len.div_ceil(1024 * 1024),
+            cap / (1024 * 1024)
+        ),
+    )
+}
+
+/// The one rule for text bb7 stores and reads back (snapshots, outputs): UTF-8 (a
+/// `&str` already is), no NUL byte, at most [`MAX_FILE_BYTES`]. A context add and a
+/// model's write are checked with it before anything is stored, so nothing is stored
+/// that [`read_text`] would refuse. Errors (`invalid_request`): the message names
+/// `shown_as` and the reason.
+pub fn check_storable(text: &str, shown_as: &str) -> Result<()> {
+    if memchr::memchr(0, text.as_bytes()).is_some() {
+        return Err(Error::invalid(format!(
+            "{shown_as}: the content holds a NUL byte; bb7 keeps text files only"
+        )));
+    }
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(Error::invalid(format!(
+            "{shown_as}: {}",
+            too_large(text.len() as u64, MAX_FILE_BYTES)
+        )));
+    }
+    Ok(())
 }
 
 /// Reads a text file if it exists (`Ok(None)` when it does not).

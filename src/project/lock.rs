@@ -7,6 +7,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::ErrorCode;
@@ -30,6 +31,15 @@ impl ChatLock {
     /// another process holds the advisory lock, or when the file names a live process
     /// other than this one (a reference BB-7 that takes no OS lock).
     pub fn acquire(chat_dir: &Path) -> Result<ChatLock> {
+        // A symlink planted in place of the lock file (invariant 13) is moved aside:
+        // the lock is bb7's own and starts anew.
+        let planted = chat_dir.join("lock");
+        if planted
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            super::state_file::set_aside(&planted, "a symbolic link");
+        }
         let path = state_path(chat_dir, "lock")?;
         // A holder removes the file when it lets go; a file opened just before that
         // is locked but no longer the lock, so try again on the new one.
@@ -51,8 +61,15 @@ impl ChatLock {
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| Error::io(doing(), e))?;
+        // A planted named pipe or device in place of the lock file (invariant 13):
+        // moved aside, and the next round creates a regular one.
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            super::state_file::set_aside(path, "not a regular file");
+            return Ok(None);
+        }
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => return Err(locked_error(read_pid(&mut file))),
@@ -136,7 +153,14 @@ fn same_file(_file: &File, _path: &Path) -> bool {
 /// as the PID file tells (no lock is taken; used for `chat_list`'s `locked`).
 pub fn holder(chat_dir: &Path) -> Option<u32> {
     let path = state_path(chat_dir, "lock").ok()?;
-    let mut file = File::open(path).ok()?;
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
     let pid = read_pid(&mut file)?;
     (pid != std::process::id() && process_alive(pid)).then_some(pid)
 }

@@ -6,6 +6,7 @@ pub mod fsutil;
 pub mod lock;
 pub mod paths;
 pub mod scratch;
+pub mod state_file;
 pub mod usage_log;
 
 use std::path::{Path, PathBuf};

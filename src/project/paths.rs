@@ -116,7 +116,14 @@ pub fn locate(root: &Path, path: &str) -> Result<Location> {
         let normal = normalize_absolute(given);
         match normal.strip_prefix(root) {
             Ok(inside) => components_of(inside, path)?,
-            Err(_) => return Ok(Location::External { abs: normal }),
+            Err(_) => {
+                // Stored by its text: a name that is not UTF-8 could not be read back.
+                let key = normal
+                    .to_str()
+                    .ok_or_else(|| PathError::NotUtf8(path.to_owned()))?;
+                check_stored(key, true)?;
+                return Ok(Location::External { abs: normal });
+            }
         }
     } else {
         components_of(given, path)?
@@ -124,14 +131,56 @@ pub fn locate(root: &Path, path: &str) -> Result<Location> {
     if rel_parts.is_empty() {
         return Err(PathError::Root(path.to_owned()));
     }
-    if rel_parts[0] == ".bb7" {
+    if rel_parts[0].eq_ignore_ascii_case(".bb7") {
         return Err(PathError::StateDir(path.to_owned()));
     }
     let rel = rel_parts.join("/");
     let abs = root.join(&rel);
     let real = resolve_inside(root, &abs, path)?;
     judge_resolved(&rel, &real, path)?;
+    check_stored(&rel, false).map_err(|_| PathError::Escape(path.to_owned()))?;
     Ok(Location::Project { rel, abs })
+}
+
+/// The one rule for a path bb7 stores in a chat (a context entry's `path`): checked
+/// where a path is added (`context::add_file`, `context::add_section`, and [`locate`]
+/// for every project path it gives) and where a chat is read back
+/// (`Chat::check_paths`), so bb7 never stores a path it would later refuse.
+///
+/// A project path (`external` false) is relative, `/`-separated, with no empty, `.`
+/// or `..` component and no NUL, outside bb7's state directory (`.bb7`, any case, as a
+/// case-insensitive file system would take it). A backslash is an ordinary character
+/// of a Unix file name (`..\x` is one name inside the project), never a separator.
+/// An external path is absolute and the same components follow its leading `/`.
+/// Errors: the [`PathError`] a client would get for that path.
+pub fn check_stored(key: &str, external: bool) -> Result<()> {
+    if key.is_empty() {
+        return Err(PathError::Empty);
+    }
+    if key.contains('\0') {
+        return Err(PathError::Nul);
+    }
+    let parts = if external {
+        key.strip_prefix('/')
+            .ok_or_else(|| PathError::Escape(key.to_owned()))?
+    } else {
+        key
+    };
+    if parts
+        .split('/')
+        .any(|p| p.is_empty() || p == "." || p == "..")
+    {
+        return Err(PathError::Escape(key.to_owned()));
+    }
+    if !external
+        && parts
+            .split('/')
+            .next()
+            .is_some_and(|f| f.eq_ignore_ascii_case(".bb7"))
+    {
+        return Err(PathError::StateDir(key.to_owned()));
+    }
+    Ok(())
 }
 
 /// Resolves `path` and requires it to be inside the project (for writes).

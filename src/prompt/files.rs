@@ -24,7 +24,7 @@ pub fn next_request(
     system: &str,
     content: &str,
 ) -> Result<(Prompt, Vec<SnapshotRef>)> {
-    let ledger = Ledger::load(&store.chat_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
+    let ledger = Ledger::load(&store.cache_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
     let last_shown = ledger.last_shown(&chat.messages);
     let shown = |cf: &ContextFile| {
         last_shown.get(&(cf.path.as_str(), cf.start_line, cf.end_line))

@@ -9,6 +9,7 @@
 //! the one it last read or wrote ([`Ledger::load`]), and the flush thread serializes and
 //! writes a new one after the request went out ([`save`]).
 
+use crate::project::state_file;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -199,6 +200,12 @@ pub fn save(path: &Path, root: &Path, ledger: Ledger) {
         let Ok(bytes) = serde_json::to_vec(ledger.as_ref()) else {
             return false;
         };
+        if bytes.len() as u64 > state_file::LEDGER_CAP {
+            // Over what a later read accepts: no ledger (one uncached request) rather
+            // than an older one.
+            let _ = crate::project::fsutil::remove_file_if_exists(&target);
+            return false;
+        }
         if crate::project::fsutil::replace_file(&target, &bytes, false).is_err() {
             return false;
         }
@@ -236,10 +243,10 @@ impl Ledger {
         {
             return for_chat(k.ledger.clone(), chat);
         }
-        let read: Ledger = std::fs::read(path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
+        // A cache: a damaged one (a named pipe, over its cap, not JSON) is set aside
+        // (invariant 13).
+        let read: Ledger =
+            state_file::load_or_set_aside(path, state_file::LEDGER_CAP).unwrap_or_default();
         let ledger = Arc::new(read);
         *kept = Some(Kept {
             path: path.to_path_buf(),

@@ -361,6 +361,7 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
     guarded("saving interrupted answers", || {
         session.interrupt_planning(&ctx)
     });
+    guarded("folding the context journal", || session.fold_journal());
     // Deferred state writes reach the disk before the chat locks are let go
     // (docs/ARCHITECTURE.md, "Durability" 8).
     crate::project::flush_queue::flush_now();

@@ -43,6 +43,52 @@ mod trace;
 struct Active {
     store: ChatStore,
     chat: Chat,
+    /// The whole-file paths in context, for `context_add`'s duplicate check.
+    paths: PathIndex,
+}
+
+/// A context's length and its last entry's path and start line.
+type ContextMark = (usize, Option<(String, Option<u64>)>);
+
+/// The set of whole-file paths in a chat's context, kept while the context is as it
+/// was when the set was made: its length and its last entry tell (entries are only
+/// appended at the end or removed, so any other change moves one of the two). A set
+/// that is not current is made again from the entries.
+#[derive(Debug, Default)]
+struct PathIndex {
+    seen: Option<ContextMark>,
+    paths: std::collections::HashSet<String>,
+}
+
+impl PathIndex {
+    fn mark(chat: &Chat) -> ContextMark {
+        let last = chat
+            .context_files
+            .last()
+            .map(|c| (c.path.clone(), c.start_line));
+        (chat.context_files.len(), last)
+    }
+
+    /// The set for `chat`'s context, made again when it is not current.
+    fn current(&mut self, chat: &Chat) -> &std::collections::HashSet<String> {
+        let mark = Self::mark(chat);
+        if self.seen.as_ref() != Some(&mark) {
+            self.paths = chat
+                .context_files
+                .iter()
+                .filter(|c| !c.is_section())
+                .map(|c| c.path.clone())
+                .collect();
+            self.seen = Some(mark);
+        }
+        &self.paths
+    }
+
+    /// Records that `path` was just appended to `chat`'s context.
+    fn added(&mut self, chat: &Chat, path: String) {
+        self.paths.insert(path);
+        self.seen = Some(Self::mark(chat));
+    }
 }
 
 /// What the server loop should do after a request.
@@ -332,7 +378,11 @@ impl Session {
         if let Some(lock) = lock {
             self.locks.insert(key, lock);
         }
-        self.active = Some(Active { store, chat });
+        self.active = Some(Active {
+            store,
+            chat,
+            paths: PathIndex::default(),
+        });
         Ok(())
     }
 
@@ -353,7 +403,20 @@ impl Session {
     }
 
     /// Leaves the active chat; its lock is released unless a turn still streams in it.
+    /// Folds the active chat's context journal into its `chat.json`
+    /// (`chat::journal`), so the next reader (the reference BB-7 too) finds one file:
+    /// when the chat is let go and at the end of input. A failure leaves the journal,
+    /// which the next open replays.
+    pub fn fold_journal(&self) {
+        if let Some(a) = &self.active
+            && a.store.has_journal(&a.chat.id)
+        {
+            let _ = a.store.save(&a.chat);
+        }
+    }
+
     fn deactivate(&mut self) {
+        self.fold_journal();
         if let Some(a) = self.active.take() {
             let key = chat_key(&a.store, &a.chat.id);
             if let Some(lock) = self.locks.remove(&key) {

@@ -124,6 +124,14 @@ impl Job {
             .sum();
         let history = tokens::count_memo(&assemble::history_text(&self.chat.messages));
         let files = ChatFiles::new(&self.store, &self.chat.id);
+        // Counts the background counter has not made yet are made here in parallel.
+        let snapshots: Vec<std::path::PathBuf> = self
+            .chat
+            .context_files
+            .iter()
+            .filter_map(|cf| files.snapshot_path(cf).ok())
+            .collect();
+        crate::filecache::warm_tokens(self.store.base(), &snapshots);
         // The statuses hold every count, cached per file version.
         let statuses = output::statuses(&self.chat, files, &self.root, false)?;
         let context_total: usize = statuses.iter().map(|r| r.tokens).sum();
@@ -182,7 +190,7 @@ impl Job {
             return Some(layout.clone());
         }
         let (prompt, _) = next_request(&self.store, &self.chat, &self.system, "").ok()?;
-        let layout = Arc::new(measure(&prompt));
+        let layout = Arc::new(measure(&prompt, self.store.base()));
         *entry = print.map(|p| (p, layout.clone()));
         Some(layout)
     }
@@ -208,7 +216,7 @@ impl Job {
         stat(
             &self
                 .store
-                .chat_path(&self.chat.id, ledger::FILE_NAME)
+                .cache_path(&self.chat.id, ledger::FILE_NAME)
                 .ok()?,
             &mut h,
         );
@@ -226,15 +234,21 @@ impl Job {
     }
 }
 
-/// The layout's counts of a request laid out for an empty draft.
-fn measure(prompt: &Prompt) -> Layout {
+/// The layout's counts of a request laid out for an empty draft. A file shown whole
+/// takes the count the file cache already holds for its text (made in the background
+/// when it was added, or by the statuses just before), so no text is counted twice.
+fn measure(prompt: &Prompt, base: &Path) -> Layout {
     let ledger = &prompt.ledger;
     let context_files = ledger
         .files()
         .map(|f| match (&f.diff, &f.image) {
             (_, Some(image)) => image.tokens,
             (Some(d), None) => tokens::count_memo(&d.text),
-            (None, None) => tokens::count_cached(&f.file_id, &f.text),
+            (None, None) => {
+                let sha = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(f.text.as_bytes()));
+                crate::filecache::known_tokens(base, &sha)
+                    .unwrap_or_else(|| tokens::count_cached(&f.file_id, &f.text))
+            }
         })
         .sum();
     let potential_savings = ledger

@@ -119,6 +119,10 @@ impl Session {
         }
     }
 
+    /// `context_add`: the snapshot is stored, then the add is appended to the chat's
+    /// journal (`chat::journal`) instead of rewriting `chat.json`, so a run of adds
+    /// costs the same per add whatever the context's size; the chat in memory changes
+    /// only once the journal holds the add (invariant 12).
     pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
         if context::image::media_type_of(args.path.as_str()).is_some() {
@@ -132,7 +136,18 @@ impl Session {
         }
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
-        self.mutate(|chat, files, _| context::add_file(chat, files, &loc, content, readonly))?;
+        let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
+        let key = loc.key();
+        let index = active.paths.current(&active.chat);
+        if index.contains(&key) && context::find_file(&active.chat, &key).is_some() {
+            return Err(Error::new(ErrorCode::Conflict, context::FILE_EXISTS));
+        }
+        let files = ChatFiles::new(&active.store, &active.chat.id);
+        let (cf, event) = context::new_file(&active.chat, files, &loc, content, readonly, true)?;
+        active.store.journal_add(&active.chat, &cf, &event)?;
+        active.chat.messages.push(event);
+        active.chat.context_files.push(cf);
+        active.paths.added(&active.chat, key);
         Ok(Ack {})
     }
 
@@ -140,7 +155,13 @@ impl Session {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
-        self.mutate(|chat, files, _| context::add_section(chat, files, &loc, content, start, end))?;
+        // Journaled like `context_add`.
+        let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
+        let files = ChatFiles::new(&active.store, &active.chat.id);
+        let (cf, event) = context::new_section(&active.chat, files, &loc, content, start, end)?;
+        active.store.journal_add(&active.chat, &cf, &event)?;
+        active.chat.messages.push(event);
+        active.chat.context_files.push(cf);
         Ok(Ack {})
     }
 

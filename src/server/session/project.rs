@@ -77,6 +77,9 @@ impl Session {
                 }
             }
         }
+        // State files set aside while opening (invariant 13) are told like the
+        // config's problems: each is something bb7 worked around.
+        config_warnings.extend(crate::project::state_file::take_warnings());
         Ok(Opened {
             global_only: self.project.is_none(),
             default_model: self

@@ -35,7 +35,10 @@ impl Session {
     pub(super) fn instruction_files(&self, global: bool) -> Result<Vec<Instructions>> {
         let mut out = Vec::new();
         if let Some(dirs) = &self.dirs
-            && let Ok(text) = std::fs::read_to_string(dirs.global_instructions())
+            && let Ok(text) = crate::project::fsutil::read_text(
+                &dirs.global_instructions(),
+                "~/.config/bb7/instructions.md",
+            )
         {
             out.push(Instructions {
                 source: "~/.config/bb7/instructions.md".into(),
@@ -74,7 +77,9 @@ impl Session {
     pub(super) fn system_prompt_base(&self) -> String {
         self.dirs
             .as_ref()
-            .and_then(|d| std::fs::read_to_string(d.system_override()).ok())
+            .and_then(|d| {
+                crate::project::fsutil::read_text(&d.system_override(), "system_prompt.md").ok()
+            })
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| SYSTEM_PROMPT.to_owned())
     }
@@ -236,7 +241,7 @@ impl Session {
         let mut shown = std::mem::take(&mut prompt.ledger);
         shown.chat = Some(chat.id.clone());
         ledger::save(
-            &store.chat_path(&chat.id, ledger::FILE_NAME)?,
+            &store.cache_path(&chat.id, ledger::FILE_NAME)?,
             store.base(),
             shown,
         );

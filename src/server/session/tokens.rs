@@ -56,7 +56,7 @@ impl Session {
     /// longer sent (that request is not served from the cache). The history stays.
     pub(super) fn chat_compact(&mut self, _args: params::NoParams) -> Result<Ack> {
         let a = self.active()?;
-        let path = a.store.chat_path(&a.chat.id, ledger::FILE_NAME)?;
+        let path = a.store.cache_path(&a.chat.id, ledger::FILE_NAME)?;
         ledger::save(&path, a.store.base(), ledger::Ledger::default());
         Ok(Ack {})
     }
