@@ -525,14 +525,19 @@ fn a_local_attempt_that_spends_its_tool_budget_without_edits_falls_back() {
         ("list_files", json!({})),
     ]));
     let three = "fn main() {\n    println!(\"three\");\n}\n";
-    t.local.push_sse(response(
+    let mut answer = response(
         "",
         "local edit",
         vec![(
             "write_file",
             json!({"path": "src/main.rs", "content": three}),
         )],
-    ));
+    );
+    // A server that read the whole prompt reports about as many tokens as were sent
+    // (the fake's usual 100 would read as a prompt cut silently, `context_truncated`).
+    let at = answer.len() - 2;
+    answer[at] = usage(20_000, 20, 0.0015);
+    t.local.push_sse(answer);
     let end = t.b.turn("once more");
     assert_eq!(end["type"], "done", "{end}");
     assert_eq!(end["provider"], "local", "{end}");
