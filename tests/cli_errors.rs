@@ -35,9 +35,11 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
     let (env, _fake) = fake_env(json!({}));
     env.write("f.txt", TEN);
     env.write("g.txt", TEN);
-    // An editor holds the project's active chat.
+    // A process that answers no holder socket holds the project's active chat.
     let (mut editor, id) = env.with_chat();
     editor.ok(json!({"action": "context_add", "path": "f.txt", "content": TEN}));
+    editor.close();
+    let mut holder = hold_without_socket(&env, &id);
     let chats_before = std::fs::read_dir(env.project.join(".bb7/chats"))
         .unwrap()
         .count();
@@ -69,13 +71,11 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
         "{}",
         stderr(&o)
     );
-    editor.kill();
+    let _ = holder.kill();
+    let _ = holder.wait();
 
-    // Another editor opens it again; `bb7 unlock --force` takes it over for later
-    // commands.
-    let mut editor = env.spawn();
-    editor.ok(json!({"action": "init", "project_root": env.project}));
-    editor.ok(json!({"action": "chat_select", "id": id}));
+    // Held again; `bb7 unlock --force` takes it over for later commands.
+    let mut holder = hold_without_socket(&env, &id);
     assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
     let o = ok(&env, &["unlock", "--force"]);
     assert!(
@@ -84,7 +84,8 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
         stderr(&o)
     );
     assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));
-    editor.kill();
+    let _ = holder.kill();
+    let _ = holder.wait();
 }
 
 #[test]
@@ -106,7 +107,8 @@ fn unlock_refuses_while_the_holder_runs_and_takes_a_dead_ones_chat() {
     assert!(err.contains("--force"), "{err}");
     assert!(err.contains("overwrites"), "{err}");
     assert_eq!(std::fs::read_to_string(&lock).unwrap(), holder);
-    assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
+    // Beside it, a command is served by the editor itself (its holder socket).
+    assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));
     // The editor still owns the chat.
     editor.ok(json!({"action": "save_draft", "draft": "still mine"}));
     assert_eq!(env.chat_json(&id)["draft"], "still mine");

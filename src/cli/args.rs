@@ -126,16 +126,23 @@ pub enum Command {
     /// List checkpoints, oldest first, one per line: id, time, files, (action), then
     /// the hunk ids that `rollback --scoped` takes.
     Checkpoints,
-    /// Undo a checkpoint: restore its files, or reverse only some hunks. Merges like
-    /// apply: your later edits elsewhere in a file survive; later edits of the same
-    /// lines are a conflict (exit status 3) unless --force.
+    /// Undo a checkpoint (one whole apply, however many files it wrote): restore its
+    /// files, or reverse only some hunks. Merges like apply: your later edits
+    /// elsewhere in a file survive; later edits of the same lines are a conflict (exit
+    /// status 3). --force resets each file to its content before the checkpoint,
+    /// dropping every later edit in it.
     Rollback {
         /// Checkpoint id (from `bb7 checkpoints`).
-        id: String,
+        #[arg(required_unless_present = "last", conflicts_with = "last")]
+        id: Option<String>,
+        /// The chat's last apply that is not undone yet; run again to undo the one
+        /// before it (`/undo` in `bb7 chat`).
+        #[arg(long)]
+        last: bool,
         /// Reverse only these hunks, keeping later edits.
         #[arg(long, num_args = 1.., value_name = "HUNK")]
         scoped: Vec<String>,
-        /// Let the rollback win on lines you edited since.
+        /// Reset the files to before the checkpoint, dropping your later edits there.
         #[arg(long)]
         force: bool,
     },

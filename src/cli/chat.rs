@@ -21,7 +21,7 @@ use super::session::Session;
 use super::terminal;
 use crate::protocol::action::Action;
 use crate::protocol::params;
-use crate::protocol::replies::{Ack, ChatView, Checkpoints, TokenEstimate};
+use crate::protocol::replies::{Ack, ChatView, TokenEstimate};
 
 /// What `/help` prints: one line per command.
 const HELP: &str = "\
@@ -35,7 +35,7 @@ on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /diff [PATH]        the model's pending changes
   /review [accept|reject ID…|all]   list the pending hunks, or decide them
   /apply [PATH]       merge the pending changes into your files
-  /undo               roll back the last apply
+  /undo               roll back the last apply (again: the one before it)
   /model [NAME]       show or switch the chat's model
   /mode [MODE]        show or switch the provider: local, remote or hybrid_auto
   /tokens             what the next question costs: tokens and price
@@ -64,6 +64,7 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         )
     );
     let mut editor = LineReader::new();
+    editor.show_peer_changes(&mut s.c);
     loop {
         let line = match editor.read("bb7> ").await {
             Input::Line(l) => l,
@@ -142,7 +143,7 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
         "diff" => context::diff(s, first).await?,
         "review" => review_command(s, &args).await?,
         "apply" => context::apply(s, first, false).await?,
-        "undo" => undo(s).await?,
+        "undo" => review::undo(s, false).await?,
         "model" => match first {
             Some(m) => set_model(s, &m).await?,
             None => {
@@ -193,20 +194,6 @@ async fn review_command(s: &mut Session, args: &[String]) -> Res<()> {
             "use /review, /review all, /review accept ID…, or /review reject ID…",
         )),
     }
-}
-
-/// `/undo`: rolls back this chat's newest apply (a rollback is not undone by it).
-async fn undo(s: &mut Session) -> Res<()> {
-    let id = s.active().await?;
-    let r: Checkpoints =
-        s.c.call(Action::CheckpointList(params::CheckpointList {
-            chat_id: Some(id),
-        }))
-        .await?;
-    let Some(last) = r.checkpoints.iter().rev().find(|c| c.action != "rollback") else {
-        return Err(Failure::new("nothing to undo: no apply in this chat yet"));
-    };
-    review::rollback(s, last.checkpoint_id.to_string(), vec![], false).await
 }
 
 /// Switches the active chat's `agent_mode` (the server refuses an unknown one).
@@ -368,6 +355,35 @@ impl LineReader {
             let _ = e.load_history(h);
         }
         reader
+    }
+
+    /// Prints what other bb7 processes did to this chat through its holder socket
+    /// (`peer_change`, docs/PROTOCOL.md), above the prompt as it happens.
+    fn show_peer_changes(&mut self, c: &mut super::client::Client) {
+        use rustyline::ExternalPrinter;
+        let (Some(editor), Some(mut notes)) = (self.editor.as_mut(), c.notes()) else {
+            return;
+        };
+        let Ok(mut printer) = editor.create_external_printer() else {
+            return;
+        };
+        tokio::spawn(async move {
+            while let Some(n) = notes.recv().await {
+                let who = match n.pid {
+                    Some(pid) => format!("bb7 (PID {pid})"),
+                    None => "another bb7".to_owned(),
+                };
+                let what = match (n.action.as_str(), n.status.as_str()) {
+                    ("send", "started") => "is asking the model in this chat".to_owned(),
+                    ("send", _) => "got its answer in this chat (/diff, /review)".to_owned(),
+                    (a, _) => format!("ran {} on this chat", terminal::err(a)),
+                };
+                let line = paint_err(style::DIM, &format!("bb7: {who} {what}"));
+                if printer.print(format!("{line}\n")).is_err() {
+                    break;
+                }
+            }
+        });
     }
 
     /// Reads one entry; a continued line comes back with its `\` line ends removed.

@@ -56,6 +56,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         c: Client::start(),
         root,
         cwd: opts.cwd.clone(),
+        guest: false,
     };
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),
@@ -223,7 +224,15 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             all,
         } => review::review(s, path, accept, reject, all).await,
         Command::Checkpoints => review::checkpoints(s).await,
-        Command::Rollback { id, scoped, force } => review::rollback(s, id, scoped, force).await,
+        Command::Rollback {
+            id,
+            last,
+            scoped,
+            force,
+        } => match (id, last) {
+            (Some(id), false) => review::rollback(s, id, scoped, force).await,
+            _ => review::undo(s, force).await,
+        },
         Command::Models { refresh } => info::models(s, refresh).await,
         Command::Show { last } => info::show(s, last).await,
         Command::Log => info::log(s).await,

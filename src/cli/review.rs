@@ -4,9 +4,12 @@ use super::client::{Failure, Res, exit};
 use super::render::{self, Table};
 use super::session::Session;
 use super::terminal;
+use crate::apply::checkpoint::Checkpoint;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, HunkSelection, NonEmpty};
-use crate::protocol::replies::{Checkpoints, Review, ReviewApplied, RollbackResult};
+use crate::protocol::replies::{
+    CheckpointView, Checkpoints, Review, ReviewApplied, RollbackResult,
+};
 use crate::review::HunkState;
 
 /// `bb7 review [PATH] [--accept ID…] [--reject ID…] [--all]`: without a decision,
@@ -167,25 +170,77 @@ pub(super) async fn checkpoints(s: &mut Session) -> Res<()> {
     Ok(())
 }
 
-/// `bb7 rollback ID [--scoped HUNK…] [--force]`: merges three-way like apply, so
-/// later edits elsewhere in a file survive; each file whose later edits overlap is
-/// reported once and makes the command fail with the conflict status.
+/// `bb7 rollback --last` and `/undo`: rolls back the chat's newest apply that no
+/// rollback undid yet (`checkpoint::last_undoable`), so a second undo undoes the apply
+/// before it.
+pub(super) async fn undo(s: &mut Session, force: bool) -> Res<()> {
+    let id = s.active().await?;
+    let r: Checkpoints =
+        s.c.call(Action::CheckpointList(params::CheckpointList {
+            chat_id: Some(id),
+        }))
+        .await?;
+    let list: Vec<Checkpoint> = r.checkpoints.iter().map(as_checkpoint).collect();
+    let Some(last) = crate::apply::checkpoint::last_undoable(&list) else {
+        return Err(Failure::new(
+            "nothing to undo: every apply of this chat is rolled back (or none was made)",
+        ));
+    };
+    rollback(s, last.checkpoint_id.clone(), vec![], force).await
+}
+
+/// A listed checkpoint as far as [`crate::apply::checkpoint::last_undoable`] reads
+/// one (no contents).
+fn as_checkpoint(c: &crate::apply::checkpoint::CheckpointSummary) -> Checkpoint {
+    Checkpoint {
+        checkpoint_id: c.checkpoint_id.to_string(),
+        chat_id: c.chat_id.to_string(),
+        created_at: c.created_at.to_string(),
+        action: c.action.to_string(),
+        files: Vec::new(),
+        turn_id: c.turn_id.as_deref().map(str::to_owned),
+        rolls_back: c.rolls_back.as_deref().map(str::to_owned),
+    }
+}
+
+/// `bb7 rollback ID [--scoped HUNK…] [--force]`: merges three-way like apply
+/// (`scoped_selected` of every hunk, or of the ones named), so later edits elsewhere
+/// in a file survive; each file whose later edits overlap is reported once and makes
+/// the command fail with the conflict status. `--force` is the hard rollback
+/// (`hard_all` with `force`): each file as before the checkpoint.
 pub(super) async fn rollback(
     s: &mut Session,
     id: String,
     scoped: Vec<String>,
     force: bool,
 ) -> Res<()> {
-    let mode = if scoped.is_empty() {
-        "hard_all"
+    let (mode, hunks) = if force && scoped.is_empty() {
+        ("hard_all", None)
+    } else if scoped.is_empty() {
+        let cp: CheckpointView =
+            s.c.call(Action::CheckpointGet(params::CheckpointRef {
+                checkpoint_id: NonEmpty(id.clone()),
+            }))
+            .await?;
+        let all: Vec<String> = cp
+            .checkpoint
+            .files
+            .iter()
+            .flat_map(|f| f.hunk_ids.iter().cloned())
+            .collect();
+        if all.is_empty() {
+            ("hard_all", None)
+        } else {
+            ("scoped_selected", Some(all))
+        }
     } else {
-        "scoped_selected"
+        ("scoped_selected", Some(scoped))
     };
     let r: RollbackResult =
         s.c.call(Action::CheckpointRollback(params::CheckpointRollback {
             checkpoint_id: NonEmpty(id),
             mode: mode.into(),
-            hunk_ids: (!scoped.is_empty()).then_some(scoped),
+            hunk_ids: hunks,
             force: force.then_some(true),
         }))
         .await?;
@@ -209,6 +264,11 @@ pub(super) async fn rollback(
         eprintln!("bb7: rollback checkpoint {cp}");
     }
     if !conflicts.is_empty() {
+        conflicts.push(
+            "those files are untouched; `--force` resets them to before the checkpoint, \
+             dropping your later edits there"
+                .into(),
+        );
         return Err(Failure::new(conflicts.join("\nbb7: ")).with_status(exit::CONFLICT));
     }
     if r.checkpoint_id.is_none() {

@@ -23,6 +23,8 @@ pub(crate) struct Session {
     pub(super) root: PathBuf,
     /// Where relative paths start.
     pub(super) cwd: PathBuf,
+    /// The requests go to another process that holds the chat (its holder socket).
+    pub(super) guest: bool,
 }
 
 impl Session {
@@ -94,10 +96,45 @@ impl Session {
             Ok(_) => Ok(()),
             Err(f) if f.is(ErrorCode::Locked) => {
                 let pid = f.data.as_ref().and_then(|d| d.holder_pid);
+                if self.join_holder(id).await {
+                    return Ok(());
+                }
                 Err(held(id, pid, &f.message))
             }
             Err(f) => Err(f),
         }
+    }
+
+    /// Chat `id` is held by another process: when that process answers on the chat's
+    /// holder socket, this session's requests go there from now on (the in-process
+    /// server is shut down) and `true` is returned; the holder's client hears of each
+    /// change (docs/PROTOCOL.md, "One chat, many front-ends").
+    async fn join_holder(&mut self, id: &str) -> bool {
+        if self.guest {
+            return false;
+        }
+        let Some(dir) = project_store(&self.root).and_then(|st| st.chat_dir(id).ok()) else {
+            return false;
+        };
+        let Ok(stream) = crate::server::guests::connect(&dir).await else {
+            return false;
+        };
+        let mut guest = Client::guest(stream);
+        // The holder must answer, and for this chat.
+        let answered = guest
+            .call::<Ack>(Action::ChatSelect(params::ChatRef {
+                id: params::NonEmpty(id.to_owned()),
+                scope: params::Scope::default(),
+            }))
+            .await;
+        if answered.is_err() {
+            return false;
+        }
+        let own = std::mem::replace(&mut self.c, guest);
+        let mut own = own;
+        let _ = own.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
+        self.guest = true;
+        true
     }
 
     /// The active chat, or a new one when none is active (never when the active chat

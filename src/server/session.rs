@@ -213,6 +213,28 @@ impl Session {
         Ok((self.dispatch(action, &call)?, flow))
     }
 
+    /// The active chat and its folder, for the holder socket (`server::guests`).
+    pub fn active_chat(&self) -> Option<(ChatKey, PathBuf)> {
+        let a = self.active.as_ref()?;
+        let dir = a.store.chat_dir(&a.chat.id).ok()?;
+        Some((chat_key(&a.store, &a.chat.id), dir))
+    }
+
+    /// Whether the turn of `send` request `request_id` still runs.
+    pub fn is_in_flight(&self, request_id: &str) -> bool {
+        self.in_flight.contains_key(request_id)
+    }
+
+    /// Cancels the turns whose request ids `owned` says belong to a client that left
+    /// (a guest that closed its connection); each saves what it has, as on `cancel`.
+    pub fn cancel_where(&mut self, owned: impl Fn(&str) -> bool) {
+        for (id, f) in &self.in_flight {
+            if owned(id) {
+                f.cancel.cancel();
+            }
+        }
+    }
+
     // ----- session ------------------------------------------------------------------
 
     fn ping(&mut self, _: NoParams) -> Result<Ack> {

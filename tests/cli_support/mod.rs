@@ -230,3 +230,16 @@ pub fn two_hunks(fake: &crate::common::fake_model::FakeModel) {
         )],
     ));
 }
+
+/// Makes chat `id` held by a live process that serves no holder socket, as the
+/// reference BB-7 holds a chat (its PID in the lock file, no OS lock): the process
+/// to kill when done.
+pub fn hold_without_socket(env: &Env, id: &str) -> Child {
+    let holder = Command::new("sleep").arg("60").spawn().unwrap();
+    std::fs::write(
+        env.project.join(".bb7/chats").join(id).join("lock"),
+        holder.id().to_string(),
+    )
+    .unwrap();
+    holder
+}
