@@ -43,12 +43,7 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
     let chats_before = std::fs::read_dir(env.project.join(".bb7/chats"))
         .unwrap()
         .count();
-    for args in [
-        &["status"][..],
-        &["diff"],
-        &["add", "g.txt"],
-        &["ask", "hi"],
-    ] {
+    for args in [&["add", "g.txt"][..], &["ask", "hi"], &["apply"]] {
         let o = bb7(&env, args);
         assert_eq!(o.status.code(), Some(4), "{args:?}: {}", stderr(&o));
         let err = stderr(&o);
@@ -76,7 +71,7 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
 
     // Held again; `bb7 unlock --force` takes it over for later commands.
     let mut holder = hold_without_socket(&env, &id);
-    assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
+    assert_eq!(bb7(&env, &["add", "g.txt"]).status.code(), Some(4));
     let o = ok(&env, &["unlock", "--force"]);
     assert!(
         stderr(&o).contains(&format!("took chat {id} over")),

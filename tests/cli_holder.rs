@@ -173,15 +173,46 @@ fn a_live_lock_that_no_holder_answers_is_exit_4_and_a_dead_holders_socket_is_rep
     );
 
     // A process that holds the lock but serves no socket (the reference BB-7 writes
-    // only its PID): nobody answers, so the chat is held.
-    let mut other = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .unwrap();
-    std::fs::write(env.chat_dir(&id).join("lock"), other.id().to_string()).unwrap();
-    let o = bb7(&env, &["status"]);
+    // only its PID): nobody answers, so a change is refused as held (status 4) …
+    env.write("g.txt", TEN);
+    let mut other = hold_without_socket(&env, &id);
+    let o = bb7(&env, &["add", "g.txt"]);
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     assert!(stderr(&o).contains("PID"), "{}", stderr(&o));
+    // … while the commands that only read never need the lock: the chat as on disk.
+    for args in [
+        &["status"][..],
+        &["diff"],
+        &["show"],
+        &["log"],
+        &["checkpoints"],
+        &["review"],
+    ] {
+        let o = bb7(&env, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    }
+    let o = ok(&env, &["status"]);
+    assert!(stdout(&o).contains("f.txt"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("read as it is on disk"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = other.kill();
+    let _ = other.wait();
+
+    // On the protocol: `chat_select` with `read_only` serves reads only.
+    let mut other = hold_without_socket(&env, &id);
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    let e = b.err(json!({"action": "chat_select", "id": id}));
+    assert_eq!(e["code"], "locked");
+    b.ok(json!({"action": "chat_select", "id": id, "read_only": true}));
+    let list = b.ok(json!({"action": "context_list"}));
+    assert!(list.to_string().contains("f.txt"), "{list}");
+    let e = b.err(json!({"action": "context_add", "path": "g.txt", "content": TEN}));
+    assert_eq!(e["code"], "locked", "{e}");
+    assert!(!env.chat_dir(&id).join("holder.sock").exists());
     let _ = other.kill();
     let _ = other.wait();
 }
@@ -214,4 +245,38 @@ fn commands_beside_bb7_chat_on_a_terminal_are_served_and_shown_there() {
     t.expect("g.txt");
     t.type_keys("/quit\r");
     t.wait();
+}
+
+#[test]
+fn a_holder_whose_chat_was_taken_over_says_so_at_its_next_save_instead_of_overwriting() {
+    let (env, _fake) = fake_env(json!({}));
+    env.write("f.txt", TEN);
+    env.write("g.txt", TEN);
+    env.write("h.txt", TEN);
+    let (mut editor, id) = env.with_chat();
+    editor.ok(json!({"action": "context_add", "path": "f.txt", "content": TEN}));
+    // Another process takes the chat over and saves a change of its own.
+    let o = ok(&env, &["add", "g.txt", "--take-over"]);
+    assert!(stderr(&o).contains("took chat"), "{}", stderr(&o));
+    // The old holder's next save is refused and says why; the other's change stays.
+    let e = editor.err(json!({"action": "context_add", "path": "h.txt", "content": TEN}));
+    assert_eq!(e["code"], "locked", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("taken over"), "{e}");
+    let saved = env.chat_json(&id).to_string();
+    assert!(
+        saved.contains("g.txt") && !saved.contains("h.txt"),
+        "{saved}"
+    );
+    // Selecting the chat again (its new holder is gone) continues it with both.
+    editor.ok(json!({"action": "chat_select", "id": id}));
+    editor.ok(json!({"action": "context_add", "path": "h.txt", "content": TEN}));
+    let saved = env.chat_json(&id).to_string();
+    assert!(
+        saved.contains("g.txt") && saved.contains("h.txt"),
+        "{saved}"
+    );
+    // … and it serves other commands again.
+    let o = ok(&env, &["status"]);
+    assert!(stdout(&o).contains("h.txt"), "{}", stdout(&o));
+    let _ = notes(&mut editor, 0);
 }

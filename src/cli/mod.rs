@@ -57,6 +57,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         root,
         cwd: opts.cwd.clone(),
         guest: false,
+        reads_only: reads_only(&cmd),
     };
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),
@@ -75,6 +76,26 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         let _ = store.set_active(previous.as_deref());
     }
     result
+}
+
+/// Whether `cmd` only reads the chat (`status`, `diff`, `show`, `log`, `checkpoints`,
+/// a review listing): such a command reads a held chat whose holder does not answer
+/// as it is on disk, without its lock.
+fn reads_only(cmd: &Command) -> bool {
+    match cmd {
+        Command::Status
+        | Command::Diff { .. }
+        | Command::Show { .. }
+        | Command::Log
+        | Command::Checkpoints => true,
+        Command::Review {
+            accept,
+            reject,
+            all,
+            ..
+        } => accept.is_empty() && reject.is_empty() && !all,
+        _ => false,
+    }
 }
 
 /// `bb7 unlock [ID]` and `--take-over`: takes chat `id` (default: the project's active

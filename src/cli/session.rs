@@ -25,6 +25,9 @@ pub(crate) struct Session {
     pub(super) cwd: PathBuf,
     /// The requests go to another process that holds the chat (its holder socket).
     pub(super) guest: bool,
+    /// The command only reads: a held chat whose holder does not answer is read
+    /// without its lock instead of failing.
+    pub(super) reads_only: bool,
 }
 
 impl Session {
@@ -87,9 +90,10 @@ impl Session {
     pub(super) async fn select(&mut self, id: &str) -> Res<()> {
         let r = self
             .c
-            .call::<Ack>(Action::ChatSelect(params::ChatRef {
+            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
                 id: params::NonEmpty(id.to_owned()),
                 scope: params::Scope::default(),
+                read_only: None,
             }))
             .await;
         match r {
@@ -97,6 +101,13 @@ impl Session {
             Err(f) if f.is(ErrorCode::Locked) => {
                 let pid = f.data.as_ref().and_then(|d| d.holder_pid);
                 if self.join_holder(id).await {
+                    return Ok(());
+                }
+                if self.reads_only && self.open_read_only(id).await {
+                    let who = pid.map(|p| format!(" by PID {p}")).unwrap_or_default();
+                    eprintln!(
+                        "bb7: chat {id} is held{who}, which does not answer; read as it is on disk"
+                    );
                     return Ok(());
                 }
                 Err(held(id, pid, &f.message))
@@ -122,9 +133,10 @@ impl Session {
         let mut guest = Client::guest(stream);
         // The holder must answer, and for this chat.
         let answered = guest
-            .call::<Ack>(Action::ChatSelect(params::ChatRef {
+            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
                 id: params::NonEmpty(id.to_owned()),
                 scope: params::Scope::default(),
+                read_only: None,
             }))
             .await;
         if answered.is_err() {
@@ -135,6 +147,18 @@ impl Session {
         let _ = own.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
         self.guest = true;
         true
+    }
+
+    /// Opens chat `id` without its lock, for a command that only reads.
+    async fn open_read_only(&mut self, id: &str) -> bool {
+        self.c
+            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
+                id: params::NonEmpty(id.to_owned()),
+                scope: params::Scope::default(),
+                read_only: Some(true),
+            }))
+            .await
+            .is_ok()
     }
 
     /// The active chat, or a new one when none is active (never when the active chat

@@ -89,6 +89,21 @@ pub struct ChatRef {
     pub scope: Scope,
 }
 
+/// `chat_select`: one chat by id, and how to open it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChatSelect {
+    /// The chat id (10 hex characters).
+    pub id: NonEmpty,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// Open the chat without taking its lock, to read it while another process holds
+    /// it: only actions that read are served until another chat is selected
+    /// (docs/PROTOCOL.md, "One chat, many front-ends").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+}
+
 /// `chat_rename`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatRename {

@@ -64,6 +64,14 @@ pub struct Listener {
     task: tokio::task::JoinHandle<()>,
 }
 
+impl Listener {
+    /// Whether the socket file is still this listener's (a process that took the chat
+    /// over meanwhile bound its own there, and removed it when it let go).
+    pub fn in_place(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.ino)
+    }
+}
+
 impl Drop for Listener {
     fn drop(&mut self) {
         self.task.abort();

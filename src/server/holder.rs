@@ -37,7 +37,8 @@ impl Holder {
     /// that cannot be bound only means guests find no holder (exit status 4).
     pub(super) fn follow(&mut self, session: &Session) {
         let active = session.active_chat();
-        if self.listener.as_ref().map(|l| &l.chat) == active.as_ref().map(|(k, _)| k) {
+        let same = self.listener.as_ref().map(|l| &l.chat) == active.as_ref().map(|(k, _)| k);
+        if same && self.listener.as_ref().is_none_or(Listener::in_place) {
             return;
         }
         self.listener = None;

@@ -159,6 +159,9 @@ pub struct Session {
     /// The laid-out context part of the last `estimate_tokens`, reused while nothing
     /// it was made from changed.
     estimates: Arc<estimate::LayoutCache>,
+    /// The active chat was opened without its lock (`chat_select` with `read_only`):
+    /// only actions that read it are served.
+    read_only: bool,
 }
 
 impl Default for Session {
@@ -194,6 +197,7 @@ impl Session {
             interactions: Default::default(),
             closing: false,
             estimates: Default::default(),
+            read_only: false,
         }
     }
 
@@ -202,6 +206,21 @@ impl Session {
     /// Errors: the request's parameters ([`Action::from_request`]) or its handler's.
     pub fn handle(&mut self, req: &Request, ctx: &Ctx) -> Result<(Option<Encoded>, Flow)> {
         let action = Action::from_request(req)?;
+        if self.read_only && !allowed_read_only(action.name()) {
+            let id = self
+                .active
+                .as_ref()
+                .map(|a| a.chat.id.as_str())
+                .unwrap_or("");
+            return Err(Error::new(
+                ErrorCode::Locked,
+                format!(
+                    "Chat {id} is open read-only here (another process holds it); {} \
+                     needs the chat's holder",
+                    action.name()
+                ),
+            ));
+        }
         let flow = match action {
             Action::Shutdown(_) => Flow::Shutdown,
             _ => Flow::Continue,
@@ -213,11 +232,19 @@ impl Session {
         Ok((self.dispatch(action, &call)?, flow))
     }
 
-    /// The active chat and its folder, for the holder socket (`server::guests`).
+    /// The active chat and its folder, for the holder socket (`server::guests`);
+    /// `None` when no chat is held (one opened read-only, or taken over by another
+    /// process since, is not).
     pub fn active_chat(&self) -> Option<(ChatKey, PathBuf)> {
+        if self.read_only {
+            return None;
+        }
         let a = self.active.as_ref()?;
+        let key = chat_key(&a.store, &a.chat.id);
+        // A chat taken over by another process is that one's to serve.
+        self.locks.get(&key)?.check_still_held().ok()?;
         let dir = a.store.chat_dir(&a.chat.id).ok()?;
-        Some((chat_key(&a.store, &a.chat.id), dir))
+        Some((key, dir))
     }
 
     /// Whether the turn of `send` request `request_id` still runs.
@@ -291,8 +318,16 @@ impl Session {
     }
 
     fn activate(&mut self, store: ChatStore, id: &str) -> Result<()> {
-        if self.is_active(&store, id) {
-            return Ok(());
+        if self.is_active(&store, id) && !self.read_only {
+            let key = chat_key(&store, id);
+            match self.locks.get(&key).map(ChatLock::check_still_held) {
+                Some(Err(_)) => {
+                    // Taken over since: open it anew under a lock of its own.
+                    self.locks.remove(&key);
+                    self.active = None;
+                }
+                _ => return Ok(()),
+            }
         }
         let dir = store.chat_dir(id)?;
         if !store.exists(id) {
@@ -316,6 +351,20 @@ impl Session {
         self.activate_open(store, chat)
     }
 
+    /// Makes chat `id` the active chat without its lock, as it is on disk (nothing
+    /// half-done is finished: that is its holder's work), for reading only; the index
+    /// is not changed.
+    fn activate_read_only(&mut self, store: ChatStore, id: &str) -> Result<()> {
+        if !store.exists(id) {
+            return Err(Error::chat_not_found());
+        }
+        let chat = store.load(id)?;
+        self.deactivate();
+        self.active = Some(Active { store, chat });
+        self.read_only = true;
+        Ok(())
+    }
+
     /// Makes `chat`, opened under the lock this session holds in `locks`, the active
     /// chat: recorded in the index, the previous one let go.
     fn activate_open(&mut self, store: ChatStore, chat: Chat) -> Result<()> {
@@ -332,6 +381,7 @@ impl Session {
             self.locks.insert(key, lock);
         }
         self.active = Some(Active { store, chat });
+        self.read_only = false;
         Ok(())
     }
 
@@ -353,6 +403,7 @@ impl Session {
 
     /// Leaves the active chat; its lock is released unless a turn still streams in it.
     fn deactivate(&mut self) {
+        self.read_only = false;
         if let Some(a) = self.active.take() {
             let key = chat_key(&a.store, &a.chat.id);
             if let Some(lock) = self.locks.remove(&key) {
@@ -413,6 +464,11 @@ impl Session {
         change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>,
     ) -> Result<R> {
         let root = self.root()?.to_path_buf();
+        // A chat taken over by another process is never saved over its messages
+        // (invariant 7): the save is refused and says so.
+        if let Some(lock) = self.locks.get(&chat_key(store, id)) {
+            lock.check_still_held()?;
+        }
         if let Some(active) = self.active.as_mut()
             && active.chat.id == id
             && active.store.global == store.global
@@ -481,6 +537,17 @@ impl Session {
         }
         Ok(locate(self.root()?, path)?)
     }
+}
+
+/// Whether action `name` may run while the active chat is open read-only: actions
+/// that read, and those that leave it (another chat, a new one, another project).
+fn allowed_read_only(name: &str) -> bool {
+    use super::guests::{Policy, policy};
+    matches!(policy(name), Policy::Read | Policy::Leave)
+        || matches!(
+            name,
+            "init" | "bb7_init" | "chat_new" | "chat_force_unlock" | "chat_select"
+        )
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {
