@@ -31,10 +31,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Writes `s` to stdout now (answers stream), without terminal control
-    /// characters (see [`terminal`]).
+    /// Writes the model's text `s` to stdout now (answers stream): without terminal
+    /// control characters on a terminal, byte for byte anywhere else (see
+    /// [`terminal::text`]).
     pub(super) fn out(&self, s: &str) {
-        let s = terminal::safe(s, terminal::Sink::Stdout);
+        let s = terminal::text(s, terminal::Sink::Stdout);
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(s.as_bytes());
         let _ = out.flush();
