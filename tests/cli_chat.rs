@@ -136,3 +136,47 @@ fn ask_shows_a_waiting_indicator_on_a_terminal_only() {
     assert!(!stderr(&o).contains("waiting"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "Answer.\n");
 }
+
+#[test]
+fn history_is_appended_per_entry_survives_a_closed_terminal_and_is_never_cut() {
+    let (env, _fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    let file = env.home.join(".bb7/chat_history");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let old: String = (0..5000).map(|i| format!("old entry {i}\n")).collect();
+    std::fs::write(&file, format!("#V2\n{old}")).unwrap();
+
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect(PROMPT);
+    t.type_keys("/status\r");
+    t.expect(PROMPT);
+    t.type_keys("/help\r");
+    t.expect(PROMPT);
+    // The terminal closes: SIGHUP, no clean exit.
+    unsafe {
+        libc::kill(t.pid() as i32, libc::SIGHUP);
+    }
+    t.wait();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with(&format!("#V2\n{old}")),
+        "the old entries stay"
+    );
+    assert!(
+        text.ends_with("/status\n/help\n"),
+        "{:?}",
+        &text[text.len() - 40..]
+    );
+
+    // The next session recalls them, the oldest of 5,000 too (Ctrl-R searches back).
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect(PROMPT);
+    t.type_keys("\x1b[A");
+    t.expect("/help");
+    t.type_keys("\x15\x12old entry 0");
+    t.expect("`old entry 0': old entry 0");
+    t.type_keys("\x03");
+    t.expect(PROMPT);
+    t.type_keys("/quit\r");
+    t.wait();
+}

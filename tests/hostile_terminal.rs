@@ -51,7 +51,10 @@ fn piped_answers_are_byte_for_byte_and_other_data_is_escaped() {
     assert!(err.contains("thinking \\u{1b}[2Jhard"), "{err:?}");
     // `show` prints the stored answer the same way.
     let shown = stdout(&ok(&env, &["show", "--last"]));
-    assert_eq!(shown, format!("Hello {OSC52}there\u{202e}dlrow\u{9d} and bye\n"));
+    assert_eq!(
+        shown,
+        format!("Hello {OSC52}there\u{202e}dlrow\u{9d} and bye\n")
+    );
 }
 
 const JOINED: &str = "می\u{200c}خواهم क्\u{200d}ष 👩\u{200d}👩\u{200d}👧 ❤\u{fe0f} long\u{200b}word";

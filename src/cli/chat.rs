@@ -90,7 +90,6 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
             );
         }
     }
-    editor.save();
     Ok(())
 }
 
@@ -333,8 +332,14 @@ impl rustyline::highlight::Highlighter for ChatHelper {}
 
 impl rustyline::Helper for ChatHelper {}
 
+/// The most entries the line editor keeps for Up and Ctrl-R; the file keeps every one.
+const HISTORY_IN_MEMORY: usize = 10_000;
+
 /// The line editor, run on a blocking thread (it reads the terminal synchronously),
-/// with its history in `~/.bb7/chat_history`.
+/// with its history in `~/.bb7/chat_history`: each entry is appended to the file as
+/// it is entered (one `write` on a file opened for appending), so a closed terminal
+/// (SIGHUP) or a killed session loses nothing, and the file is never rewritten or
+/// truncated (rustyline's own save rewrites it whole).
 struct LineReader {
     editor: Option<Editor<ChatHelper, DefaultHistory>>,
     history: Option<std::path::PathBuf>,
@@ -342,7 +347,11 @@ struct LineReader {
 
 impl LineReader {
     fn new() -> LineReader {
-        let config = Config::builder().auto_add_history(false).build();
+        let config = Config::builder()
+            .auto_add_history(false)
+            .max_history_size(HISTORY_IN_MEMORY)
+            .map(|b| b.build())
+            .unwrap_or_else(|_| Config::builder().auto_add_history(false).build());
         let editor = Editor::with_config(config).ok().map(|mut e| {
             e.set_helper(Some(ChatHelper::default()));
             e
@@ -402,7 +411,11 @@ impl LineReader {
         };
         let input = match got {
             Ok(line) => {
-                let _ = editor.add_history_entry(line.as_str());
+                if editor.add_history_entry(line.as_str()).unwrap_or(false)
+                    && let Some(h) = &self.history
+                {
+                    append_history(h, &line);
+                }
                 Input::Line(line.replace("\\\n", "\n"))
             }
             Err(ReadlineError::Interrupted) => Input::Interrupted,
@@ -411,16 +424,32 @@ impl LineReader {
         self.editor = Some(editor);
         input
     }
+}
 
-    /// Writes the history file (best effort).
-    fn save(&mut self) {
-        if let (Some(e), Some(h)) = (&mut self.editor, &self.history) {
-            if let Some(dir) = h.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let _ = e.save_history(h);
-        }
+/// Appends `entry` to the history file `path` in rustyline's format (a `#V2` first
+/// line; `\` and line feeds escaped), in one `write` on a file opened for appending:
+/// best effort, a failure only loses this entry.
+fn append_history(path: &std::path::Path, entry: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
     }
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+    else {
+        return;
+    };
+    let mut line = String::new();
+    if f.metadata().is_ok_and(|m| m.len() == 0) {
+        line.push_str("#V2\n");
+    }
+    line.push_str(&entry.replace('\\', "\\\\").replace('\n', "\\n"));
+    line.push('\n');
+    let _ = f.write_all(line.as_bytes());
 }
 
 #[cfg(test)]

@@ -203,6 +203,11 @@ impl Terminal {
         }
     }
 
+    /// The process id of the program on the terminal.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything shown so far.
     pub fn screen(&self) -> String {
         self.seen.lock().unwrap().clone()
