@@ -180,3 +180,71 @@ fn history_is_appended_per_entry_survives_a_closed_terminal_and_is_never_cut() {
     t.type_keys("/quit\r");
     t.wait();
 }
+
+#[test]
+fn a_conflict_is_forced_or_taken_from_the_chat() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    fake.push_sse(response(
+        "",
+        "Line two.\n",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [{"old_string": "l2\n", "new_string": "TWO\n"}]}),
+        )],
+    ));
+    fake.push_sse(response(
+        "",
+        "Line five.\n",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [{"old_string": "l5\n", "new_string": "FIVE\n"}]}),
+        )],
+    ));
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect(PROMPT);
+    t.type_keys("change line two\r");
+    t.expect("Line two.");
+    t.expect(PROMPT);
+    env.write("f.txt", &TEN.replace("l2\n", "mine\n"));
+    t.type_keys("/apply\r");
+    // The hint names the chat's own commands.
+    t.expect("/apply --force");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "mine\n"));
+    t.type_keys("/review\r");
+    let shown = t.expect(PROMPT);
+    let id = shown
+        .split_whitespace()
+        .find(|w| w.starts_with("h_"))
+        .expect("a hunk id")
+        .to_owned();
+    // Taking it asks first; "n" leaves the file alone.
+    t.type_keys(&format!("/review take {id}\r"));
+    t.expect("[y/N]");
+    t.type_keys("n\r");
+    t.expect("not taken");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "mine\n"));
+    t.type_keys(&format!("/review take {id}\r"));
+    t.expect("[y/N]");
+    t.type_keys("y\r");
+    t.expect("accepted");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "TWO\n"));
+
+    t.type_keys("line five\r");
+    t.expect("Line five.");
+    t.expect(PROMPT);
+    let mine = TEN.replace("l2\n", "TWO\n").replace("l5\n", "mine5\n");
+    env.write("f.txt", &mine);
+    t.type_keys("/apply --force f.txt\r");
+    t.expect("applied f.txt");
+    t.expect(PROMPT);
+    assert_eq!(
+        env.read("f.txt"),
+        TEN.replace("l2\n", "TWO\n").replace("l5\n", "FIVE\n")
+    );
+    t.type_keys("/quit\r");
+    t.wait();
+}

@@ -122,6 +122,10 @@ pub enum Command {
         /// Accept every pending hunk (of PATH, or of every file).
         #[arg(long, conflicts_with_all = ["accept", "reject"])]
         all: bool,
+        /// Hunk ids to take even where they overlap your edits: the model's version of
+        /// those lines replaces yours (the flag is the confirmation).
+        #[arg(long, num_args = 1.., value_name = "ID")]
+        take: Vec<String>,
     },
     /// List checkpoints, oldest first, one per line: id, time, files, (action), then
     /// the hunk ids that `rollback --scoped` takes.

@@ -25,29 +25,32 @@ use crate::protocol::replies::{Ack, ChatView, TokenEstimate};
 
 /// What `/help` prints: one line per command.
 const HELP: &str = "\
-Type a question and press Enter; end a line with \\ (or open a ``` fence) to go on
-on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
+Type a question and press Enter; end a line with \\ (or open a ``` fence)
+to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
 
-  /add PATH…          add files (or path:start:end sections) to the context
-  /drop PATH          take a file out of the context
-  /refresh            re-read context files changed on disk
-  /files, /status     the context and pending files with their statuses
-  /diff [PATH]        the model's pending changes
-  /review [accept|reject ID…|all]   list the pending hunks, or decide them
-  /apply [PATH]       merge the pending changes into your files
-  /undo               roll back the last apply (again: the one before it)
-  /model [NAME]       show or switch the chat's model
-  /mode [MODE]        show or switch the provider: local, remote or hybrid_auto
-  /tokens             what the next question costs: tokens and price
-  /new [NAME]         start a new chat
-  /chats [ID]         list the chats, or switch to one
-  /help               this text
+  /add PATH…        add files, directories, globs or path:start:end sections
+  /drop PATH        take a file out of the context
+  /refresh          re-read context files changed on disk
+  /files, /status   the context and pending files with their statuses
+  /diff [PATH]      the model's pending changes
+  /review           the pending hunks; then /review accept|reject|take ID…
+                    or /review all
+  /apply [PATH]     merge the pending changes into your files (--force: over
+                    your conflicting edits)
+  /undo             roll back the last apply (again: the one before it)
+  /model [NAME]     show or switch the chat's model
+  /mode [MODE]      show or switch the provider: local, remote or hybrid_auto
+  /tokens           what the next question costs: tokens and price
+  /new [NAME]       start a new chat
+  /chats [ID]       list the chats, or switch to one (a unique prefix will do)
+  /help             this text
 ";
 
 /// `bb7 chat`.
 pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    s.in_chat = true;
     let id = s.ensure_chat().await?;
     if let Some(m) = model {
         set_model(s, &m).await?;
@@ -141,7 +144,17 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
         "files" | "status" => context::status(s).await?,
         "diff" => context::diff(s, first).await?,
         "review" => review_command(s, &args).await?,
-        "apply" => context::apply(s, first, false).await?,
+        "apply" => {
+            let force = args.iter().any(|a| a == "--force" || a == "-f");
+            let paths: Vec<&String> = args
+                .iter()
+                .filter(|a| *a != "--force" && *a != "-f")
+                .collect();
+            if paths.len() > 1 {
+                return Err(Failure::new("use /apply [--force] [PATH]"));
+            }
+            context::apply(s, paths.first().map(|p| p.to_string()), force).await?
+        }
         "undo" => review::undo(s, false).await?,
         "model" => match first {
             Some(m) => set_model(s, &m).await?,
@@ -181,18 +194,28 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
     Ok(Flow::Go)
 }
 
-/// `/review`, `/review all`, `/review accept ID…`, `/review reject ID…`.
+/// `/review`, `/review all`, `/review accept ID…`, `/review reject ID…`,
+/// `/review take ID…` (after a confirmation).
 async fn review_command(s: &mut Session, args: &[String]) -> Res<()> {
     let ids = args.get(1..).unwrap_or_default().to_vec();
+    let mut d = review::Decisions::default();
     match args.first().map(String::as_str) {
-        None => review::review(s, None, vec![], vec![], false).await,
-        Some("all") => review::review(s, None, vec![], vec![], true).await,
-        Some("accept") if !ids.is_empty() => review::review(s, None, ids, vec![], false).await,
-        Some("reject") if !ids.is_empty() => review::review(s, None, vec![], ids, false).await,
-        _ => Err(Failure::new(
-            "use /review, /review all, /review accept ID…, or /review reject ID…",
-        )),
+        None => {}
+        Some("all") => d.all = true,
+        Some("accept") if !ids.is_empty() => d.accept = ids,
+        Some("reject") if !ids.is_empty() => d.reject = ids,
+        Some("take") if !ids.is_empty() => {
+            d.take = ids;
+            d.confirm_take = true;
+        }
+        _ => {
+            return Err(Failure::new(
+                "use /review, /review all, /review accept ID…, /review reject ID…, or \
+                 /review take ID… (the model's version over your overlapping edits)",
+            ));
+        }
     }
+    review::review(s, None, d).await
 }
 
 /// Switches the active chat's `agent_mode` (the server refuses an unknown one).
@@ -454,6 +477,13 @@ fn append_history(path: &std::path::Path, entry: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn help_fits_80_columns() {
+        for line in super::HELP.lines() {
+            assert!(line.chars().count() < 80, "{line}");
+        }
+    }
+
     #[test]
     fn help_names_every_command() {
         for c in [

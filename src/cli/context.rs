@@ -122,8 +122,9 @@ async fn on_path(
         Ok(_) => {}
         Err(e) if e.is(ErrorCode::NotFound) => {
             return Err(Failure::new(format!(
-                "{} {missing} (see `bb7 status`)",
-                terminal::err(&path)
+                "{} {missing} (see `{}`)",
+                terminal::err(&path),
+                s.cmd("bb7 status", "/status")
             )));
         }
         Err(e) => return Err(e),
@@ -268,8 +269,10 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
     if !conflicts.is_empty() {
         // The conflicts come last: an editor that shows one line shows one of them.
         eprintln!(
-            "bb7: files with a conflict are left untouched: `bb7 review` takes hunks one by \
-             one, `bb7 apply --force` overwrites your overlapping lines"
+            "bb7: files with a conflict are left untouched: `{}` takes hunks one by one, \
+             `{}` overwrites your overlapping lines",
+            s.cmd("bb7 review", "/review"),
+            s.cmd("bb7 apply --force", "/apply --force")
         );
         return Err(Failure::new(conflicts.join("\nbb7: ")).with_status(exit::CONFLICT));
     }
@@ -277,7 +280,8 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
         // Nothing pending is a state, not a failure; naming a file without output is.
         return match want {
             Some(w) => Err(Failure::new(format!(
-                "no output to apply for {w} (see `bb7 status`)"
+                "no output to apply for {w} (see `{}`)",
+                s.cmd("bb7 status", "/status")
             ))),
             None => {
                 eprintln!("bb7: nothing to apply: the model has no pending changes");

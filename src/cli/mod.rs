@@ -58,6 +58,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         cwd: opts.cwd.clone(),
         guest: false,
         reads_only: reads_only(&cmd),
+        in_chat: false,
     };
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),
@@ -92,8 +93,9 @@ fn reads_only(cmd: &Command) -> bool {
             accept,
             reject,
             all,
+            take,
             ..
-        } => accept.is_empty() && reject.is_empty() && !all,
+        } => accept.is_empty() && reject.is_empty() && take.is_empty() && !all,
         _ => false,
     }
 }
@@ -243,7 +245,17 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             accept,
             reject,
             all,
-        } => review::review(s, path, accept, reject, all).await,
+            take,
+        } => {
+            let d = review::Decisions {
+                accept,
+                reject,
+                all,
+                take,
+                confirm_take: false,
+            };
+            review::review(s, path, d).await
+        }
         Command::Checkpoints => review::checkpoints(s).await,
         Command::Rollback {
             id,

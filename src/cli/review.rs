@@ -12,15 +12,38 @@ use crate::protocol::replies::{
 };
 use crate::review::HunkState;
 
-/// `bb7 review [PATH] [--accept ID…] [--reject ID…] [--all]`: without a decision,
-/// lists the pending hunks with their ids; with one, applies it file by file.
-pub(super) async fn review(
-    s: &mut Session,
-    path: Option<String>,
-    accept: Vec<String>,
-    reject: Vec<String>,
-    all: bool,
-) -> Res<()> {
+/// The decisions of a `bb7 review` or `/review`.
+#[derive(Debug, Default)]
+pub(super) struct Decisions {
+    /// Hunks to merge into the files.
+    pub accept: Vec<String>,
+    /// Hunks to discard.
+    pub reject: Vec<String>,
+    /// Every pending hunk.
+    pub all: bool,
+    /// Hunks to take over the user's overlapping edits.
+    pub take: Vec<String>,
+    /// Ask on the terminal before taking (`/review take`).
+    pub confirm_take: bool,
+}
+
+impl Decisions {
+    fn none(&self) -> bool {
+        self.accept.is_empty() && self.reject.is_empty() && self.take.is_empty() && !self.all
+    }
+}
+
+/// `bb7 review [PATH] [--accept ID…] [--reject ID…] [--all] [--take ID…]`: without a
+/// decision, lists the pending hunks with their ids; with one, applies it file by file.
+pub(super) async fn review(s: &mut Session, path: Option<String>, d: Decisions) -> Res<()> {
+    let Decisions {
+        accept,
+        reject,
+        all,
+        take,
+        confirm_take,
+    } = &d;
+    let all = *all;
     s.active().await?;
     let path = path.map(|p| s.path(&p));
     let r: Review =
@@ -39,13 +62,13 @@ pub(super) async fn review(
         .collect();
     if files.is_empty() {
         eprintln!("bb7: no pending changes to review");
-        return if accept.is_empty() && reject.is_empty() && !all {
+        return if d.none() {
             Ok(())
         } else {
             Err(Failure::new("nothing to accept or reject"))
         };
     }
-    if accept.is_empty() && reject.is_empty() && !all {
+    if d.none() {
         // Data is made safe before it is styled, then printed as rendered.
         let safe = |t: &str| terminal::safe(t, terminal::Sink::Stdout).into_owned();
         let mut text = String::new();
@@ -67,9 +90,17 @@ pub(super) async fn review(
             }
         }
         s.out_rendered(&text);
-        eprintln!(
-            "bb7: accept with `bb7 review --accept ID…`, reject with `--reject ID…`, all with `--all`"
-        );
+        if s.in_chat {
+            eprintln!(
+                "bb7: decide with `/review accept ID…`, `/review reject ID…` or `/review all`; \
+                 a hunk that overlaps your edits with `/review take ID`"
+            );
+        } else {
+            eprintln!(
+                "bb7: accept with `bb7 review --accept ID…`, reject with `--reject ID…`, all \
+                 with `--all`; a hunk that overlaps your edits with `--take ID`"
+            );
+        }
         return Ok(());
     }
     let known = |id: &String| {
@@ -77,7 +108,12 @@ pub(super) async fn review(
             .iter()
             .any(|f| f.hunks.iter().any(|h| &h.hunk_id == id))
     };
-    if let Some(bad) = accept.iter().chain(&reject).find(|id| !known(id)) {
+    if let Some(bad) = accept
+        .iter()
+        .chain(reject)
+        .chain(take)
+        .find(|id| !known(id))
+    {
         return Err(Failure::new(format!(
             "no pending hunk {bad} (see `bb7 review`)"
         )));
@@ -90,9 +126,27 @@ pub(super) async fn review(
                 .cloned()
                 .collect()
         };
-        let (acc, rej) = (has(&accept), has(&reject));
-        if !all && acc.is_empty() && rej.is_empty() {
+        let (acc, rej, tak) = (has(accept), has(reject), has(take));
+        if !all && acc.is_empty() && rej.is_empty() && tak.is_empty() {
             continue;
+        }
+        if *confirm_take {
+            for id in &tak {
+                let header = f
+                    .hunks
+                    .iter()
+                    .find(|h| &h.hunk_id == id)
+                    .map(|h| h.header.clone())
+                    .unwrap_or_default();
+                let question = format!(
+                    "bb7: take the model's version of hunk {id} ({header}) in {}, replacing \
+                     your edits on those lines? [y/N] ",
+                    terminal::err(&f.path)
+                );
+                if !super::prompt::confirm(question).await {
+                    return Err(Failure::new(format!("hunk {id} not taken")));
+                }
+            }
         }
         let req = Action::ReviewApply(params::ReviewApply {
             path: NonEmpty(f.path.clone()),
@@ -104,6 +158,7 @@ pub(super) async fn review(
             reject: HunkSelection::Ids(rej),
             expected_disk_hash: Some(f.disk_hash.clone()),
             reasons: None,
+            take: (!tak.is_empty()).then_some(tak),
         });
         let r: ReviewApplied = s.c.call(req).await?;
         let cp = r
@@ -126,8 +181,10 @@ pub(super) async fn review(
         }
         for c in r.conflicts.iter() {
             conflicts.push(format!(
-                "conflict: {}: hunk {c} overlaps your edits and stays pending",
-                terminal::err(&f.path)
+                "conflict: {}: hunk {c} overlaps your edits and stays pending (`{} {c}` \
+                 replaces your edits there with it)",
+                terminal::err(&f.path),
+                s.cmd("bb7 review --take", "/review take")
             ));
         }
     }
@@ -250,7 +307,8 @@ pub(super) async fn rollback(
         if f.restored && !s.root.join(&f.path).exists() {
             eprintln!(
                 "bb7: deleted {path}: the checkpoint created it (if it is in the context, \
-                 `bb7 remove {path}` takes it out)"
+                 `{} {path}` takes it out)",
+                s.cmd("bb7 remove", "/drop")
             );
         } else if f.restored {
             eprintln!("bb7: restored {path}");

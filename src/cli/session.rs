@@ -28,9 +28,17 @@ pub(crate) struct Session {
     /// The command only reads: a held chat whose holder does not answer is read
     /// without its lock instead of failing.
     pub(super) reads_only: bool,
+    /// Run by `bb7 chat`: hints name its /commands instead of shell commands.
+    pub(super) in_chat: bool,
 }
 
 impl Session {
+    /// The command a hint names: `shell` (`bb7 apply --force`) from a shell, `slash`
+    /// (`/apply --force`) in `bb7 chat`.
+    pub(super) fn cmd<'a>(&self, shell: &'a str, slash: &'a str) -> &'a str {
+        if self.in_chat { slash } else { shell }
+    }
+
     /// Writes the model's text `s` to stdout now (answers stream): without terminal
     /// control characters on a terminal, byte for byte anywhere else (see
     /// [`terminal::text`]).

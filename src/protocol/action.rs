@@ -235,6 +235,7 @@ mod tests {
             reject: HunkSelection::None,
             expected_disk_hash: Some(None),
             reasons: None,
+            take: None,
         });
         assert_eq!(
             serde_json::to_string(&apply).unwrap(),

@@ -363,6 +363,10 @@ pub struct ReviewApply {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default, deserialize_with = "text_values")]
     pub reasons: Option<std::collections::BTreeMap<String, String>>,
+    /// Hunks to accept even where they overlap the user's edits: the model's version
+    /// of those lines replaces the user's (the user confirmed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take: Option<Vec<String>>,
 }
 
 /// `checkpoint_list`.

@@ -138,7 +138,16 @@ impl Session {
             ));
         }
         let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
-        let decision = review::decide(&rel, &base, &output, disk_lf.as_deref(), &accept, &reject)?;
+        let take = args.take.unwrap_or_default();
+        let decision = review::decide_taking(
+            &rel,
+            &base,
+            &output,
+            disk_lf.as_deref(),
+            &accept,
+            &reject,
+            &take,
+        )?;
 
         let mut checkpoint_id = None;
         let mut content = disk_lf.clone().unwrap_or_default();
