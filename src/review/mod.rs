@@ -291,7 +291,6 @@ pub fn decide_taking(
     let held: Vec<usize> = (0..all.len())
         .filter(|i| st.held[*i] && !accepted.contains(i) && !rejected.contains(i))
         .collect();
-    let mut accepted = accepted;
     accepted.extend(held);
     let (ok, conflict): (Vec<usize>, Vec<usize>) = accepted
         .iter()
