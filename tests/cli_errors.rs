@@ -205,3 +205,39 @@ fn apply_with_nothing_pending_is_not_a_failure() {
     let o = ok(&env, &["apply"]);
     assert!(stderr(&o).contains("nothing to apply"), "{}", stderr(&o));
 }
+
+#[test]
+fn add_readonly_on_a_file_in_context_makes_it_read_only_unless_output_is_pending() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN), ("g.txt", TEN)]);
+    let o = ok(&env, &["add", "--readonly", "f.txt"]);
+    assert!(stderr(&o).contains("now read-only"), "{}", stderr(&o));
+    // The model's edit of it is refused, and nothing is pending for it.
+    fake.push_sse(response(
+        "",
+        "Tried.",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [{"old_string": "l2\n", "new_string": "TWO\n"}]}),
+        )],
+    ));
+    let _ = bb7(&env, &["ask", "change f"]);
+    assert!(!stdout(&ok(&env, &["status"])).contains("M f.txt"));
+    let o = bb7(&env, &["apply"]);
+    assert!(stderr(&o).contains("nothing to apply"), "{}", stderr(&o));
+    assert_eq!(env.read("f.txt"), TEN);
+
+    // With the model's output pending the change is refused, with the reason.
+    fake.push_sse(response(
+        "",
+        "Changed g.",
+        vec![(
+            "edit_file",
+            json!({"path": "g.txt", "edits": [{"old_string": "l2\n", "new_string": "TWO\n"}]}),
+        )],
+    ));
+    ok(&env, &["ask", "change g"]);
+    let err = fails(&env, &["add", "--readonly", "g.txt"]);
+    assert!(err.contains("cannot make g.txt read-only"), "{err}");
+    assert!(err.contains("pending output"), "{err}");
+}

@@ -59,13 +59,39 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
                 );
             }
             None if known => {
+                let was_readonly = listed
+                    .files
+                    .iter()
+                    .any(|f| f.path == path && f.start_line.is_none() && f.readonly);
+                // `--readonly` on a file in context makes it read-only first: refused,
+                // with the reason, while the model has pending output for it.
+                if readonly && !was_readonly {
+                    s.c.call::<Ack>(Action::ContextSetReadonly(params::ContextSetReadonly {
+                        path: NonEmpty(path.clone()),
+                        readonly: true,
+                    }))
+                    .await
+                    .map_err(|f| {
+                        Failure::new(format!(
+                            "cannot make {} read-only: {}",
+                            terminal::err(&path),
+                            f.message
+                        ))
+                        .with_status(f.status)
+                    })?;
+                }
                 s.c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
                     path: NonEmpty(path.clone()),
                     content,
                 }))
                 .await?;
+                let now = if readonly && !was_readonly {
+                    ", now read-only"
+                } else {
+                    ""
+                };
                 eprintln!(
-                    "bb7: refreshed {} (it was already in context)",
+                    "bb7: refreshed {} (it was already in context){now}",
                     terminal::err(&path)
                 );
             }
