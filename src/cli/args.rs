@@ -37,6 +37,13 @@ pub enum Command {
     },
     /// List the project's chats (* marks the active one).
     Chats,
+    /// Make a chat the project's active one, for later commands and editors: by its
+    /// id, a unique start of its id, or its name.
+    Use {
+        /// Id, id prefix or name (see `bb7 chats`).
+        #[arg(value_name = "ID|NAME")]
+        which: String,
+    },
     /// Add files (or path:start:end sections) to the chat's context; a file already
     /// there is refreshed from disk.
     Add {

@@ -135,7 +135,10 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
     match name {
         "quit" | "exit" | "q" => return Ok(Flow::Quit),
         "help" | "h" | "?" => print!("{HELP}"),
-        "add" if !args.is_empty() => context::add(s, &args, false).await?,
+        "add" if !args.is_empty() => {
+            let files = context::expand(s, &args)?;
+            context::add(s, &files, false).await?
+        }
         "drop" | "remove" if args.len() == 1 => context::remove(s, &args[0]).await?,
         "refresh" => {
             s.active().await?;
@@ -179,7 +182,8 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             info::new_chat(s, name).await?;
         }
         "chats" => match first {
-            Some(id) => {
+            Some(_) => {
+                let id = info::resolve_chat(s, &args.join(" ")).await?;
                 s.select(&id).await?;
                 eprintln!("bb7: switched to chat {id}");
             }
@@ -265,7 +269,14 @@ async fn tokens(s: &mut Session) -> Res<()> {
             e.total as f64 * p,
             terminal::safe(&chat.model, terminal::Sink::Stdout)
         ),
-        None => String::new(),
+        None => {
+            eprintln!(
+                "bb7: no price for {}: it is not in the models list (`/model` shows the \
+                 chat's model; the list comes from the provider)",
+                terminal::err(&chat.model)
+            );
+            String::new()
+        }
     };
     println!(
         "{} tokens{cost}\n  context files {}\n  history {}\n  instructions {}\n  system prompt {}",
@@ -370,8 +381,10 @@ struct LineReader {
 
 impl LineReader {
     fn new() -> LineReader {
+        // Tab completes the common start, and a second Tab lists the candidates.
         let config = Config::builder()
             .auto_add_history(false)
+            .completion_type(rustyline::CompletionType::List)
             .max_history_size(HISTORY_IN_MEMORY)
             .map(|b| b.build())
             .unwrap_or_else(|_| Config::builder().auto_add_history(false).build());

@@ -109,6 +109,72 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
     Ok(())
 }
 
+/// The most files one `/add` of directories and globs adds.
+const MAX_EXPANDED: usize = 1000;
+
+/// `/add`'s arguments as files: a directory is every file under it, a glob (`*`, `?`,
+/// `[…]`, `**`) every file it matches from the current directory, both honouring
+/// `.gitignore` and never entering bb7's or version control's directories; anything
+/// else (a file, `path:start:end`) as typed. Errors: a pattern that is not a glob, one
+/// that matches nothing, more than [`MAX_EXPANDED`] files.
+pub(super) fn expand(s: &Session, specs: &[String]) -> Res<Vec<String>> {
+    let mut out = Vec::new();
+    for spec in specs {
+        let is_glob = spec.contains(['*', '?', '[']);
+        let dir = s.cwd.join(spec);
+        if !is_glob && !dir.is_dir() {
+            out.push(spec.clone());
+            continue;
+        }
+        let (walk_root, matcher) = if is_glob {
+            let glob = globset::GlobBuilder::new(spec)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| Failure::new(format!("bad pattern {}: {e}", terminal::err(spec))))?
+                .compile_matcher();
+            (s.cwd.clone(), Some(glob))
+        } else {
+            (dir, None)
+        };
+        let before = out.len();
+        let walk = ignore::WalkBuilder::new(&walk_root)
+            .hidden(false)
+            .require_git(false)
+            .filter_entry(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_none_or(|n| !crate::project::paths::PROTECTED_DIRS.contains(&n))
+            })
+            .build();
+        let mut found: Vec<String> = walk
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .filter_map(|e| {
+                let rel = e.path().strip_prefix(&s.cwd).ok()?.to_str()?.to_owned();
+                match &matcher {
+                    Some(m) => m.is_match(&rel).then_some(rel),
+                    None => Some(rel),
+                }
+            })
+            .collect();
+        found.sort();
+        out.extend(found);
+        if out.len() == before {
+            return Err(Failure::new(format!(
+                "{} matches no file",
+                terminal::err(spec)
+            )));
+        }
+        if out.len() > MAX_EXPANDED {
+            return Err(Failure::new(format!(
+                "{} names more than {MAX_EXPANDED} files; add fewer at a time",
+                terminal::err(spec)
+            )));
+        }
+    }
+    Ok(out)
+}
+
 /// `path:start:end` → (`path`, lines); anything else is a plain path.
 fn split_range(spec: &str) -> (&str, Option<(u64, u64)>) {
     let mut parts = spec.rsplitn(3, ':');

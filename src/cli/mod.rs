@@ -143,10 +143,23 @@ async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String>
 async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     let root = s.root.to_string_lossy().into_owned();
     if let Command::Init = cmd {
-        s.c.call::<Ack>(Action::Bb7Init(params::Init {
-            project_root: Some(root.clone()),
-        }))
-        .await?;
+        let made =
+            s.c.call::<Ack>(Action::Bb7Init(params::Init {
+                project_root: Some(root.clone()),
+            }))
+            .await;
+        match made {
+            Ok(_) => {}
+            // Already done is not a failure (nor a "conflict", status 3).
+            Err(f)
+                if f.is(ErrorCode::Conflict)
+                    && crate::project::Project::is_initialized(&s.root) =>
+            {
+                eprintln!("bb7: already initialized in {root}");
+                return Ok(());
+            }
+            Err(f) => return Err(f),
+        }
         info::offer_gitignore(&s.root).await?;
         // Last, so an editor showing the final line of output shows this one.
         eprintln!("bb7: initialized in {root}");
@@ -212,6 +225,16 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Init | Command::Serve => Ok(()),
         Command::New { name } => info::new_chat(s, name).await,
         Command::Chats => info::chats(s).await,
+        Command::Use { which } => {
+            let id = info::resolve_chat(s, &which).await?;
+            s.select(&id).await?;
+            // Through a holder the selection is that process's; the index says it too.
+            if let Some(store) = project_store(&s.root) {
+                let _ = store.set_active(Some(&id));
+            }
+            eprintln!("bb7: chat {id} is active");
+            Ok(())
+        }
         Command::Add { paths, readonly } => context::add(s, &paths, readonly).await,
         Command::Remove { path } => context::remove(s, &path).await,
         Command::Ask {

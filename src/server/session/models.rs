@@ -165,7 +165,18 @@ impl Session {
             }));
         }
         let stale = cached.map(|c| c.models);
-        let provider = self.provider()?;
+        // With no remote key but a local server configured (a local-only setup), the
+        // list is the local server's: it needs no key.
+        let provider = match self.provider() {
+            Err(e) if e.code == ErrorCode::Api => {
+                let providers = crate::llm::providers::Providers::from_config(&self.config);
+                if providers.local.is_none() {
+                    return Err(e);
+                }
+                self.provider_for(crate::llm::providers::ProviderRole::Local)?
+            }
+            other => other?,
+        };
         let outbox = ctx.outbox.clone();
         let rid = request_id.map(str::to_owned);
         tokio::spawn(async move {
