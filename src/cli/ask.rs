@@ -173,6 +173,12 @@ pub(super) async fn turn(
     if early {
         return Err(aborted());
     }
+    // Piped, the answer of a turn that may drop its attempt is held until it stands
+    // (asked before the `send`: a reply read meanwhile would skip the stream's lines).
+    let hold = markdown.is_none() && !std::io::stdout().is_terminal() && {
+        let chat: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
+        chat.agent_mode != "remote"
+    };
     let id =
         s.c.send(&Action::Send(params::Send {
             content: message,
@@ -181,11 +187,6 @@ pub(super) async fn turn(
             reasoning_effort: None,
         }))
         .await?;
-    // Piped, the answer of a turn that may drop its attempt is held until it stands.
-    let hold = markdown.is_none() && !std::io::stdout().is_terminal() && {
-        let chat: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
-        chat.agent_mode != "remote"
-    };
     let mut lines = Lines {
         out_ended: true,
         markdown,

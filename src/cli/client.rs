@@ -20,7 +20,7 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// Your edits overlap the change: nothing was written to that file.
     pub const CONFLICT: u8 = 3;
-    /// The chat is held by another bb7 process (an editor, a running `bb7 ask`).
+    /// The chat is held by a process that does not answer on its holder socket.
     pub const HELD: u8 = 4;
     /// Stopped with Ctrl-C (128 + SIGINT, as shells report it).
     pub const INTERRUPTED: u8 = 130;

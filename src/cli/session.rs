@@ -193,15 +193,15 @@ impl Session {
 /// holder's PID is unknown.
 fn held(id: &str, pid: Option<u32>, server: &str) -> Failure {
     let who = match pid {
-        Some(pid) => format!("another bb7 process (PID {pid}: an editor or a running `bb7`)"),
+        Some(pid) => format!("PID {pid}"),
         None => format!("another process ({})", server.trim_end_matches('.')),
     };
+    // Short: editors show one line of it (Kakoune cuts it at the pane's width).
     Failure::server(
         Some(ErrorCode::Locked),
         format!(
-            "chat {id} is held by {who}; close it there, or take it over with `bb7 unlock \
-             --force` (or --take-over on this command), after which both processes may save \
-             it and overwrite each other's messages"
+            "chat {id} is held by {who}, which does not answer; close it there or take \
+             it over: `bb7 unlock --force` (or --take-over)"
         ),
     )
 }
