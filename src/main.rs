@@ -16,9 +16,9 @@ Exit status:
   2    the command line was wrong (unknown option, missing argument)
   3    conflict: your edits overlap the change; that file was left untouched
        (`bb7 review` takes hunks one by one, --force lets the change win)
-  4    the chat is held by another bb7 process (an editor, a running `bb7 ask`):
-       close it there; `bb7 unlock --force` or --take-over takes it anyway, and
-       then both processes may save the chat and lose each other's messages
+  4    the chat is held by a process that does not answer (a bb7 holder serves
+       the commands beside it): close it there; `bb7 unlock --force` or
+       --take-over takes it anyway (the old holder then refuses its next save)
   5    `bb7 ask`: the server cut the answer at its token limit (finish_reason
        \"length\"); what came is saved, but it is incomplete
   130  stopped with Ctrl-C (the partial answer is kept)

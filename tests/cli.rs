@@ -140,11 +140,11 @@ fn the_cli_respects_a_chat_open_in_an_editor() {
     env.write("a.txt", "a\n");
     let (mut editor, id) = env.with_chat();
     editor.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
+    // The editor serves the command itself, through its holder socket: the chat is
+    // never opened twice.
     let o = bb7(&env, &["--chat", &id, "status"]);
-    assert_eq!(o.status.code(), Some(4));
-    assert!(
-        text(&o.stderr).contains("is held by"),
-        "{}",
-        text(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("a.txt"), "{}", text(&o.stdout));
+    editor.ok(json!({"action": "save_draft", "draft": "still mine"}));
+    assert_eq!(env.chat_json(&id)["draft"], "still mine");
 }

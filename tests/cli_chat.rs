@@ -136,3 +136,115 @@ fn ask_shows_a_waiting_indicator_on_a_terminal_only() {
     assert!(!stderr(&o).contains("waiting"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "Answer.\n");
 }
+
+#[test]
+fn history_is_appended_per_entry_survives_a_closed_terminal_and_is_never_cut() {
+    let (env, _fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    let file = env.home.join(".bb7/chat_history");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let old: String = (0..5000).map(|i| format!("old entry {i}\n")).collect();
+    std::fs::write(&file, format!("#V2\n{old}")).unwrap();
+
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect(PROMPT);
+    t.type_keys("/status\r");
+    t.expect(PROMPT);
+    t.type_keys("/help\r");
+    t.expect(PROMPT);
+    // The terminal closes: SIGHUP, no clean exit.
+    unsafe {
+        libc::kill(t.pid() as i32, libc::SIGHUP);
+    }
+    t.wait();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with(&format!("#V2\n{old}")),
+        "the old entries stay"
+    );
+    assert!(
+        text.ends_with("/status\n/help\n"),
+        "{:?}",
+        &text[text.len() - 40..]
+    );
+
+    // The next session recalls them, the oldest of 5,000 too (Ctrl-R searches back).
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect(PROMPT);
+    t.type_keys("\x1b[A");
+    t.expect("/help");
+    t.type_keys("\x15\x12old entry 0");
+    t.expect("`old entry 0': old entry 0");
+    t.type_keys("\x03");
+    t.expect(PROMPT);
+    t.type_keys("/quit\r");
+    t.wait();
+}
+
+#[test]
+fn a_conflict_is_forced_or_taken_from_the_chat() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    fake.push_sse(response(
+        "",
+        "Line two.\n",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [{"old_string": "l2\n", "new_string": "TWO\n"}]}),
+        )],
+    ));
+    fake.push_sse(response(
+        "",
+        "Line five.\n",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [{"old_string": "l5\n", "new_string": "FIVE\n"}]}),
+        )],
+    ));
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect(PROMPT);
+    t.type_keys("change line two\r");
+    t.expect("Line two.");
+    t.expect(PROMPT);
+    env.write("f.txt", &TEN.replace("l2\n", "mine\n"));
+    t.type_keys("/apply\r");
+    // The hint names the chat's own commands.
+    t.expect("/apply --force");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "mine\n"));
+    t.type_keys("/review\r");
+    let shown = t.expect(PROMPT);
+    let id = shown
+        .split_whitespace()
+        .find(|w| w.starts_with("h_"))
+        .expect("a hunk id")
+        .to_owned();
+    // Taking it asks first; "n" leaves the file alone.
+    t.type_keys(&format!("/review take {id}\r"));
+    t.expect("[y/N]");
+    t.type_keys("n\r");
+    t.expect("not taken");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "mine\n"));
+    t.type_keys(&format!("/review take {id}\r"));
+    t.expect("[y/N]");
+    t.type_keys("y\r");
+    t.expect("accepted");
+    t.expect(PROMPT);
+    assert_eq!(env.read("f.txt"), TEN.replace("l2\n", "TWO\n"));
+
+    t.type_keys("line five\r");
+    t.expect("Line five.");
+    t.expect(PROMPT);
+    let mine = TEN.replace("l2\n", "TWO\n").replace("l5\n", "mine5\n");
+    env.write("f.txt", &mine);
+    t.type_keys("/apply --force f.txt\r");
+    t.expect("applied f.txt");
+    t.expect(PROMPT);
+    assert_eq!(
+        env.read("f.txt"),
+        TEN.replace("l2\n", "TWO\n").replace("l5\n", "FIVE\n")
+    );
+    t.type_keys("/quit\r");
+    t.wait();
+}

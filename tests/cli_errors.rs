@@ -35,18 +35,15 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
     let (env, _fake) = fake_env(json!({}));
     env.write("f.txt", TEN);
     env.write("g.txt", TEN);
-    // An editor holds the project's active chat.
+    // A process that answers no holder socket holds the project's active chat.
     let (mut editor, id) = env.with_chat();
     editor.ok(json!({"action": "context_add", "path": "f.txt", "content": TEN}));
+    editor.close();
+    let mut holder = hold_without_socket(&env, &id);
     let chats_before = std::fs::read_dir(env.project.join(".bb7/chats"))
         .unwrap()
         .count();
-    for args in [
-        &["status"][..],
-        &["diff"],
-        &["add", "g.txt"],
-        &["ask", "hi"],
-    ] {
+    for args in [&["add", "g.txt"][..], &["ask", "hi"], &["apply"]] {
         let o = bb7(&env, args);
         assert_eq!(o.status.code(), Some(4), "{args:?}: {}", stderr(&o));
         let err = stderr(&o);
@@ -69,14 +66,12 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
         "{}",
         stderr(&o)
     );
-    editor.kill();
+    let _ = holder.kill();
+    let _ = holder.wait();
 
-    // Another editor opens it again; `bb7 unlock --force` takes it over for later
-    // commands.
-    let mut editor = env.spawn();
-    editor.ok(json!({"action": "init", "project_root": env.project}));
-    editor.ok(json!({"action": "chat_select", "id": id}));
-    assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
+    // Held again; `bb7 unlock --force` takes it over for later commands.
+    let mut holder = hold_without_socket(&env, &id);
+    assert_eq!(bb7(&env, &["add", "g.txt"]).status.code(), Some(4));
     let o = ok(&env, &["unlock", "--force"]);
     assert!(
         stderr(&o).contains(&format!("took chat {id} over")),
@@ -84,7 +79,8 @@ fn a_chat_held_elsewhere_is_named_never_replaced() {
         stderr(&o)
     );
     assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));
-    editor.kill();
+    let _ = holder.kill();
+    let _ = holder.wait();
 }
 
 #[test]
@@ -106,7 +102,8 @@ fn unlock_refuses_while_the_holder_runs_and_takes_a_dead_ones_chat() {
     assert!(err.contains("--force"), "{err}");
     assert!(err.contains("overwrites"), "{err}");
     assert_eq!(std::fs::read_to_string(&lock).unwrap(), holder);
-    assert_eq!(bb7(&env, &["status"]).status.code(), Some(4));
+    // Beside it, a command is served by the editor itself (its holder socket).
+    assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));
     // The editor still owns the chat.
     editor.ok(json!({"action": "save_draft", "draft": "still mine"}));
     assert_eq!(env.chat_json(&id)["draft"], "still mine");
@@ -207,4 +204,40 @@ fn apply_with_nothing_pending_is_not_a_failure() {
     project_with(&env, &[("f.txt", TEN)]);
     let o = ok(&env, &["apply"]);
     assert!(stderr(&o).contains("nothing to apply"), "{}", stderr(&o));
+}
+
+#[test]
+fn add_readonly_on_a_file_in_context_makes_it_read_only_unless_output_is_pending() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN), ("g.txt", TEN)]);
+    let o = ok(&env, &["add", "--readonly", "f.txt"]);
+    assert!(stderr(&o).contains("now read-only"), "{}", stderr(&o));
+    // The model's edit of it is refused, and nothing is pending for it.
+    fake.push_sse(response(
+        "",
+        "Tried.",
+        vec![(
+            "edit_file",
+            json!({"path": "f.txt", "edits": [{"old_string": "l2\n", "new_string": "TWO\n"}]}),
+        )],
+    ));
+    let _ = bb7(&env, &["ask", "change f"]);
+    assert!(!stdout(&ok(&env, &["status"])).contains("M f.txt"));
+    let o = bb7(&env, &["apply"]);
+    assert!(stderr(&o).contains("nothing to apply"), "{}", stderr(&o));
+    assert_eq!(env.read("f.txt"), TEN);
+
+    // With the model's output pending the change is refused, with the reason.
+    fake.push_sse(response(
+        "",
+        "Changed g.",
+        vec![(
+            "edit_file",
+            json!({"path": "g.txt", "edits": [{"old_string": "l2\n", "new_string": "TWO\n"}]}),
+        )],
+    ));
+    ok(&env, &["ask", "change g"]);
+    let err = fails(&env, &["add", "--readonly", "g.txt"]);
+    assert!(err.contains("cannot make g.txt read-only"), "{err}");
+    assert!(err.contains("pending output"), "{err}");
 }

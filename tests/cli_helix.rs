@@ -112,7 +112,7 @@ fn the_helix_recipe_runs_as_documented() {
 
     sh.key(&keys, "i");
     sh.key(&keys, "a");
-    sh.key(&keys, "r"); // adding again refreshes (and may not fail)
+    sh.key(&keys, "a"); // adding again refreshes (and may not fail)
     assert!(sh.key(&keys, "s").0.contains("src/lib.rs"));
 
     // Asking, from a subdirectory.
@@ -157,4 +157,10 @@ fn the_helix_recipe_runs_as_documented() {
     assert_eq!(sh.key(&keys, "c").0.lines().count(), 2);
     sh.key(&keys, "u");
     assert_eq!(env.read("src/lib.rs"), first);
+    // `u` again undoes the apply before it (the accepted hunk), never re-applies.
+    sh.key(&keys, "u");
+    assert_eq!(env.read("src/lib.rs"), LIB);
+    // `r` on the file in context makes it read-only for the model.
+    let (_, err) = sh.key(&keys, "r");
+    assert!(err.contains("now read-only"), "{err}");
 }

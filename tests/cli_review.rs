@@ -170,3 +170,30 @@ fn models_show_and_log() {
     // Two answers at $0.0015 each.
     assert!(lines[1].contains("$0.0030  2  "), "{log}");
 }
+
+#[test]
+fn a_hunk_that_overlaps_your_edits_is_taken_with_take() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    two_hunks(&fake);
+    ok(&env, &["ask", "change two lines"]);
+    let mine = TEN.replace("l2\n", "mine\n").replace("l6\n", "six\n");
+    env.write("f.txt", &mine);
+    let listing = stdout(&ok(&env, &["review"]));
+    let ids: Vec<String> = listing
+        .split_whitespace()
+        .filter(|w| w.starts_with("h_"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(ids.len(), 2, "{listing}");
+    let o = bb7(&env, &["review", "--accept", &ids[0]]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bb7 review --take"), "{}", stderr(&o));
+    assert_eq!(env.read("f.txt"), mine);
+    ok(&env, &["review", "--take", &ids[0]]);
+    // The model's line 2 replaced the user's; the user's other edit stays.
+    assert_eq!(
+        env.read("f.txt"),
+        TEN.replace("l2\n", "TWO\n").replace("l6\n", "six\n")
+    );
+}

@@ -1,6 +1,8 @@
 //! Hostile ground on the terminal: model text, reasoning and file names printed by the
-//! command line never carry control or bidi characters to a terminal (OSC 52 would
-//! write the user's clipboard), and are escaped, not dropped, when piped.
+//! command line never carry control characters or bidi overrides to a terminal (OSC 52
+//! would write the user's clipboard); piped, the answer is the model's text byte for
+//! byte and other data is escaped, not dropped. Joiners of real scripts and emoji
+//! (ZWJ, ZWNJ, ZWSP) pass everywhere.
 
 mod cli_support;
 mod common;
@@ -33,24 +35,65 @@ fn has_controls(s: &str) -> bool {
 }
 
 #[test]
-fn piped_output_escapes_control_characters() {
+fn piped_answers_are_byte_for_byte_and_other_data_is_escaped() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("a.txt", "a\n")]);
     hostile_answer(&fake);
     let o = ok(&env, &["ask", "--thinking", "hi"]);
     let out = stdout(&o);
     let err = stderr(&o);
-    assert!(!has_controls(&out), "{out:?}");
-    assert!(!has_controls(&err), "{err:?}");
-    assert!(
-        out.contains("Hello \\u{1b}]52;c;ZXZpbA==\\u{7}there\\u{202e}dlrow"),
+    assert_eq!(
+        out,
+        format!("Hello {OSC52}there\u{202e}dlrow\u{9d} and bye\n"),
         "{out:?}"
     );
+    assert!(!has_controls(&err), "{err:?}");
     assert!(err.contains("thinking \\u{1b}[2Jhard"), "{err:?}");
     // `show` prints the stored answer the same way.
-    let shown = stdout(&ok(&env, &["show"]));
-    assert!(!has_controls(&shown), "{shown:?}");
-    assert!(shown.contains("\\u{1b}]52"), "{shown:?}");
+    let shown = stdout(&ok(&env, &["show", "--last"]));
+    assert_eq!(
+        shown,
+        format!("Hello {OSC52}there\u{202e}dlrow\u{9d} and bye\n")
+    );
+}
+
+const JOINED: &str = "می\u{200c}خواهم क्\u{200d}ष 👩\u{200d}👩\u{200d}👧 ❤\u{fe0f} long\u{200b}word";
+
+#[test]
+fn joiners_are_kept_piped_and_on_a_terminal() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("a.txt", "a\n")]);
+    fake.push_sse(response("", &format!("{JOINED}\n"), vec![]));
+    let o = ok(&env, &["ask", "hi"]);
+    assert_eq!(stdout(&o), format!("{JOINED}\n"));
+    assert!(stdout(&ok(&env, &["show"])).contains(JOINED));
+
+    fake.push_sse(response("", &format!("{JOINED}\n"), vec![]));
+    let screen = on_a_terminal(&env, &["ask", "again"]);
+    assert!(screen.contains(JOINED), "{screen:?}");
+}
+
+/// Runs `bb7 ARGS` with stdout and stderr on a pseudo-terminal; what it wrote there.
+fn on_a_terminal(env: &common::Env, args: &[&str]) -> String {
+    let (master, slave) = pty();
+    let mut child = command(env, &env.project, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let mut screen = Vec::new();
+    let mut m = std::fs::File::from(master);
+    let mut buf = [0u8; 4096];
+    loop {
+        match m.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => screen.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&screen).replace("\r\n", "\n")
 }
 
 #[test]

@@ -252,6 +252,14 @@ fn checkpoints_and_rollbacks() {
     assert_eq!(r["files"][0]["restored"], false);
     assert_eq!(r["files"][0]["conflict"], true);
     assert_eq!(r["checkpoint_id"], Value::Null);
+    // Without force a hard rollback only says what it would drop: lines 1 and 4.
+    let reason = r["files"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("would drop"), "{reason}");
+    assert!(
+        reason.contains("line 1") && reason.contains("line 4"),
+        "{reason}"
+    );
+    assert_eq!(env.read("f.txt"), later);
 
     // A scoped rollback of one hunk keeps the later edit.
     let hunk = got["files"][0]["hunk_ids"][1].as_str().unwrap().to_owned();
@@ -264,11 +272,12 @@ fn checkpoints_and_rollbacks() {
     b.ok(json!({"action": "checkpoint_rollback", "checkpoint_id": scoped_cp, "mode": "hard_all"}));
     assert_eq!(env.read("f.txt"), later);
 
-    // A forced hard rollback wins on the overlapping line; the later edit of a line
-    // the apply did not touch survives, as in an apply's merge.
+    // A forced hard rollback resets the file to the checkpoint's base: the later edits
+    // are dropped, the one on a line the apply did not touch too (the confirmed
+    // "discard later edits"; a scoped rollback is the one that keeps them).
     let r = b.ok(json!({"action": "checkpoint_rollback", "checkpoint_id": cp, "mode": "hard_all", "force": true}));
     assert_eq!(r["files"][0]["restored"], true);
-    assert_eq!(env.read("f.txt"), BASE.replace("four", "FOUR (later)"));
+    assert_eq!(env.read("f.txt"), BASE);
     assert!(
         events(&env.chat_json(&id))
             .iter()

@@ -48,7 +48,7 @@ define-command -docstring 'bb7-init: create .bb7/ in the current directory' \
     bb7-init %{ bb7-run init }
 
 define-command -params ..1 -docstring 'bb7-new [name]: start a chat' \
-    bb7-new %{ bb7-run new %arg{@} }
+    bb7-new %{ bb7-run new -- %arg{@} }
 
 define-command -docstring 'bb7-chats: list chats' \
     bb7-chats %{ bb7-fifo *bb7-chats* plain chats }
@@ -73,10 +73,10 @@ define-command -docstring 'bb7-remove: remove the current file from context' \
     bb7-remove %{ bb7-run remove %val{buffile} }
 
 define-command -params 1.. -docstring 'bb7-ask <message>: ask the model; the answer streams into *bb7*' \
-    bb7-ask %{ bb7-fifo *bb7* markdown ask "--tools=%opt{bb7_tools}" "--mode=%opt{bb7_mode}" %arg{@} }
+    bb7-ask %{ bb7-fifo *bb7* markdown ask "--tools=%opt{bb7_tools}" "--mode=%opt{bb7_mode}" -- %arg{@} }
 
 define-command -docstring 'bb7-chat: the interactive bb7 chat in a new terminal (tmux pane, kitty, x11…)' \
-    bb7-chat %{ terminal %opt{bb7_bin} chat }
+    bb7-chat %{ terminal %opt{bb7_bin} --root %sh{pwd} chat }
 
 define-command -docstring 'bb7-status: statuses of context and output files' \
     bb7-status %{ bb7-fifo *bb7-status* plain status }
@@ -124,14 +124,13 @@ define-command -params 1.. -docstring 'bb7-reject-hunk <hunk>...: discard these 
 define-command -docstring 'bb7-checkpoints: every apply and rollback, newest last' \
     bb7-checkpoints %{ bb7-fifo *bb7-checkpoints* plain checkpoints }
 
-define-command -params ..1 -docstring 'bb7-rollback [id]: undo a checkpoint (default: the last one), then reload' \
+define-command -params ..1 -docstring 'bb7-rollback [id]: undo a checkpoint (default: the last apply not undone yet; again: the one before it), then reload' \
     bb7-rollback %{ evaluate-commands %sh{
-        id=$1
-        if [ -z "$id" ]; then
-            id=$("$kak_opt_bb7_bin" checkpoints 2>/dev/null | tail -n 1 | cut -d ' ' -f 1)
+        if [ -z "$1" ]; then
+            echo "try %{ bb7-run rollback --last } catch %{ bb7-reload; fail %val{error} }"
+        else
+            printf "try %%{ bb7-run rollback -- '%s' } catch %%{ bb7-reload; fail %%val{error} }\n" "$1"
         fi
-        if [ -z "$id" ]; then echo "fail 'bb7: no checkpoints'"; exit; fi
-        printf "try %%{ bb7-run rollback '%s' } catch %%{ bb7-reload; fail %%val{error} }\n" "$id"
         echo bb7-reload
     }}
 

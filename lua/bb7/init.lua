@@ -33,6 +33,12 @@ function M.setup(opts)
   client.on('title_updated', function()
     require('bb7.ui.render').refresh()
   end)
+  -- Another bb7 process (a shell command, an editor wrapper) acted on the chat this one
+  -- holds, through its holder socket: show it as after our own request.
+  client.on('peer_change', function()
+    vim.cmd('silent! checktime')
+    require('bb7.ui.render').refresh()
+  end)
   -- :BB7Add in a pane adds the file the user was in last.
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('bb7_last_file', { clear = true }),

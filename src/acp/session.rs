@@ -117,9 +117,10 @@ pub(super) async fn load_session(
         Some(s) => s,
         None => {
             let (mut c, root) = open(&req.cwd).await?;
-            c.call::<Ack>(Action::ChatSelect(params::ChatRef {
+            c.call::<Ack>(Action::ChatSelect(params::ChatSelect {
                 id: params::NonEmpty(id.clone()),
                 scope: params::Scope::default(),
+                read_only: None,
             }))
             .await
             .map_err(|f| {

@@ -49,6 +49,29 @@ pub struct Checkpoint {
     pub action: String,
     /// The files it changed.
     pub files: Vec<CheckpointFile>,
+    /// The turn (job) whose answer an apply wrote: the assistant message that last
+    /// wrote the output, as its index and `timestamp` (`7@2026-11-25T08:00:00Z`). Applies of one turn's output, one after the
+    /// other, extend one checkpoint (docs/PROTOCOL.md, "Review, apply and rollback").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// On a rollback: the checkpoint it undid, so an undo never undoes the same
+    /// apply twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolls_back: Option<String>,
+}
+
+/// What a new checkpoint records besides its files: the chat, what made it, the turn
+/// whose output was applied and, for a rollback, the checkpoint it undoes.
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    /// The chat whose apply made it.
+    pub chat_id: &'a str,
+    /// See [`Checkpoint::action`].
+    pub action: &'a str,
+    /// See [`Checkpoint::turn_id`].
+    pub turn_id: Option<&'a str>,
+    /// See [`Checkpoint::rolls_back`].
+    pub rolls_back: Option<&'a str>,
 }
 
 impl Checkpoint {
@@ -64,6 +87,11 @@ impl Checkpoint {
         }
         if !crate::project::paths::valid_chat_id(&self.chat_id) {
             return Err("its chat id is not valid".into());
+        }
+        if let Some(r) = &self.rolls_back
+            && !(r.starts_with("cp_") && crate::project::paths::valid_chat_id(r))
+        {
+            return Err("the checkpoint it rolls back is not a checkpoint id".into());
         }
         for f in &self.files {
             if !is_plain_relative(&f.path) {
@@ -90,6 +118,8 @@ impl Checkpoint {
             chat_id: Cow::Borrowed(&self.chat_id),
             created_at: Cow::Borrowed(&self.created_at),
             action: Cow::Borrowed(&self.action),
+            turn_id: self.turn_id.as_deref().map(Cow::Borrowed),
+            rolls_back: self.rolls_back.as_deref().map(Cow::Borrowed),
             files: self
                 .files
                 .iter()
@@ -115,6 +145,12 @@ pub struct CheckpointSummary<'a> {
     pub created_at: Cow<'a, str>,
     /// What made it.
     pub action: Cow<'a, str>,
+    /// See [`Checkpoint::turn_id`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<Cow<'a, str>>,
+    /// See [`Checkpoint::rolls_back`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolls_back: Option<Cow<'a, str>>,
     /// The files it changed.
     pub files: Vec<FileSummary<'a>>,
 }
@@ -128,6 +164,8 @@ impl CheckpointSummary<'_> {
             chat_id: own(self.chat_id),
             created_at: own(self.created_at),
             action: own(self.action),
+            turn_id: self.turn_id.map(own),
+            rolls_back: self.rolls_back.map(own),
             files: self
                 .files
                 .into_iter()
@@ -192,29 +230,77 @@ impl CheckpointStore {
         CheckpointStore { base: state }
     }
 
-    /// Records a checkpoint and returns it.
-    pub fn create(
-        &self,
-        chat_id: &str,
-        action: &str,
-        files: Vec<CheckpointFile>,
-    ) -> Result<Checkpoint> {
+    /// Records a checkpoint and returns it (durable when this returns).
+    pub fn create(&self, origin: Origin, files: Vec<CheckpointFile>) -> Result<Checkpoint> {
         let millis = chrono::Utc::now().timestamp_millis();
         let mut suffix = [0u8; 3];
         let _ = getrandom::fill(&mut suffix);
         let cp = Checkpoint {
             checkpoint_id: format!("cp_{millis:013}_{}", hex::encode(suffix)),
-            chat_id: chat_id.to_owned(),
+            chat_id: origin.chat_id.to_owned(),
             created_at: ids::now_rfc3339(),
-            action: action.to_owned(),
+            action: origin.action.to_owned(),
             files,
+            turn_id: origin.turn_id.map(str::to_owned),
+            rolls_back: origin.rolls_back.map(str::to_owned),
         };
+        self.write(&cp)?;
+        Ok(cp)
+    }
+
+    /// Writes `cp` (atomically and durably) under its id.
+    fn write(&self, cp: &Checkpoint) -> Result<()> {
         let path = state_path(
             &self.base,
             &format!("checkpoints/{}.json", cp.checkpoint_id),
         )?;
-        write_json_atomic(&path, &cp)?;
+        write_json_atomic(&path, cp)
+    }
+
+    /// Records `files` for `origin`: in the newest checkpoint of the store when that
+    /// one is an apply of the same chat and turn (one turn's answer applied file by
+    /// file, or hunk by hunk, is one checkpoint, undone whole), else in a new one.
+    /// A file already in it keeps its content before, and takes the new content after.
+    pub fn record(&self, origin: Origin, files: Vec<CheckpointFile>) -> Result<Checkpoint> {
+        let joins = |cp: &Checkpoint| {
+            origin.turn_id.is_some()
+                && cp.turn_id.as_deref() == origin.turn_id
+                && cp.chat_id == origin.chat_id
+                && cp.rolls_back.is_none()
+                && is_apply(&cp.action)
+                && is_apply(origin.action)
+        };
+        let Some(mut cp) = self.newest().filter(joins) else {
+            return self.create(origin, files);
+        };
+        for f in files {
+            match cp.files.iter_mut().find(|g| g.path == f.path) {
+                Some(g) => {
+                    *g = file_change(
+                        &f.path,
+                        g.before_content.as_deref(),
+                        f.after_content.as_deref(),
+                        f.proposed_content.as_deref(),
+                    )
+                }
+                None => cp.files.push(f),
+            }
+        }
+        self.write(&cp)?;
         Ok(cp)
+    }
+
+    /// The newest checkpoint (ids sort by creation), when it reads back.
+    pub fn newest(&self) -> Option<Checkpoint> {
+        let dir = state_path(&self.base, "checkpoints").ok()?;
+        let newest = std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+            .filter(|n| n.starts_with("cp_"))
+            .max()?;
+        self.get(&newest).ok()
     }
 
     /// Loads one. Errors: `Checkpoint not found`.
@@ -273,6 +359,30 @@ impl CheckpointStore {
     }
 }
 
+/// Whether `action` writes the model's work (an apply), not a rollback.
+fn is_apply(action: &str) -> bool {
+    matches!(action, "apply_file" | "review_apply" | "apply_file_as")
+}
+
+/// The checkpoint an undo rolls back among `list` (oldest first, one chat's): the
+/// newest apply that no later rollback undid. A second undo therefore undoes the apply
+/// before it, never the first undo.
+pub fn last_undoable(list: &[Checkpoint]) -> Option<&Checkpoint> {
+    // Newest first: a rollback that a later rollback undid (a redo) undoes nothing.
+    let mut undone = std::collections::HashSet::new();
+    for c in list.iter().rev() {
+        if undone.contains(c.checkpoint_id.as_str()) {
+            continue;
+        }
+        if let Some(r) = &c.rolls_back {
+            undone.insert(r.as_str());
+        } else if is_apply(&c.action) {
+            return Some(c);
+        }
+    }
+    None
+}
+
 /// A path as bb7 records it: `/`-separated normal components, no `.`, `..`, empty
 /// component, backslash or NUL, not absolute.
 fn is_plain_relative(path: &str) -> bool {
@@ -318,10 +428,29 @@ pub fn rollback_file(
     let current_hash = current.map(|c| ids::sha256_tagged(c.as_bytes()));
     match mode {
         RollbackMode::Hard { force } => {
+            if current_hash == file.after_hash || *force {
+                return restore(file.before_content.clone());
+            }
+            if current_hash == file.before_hash {
+                // Already as before the checkpoint.
+                return FileRollback {
+                    write: None,
+                    restored: true,
+                    conflict: false,
+                    reason: None,
+                };
+            }
+            would_drop(file, current)
+        }
+        // Every hunk of the file: the whole change reversed, merged with later edits
+        // like an apply.
+        RollbackMode::Scoped(ids)
+            if !file.hunk_ids.is_empty() && file.hunk_ids.iter().all(|h| ids.contains(h)) =>
+        {
             if current_hash == file.after_hash {
                 return restore(file.before_content.clone());
             }
-            hard_merge(file, current, *force)
+            hard_merge(file, current, false)
         }
         RollbackMode::Scoped(ids) => {
             let before = to_lf(file.before_content.as_deref().unwrap_or("")).into_owned();
@@ -368,6 +497,37 @@ pub fn rollback_file(
     }
 }
 
+/// A hard rollback without force of a file changed since the checkpoint: nothing is
+/// written, and the reason names the lines of the file now that resetting it would
+/// drop (docs/PROTOCOL.md, "Review, apply and rollback").
+fn would_drop(file: &CheckpointFile, current: Option<&str>) -> FileRollback {
+    let after = to_lf(file.after_content.as_deref().unwrap_or(""));
+    let now = to_lf(current.unwrap_or(""));
+    let ranges: Vec<String> = hunks::hunks(&file.path, &after, &now)
+        .iter()
+        .map(|h| match h.edit.lines.len() {
+            0 => format!("a deletion after line {}", h.new_start),
+            1 => format!("line {}", h.new_start + 1),
+            n => format!("lines {}-{}", h.new_start + 1, h.new_start + n),
+        })
+        .collect();
+    let what = match current {
+        None => "you deleted it since the checkpoint".to_owned(),
+        Some(_) => format!(
+            "it changed since the checkpoint; a hard rollback would drop your edits at {}",
+            ranges.join(", ")
+        ),
+    };
+    FileRollback {
+        write: None,
+        restored: false,
+        conflict: true,
+        reason: Some(format!(
+            "{what} (roll back with force to reset it anyway, or scoped to keep them)"
+        )),
+    }
+}
+
 /// A plan that writes `content` (`None`: deletes the file).
 fn restore(content: Option<String>) -> FileRollback {
     FileRollback {
@@ -378,10 +538,11 @@ fn restore(content: Option<String>) -> FileRollback {
     }
 }
 
-/// A hard rollback of a file that changed after the checkpoint, merged three-way like
-/// an apply: base = the content after the checkpoint, theirs = the content before it,
-/// ours = the file now. The user's later edits elsewhere in the file survive; edits of
-/// the same lines are a conflict unless `force`, where the rollback wins on those lines.
+/// The whole change of a file that changed after the checkpoint reversed, merged
+/// three-way like an apply: base = the content after the checkpoint, theirs = the
+/// content before it, ours = the file now. The user's later edits elsewhere in the file
+/// survive; edits of the same lines are a conflict unless `force`, where the rollback
+/// wins on those lines.
 fn hard_merge(file: &CheckpointFile, current: Option<&str>, force: bool) -> FileRollback {
     let conflict = |why: String| FileRollback {
         write: None,
@@ -408,8 +569,8 @@ fn hard_merge(file: &CheckpointFile, current: Option<&str>, force: bool) -> File
             match super::merge::merge(after.as_deref(), before, current, force) {
                 Ok(m) => restore(Some(m.text)),
                 Err(c) => conflict(format!(
-                    "{c} (since the checkpoint); roll back with force to let the \
-                     rollback win there"
+                    "{c} (since the checkpoint); a hard rollback with force resets the \
+                     file to before the checkpoint, dropping your later edits"
                 )),
             }
         }
@@ -428,26 +589,68 @@ mod tests {
         rollback_file(&f, Some(now), &RollbackMode::Hard { force })
     }
 
-    #[test]
-    fn a_hard_rollback_merges_later_edits_elsewhere() {
-        let now = AFTER.replace("four", "FOUR (later)");
-        let p = plan(&now, false);
-        assert!(p.restored && !p.conflict, "{p:?}");
-        assert_eq!(p.write, Some(Some(BEFORE.replace("four", "FOUR (later)"))));
+    fn all_hunks(now: &str) -> FileRollback {
+        let f = file_change("f.txt", Some(BEFORE), Some(AFTER), None);
+        let ids = f.hunk_ids.clone();
+        rollback_file(&f, Some(now), &RollbackMode::Scoped(ids))
     }
 
     #[test]
-    fn overlapping_later_edits_conflict_unless_forced() {
-        let now = AFTER
-            .replace("ONE", "ONE (later)")
-            .replace("four", "FOUR (later)");
+    fn a_hard_rollback_reports_later_edits_and_drops_them_only_when_forced() {
+        let now = AFTER.replace("four", "FOUR (later)");
         let p = plan(&now, false);
+        assert!(!p.restored && p.conflict && p.write.is_none(), "{p:?}");
+        assert!(
+            p.reason.as_deref().unwrap_or("").contains("line 4"),
+            "{p:?}"
+        );
+        let p = plan(&now, true);
+        assert_eq!(p.write, Some(Some(BEFORE.to_owned())));
+        assert_eq!(plan(AFTER, false).write, Some(Some(BEFORE.to_owned())));
+    }
+
+    #[test]
+    fn a_scoped_rollback_of_every_hunk_merges_later_edits() {
+        let p = all_hunks(&AFTER.replace("four", "FOUR (later)"));
+        assert!(p.restored && !p.conflict, "{p:?}");
+        assert_eq!(p.write, Some(Some(BEFORE.replace("four", "FOUR (later)"))));
+        let p = all_hunks(
+            &AFTER
+                .replace("ONE", "ONE (later)")
+                .replace("four", "FOUR (later)"),
+        );
         assert!(p.conflict && p.write.is_none(), "{p:?}");
         assert!(
             p.reason.as_deref().unwrap_or("").contains("lines 1"),
             "{p:?}"
         );
-        let p = plan(&now, true);
-        assert_eq!(p.write, Some(Some(BEFORE.replace("four", "FOUR (later)"))));
+    }
+
+    fn cp(id: &str, action: &str, rolls_back: Option<&str>) -> Checkpoint {
+        Checkpoint {
+            checkpoint_id: id.into(),
+            chat_id: "0123456789".into(),
+            created_at: String::new(),
+            action: action.into(),
+            files: vec![],
+            turn_id: None,
+            rolls_back: rolls_back.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn undo_goes_back_one_apply_at_a_time_and_a_redo_counts() {
+        let mut list = vec![
+            cp("cp_1", "apply_file", None),
+            cp("cp_2", "review_apply", None),
+        ];
+        assert_eq!(last_undoable(&list).unwrap().checkpoint_id, "cp_2");
+        list.push(cp("cp_3", "rollback", Some("cp_2")));
+        assert_eq!(last_undoable(&list).unwrap().checkpoint_id, "cp_1");
+        list.push(cp("cp_4", "rollback", Some("cp_1")));
+        assert!(last_undoable(&list).is_none());
+        // Rolling the last undo back re-applies cp_1: it can be undone again.
+        list.push(cp("cp_5", "rollback", Some("cp_4")));
+        assert_eq!(last_undoable(&list).unwrap().checkpoint_id, "cp_1");
     }
 }

@@ -18,7 +18,7 @@ use crate::context::{ChatFiles, event_for, find_file};
 use crate::error::{Error, ErrorCode, Result};
 use crate::project::fsutil::{remove_file_if_exists, text_from_bytes, write_user_file};
 use crate::project::paths::locate_in_project;
-use checkpoint::{CheckpointStore, file_change};
+use checkpoint::{CheckpointStore, Origin, file_change};
 pub use merge::{Conflict, LineRange, Merged};
 
 /// A file on disk as the engine reads it.
@@ -65,18 +65,18 @@ pub struct FileWrite {
     pub proposed: Option<String>,
 }
 
-/// Records one checkpoint for `writes`, then changes the files, in that order.
+/// Records `writes` in a checkpoint (a new one, or the newest when it is the same
+/// turn's apply: `CheckpointStore::record`), then changes the files, in that order.
 /// Returns the checkpoint id (`None` when nothing changed). Every path is resolved
 /// again right before its write (the last-line guard): a path that leaves the project
 /// is an error (`path_escape`), never a write.
 pub fn commit(
     root: &Path,
     checkpoints: &CheckpointStore,
-    chat_id: &str,
-    action: &str,
+    origin: Origin,
     writes: Vec<FileWrite>,
 ) -> Result<Option<String>> {
-    let Some(r) = record(root, checkpoints, chat_id, action, writes)? else {
+    let Some(r) = record(root, checkpoints, origin, writes)? else {
         return Ok(None);
     };
     for (w, abs) in r.writes.iter().zip(&r.targets) {
@@ -105,8 +105,7 @@ pub struct Recorded {
 pub fn record(
     root: &Path,
     checkpoints: &CheckpointStore,
-    chat_id: &str,
-    action: &str,
+    origin: Origin,
     writes: Vec<FileWrite>,
 ) -> Result<Option<Recorded>> {
     let writes: Vec<FileWrite> = writes.into_iter().filter(|w| w.before != w.after).collect();
@@ -128,12 +127,29 @@ pub fn record(
             )
         })
         .collect();
-    let cp = checkpoints.create(chat_id, action, files)?;
+    let cp = checkpoints.record(origin, files)?;
     Ok(Some(Recorded {
         checkpoint_id: cp.checkpoint_id,
         writes,
         targets,
     }))
+}
+
+/// The turn whose answer last wrote the output of `rel`: the newest assistant message
+/// that lists it in `output_files`, named by its place in the chat and its `timestamp`
+/// (`7@2026-11-25T08:00:00Z`; a checkpoint's `turn_id`). Two turns never share both.
+pub fn turn_of(chat: &Chat, rel: &str) -> Option<String> {
+    chat.messages
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, m)| {
+            m.role == "assistant"
+                && m.output_files
+                    .as_ref()
+                    .is_some_and(|o| o.iter().any(|p| p == rel))
+        })
+        .map(|(i, m)| format!("{i}@{}", m.timestamp.as_deref().unwrap_or("")))
 }
 
 /// The last-line guard before a user file is written: `rel` must still resolve inside
@@ -224,11 +240,16 @@ pub fn apply_output(
         after: Some(merged.text.clone()),
         proposed: Some(output.clone()),
     };
+    let turn = turn_of(chat, &rel);
+    let origin = Origin {
+        chat_id: &chat.id,
+        action,
+        turn_id: turn.as_deref(),
+        rolls_back: None,
+    };
     let checkpoint_id = match args.editor_text {
-        Some(_) => {
-            record(root, checkpoints, &chat.id, action, vec![write])?.map(|r| r.checkpoint_id)
-        }
-        None => commit(root, checkpoints, &chat.id, action, vec![write])?,
+        Some(_) => record(root, checkpoints, origin, vec![write])?.map(|r| r.checkpoint_id),
+        None => commit(root, checkpoints, origin, vec![write])?,
     };
     let event = if args.destination.is_some() {
         "UserSaveAs"
@@ -238,6 +259,10 @@ pub fn apply_output(
     let mut part = record_content(chat, files, &dest_rel, &merged.lf, event)?;
     if args.destination.is_some() {
         part.original_path = Some(rel.clone());
+    }
+    if let Some(cp) = &checkpoint_id {
+        part.extra
+            .insert("checkpoint_id".into(), serde_json::json!(cp));
     }
     crate::context::push_event(chat, part);
     Ok(Applied {
@@ -261,7 +286,7 @@ pub fn conflict_error(rel: &str, c: &Conflict) -> Error {
     Error::new(
         ErrorCode::Conflict,
         format!(
-            "Cannot apply {rel}: {c}. Nothing was written; review it hunk by hunk, or apply with force to let the model's change win there"
+            "Cannot apply {rel}: {c}. Nothing was written; review it hunk by hunk, or apply with `--force` (`force: true`) to let the model's change win there"
         ),
     )
     .with_data(crate::error::ErrorData {

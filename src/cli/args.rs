@@ -41,6 +41,13 @@ pub enum Command {
     },
     /// List the project's chats (* marks the active one).
     Chats,
+    /// Make a chat the project's active one, for later commands and editors: by its
+    /// id, a unique start of its id, or its name.
+    Use {
+        /// Id, id prefix or name (see `bb7 chats`).
+        #[arg(value_name = "ID|NAME")]
+        which: String,
+    },
     /// Add files (or path:start:end sections) to the chat's context; a file already
     /// there is refreshed from disk. --run, --git-diff and --diagnostics attach a
     /// read-only text instead (shown as KIND:NAME; `bb7 remove KIND:NAME` drops it).
@@ -139,20 +146,31 @@ pub enum Command {
         /// Accept every pending hunk (of PATH, or of every file).
         #[arg(long, conflicts_with_all = ["accept", "reject"])]
         all: bool,
+        /// Hunk ids to take even where they overlap your edits: the model's version of
+        /// those lines replaces yours (the flag is the confirmation).
+        #[arg(long, num_args = 1.., value_name = "ID")]
+        take: Vec<String>,
     },
     /// List checkpoints, oldest first, one per line: id, time, files, (action), then
     /// the hunk ids that `rollback --scoped` takes.
     Checkpoints,
-    /// Undo a checkpoint: restore its files, or reverse only some hunks. Merges like
-    /// apply: your later edits elsewhere in a file survive; later edits of the same
-    /// lines are a conflict (exit status 3) unless --force.
+    /// Undo a checkpoint (one whole apply, however many files it wrote): restore its
+    /// files, or reverse only some hunks. Merges like apply: your later edits
+    /// elsewhere in a file survive; later edits of the same lines are a conflict (exit
+    /// status 3). --force resets each file to its content before the checkpoint,
+    /// dropping every later edit in it.
     Rollback {
         /// Checkpoint id (from `bb7 checkpoints`).
-        id: String,
+        #[arg(required_unless_present = "last", conflicts_with = "last")]
+        id: Option<String>,
+        /// The chat's last apply that is not undone yet; run again to undo the one
+        /// before it (`/undo` in `bb7 chat`).
+        #[arg(long)]
+        last: bool,
         /// Reverse only these hunks, keeping later edits.
         #[arg(long, num_args = 1.., value_name = "HUNK")]
         scoped: Vec<String>,
-        /// Let the rollback win on lines you edited since.
+        /// Reset the files to before the checkpoint, dropping your later edits there.
         #[arg(long)]
         force: bool,
     },

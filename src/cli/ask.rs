@@ -3,12 +3,14 @@
 //! stderr. Ctrl-C sends `cancel` and waits for the partial answer to be saved; a
 //! second Ctrl-C exits at once.
 
+use std::io::IsTerminal;
+
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::args::ToolsMode;
 use super::client::{Failure, Res};
 use super::prompt;
-use super::render::{Markdown, Waiting};
+use super::render::{Markdown, Waiting, paint, style};
 use super::session::Session;
 use super::terminal;
 use crate::chat::store::ChatStore;
@@ -16,7 +18,7 @@ use crate::project::Project;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
-use crate::protocol::replies::Ack;
+use crate::protocol::replies::{Ack, ChatView};
 
 use super::client::exit::INTERRUPTED;
 
@@ -45,6 +47,10 @@ struct Lines {
     thinking_open: bool,
     /// Renders the answer as Markdown (`bb7 chat`); `None` prints it as it comes.
     markdown: Option<Markdown>,
+    /// The answer so far, held back from a piped stdout while the turn may still drop
+    /// its attempt (a local or `hybrid_auto` provider): only the answer that stands
+    /// is written.
+    held: Option<String>,
 }
 
 impl Lines {
@@ -55,9 +61,13 @@ impl Lines {
         }
     }
 
-    /// Prints an answer delta.
+    /// Prints an answer delta (or holds it, see [`Lines::held`]).
     fn answer(&mut self, s: &Session, delta: &str) {
         self.close_thinking();
+        if let Some(h) = &mut self.held {
+            h.push_str(delta);
+            return;
+        }
         match &mut self.markdown {
             // The model's text is made safe before the renderer styles it.
             Some(md) => s.out_rendered(&md.push(&terminal::safe(delta, terminal::Sink::Stdout))),
@@ -68,8 +78,37 @@ impl Lines {
         }
     }
 
+    /// An attempt was dropped: what it streamed is not the answer. Held text is
+    /// discarded; on a terminal, a separator line on stdout names the fallback.
+    fn drop_attempt(&mut self, s: &Session, provider: &str, reason: &str) {
+        if let Some(h) = &mut self.held {
+            h.clear();
+            eprintln!("bb7: an attempt was dropped ({reason}); answering again on {provider}");
+            return;
+        }
+        self.close_all(s);
+        let line = format!("── dropped ({reason}); the answer again, from {provider} ──");
+        s.out_rendered(&format!(
+            "{}\n",
+            paint(style::DIM, &terminal::safe(&line, terminal::Sink::Stdout))
+        ));
+    }
+
+    /// The turn ended: the held answer, if any, is the one that stands.
+    fn release(&mut self, s: &Session) {
+        if let Some(h) = self.held.take() {
+            s.out(&h);
+            if !h.is_empty() {
+                self.out_ended = h.ends_with('\n');
+            }
+        }
+    }
+
     fn close_all(&mut self, s: &Session) {
         self.close_thinking();
+        if self.held.is_some() {
+            return;
+        }
         if let Some(md) = &mut self.markdown {
             s.out_rendered(&md.finish());
         }
@@ -137,6 +176,12 @@ pub(super) async fn turn(
     if early {
         return Err(aborted());
     }
+    // Piped, the answer of a turn that may drop its attempt is held until it stands
+    // (asked before the `send`: a reply read meanwhile would skip the stream's lines).
+    let hold = markdown.is_none() && !std::io::stdout().is_terminal() && {
+        let chat: ChatView = s.c.call(Action::ChatGet(params::NoParams {})).await?;
+        chat.agent_mode != "remote"
+    };
     let id =
         s.c.send(&Action::Send(params::Send {
             content: message,
@@ -148,6 +193,7 @@ pub(super) async fn turn(
     let mut lines = Lines {
         out_ended: true,
         markdown,
+        held: hold.then(String::new),
         ..Lines::default()
     };
     let mut cancelled = false;
@@ -203,11 +249,7 @@ pub(super) async fn turn(
             }
             TurnMessage::Attempt {
                 provider, reason, ..
-            } => {
-                lines.close_all(s);
-                // What streamed so far is not the answer; stdout cannot take it back.
-                eprintln!("bb7: that attempt is dropped ({reason}); answering again on {provider}");
-            }
+            } => lines.drop_attempt(s, &provider, &reason),
             TurnMessage::Thinking { content, .. } => {
                 if o.thinking {
                     eprint!("{}", terminal::err(&content));
@@ -281,6 +323,7 @@ pub(super) async fn turn(
                 truncated,
                 ..
             } => {
+                lines.release(s);
                 lines.close_all(s);
                 if cancelled {
                     return Err(aborted());
@@ -301,6 +344,7 @@ pub(super) async fn turn(
                 return Ok(());
             }
             TurnMessage::Error { code, message, .. } => {
+                lines.release(s);
                 lines.close_all(s);
                 if cancelled || code == crate::error::ErrorCode::Cancelled {
                     return Err(aborted());
@@ -308,6 +352,7 @@ pub(super) async fn turn(
                 return Err(Failure::server(Some(code), message));
             }
             TurnMessage::DiffError { errors, .. } => {
+                lines.release(s);
                 lines.close_all(s);
                 if cancelled {
                     return Err(aborted());
@@ -331,6 +376,7 @@ async fn interrupt(
     lines: &mut Lines,
 ) -> Res<()> {
     if *cancelled {
+        lines.release(s);
         lines.close_all(s);
         eprintln!("bb7: aborted");
         // The OS drops the chat's lock with the process; clearing the PID in the lock

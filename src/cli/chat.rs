@@ -21,36 +21,39 @@ use super::session::Session;
 use super::terminal;
 use crate::protocol::action::Action;
 use crate::protocol::params;
-use crate::protocol::replies::{Ack, ChatView, Checkpoints, TokenEstimate};
+use crate::protocol::replies::{Ack, ChatView, TokenEstimate};
 
 /// What `/help` prints: one line per command.
 const HELP: &str = "\
-Type a question and press Enter; end a line with \\ (or open a ``` fence) to go on
-on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
+Type a question and press Enter; end a line with \\ (or open a ``` fence)
+to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
 
-  /add PATH…          add files (or path:start:end sections) to the context
-  /drop PATH          take a file out of the context
-  /refresh            re-read context files changed on disk
-  /files, /status     the context and pending files with their statuses
-  /diff [PATH]        the model's pending changes
-  /review [accept|reject ID…|all]   list the pending hunks, or decide them
-  /apply [PATH]       merge the pending changes into your files
-  /undo               roll back the last apply
-  /model [NAME]       show or switch the chat's model
-  /mode [MODE]        show or switch the provider: local, remote or hybrid_auto
-  /tokens             what the next question costs: tokens and price
-  /new [NAME]         start a new chat
-  /chats [ID]         list the chats, or switch to one
-  /run CMD            run CMD and attach its output and exit status
-  /test CMD           run CMD and attach its output only when it fails
-  /rules              the rules files (AGENTS.md, …) the model is given
-  /help               this text
+  /add PATH…        add files, directories, globs or path:start:end sections
+  /drop PATH        take a file out of the context
+  /refresh          re-read context files changed on disk
+  /files, /status   the context and pending files with their statuses
+  /diff [PATH]      the model's pending changes
+  /review           the pending hunks; then /review accept|reject|take ID…
+                    or /review all
+  /apply [PATH]     merge the pending changes into your files (--force: over
+                    your conflicting edits)
+  /undo             roll back the last apply (again: the one before it)
+  /model [NAME]     show or switch the chat's model
+  /mode [MODE]      show or switch the provider: local, remote or hybrid_auto
+  /tokens           what the next question costs: tokens and price
+  /new [NAME]       start a new chat
+  /chats [ID]       list the chats, or switch to one (a unique prefix will do)
+  /run CMD          run CMD and attach its output and exit status
+  /test CMD         run CMD and attach its output only when it fails
+  /rules            the rules files (AGENTS.md, …) the model is given
+  /help             this text
 ";
 
 /// `bb7 chat`.
 pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
+    s.in_chat = true;
     let id = s.ensure_chat().await?;
     if let Some(m) = model {
         set_model(s, &m).await?;
@@ -67,6 +70,7 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         )
     );
     let mut editor = LineReader::new();
+    editor.show_peer_changes(&mut s.c);
     loop {
         let line = match editor.read("bb7> ").await {
             Input::Line(l) => l,
@@ -92,7 +96,6 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
             );
         }
     }
-    editor.save();
     Ok(())
 }
 
@@ -135,7 +138,10 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
     match name {
         "quit" | "exit" | "q" => return Ok(Flow::Quit),
         "help" | "h" | "?" => print!("{HELP}"),
-        "add" if !args.is_empty() => context::add(s, &args, false).await?,
+        "add" if !args.is_empty() => {
+            let files = context::expand(s, &args)?;
+            context::add(s, &files, false).await?
+        }
         "drop" | "remove" if args.len() == 1 => context::remove(s, &args[0]).await?,
         "refresh" => {
             s.active().await?;
@@ -144,8 +150,18 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
         "files" | "status" => context::status(s).await?,
         "diff" => context::diff(s, first).await?,
         "review" => review_command(s, &args).await?,
-        "apply" => context::apply(s, first, false).await?,
-        "undo" => undo(s).await?,
+        "apply" => {
+            let force = args.iter().any(|a| a == "--force" || a == "-f");
+            let paths: Vec<&String> = args
+                .iter()
+                .filter(|a| *a != "--force" && *a != "-f")
+                .collect();
+            if paths.len() > 1 {
+                return Err(Failure::new("use /apply [--force] [PATH]"));
+            }
+            context::apply(s, paths.first().map(|p| p.to_string()), force).await?
+        }
+        "undo" => review::undo(s, false).await?,
         "model" => match first {
             Some(m) => set_model(s, &m).await?,
             None => {
@@ -175,7 +191,8 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             info::new_chat(s, name).await?;
         }
         "chats" => match first {
-            Some(id) => {
+            Some(_) => {
+                let id = info::resolve_chat(s, &args.join(" ")).await?;
                 s.select(&id).await?;
                 eprintln!("bb7: switched to chat {id}");
             }
@@ -190,32 +207,28 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
     Ok(Flow::Go)
 }
 
-/// `/review`, `/review all`, `/review accept ID…`, `/review reject ID…`.
+/// `/review`, `/review all`, `/review accept ID…`, `/review reject ID…`,
+/// `/review take ID…` (after a confirmation).
 async fn review_command(s: &mut Session, args: &[String]) -> Res<()> {
     let ids = args.get(1..).unwrap_or_default().to_vec();
+    let mut d = review::Decisions::default();
     match args.first().map(String::as_str) {
-        None => review::review(s, None, vec![], vec![], false).await,
-        Some("all") => review::review(s, None, vec![], vec![], true).await,
-        Some("accept") if !ids.is_empty() => review::review(s, None, ids, vec![], false).await,
-        Some("reject") if !ids.is_empty() => review::review(s, None, vec![], ids, false).await,
-        _ => Err(Failure::new(
-            "use /review, /review all, /review accept ID…, or /review reject ID…",
-        )),
+        None => {}
+        Some("all") => d.all = true,
+        Some("accept") if !ids.is_empty() => d.accept = ids,
+        Some("reject") if !ids.is_empty() => d.reject = ids,
+        Some("take") if !ids.is_empty() => {
+            d.take = ids;
+            d.confirm_take = true;
+        }
+        _ => {
+            return Err(Failure::new(
+                "use /review, /review all, /review accept ID…, /review reject ID…, or \
+                 /review take ID… (the model's version over your overlapping edits)",
+            ));
+        }
     }
-}
-
-/// `/undo`: rolls back this chat's newest apply (a rollback is not undone by it).
-async fn undo(s: &mut Session) -> Res<()> {
-    let id = s.active().await?;
-    let r: Checkpoints =
-        s.c.call(Action::CheckpointList(params::CheckpointList {
-            chat_id: Some(id),
-        }))
-        .await?;
-    let Some(last) = r.checkpoints.iter().rev().find(|c| c.action != "rollback") else {
-        return Err(Failure::new("nothing to undo: no apply in this chat yet"));
-    };
-    review::rollback(s, last.checkpoint_id.to_string(), vec![], false).await
+    review::review(s, None, d).await
 }
 
 /// Switches the active chat's `agent_mode` (the server refuses an unknown one).
@@ -265,7 +278,14 @@ async fn tokens(s: &mut Session) -> Res<()> {
             e.total as f64 * p,
             terminal::safe(&chat.model, terminal::Sink::Stdout)
         ),
-        None => String::new(),
+        None => {
+            eprintln!(
+                "bb7: no price for {}: it is not in the models list (`/model` shows the \
+                 chat's model; the list comes from the provider)",
+                terminal::err(&chat.model)
+            );
+            String::new()
+        }
     };
     println!(
         "{} tokens{cost}\n  context files {}\n  history {}\n  instructions {}\n  system prompt {}",
@@ -355,8 +375,14 @@ impl rustyline::highlight::Highlighter for ChatHelper {}
 
 impl rustyline::Helper for ChatHelper {}
 
+/// The most entries the line editor keeps for Up and Ctrl-R; the file keeps every one.
+const HISTORY_IN_MEMORY: usize = 10_000;
+
 /// The line editor, run on a blocking thread (it reads the terminal synchronously),
-/// with its history in `~/.bb7/chat_history`.
+/// with its history in `~/.bb7/chat_history`: each entry is appended to the file as
+/// it is entered (one `write` on a file opened for appending), so a closed terminal
+/// (SIGHUP) or a killed session loses nothing, and the file is never rewritten or
+/// truncated (rustyline's own save rewrites it whole).
 struct LineReader {
     editor: Option<Editor<ChatHelper, DefaultHistory>>,
     history: Option<std::path::PathBuf>,
@@ -364,7 +390,13 @@ struct LineReader {
 
 impl LineReader {
     fn new() -> LineReader {
-        let config = Config::builder().auto_add_history(false).build();
+        // Tab completes the common start, and a second Tab lists the candidates.
+        let config = Config::builder()
+            .auto_add_history(false)
+            .completion_type(rustyline::CompletionType::List)
+            .max_history_size(HISTORY_IN_MEMORY)
+            .map(|b| b.build())
+            .unwrap_or_else(|_| Config::builder().auto_add_history(false).build());
         let editor = Editor::with_config(config).ok().map(|mut e| {
             e.set_helper(Some(ChatHelper::default()));
             e
@@ -377,6 +409,35 @@ impl LineReader {
             let _ = e.load_history(h);
         }
         reader
+    }
+
+    /// Prints what other bb7 processes did to this chat through its holder socket
+    /// (`peer_change`, docs/PROTOCOL.md), above the prompt as it happens.
+    fn show_peer_changes(&mut self, c: &mut super::client::Client) {
+        use rustyline::ExternalPrinter;
+        let (Some(editor), Some(mut notes)) = (self.editor.as_mut(), c.notes()) else {
+            return;
+        };
+        let Ok(mut printer) = editor.create_external_printer() else {
+            return;
+        };
+        tokio::spawn(async move {
+            while let Some(n) = notes.recv().await {
+                let who = match n.pid {
+                    Some(pid) => format!("bb7 (PID {pid})"),
+                    None => "another bb7".to_owned(),
+                };
+                let what = match (n.action.as_str(), n.status.as_str()) {
+                    ("send", "started") => "is asking the model in this chat".to_owned(),
+                    ("send", _) => "got its answer in this chat (/diff, /review)".to_owned(),
+                    (a, _) => format!("ran {} on this chat", terminal::err(a)),
+                };
+                let line = paint_err(style::DIM, &format!("bb7: {who} {what}"));
+                if printer.print(format!("{line}\n")).is_err() {
+                    break;
+                }
+            }
+        });
     }
 
     /// Reads one entry; a continued line comes back with its `\` line ends removed.
@@ -395,7 +456,11 @@ impl LineReader {
         };
         let input = match got {
             Ok(line) => {
-                let _ = editor.add_history_entry(line.as_str());
+                if editor.add_history_entry(line.as_str()).unwrap_or(false)
+                    && let Some(h) = &self.history
+                {
+                    append_history(h, &line);
+                }
                 Input::Line(line.replace("\\\n", "\n"))
             }
             Err(ReadlineError::Interrupted) => Input::Interrupted,
@@ -404,20 +469,43 @@ impl LineReader {
         self.editor = Some(editor);
         input
     }
+}
 
-    /// Writes the history file (best effort).
-    fn save(&mut self) {
-        if let (Some(e), Some(h)) = (&mut self.editor, &self.history) {
-            if let Some(dir) = h.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            let _ = e.save_history(h);
-        }
+/// Appends `entry` to the history file `path` in rustyline's format (a `#V2` first
+/// line; `\` and line feeds escaped), in one `write` on a file opened for appending:
+/// best effort, a failure only loses this entry.
+fn append_history(path: &std::path::Path, entry: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
     }
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+    else {
+        return;
+    };
+    let mut line = String::new();
+    if f.metadata().is_ok_and(|m| m.len() == 0) {
+        line.push_str("#V2\n");
+    }
+    line.push_str(&entry.replace('\\', "\\\\").replace('\n', "\\n"));
+    line.push('\n');
+    let _ = f.write_all(line.as_bytes());
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn help_fits_80_columns() {
+        for line in super::HELP.lines() {
+            assert!(line.chars().count() < 80, "{line}");
+        }
+    }
+
     #[test]
     fn help_names_every_command() {
         for c in [

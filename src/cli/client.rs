@@ -4,12 +4,13 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
 
 use crate::error::{ErrorCode, ErrorData};
 use crate::protocol::MessageKind;
 use crate::protocol::action::Action;
-use crate::protocol::events::TurnMessage;
+use crate::protocol::events::{PeerChange, TurnMessage};
 
 /// Exit statuses of the one-shot commands (listed in `bb7 --help`).
 pub mod exit {
@@ -19,7 +20,7 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// Your edits overlap the change: nothing was written to that file.
     pub const CONFLICT: u8 = 3;
-    /// The chat is held by another bb7 process (an editor, a running `bb7 ask`).
+    /// The chat is held by a process that does not answer on its holder socket.
     pub const HELD: u8 = 4;
     /// The answer arrived but the server cut it at its token limit (`bb7 ask`): it is
     /// saved, and its complete changes staged, but it is not whole.
@@ -126,10 +127,12 @@ fn error_reply(msg: Value) -> ServerError {
     }
 }
 
-/// A protocol session with an in-process server.
+/// A protocol session with a server: one running in this process on in-memory pipes,
+/// or the process that holds the chat, through its holder socket.
 pub struct Client {
-    input: DuplexStream,
-    lines: Lines<BufReader<DuplexStream>>,
+    input: Box<dyn AsyncWrite + Unpin + Send>,
+    lines: mpsc::UnboundedReceiver<std::io::Result<String>>,
+    notes: Option<mpsc::UnboundedReceiver<PeerChange>>,
     next: u64,
 }
 
@@ -139,11 +142,58 @@ impl Client {
         let (client_in, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, client_out) = tokio::io::duplex(1 << 16);
         tokio::spawn(crate::server::serve(server_in, server_out));
+        Client::over(client_in, client_out)
+    }
+
+    /// A session with the process holding a chat, over its holder socket
+    /// (`server::guests`, docs/PROTOCOL.md "One chat, many front-ends").
+    pub fn guest(stream: tokio::net::UnixStream) -> Client {
+        let (read, write) = stream.into_split();
+        Client::over(write, read)
+    }
+
+    /// A session that writes requests to `input` and reads messages from `output`: a
+    /// task reads every line as it comes, so the `peer_change` notes of a quiet
+    /// session reach [`Client::notes`] while no request waits.
+    fn over(
+        input: impl AsyncWrite + Unpin + Send + 'static,
+        output: impl AsyncRead + Unpin + Send + 'static,
+    ) -> Client {
+        let (tx, lines) = mpsc::unbounded_channel();
+        let (note_tx, notes) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(output).lines();
+            loop {
+                let line = match reader.next_line().await {
+                    Ok(Some(l)) => Ok(l),
+                    Ok(None) => break,
+                    Err(e) => Err(e),
+                };
+                if let Ok(l) = &line
+                    && l.starts_with(r#"{"type":"peer_change""#)
+                    && let Ok(note) = serde_json::from_str::<PeerChange>(l)
+                {
+                    let _ = note_tx.send(note);
+                    continue;
+                }
+                let end = line.is_err();
+                if tx.send(line).is_err() || end {
+                    break;
+                }
+            }
+        });
         Client {
-            input: client_in,
-            lines: BufReader::new(client_out).lines(),
+            input: Box::new(input),
+            lines,
+            notes: Some(notes),
             next: 0,
         }
+    }
+
+    /// The `peer_change` notes of this session's server: what other bb7 processes did
+    /// to the chat it holds. `None` after the first call.
+    pub fn notes(&mut self) -> Option<mpsc::UnboundedReceiver<PeerChange>> {
+        self.notes.take()
     }
 
     /// Writes `req` with a fresh request id; returns the id.
@@ -169,10 +219,10 @@ impl Client {
         loop {
             let line = self
                 .lines
-                .next_line()
+                .recv()
                 .await
-                .map_err(|e| Failure::new(format!("bb7 stopped: {e}")))?
-                .ok_or_else(|| Failure::new("bb7 stopped"))?;
+                .ok_or_else(|| Failure::new("bb7 stopped"))?
+                .map_err(|e| Failure::new(format!("bb7 stopped: {e}")))?;
             let msg: Value =
                 serde_json::from_str(&line).map_err(|e| Failure::new(format!("bad reply: {e}")))?;
             if msg.get("request_id").and_then(Value::as_str) == Some(id) {

@@ -70,13 +70,39 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
                 );
             }
             None if known => {
+                let was_readonly = listed
+                    .files
+                    .iter()
+                    .any(|f| f.path == path && f.start_line.is_none() && f.readonly);
+                // `--readonly` on a file in context makes it read-only first: refused,
+                // with the reason, while the model has pending output for it.
+                if readonly && !was_readonly {
+                    s.c.call::<Ack>(Action::ContextSetReadonly(params::ContextSetReadonly {
+                        path: NonEmpty(path.clone()),
+                        readonly: true,
+                    }))
+                    .await
+                    .map_err(|f| {
+                        Failure::new(format!(
+                            "cannot make {} read-only: {}",
+                            terminal::err(&path),
+                            f.message
+                        ))
+                        .with_status(f.status)
+                    })?;
+                }
                 s.c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
                     path: NonEmpty(path.clone()),
                     content,
                 }))
                 .await?;
+                let now = if readonly && !was_readonly {
+                    ", now read-only"
+                } else {
+                    ""
+                };
                 eprintln!(
-                    "bb7: refreshed {} (it was already in context)",
+                    "bb7: refreshed {} (it was already in context){now}",
                     terminal::err(&path)
                 );
             }
@@ -92,6 +118,72 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
         }
     }
     Ok(())
+}
+
+/// The most files one `/add` of directories and globs adds.
+const MAX_EXPANDED: usize = 1000;
+
+/// `/add`'s arguments as files: a directory is every file under it, a glob (`*`, `?`,
+/// `[…]`, `**`) every file it matches from the current directory, both honouring
+/// `.gitignore` and never entering bb7's or version control's directories; anything
+/// else (a file, `path:start:end`) as typed. Errors: a pattern that is not a glob, one
+/// that matches nothing, more than [`MAX_EXPANDED`] files.
+pub(super) fn expand(s: &Session, specs: &[String]) -> Res<Vec<String>> {
+    let mut out = Vec::new();
+    for spec in specs {
+        let is_glob = spec.contains(['*', '?', '[']);
+        let dir = s.cwd.join(spec);
+        if !is_glob && !dir.is_dir() {
+            out.push(spec.clone());
+            continue;
+        }
+        let (walk_root, matcher) = if is_glob {
+            let glob = globset::GlobBuilder::new(spec)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| Failure::new(format!("bad pattern {}: {e}", terminal::err(spec))))?
+                .compile_matcher();
+            (s.cwd.clone(), Some(glob))
+        } else {
+            (dir, None)
+        };
+        let before = out.len();
+        let walk = ignore::WalkBuilder::new(&walk_root)
+            .hidden(false)
+            .require_git(false)
+            .filter_entry(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_none_or(|n| !crate::project::paths::PROTECTED_DIRS.contains(&n))
+            })
+            .build();
+        let mut found: Vec<String> = walk
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .filter_map(|e| {
+                let rel = e.path().strip_prefix(&s.cwd).ok()?.to_str()?.to_owned();
+                match &matcher {
+                    Some(m) => m.is_match(&rel).then_some(rel),
+                    None => Some(rel),
+                }
+            })
+            .collect();
+        found.sort();
+        out.extend(found);
+        if out.len() == before {
+            return Err(Failure::new(format!(
+                "{} matches no file",
+                terminal::err(spec)
+            )));
+        }
+        if out.len() > MAX_EXPANDED {
+            return Err(Failure::new(format!(
+                "{} names more than {MAX_EXPANDED} files; add fewer at a time",
+                terminal::err(spec)
+            )));
+        }
+    }
+    Ok(out)
 }
 
 /// `path:start:end` → (`path`, lines); anything else is a plain path.
@@ -142,8 +234,9 @@ async fn on_path(
         Ok(_) => {}
         Err(e) if e.is(ErrorCode::NotFound) => {
             return Err(Failure::new(format!(
-                "{} {missing} (see `bb7 status`)",
-                terminal::err(&path)
+                "{} {missing} (see `{}`)",
+                terminal::err(&path),
+                s.cmd("bb7 status", "/status")
             )));
         }
         Err(e) => return Err(e),
@@ -289,8 +382,10 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
     if !conflicts.is_empty() {
         // The conflicts come last: an editor that shows one line shows one of them.
         eprintln!(
-            "bb7: files with a conflict are left untouched: `bb7 review` takes hunks one by \
-             one, `bb7 apply --force` overwrites your overlapping lines"
+            "bb7: files with a conflict are left untouched: `{}` takes hunks one by one, \
+             `{}` overwrites your overlapping lines",
+            s.cmd("bb7 review", "/review"),
+            s.cmd("bb7 apply --force", "/apply --force")
         );
         return Err(Failure::new(conflicts.join("\nbb7: ")).with_status(exit::CONFLICT));
     }
@@ -298,7 +393,8 @@ pub(super) async fn apply(s: &mut Session, path: Option<String>, force: bool) ->
         // Nothing pending is a state, not a failure; naming a file without output is.
         return match want {
             Some(w) => Err(Failure::new(format!(
-                "no output to apply for {w} (see `bb7 status`)"
+                "no output to apply for {w} (see `{}`)",
+                s.cmd("bb7 status", "/status")
             ))),
             None => {
                 eprintln!("bb7: nothing to apply: the model has no pending changes");

@@ -25,6 +25,47 @@ pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
     Ok(())
 }
 
+/// The chat `text` names among the project's: its id, the one id that starts with it,
+/// or the one chat with that name (case aside). Errors: none, or several, named.
+pub(super) async fn resolve_chat(s: &mut Session, text: &str) -> Res<String> {
+    let r: ChatListing =
+        s.c.call(Action::ChatList(params::ChatList::default()))
+            .await?;
+    let text = text.trim();
+    if let Some(c) = r.chats.iter().find(|c| c.id == text) {
+        return Ok(c.id.clone());
+    }
+    let by_id: Vec<&str> = r
+        .chats
+        .iter()
+        .filter(|c| !text.is_empty() && c.id.starts_with(text))
+        .map(|c| c.id.as_str())
+        .collect();
+    let by_name: Vec<&str> = r
+        .chats
+        .iter()
+        .filter(|c| c.name.eq_ignore_ascii_case(text))
+        .map(|c| c.id.as_str())
+        .collect();
+    match (by_id.as_slice(), by_name.as_slice()) {
+        ([one], []) | ([], [one]) => Ok((*one).to_owned()),
+        ([], []) => Err(Failure::new(format!(
+            "no chat {} (ids and names in `{}`)",
+            super::terminal::err(text),
+            s.cmd("bb7 chats", "/chats")
+        ))),
+        _ => {
+            let mut all: Vec<&str> = by_id.iter().chain(&by_name).copied().collect();
+            all.dedup();
+            Err(Failure::new(format!(
+                "{} names several chats: {}; give more of the id",
+                super::terminal::err(text),
+                all.join(", ")
+            )))
+        }
+    }
+}
+
 /// `bb7 chats`: `* ID  CREATED  NAME`, `*` on the active chat; aligned, with a header
 /// on a terminal.
 pub(super) async fn chats(s: &mut Session) -> Res<()> {

@@ -57,6 +57,9 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         c: Client::start(),
         root,
         cwd: opts.cwd.clone(),
+        guest: false,
+        reads_only: reads_only(&cmd),
+        in_chat: false,
     };
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),
@@ -75,6 +78,27 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         let _ = store.set_active(previous.as_deref());
     }
     result
+}
+
+/// Whether `cmd` only reads the chat (`status`, `diff`, `show`, `log`, `checkpoints`,
+/// a review listing): such a command reads a held chat whose holder does not answer
+/// as it is on disk, without its lock.
+fn reads_only(cmd: &Command) -> bool {
+    match cmd {
+        Command::Status
+        | Command::Diff { .. }
+        | Command::Show { .. }
+        | Command::Log
+        | Command::Checkpoints => true,
+        Command::Review {
+            accept,
+            reject,
+            all,
+            take,
+            ..
+        } => accept.is_empty() && reject.is_empty() && take.is_empty() && !all,
+        _ => false,
+    }
 }
 
 /// `bb7 unlock [ID]` and `--take-over`: takes chat `id` (default: the project's active
@@ -120,10 +144,23 @@ async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String>
 async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     let root = s.root.to_string_lossy().into_owned();
     if let Command::Init = cmd {
-        s.c.call::<Ack>(Action::Bb7Init(params::Init {
-            project_root: Some(root.clone()),
-        }))
-        .await?;
+        let made =
+            s.c.call::<Ack>(Action::Bb7Init(params::Init {
+                project_root: Some(root.clone()),
+            }))
+            .await;
+        match made {
+            Ok(_) => {}
+            // Already done is not a failure (nor a "conflict", status 3).
+            Err(f)
+                if f.is(ErrorCode::Conflict)
+                    && crate::project::Project::is_initialized(&s.root) =>
+            {
+                eprintln!("bb7: already initialized in {root}");
+                return Ok(());
+            }
+            Err(f) => return Err(f),
+        }
         info::offer_gitignore(&s.root).await?;
         // Last, so an editor showing the final line of output shows this one.
         eprintln!("bb7: initialized in {root}");
@@ -189,6 +226,16 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Init | Command::Serve => Ok(()),
         Command::New { name } => info::new_chat(s, name).await,
         Command::Chats => info::chats(s).await,
+        Command::Use { which } => {
+            let id = info::resolve_chat(s, &which).await?;
+            s.select(&id).await?;
+            // Through a holder the selection is that process's; the index says it too.
+            if let Some(store) = project_store(&s.root) {
+                let _ = store.set_active(Some(&id));
+            }
+            eprintln!("bb7: chat {id} is active");
+            Ok(())
+        }
         Command::Add {
             paths,
             readonly,
@@ -242,9 +289,27 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             accept,
             reject,
             all,
-        } => review::review(s, path, accept, reject, all).await,
+            take,
+        } => {
+            let d = review::Decisions {
+                accept,
+                reject,
+                all,
+                take,
+                confirm_take: false,
+            };
+            review::review(s, path, d).await
+        }
         Command::Checkpoints => review::checkpoints(s).await,
-        Command::Rollback { id, scoped, force } => review::rollback(s, id, scoped, force).await,
+        Command::Rollback {
+            id,
+            last,
+            scoped,
+            force,
+        } => match (id, last) {
+            (Some(id), false) => review::rollback(s, id, scoped, force).await,
+            _ => review::undo(s, force).await,
+        },
         Command::Models {
             refresh,
             reset_tools,

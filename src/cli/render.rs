@@ -368,6 +368,9 @@ impl Waiting {
                 let secs = started.elapsed().as_secs();
                 let now = label.lock().map(|l| l.clone()).unwrap_or_default();
                 let text = format!("{} {now} {secs}s", FRAMES[i % FRAMES.len()]);
+                // A frame wider than the terminal would wrap, and `\r` returns only to
+                // the start of its last row: every frame would add a line.
+                let text = fit(&text, stderr_columns());
                 if !draw(&flag, &text) {
                     return;
                 }
@@ -405,6 +408,27 @@ impl Waiting {
     }
 }
 
+/// `text` cut to fewer than `columns` characters (one column is left for the cursor).
+fn fit(text: &str, columns: Option<usize>) -> String {
+    match columns {
+        Some(c) => text.chars().take(c.saturating_sub(1).max(1)).collect(),
+        None => text.to_owned(),
+    }
+}
+
+/// The width of the terminal on stderr, when it tells.
+fn stderr_columns() -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes a `winsize` into the one passed; fd 2 is stderr.
+    let r = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut size) };
+    (r == 0 && size.ws_col > 0).then_some(size.ws_col as usize)
+}
+
 /// Draws one frame unless stopped; false when stopped.
 fn draw(stopped: &AtomicBool, text: &str) -> bool {
     let mut err = std::io::stderr().lock();
@@ -425,6 +449,15 @@ impl Drop for Waiting {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_waiting_frame_never_fills_a_narrow_terminal() {
+        let frame = "| waiting for the model 12s";
+        assert_eq!(fit(frame, Some(10)), "| waiting");
+        assert_eq!(fit(frame, Some(1)), "|");
+        assert_eq!(fit(frame, Some(80)), frame);
+        assert_eq!(fit(frame, None), frame);
+    }
 
     #[test]
     fn markdown_is_rendered_by_complete_lines() {

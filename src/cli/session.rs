@@ -23,13 +23,27 @@ pub(crate) struct Session {
     pub(super) root: PathBuf,
     /// Where relative paths start.
     pub(super) cwd: PathBuf,
+    /// The requests go to another process that holds the chat (its holder socket).
+    pub(super) guest: bool,
+    /// The command only reads: a held chat whose holder does not answer is read
+    /// without its lock instead of failing.
+    pub(super) reads_only: bool,
+    /// Run by `bb7 chat`: hints name its /commands instead of shell commands.
+    pub(super) in_chat: bool,
 }
 
 impl Session {
-    /// Writes `s` to stdout now (answers stream), without terminal control
-    /// characters (see [`terminal`]).
+    /// The command a hint names: `shell` (`bb7 apply --force`) from a shell, `slash`
+    /// (`/apply --force`) in `bb7 chat`.
+    pub(super) fn cmd<'a>(&self, shell: &'a str, slash: &'a str) -> &'a str {
+        if self.in_chat { slash } else { shell }
+    }
+
+    /// Writes the model's text `s` to stdout now (answers stream): without terminal
+    /// control characters on a terminal, byte for byte anywhere else (see
+    /// [`terminal::text`]).
     pub(super) fn out(&self, s: &str) {
-        let s = terminal::safe(s, terminal::Sink::Stdout);
+        let s = terminal::text(s, terminal::Sink::Stdout);
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(s.as_bytes());
         let _ = out.flush();
@@ -85,19 +99,75 @@ impl Session {
     pub(super) async fn select(&mut self, id: &str) -> Res<()> {
         let r = self
             .c
-            .call::<Ack>(Action::ChatSelect(params::ChatRef {
+            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
                 id: params::NonEmpty(id.to_owned()),
                 scope: params::Scope::default(),
+                read_only: None,
             }))
             .await;
         match r {
             Ok(_) => Ok(()),
             Err(f) if f.is(ErrorCode::Locked) => {
                 let pid = f.data.as_ref().and_then(|d| d.holder_pid);
+                if self.join_holder(id).await {
+                    return Ok(());
+                }
+                if self.reads_only && self.open_read_only(id).await {
+                    let who = pid.map(|p| format!(" by PID {p}")).unwrap_or_default();
+                    eprintln!(
+                        "bb7: chat {id} is held{who}, which does not answer; read as it is on disk"
+                    );
+                    return Ok(());
+                }
                 Err(held(id, pid, &f.message))
             }
             Err(f) => Err(f),
         }
+    }
+
+    /// Chat `id` is held by another process: when that process answers on the chat's
+    /// holder socket, this session's requests go there from now on (the in-process
+    /// server is shut down) and `true` is returned; the holder's client hears of each
+    /// change (docs/PROTOCOL.md, "One chat, many front-ends").
+    async fn join_holder(&mut self, id: &str) -> bool {
+        if self.guest {
+            return false;
+        }
+        let Some(dir) = project_store(&self.root).and_then(|st| st.chat_dir(id).ok()) else {
+            return false;
+        };
+        let Ok(stream) = crate::server::guests::connect(&dir).await else {
+            return false;
+        };
+        let mut guest = Client::guest(stream);
+        // The holder must answer, and for this chat.
+        let answered = guest
+            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
+                id: params::NonEmpty(id.to_owned()),
+                scope: params::Scope::default(),
+                read_only: None,
+            }))
+            .await;
+        if answered.is_err() {
+            return false;
+        }
+        let own = std::mem::replace(&mut self.c, guest);
+        let mut own = own;
+        let _ = own.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
+        self.guest = true;
+        true
+    }
+
+    /// Opens chat `id` without its lock, for a command that only reads.
+    async fn open_read_only(&mut self, id: &str) -> bool {
+        self.c
+            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
+                id: params::NonEmpty(id.to_owned()),
+                scope: params::Scope::default(),
+                read_only: Some(true),
+            }))
+            .await
+            .is_ok()
     }
 
     /// The active chat, or a new one when none is active (never when the active chat
@@ -123,15 +193,15 @@ impl Session {
 /// holder's PID is unknown.
 fn held(id: &str, pid: Option<u32>, server: &str) -> Failure {
     let who = match pid {
-        Some(pid) => format!("another bb7 process (PID {pid}: an editor or a running `bb7`)"),
+        Some(pid) => format!("PID {pid}"),
         None => format!("another process ({})", server.trim_end_matches('.')),
     };
+    // Short: editors show one line of it (Kakoune cuts it at the pane's width).
     Failure::server(
         Some(ErrorCode::Locked),
         format!(
-            "chat {id} is held by {who}; close it there, or take it over with `bb7 unlock \
-             --force` (or --take-over on this command), after which both processes may save \
-             it and overwrite each other's messages"
+            "chat {id} is held by {who}, which does not answer; close it there or take \
+             it over: `bb7 unlock --force` (or --take-over)"
         ),
     )
 }

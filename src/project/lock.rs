@@ -112,6 +112,35 @@ impl ChatLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Checks that this lock is still the chat's: another process that took the chat
+    /// over (`chat_force_unlock`, `bb7 unlock --force`) removed the file and made its
+    /// own, or wrote its PID into it. Errors (code `locked`): the chat was taken over,
+    /// naming the new holder's PID when the lock file tells it.
+    pub fn check_still_held(&self) -> Result<()> {
+        let mut ours = &self.file;
+        let pid = read_pid_from(&mut ours);
+        if same_file(&self.file, &self.path) && pid == Some(std::process::id()) {
+            return Ok(());
+        }
+        let now = File::open(&self.path)
+            .ok()
+            .and_then(|mut f| read_pid(&mut f))
+            .filter(|p| *p != std::process::id());
+        let who = now.map(|p| format!(" (PID {p})")).unwrap_or_default();
+        Err(Error::new(
+            ErrorCode::Locked,
+            format!(
+                "This chat was taken over by another process{who} since it was opened here; \
+                 nothing was saved here, so that process's messages stay. Select the chat \
+                 again to continue it (after it lets go)"
+            ),
+        )
+        .with_data(crate::error::ErrorData {
+            holder_pid: now,
+            ..Default::default()
+        }))
+    }
 }
 
 impl Drop for ChatLock {
@@ -123,13 +152,18 @@ impl Drop for ChatLock {
         if let Some(dir) = self.path.parent() {
             super::flush_queue::run_jobs_in(dir);
         }
-        if same_file(&self.file, &self.path) {
+        // A lock taken over (its file replaced, or another PID written into it) is
+        // the new holder's: it is left alone.
+        let ours = read_pid_from(&mut &self.file) == Some(std::process::id());
+        if ours && same_file(&self.file, &self.path) {
             let _ = std::fs::remove_file(&self.path);
             if let Some(h) = &self.hint {
                 let _ = std::fs::remove_file(h);
             }
         }
-        let _ = self.file.set_len(0);
+        if ours {
+            let _ = self.file.set_len(0);
+        }
         let _ = self.file.unlock();
     }
 }
@@ -236,6 +270,10 @@ fn locked_error(pid: Option<u32>) -> Error {
 }
 
 fn read_pid(file: &mut File) -> Option<u32> {
+    read_pid_from(file)
+}
+
+fn read_pid_from(mut file: impl Read + Seek) -> Option<u32> {
     let mut text = String::new();
     file.seek(SeekFrom::Start(0)).ok()?;
     file.take(64).read_to_string(&mut text).ok()?;

@@ -42,7 +42,7 @@ macro_rules! action_table {
         /// The chats of a store.
         ChatList(ChatList) = "chat_list" -> ChatListing => chat_list,
         /// Make a chat active (takes its lock).
-        ChatSelect(ChatRef) = "chat_select" -> Ack => chat_select,
+        ChatSelect(ChatSelect) = "chat_select" -> Ack => chat_select,
         /// The active chat with its messages.
         ChatGet(NoParams) = "chat_get" -> ChatView => chat_get,
         /// The active chat's id.
@@ -239,6 +239,7 @@ mod tests {
             reject: HunkSelection::None,
             expected_disk_hash: Some(None),
             reasons: None,
+            take: None,
         });
         assert_eq!(
             serde_json::to_string(&apply).unwrap(),

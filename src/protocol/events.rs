@@ -280,3 +280,21 @@ mod tests {
         assert_eq!(changes[0].description(), "d");
     }
 }
+
+/// Another bb7 process acted on this process's chat through its holder socket
+/// (unsolicited, no `request_id`; docs/PROTOCOL.md, "One chat, many front-ends"): a
+/// client reloads what the action changed, as after its own request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "peer_change")]
+pub struct PeerChange {
+    /// The chat it changed (the one this process holds).
+    pub chat_id: String,
+    /// The action's wire name (`context_add`, `apply_file`, `send`, …).
+    pub action: String,
+    /// `done` once the action finished (a `send` when its turn ended), `started` when
+    /// a peer's `send` began streaming.
+    pub status: String,
+    /// The other process's PID, when the socket tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}

@@ -2,8 +2,9 @@
 //! on its way to the one writer of stdout (invariant 1 in docs/ARCHITECTURE.md). It
 //! lives with the wire types, below the server and the turn, so both can hold one.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Notify, mpsc};
 
@@ -23,6 +24,36 @@ pub const BACKLOG_BUDGET: usize = 32 << 20;
 pub struct Outbox {
     tx: mpsc::UnboundedSender<String>,
     backlog: Arc<Backlog>,
+    /// Other bb7 processes connected to this one's holder socket
+    /// (`server::guests`), by connection number: where the messages of their
+    /// requests go instead of stdout.
+    guests: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<String>>>>,
+}
+
+/// The start of the request id a guest's request carries inside the server
+/// (`{prefix}{connection}:{its own id}`, or `{prefix}{connection}!` without one): the
+/// outbox sends every message with such an id to that guest, with its own id back.
+/// It begins with a control character, which no editor puts in its ids.
+pub const GUEST_ID_PREFIX: &str = "\u{1}guest:";
+
+/// The guest connection a request id routes to, and the guest's own id.
+pub fn guest_route(request_id: &str) -> Option<(u64, Option<&str>)> {
+    let rest = request_id.strip_prefix(GUEST_ID_PREFIX)?;
+    let end = rest.find([':', '!'])?;
+    let conn = rest[..end].parse().ok()?;
+    match rest.as_bytes()[end] {
+        b':' => Some((conn, Some(&rest[end + 1..]))),
+        _ => Some((conn, None)),
+    }
+}
+
+/// The id a request of guest `conn` whose own id is `own` carries inside the server
+/// (the inverse of [`guest_route`]).
+pub fn guest_id(conn: u64, own: Option<&str>) -> String {
+    match own {
+        Some(own) => format!("{GUEST_ID_PREFIX}{conn}:{own}"),
+        None => format!("{GUEST_ID_PREFIX}{conn}!"),
+    }
 }
 
 /// The bytes queued for stdout and not yet written, shared by the outbox and the
@@ -71,6 +102,25 @@ impl Outbox {
         Outbox {
             tx,
             backlog: Arc::default(),
+            guests: Arc::default(),
+        }
+    }
+
+    /// Registers guest connection `conn`: messages of its requests (ids made by
+    /// [`guest_id`]) are queued on the returned receiver instead of stdout.
+    pub fn add_guest(&self, conn: u64) -> mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        if let Ok(mut g) = self.guests.lock() {
+            g.insert(conn, tx);
+        }
+        rx
+    }
+
+    /// Forgets guest connection `conn`; its later messages are dropped, and its
+    /// receiver ends once the queued ones are read.
+    pub fn remove_guest(&self, conn: u64) {
+        if let Ok(mut g) = self.guests.lock() {
+            g.remove(&conn);
         }
     }
 
@@ -82,6 +132,15 @@ impl Outbox {
 
     /// Queues `msg` with `request_id` set. A closed writer (stdout gone) drops it.
     pub fn send(&self, msg: Encoded, request_id: Option<&str>) {
+        if let Some((conn, own)) = request_id.and_then(guest_route) {
+            let line = msg.into_line(own);
+            if let Ok(g) = self.guests.lock()
+                && let Some(tx) = g.get(&conn)
+            {
+                let _ = tx.send(line);
+            }
+            return;
+        }
         let line = msg.into_line(request_id);
         let len = line.len();
         self.backlog.bytes.fetch_add(len, Ordering::AcqRel);
@@ -99,8 +158,37 @@ impl Outbox {
         }
     }
 
+    /// Whether `request_id` belongs to a guest's request that is still connected.
+    pub fn guest_connected(&self, request_id: &str) -> bool {
+        guest_route(request_id).is_some_and(|(conn, _)| {
+            self.guests
+                .lock()
+                .map(|g| g.contains_key(&conn))
+                .unwrap_or(false)
+        })
+    }
+
     /// Queues an `error` message for `err`.
     pub fn send_error(&self, err: &Error, request_id: Option<&str>) {
         self.send(error_message(err), request_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guest_id_routes_back_to_its_connection_and_own_id() {
+        assert_eq!(
+            guest_route(&guest_id(7, Some("cli3"))),
+            Some((7, Some("cli3")))
+        );
+        assert_eq!(
+            guest_route(&guest_id(7, Some("a:b!"))),
+            Some((7, Some("a:b!")))
+        );
+        assert_eq!(guest_route(&guest_id(12, None)), Some((12, None)));
+        assert_eq!(guest_route("cli3"), None);
     }
 }

@@ -89,6 +89,21 @@ pub struct ChatRef {
     pub scope: Scope,
 }
 
+/// `chat_select`: one chat by id, and how to open it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChatSelect {
+    /// The chat id (10 hex characters).
+    pub id: NonEmpty,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// Open the chat without taking its lock, to read it while another process holds
+    /// it: only actions that read are served until another chat is selected
+    /// (docs/PROTOCOL.md, "One chat, many front-ends").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+}
+
 /// `chat_rename`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatRename {
@@ -369,6 +384,10 @@ pub struct ReviewApply {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(default, deserialize_with = "text_values")]
     pub reasons: Option<std::collections::BTreeMap<String, String>>,
+    /// Hunks to accept even where they overlap the user's edits: the model's version
+    /// of those lines replaces the user's (the user confirmed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take: Option<Vec<String>>,
 }
 
 /// `checkpoint_list`.

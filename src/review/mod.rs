@@ -227,6 +227,22 @@ pub fn decide(
     accept: &Selection,
     reject: &Selection,
 ) -> Result<Decision> {
+    decide_taking(path, base, output, disk, accept, reject, &[])
+}
+
+/// [`decide`], where the hunks in `take` are accepted even when they touch lines the
+/// user changed: the model's version wins there (the user's edits that overlap a
+/// taken hunk are dropped, the others stay). The user confirmed it (`bb7 review
+/// --take`, `/review take`, docs/PROTOCOL.md `review_apply`).
+pub fn decide_taking(
+    path: &str,
+    base: &str,
+    output: &str,
+    disk: Option<&str>,
+    accept: &Selection,
+    reject: &Selection,
+    take: &[String],
+) -> Result<Decision> {
     // Compared with final newlines, like the apply engine; the file on disk keeps its
     // own final newline unless the model changed the end.
     let end_newline = final_newline(Some(base), output, disk);
@@ -249,7 +265,14 @@ pub fn decide(
                 .collect(),
         }
     };
-    let accepted = pick(accept)?;
+    let taken = pick(&Selection::Ids(take.to_vec()))?;
+    let mut accepted = pick(accept)?;
+    accepted.extend(
+        taken
+            .iter()
+            .filter(|i| !accepted.contains(i))
+            .collect::<Vec<_>>(),
+    );
     let rejected = pick(reject)?;
     if let (Selection::All, Selection::All) = (accept, reject)
         && !all.is_empty()
@@ -263,16 +286,19 @@ pub fn decide(
             "A hunk cannot be both accepted and rejected",
         ));
     }
-    let user = user_edits(base, disk);
+    let mut user = user_edits(base, disk);
     let st = standing(base, &all, &user);
     let held: Vec<usize> = (0..all.len())
         .filter(|i| st.held[*i] && !accepted.contains(i) && !rejected.contains(i))
         .collect();
-    let mut accepted = accepted;
     accepted.extend(held);
     let (ok, conflict): (Vec<usize>, Vec<usize>) = accepted
         .iter()
-        .partition(|&&i| st.held[i] || !st.clashing[i]);
+        .partition(|&&i| st.held[i] || !st.clashing[i] || taken.contains(&i));
+    // A taken hunk replaces the user's edits it overlaps.
+    for &i in taken.iter().filter(|i| !st.held[**i]) {
+        user.retain(|u| !u.conflicts_with(&all[i].edit));
+    }
     let applied_edits: Vec<Edit> = ok.iter().map(|&i| all[i].edit.clone()).collect();
     let snapshot = apply_edits(base, &applied_edits);
     // The disk already holds the held hunks, as the user's edits.

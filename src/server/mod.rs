@@ -2,92 +2,19 @@
 //! owns stdout so that message lines never interleave (docs/ARCHITECTURE.md,
 //! invariants 1, 2, 8).
 
+pub mod guests;
+mod holder;
+mod lines;
 pub mod session;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::error::{Error, ErrorCode};
 use crate::protocol::outbox::{Backlog, Outbox};
 use crate::protocol::{MAX_LINE_BYTES, Request};
+use lines::{Line, LineCutter, LineReader};
 use session::{Ctx, Flow, Session};
-
-/// One line read from the client.
-enum Line {
-    Text(Vec<u8>),
-    TooLong,
-    Eof,
-}
-
-/// Cuts `\n`-terminated lines out of the bytes read so far, never holding more than
-/// [`MAX_LINE_BYTES`] of one; shared by the async reader and the stdin thread.
-#[derive(Default)]
-struct LineCutter {
-    buf: Vec<u8>,
-    too_long: bool,
-}
-
-impl LineCutter {
-    /// Takes what it can of `available`: how many bytes it consumed, and the line they
-    /// completed, if any.
-    fn take(&mut self, available: &[u8]) -> (usize, Option<Line>) {
-        let (take, done) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i, Some(i + 1)),
-            None => (available.len(), None),
-        };
-        if !self.too_long {
-            if self.buf.len() + take > MAX_LINE_BYTES {
-                self.too_long = true;
-                self.buf = Vec::new();
-            } else {
-                self.buf.extend_from_slice(&available[..take]);
-            }
-        }
-        let Some(consumed) = done else {
-            return (take, None);
-        };
-        let mut buf = std::mem::take(&mut self.buf);
-        if std::mem::take(&mut self.too_long) {
-            return (consumed, Some(Line::TooLong));
-        }
-        if buf.last() == Some(&b'\r') {
-            buf.pop();
-        }
-        (consumed, Some(Line::Text(buf)))
-    }
-
-    /// The input ended: the unterminated rest, if any, is a last line.
-    fn finish(&mut self) -> Line {
-        let buf = std::mem::take(&mut self.buf);
-        match (std::mem::take(&mut self.too_long), buf.is_empty()) {
-            (true, _) => Line::TooLong,
-            (false, true) => Line::Eof,
-            (false, false) => Line::Text(buf),
-        }
-    }
-}
-
-/// Reads `\n`-terminated lines from an async reader (the command line's in-memory pipe).
-struct LineReader<R> {
-    inner: BufReader<R>,
-    cutter: LineCutter,
-}
-
-impl<R: AsyncRead + Unpin> LineReader<R> {
-    async fn next(&mut self) -> std::io::Result<Line> {
-        loop {
-            let available = self.inner.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(self.cutter.finish());
-            }
-            let (consumed, line) = self.cutter.take(available);
-            self.inner.consume(consumed);
-            if let Some(line) = line {
-                return Ok(line);
-            }
-        }
-    }
-}
 
 /// Lines of the client on their way to the request loop.
 type Lines = mpsc::Receiver<std::io::Result<Line>>;
@@ -264,6 +191,13 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         background: internal_tx,
     };
     let mut session = Session::new();
+    // Other bb7 processes on the chat this one holds (docs/PROTOCOL.md, "One chat,
+    // many front-ends"): their lines join this loop.
+    let (guest_tx, mut guest_lines) = mpsc::channel(16);
+    let mut holder = holder::Holder::new(guests::Hub {
+        tx: guest_tx,
+        outbox: outbox.clone(),
+    });
     let mut read_error = None;
     loop {
         // While the client does not read what is queued, no new request is read
@@ -273,10 +207,15 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
             biased;
             Some(msg) = internal.recv() => {
                 on_background(&mut session, msg, &ctx);
+                holder.turns_ended(&session, &ctx);
                 continue;
             }
             _ = room.room(), if !has_room => continue,
             line = lines.recv(), if has_room => line,
+            Some(ev) = guest_lines.recv(), if has_room => {
+                guarded("answering another bb7 process", || holder.on_event(&mut session, ev, &ctx));
+                continue;
+            }
         };
         let bytes = match line {
             None | Some(Ok(Line::Eof)) => break,
@@ -337,7 +276,10 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
             }
             Err(err) => outbox.send_error(&err, id),
         }
+        holder.follow(&session);
     }
+    // No guest is served while this process lets its chats go.
+    holder.close();
     // Let running turns save what they have; an answer whose changes are still being
     // planned is saved without them once PLAN_GRACE is over, never dropped.
     session.cancel_all();

@@ -217,6 +217,9 @@ pub struct Session {
     /// The writer's outbox, kept from the first request, for trace events of
     /// handlers that answer at once (applies, rollbacks).
     outbox: Option<Outbox>,
+    /// The active chat was opened without its lock (`chat_select` with `read_only`):
+    /// only actions that read it are served.
+    read_only: bool,
 }
 
 impl Default for Session {
@@ -255,6 +258,7 @@ impl Session {
             estimates: Default::default(),
             tracer: Default::default(),
             outbox: None,
+            read_only: false,
         }
     }
 
@@ -266,6 +270,21 @@ impl Session {
             self.outbox = Some(ctx.outbox.clone());
         }
         let action = Action::from_request(req)?;
+        if self.read_only && !allowed_read_only(action.name()) {
+            let id = self
+                .active
+                .as_ref()
+                .map(|a| a.chat.id.as_str())
+                .unwrap_or("");
+            return Err(Error::new(
+                ErrorCode::Locked,
+                format!(
+                    "Chat {id} is open read-only here (another process holds it); {} \
+                     needs the chat's holder",
+                    action.name()
+                ),
+            ));
+        }
         let flow = match action {
             Action::Shutdown(_) => Flow::Shutdown,
             _ => Flow::Continue,
@@ -280,6 +299,36 @@ impl Session {
             self.trace_end(t, &reply);
         }
         Ok((reply?, flow))
+    }
+
+    /// The active chat and its folder, for the holder socket (`server::guests`);
+    /// `None` when no chat is held (one opened read-only, or taken over by another
+    /// process since, is not).
+    pub fn active_chat(&self) -> Option<(ChatKey, PathBuf)> {
+        if self.read_only {
+            return None;
+        }
+        let a = self.active.as_ref()?;
+        let key = chat_key(&a.store, &a.chat.id);
+        // A chat taken over by another process is that one's to serve.
+        self.locks.get(&key)?.check_still_held().ok()?;
+        let dir = a.store.chat_dir(&a.chat.id).ok()?;
+        Some((key, dir))
+    }
+
+    /// Whether the turn of `send` request `request_id` still runs.
+    pub fn is_in_flight(&self, request_id: &str) -> bool {
+        self.in_flight.contains_key(request_id)
+    }
+
+    /// Cancels the turns whose request ids `owned` says belong to a client that left
+    /// (a guest that closed its connection); each saves what it has, as on `cancel`.
+    pub fn cancel_where(&mut self, owned: impl Fn(&str) -> bool) {
+        for (id, f) in &self.in_flight {
+            if owned(id) {
+                f.cancel.cancel();
+            }
+        }
     }
 
     // ----- session ------------------------------------------------------------------
@@ -338,8 +387,16 @@ impl Session {
     }
 
     fn activate(&mut self, store: ChatStore, id: &str) -> Result<()> {
-        if self.is_active(&store, id) {
-            return Ok(());
+        if self.is_active(&store, id) && !self.read_only {
+            let key = chat_key(&store, id);
+            match self.locks.get(&key).map(ChatLock::check_still_held) {
+                Some(Err(_)) => {
+                    // Taken over since: open it anew under a lock of its own.
+                    self.locks.remove(&key);
+                    self.active = None;
+                }
+                _ => return Ok(()),
+            }
         }
         let dir = store.chat_dir(id)?;
         if !store.exists(id) {
@@ -363,6 +420,24 @@ impl Session {
         self.activate_open(store, chat)
     }
 
+    /// Makes chat `id` the active chat without its lock, as it is on disk (nothing
+    /// half-done is finished: that is its holder's work), for reading only; the index
+    /// is not changed.
+    fn activate_read_only(&mut self, store: ChatStore, id: &str) -> Result<()> {
+        if !store.exists(id) {
+            return Err(Error::chat_not_found());
+        }
+        let chat = store.load(id)?;
+        self.deactivate();
+        self.active = Some(Active {
+            store,
+            chat,
+            paths: PathIndex::default(),
+        });
+        self.read_only = true;
+        Ok(())
+    }
+
     /// Makes `chat`, opened under the lock this session holds in `locks`, the active
     /// chat: recorded in the index, the previous one let go.
     fn activate_open(&mut self, store: ChatStore, chat: Chat) -> Result<()> {
@@ -383,6 +458,7 @@ impl Session {
             chat,
             paths: PathIndex::default(),
         });
+        self.read_only = false;
         Ok(())
     }
 
@@ -406,9 +482,11 @@ impl Session {
     /// Folds the active chat's context journal into its `chat.json`
     /// (`chat::journal`), so the next reader (the reference BB-7 too) finds one file:
     /// when the chat is let go and at the end of input. A failure leaves the journal,
-    /// which the next open replays.
+    /// which the next open replays. A chat opened without its lock (`read_only`) is
+    /// never saved: its journal belongs to the process that holds it.
     pub fn fold_journal(&self) {
-        if let Some(a) = &self.active
+        if !self.read_only
+            && let Some(a) = &self.active
             && a.store.has_journal(&a.chat.id)
         {
             let _ = a.store.save(&a.chat);
@@ -417,6 +495,7 @@ impl Session {
 
     fn deactivate(&mut self) {
         self.fold_journal();
+        self.read_only = false;
         if let Some(a) = self.active.take() {
             let key = chat_key(&a.store, &a.chat.id);
             if let Some(lock) = self.locks.remove(&key) {
@@ -477,6 +556,11 @@ impl Session {
         change: impl FnOnce(&mut Chat, ChatFiles, &Path) -> Result<R>,
     ) -> Result<R> {
         let root = self.root()?.to_path_buf();
+        // A chat taken over by another process is never saved over its messages
+        // (invariant 7): the save is refused and says so.
+        if let Some(lock) = self.locks.get(&chat_key(store, id)) {
+            lock.check_still_held()?;
+        }
         if let Some(active) = self.active.as_mut()
             && active.chat.id == id
             && active.store.global == store.global
@@ -545,6 +629,17 @@ impl Session {
         }
         Ok(locate(self.root()?, path)?)
     }
+}
+
+/// Whether action `name` may run while the active chat is open read-only: actions
+/// that read, and those that leave it (another chat, a new one, another project).
+fn allowed_read_only(name: &str) -> bool {
+    use super::guests::{Policy, policy};
+    matches!(policy(name), Policy::Read | Policy::Leave)
+        || matches!(
+            name,
+            "init" | "bb7_init" | "chat_new" | "chat_force_unlock" | "chat_select"
+        )
 }
 
 fn chat_key(store: &ChatStore, id: &str) -> ChatKey {

@@ -219,6 +219,11 @@ impl Terminal {
         }
     }
 
+    /// The process id of the program on the terminal.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything shown so far.
     pub fn screen(&self) -> String {
         self.seen.lock().unwrap().clone()
@@ -245,4 +250,17 @@ pub fn two_hunks(fake: &crate::common::fake_model::FakeModel) {
                 {"old_string": "l9\n", "new_string": "NINE\n"}]}),
         )],
     ));
+}
+
+/// Makes chat `id` held by a live process that serves no holder socket, as the
+/// reference BB-7 holds a chat (its PID in the lock file, no OS lock): the process
+/// to kill when done.
+pub fn hold_without_socket(env: &Env, id: &str) -> Child {
+    let holder = Command::new("sleep").arg("60").spawn().unwrap();
+    std::fs::write(
+        env.project.join(".bb7/chats").join(id).join("lock"),
+        holder.id().to_string(),
+    )
+    .unwrap();
+    holder
 }

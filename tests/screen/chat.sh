@@ -40,7 +40,7 @@ check "a slow answer starts" wait_for "One line." 15
 keys C-c
 check "Ctrl-C stops it and keeps it" wait_for "partial answer is kept" 10
 keys '/help' Enter
-check "the session goes on" wait_for "/undo               roll back the last apply" 10
+check "the session goes on" wait_for "/undo             roll back the last apply" 10
 # Ctrl-D ends bb7 and with it the terminal's only pane.
 gone() {
   for _ in $(seq 100); do

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Kakoune in a tmux terminal with editors/kakoune/bb7.kak: init, add, ask (streamed
 # into *bb7*), diff, apply with buffer reload, checkpoints and rollback, a second ask
-# with retrieval tools, hunk review and accept. Ends with "N passed, M failed".
+# with retrieval tools, hunk review and accept; then `bb7-chat` open in a pane beside
+# Kakoune while bb7-add, bb7-status, bb7-ask and bb7-apply run on the same chat (the
+# chat's holder serves them and shows what they did). Ends with "N passed, M failed".
 set -uo pipefail
 SESSION=kak
 COLUMNS_WIDE=120
@@ -51,6 +53,34 @@ keys ':buffer main.rs' Enter
 keys ':bb7-accept-all' Enter
 check "accepting reloads the buffer" wait_for '// greets twice'
 check "accepted on disk" grep -qF '// greets twice' "$work/project/main.rs"
+
+# `bb7 chat` open on the chat in a pane beside Kakoune: the commands on keys are
+# served by it instead of failing with "held".
+tmux -L "$sock" set-environment -g HOME "$work/home"
+tmux -L "$sock" set-environment -g XDG_CONFIG_HOME "$work/home/.config"
+keys ":source '/usr/share/kak/rc/windowing/tmux.kak'; require-module tmux; alias global terminal tmux-terminal-horizontal" Enter
+keys ':bb7-chat' Enter
+chat_pane() { tmux -L "$sock" capture-pane -p -t "$SESSION:.1"; }
+chat_has() { for _ in $(seq 200); do chat_pane | grep -qF -- "$1" && return 0; sleep 0.05; done; return 1; }
+check "bb7 chat opens in a pane beside" chat_has 'bb7>'
+tmux -L "$sock" select-pane -t "$SESSION:.0"
+printf 'notes\n' > "$work/project/notes.md"
+keys ':edit notes.md' Enter
+keys ':bb7-add' Enter
+check "add beside bb7 chat" wait_for "added notes.md"
+check "bb7 chat shows the add" chat_has "ran context_add"
+keys ':bb7-status' Enter
+check "status beside bb7 chat" wait_for "notes.md"
+script '{"text":"Notes extended.","tool_calls":[{"name":"edit_file","args":{"path":"notes.md","edits":[{"old_string":"notes\n","new_string":"notes\nmore\n"}]}}]}'
+keys ':bb7-ask -1 is a number' Enter
+check "ask beside bb7 chat (an argument that looks like a flag)" wait_for "Notes extended." 15
+check "bb7 chat hears of the answer" chat_has "got its answer"
+keys ':buffer notes.md' Enter
+keys ':bb7-apply' Enter
+check "apply beside bb7 chat" wait_for "applied notes.md"
+check "applied on disk" grep -qF 'more' "$work/project/notes.md"
+check "bb7 chat shows the apply" chat_has "ran apply_file"
+tmux -L "$sock" send-keys -t "$SESSION:.1" '/quit' Enter
 
 keys ':q!' Enter
 finish

@@ -465,6 +465,7 @@ async fn review(
                 reject: HunkSelection::Ids(reject),
                 expected_disk_hash: Some(file.disk_hash.clone()),
                 reasons: None,
+                take: None,
             }))
             .await;
         match applied {

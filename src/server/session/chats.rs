@@ -52,10 +52,14 @@ impl Session {
         })
     }
 
-    pub(super) fn chat_select(&mut self, args: params::ChatRef) -> Result<Ack> {
+    pub(super) fn chat_select(&mut self, args: params::ChatSelect) -> Result<Ack> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
-        self.activate(store, id)?;
+        if args.read_only == Some(true) {
+            self.activate_read_only(store, id)?;
+        } else {
+            self.activate(store, id)?;
+        }
         Ok(Ack {})
     }
 

@@ -171,12 +171,21 @@ impl Session {
             }));
         }
         let stale = cached.map(|c| c.models);
-        let provider = self.provider()?;
-        let local = crate::llm::url::is_loopback(
-            &crate::llm::providers::Providers::from_config(&self.config)
-                .remote
-                .base_url,
-        );
+        // With no remote key but a local server configured (a local-only setup), the
+        // list is the local server's: it needs no key.
+        let providers = crate::llm::providers::Providers::from_config(&self.config);
+        let (provider, base_url) = match self.provider() {
+            Err(e) if e.code == ErrorCode::Api => {
+                let Some(local) = providers.local.as_ref() else {
+                    return Err(e);
+                };
+                let base_url = local.base_url.clone();
+                let provider = self.provider_for(crate::llm::providers::ProviderRole::Local)?;
+                (provider, base_url)
+            }
+            other => (other?, providers.remote.base_url.clone()),
+        };
+        let local = crate::llm::url::is_loopback(&base_url);
         let outbox = ctx.outbox.clone();
         let rid = request_id.map(str::to_owned);
         tokio::spawn(async move {

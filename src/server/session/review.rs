@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::Session;
-use crate::apply::checkpoint::{CheckpointStore, RollbackMode, rollback_file};
+use crate::apply::checkpoint::{CheckpointStore, Origin, RollbackMode, rollback_file};
 use crate::apply::{self, FileWrite, read_disk};
 use crate::chat::ids;
 use crate::chat::model::{ContextFile, Part};
@@ -138,18 +138,35 @@ impl Session {
             ));
         }
         let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
-        let decision = review::decide(&rel, &base, &output, disk_lf.as_deref(), &accept, &reject)?;
+        let take = args.take.unwrap_or_default();
+        let decision = review::decide_taking(
+            &rel,
+            &base,
+            &output,
+            disk_lf.as_deref(),
+            &accept,
+            &reject,
+            &take,
+        )?;
 
         let mut checkpoint_id = None;
         let mut content = disk_lf.clone().unwrap_or_default();
         if let Some(new_disk) = &decision.disk {
             let crlf = disk.text.as_deref().is_some_and(uses_crlf);
-            let chat_id = self.active()?.chat.id.clone();
+            let (chat_id, turn) = {
+                let chat = &self.active()?.chat;
+                (chat.id.clone(), apply::turn_of(chat, &rel))
+            };
+            let origin = Origin {
+                chat_id: &chat_id,
+                action: "review_apply",
+                turn_id: turn.as_deref(),
+                rolls_back: None,
+            };
             checkpoint_id = apply::commit(
                 &root,
                 &self.checkpoints()?,
-                &chat_id,
-                "review_apply",
+                origin,
                 vec![FileWrite {
                     rel: rel.clone(),
                     before: disk.text.clone(),
@@ -336,7 +353,13 @@ impl Session {
             .as_ref()
             .map(|a| a.chat.id.clone())
             .unwrap_or_else(|| cp.chat_id.clone());
-        let new_id = apply::commit(&root, &store, &chat_id, "rollback", changes)?;
+        let origin = Origin {
+            chat_id: &chat_id,
+            action: "rollback",
+            turn_id: None,
+            rolls_back: Some(&cp.checkpoint_id),
+        };
+        let new_id = apply::commit(&root, &store, origin, changes)?;
         if let Some(a) = &self.active
             && a.chat.id == cp.chat_id
             && new_id.is_some()

@@ -1,0 +1,270 @@
+//! The holder socket: the process that holds a chat's lock (invariant 7 in
+//! docs/ARCHITECTURE.md) listens on a Unix domain socket in the chat's folder
+//! (`chats/{id}/holder.sock`, mode 0600), and another bb7 process that finds the chat
+//! held sends its protocol lines there instead of failing (docs/PROTOCOL.md, "One
+//! chat, many front-ends"). Each connection is a *guest*: its lines join the holder's
+//! request loop, in arrival order with the holder's own, and are answered by the same
+//! `Session` and dispatch; the messages of its requests go back on its connection
+//! (`protocol::outbox::GUEST_ID_PREFIX`). This file knows sockets and the guest
+//! policy (which actions a guest may send), not the session.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+
+use super::lines::{Line, LineCutter, LineReader};
+use crate::chat::ChatKey;
+use crate::protocol::outbox::Outbox;
+
+/// The socket's file name inside the chat's folder.
+pub const SOCKET_NAME: &str = "holder.sock";
+
+/// What the connections tell the request loop.
+pub enum GuestEvent {
+    /// One request line of guest `conn`, which connected to the socket of `chat`.
+    Line {
+        /// The connection number (its messages' route in the outbox).
+        conn: u64,
+        /// The chat whose socket it connected to.
+        chat: ChatKey,
+        /// The guest's PID, as the kernel tells it.
+        pid: Option<u32>,
+        /// The line (at most `protocol::MAX_LINE_BYTES`), or `None` when it was longer.
+        bytes: Option<Vec<u8>>,
+    },
+    /// Guest `conn` closed its connection: its route goes, its turns are cancelled.
+    Closed {
+        /// The connection number.
+        conn: u64,
+    },
+}
+
+/// What binding a listener needs from the loop: where guest lines go, and the outbox
+/// that routes their answers.
+#[derive(Clone)]
+pub struct Hub {
+    /// The request loop's guest channel.
+    pub tx: mpsc::Sender<GuestEvent>,
+    /// The one outbox.
+    pub outbox: Outbox,
+}
+
+/// A listening holder socket. Dropping it stops accepting and removes the socket file
+/// (when it is still this listener's: a process that took the chat over has bound its
+/// own in its place).
+pub struct Listener {
+    /// The chat it serves.
+    pub chat: ChatKey,
+    path: PathBuf,
+    ino: u64,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Listener {
+    /// Whether the socket file is still this listener's (a process that took the chat
+    /// over meanwhile bound its own there, and removed it when it let go).
+    pub fn in_place(&self) -> bool {
+        std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.ino)
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.task.abort();
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.ino) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The next connection number.
+static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
+
+/// Binds the holder socket of chat `chat` in `chat_dir` (whose lock this process
+/// holds, so a socket file already there is a dead holder's and is replaced) and
+/// accepts guests on it. Needs a Tokio runtime. Errors: the socket cannot be made
+/// (a file system without sockets, a path too long even through `/proc`).
+pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listener> {
+    let path = chat_dir.join(SOCKET_NAME);
+    // A stale socket of a holder that died: the lock is ours now.
+    if std::fs::symlink_metadata(&path).is_ok() {
+        std::fs::remove_file(&path)?;
+    }
+    let listener = with_short_path(&path, |p| {
+        let l = std::os::unix::net::UnixListener::bind(p)?;
+        // Only this user may connect; the peer check below says the same again.
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))?;
+        l.set_nonblocking(true)?;
+        Ok(l)
+    })?;
+    let listener = UnixListener::from_std(listener)?;
+    let ino = std::fs::symlink_metadata(&path)?.ino();
+    let (hub, key) = (hub.clone(), chat.clone());
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(serve_guest(stream, conn, key.clone(), hub.clone()));
+        }
+    });
+    Ok(Listener {
+        chat,
+        path,
+        ino,
+        task,
+    })
+}
+
+/// Connects to the holder socket in `chat_dir`. Errors: no socket (`NotFound`), no
+/// process listening on it (`ConnectionRefused`: a holder that died, or one that
+/// serves no guests).
+pub async fn connect(chat_dir: &Path) -> std::io::Result<UnixStream> {
+    let path = chat_dir.join(SOCKET_NAME);
+    let std_stream = with_short_path(&path, |p| {
+        let s = std::os::unix::net::UnixStream::connect(p)?;
+        s.set_nonblocking(true)?;
+        Ok(s)
+    })?;
+    UnixStream::from_std(std_stream)
+}
+
+/// Runs `f` with a path to `path` that fits a socket address (108 bytes on Linux):
+/// `path` itself, or, when it is longer, `/proc/self/fd/{n}/{name}` through an open
+/// descriptor of its directory.
+fn with_short_path<T>(
+    path: &Path,
+    f: impl FnOnce(&Path) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    use std::os::unix::ffi::OsStrExt;
+    if path.as_os_str().as_bytes().len() < 100 {
+        return f(path);
+    }
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return f(path);
+    };
+    let dir = std::fs::File::open(dir)?;
+    use std::os::fd::AsRawFd;
+    let short = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd())).join(name);
+    f(&short)
+}
+
+/// One guest: its lines to the loop, its messages back, until either side closes.
+async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
+    let Ok(cred) = stream.peer_cred() else {
+        return;
+    };
+    // SAFETY: getuid has no preconditions and cannot fail.
+    if cred.uid() != unsafe { libc::getuid() } {
+        return;
+    }
+    let pid = cred.pid().and_then(|p| u32::try_from(p).ok());
+    let (read, mut write) = stream.into_split();
+    let mut rx = hub.outbox.add_guest(conn);
+    let writer = tokio::spawn(async move {
+        while let Some(mut line) = rx.recv().await {
+            line.push('\n');
+            if write.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+            if rx.is_empty() && write.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut reader = LineReader {
+        inner: BufReader::with_capacity(1 << 16, read),
+        cutter: LineCutter::default(),
+    };
+    loop {
+        let bytes = match reader.next().await {
+            Ok(Line::Text(b)) => Some(b),
+            Ok(Line::TooLong) => None,
+            Ok(Line::Eof) | Err(_) => break,
+        };
+        let ev = GuestEvent::Line {
+            conn,
+            chat: chat.clone(),
+            pid,
+            bytes,
+        };
+        if hub.tx.send(ev).await.is_err() {
+            break;
+        }
+    }
+    let _ = hub.tx.send(GuestEvent::Closed { conn }).await;
+    let _ = writer.await;
+}
+
+/// What the holder does with a guest's action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Served as the holder's own; it changes nothing (no `peer_change`).
+    Read,
+    /// Served as the holder's own; the holder's client hears of it (`peer_change`).
+    Change,
+    /// `shutdown`: answered `ok`, and the connection closes (the holder goes on).
+    Leave,
+    /// Refused: it would change the holder's session (its project, its active chat)
+    /// rather than the chat.
+    Refused,
+}
+
+/// The policy of action `name` for a guest.
+pub fn policy(name: &str) -> Policy {
+    match name {
+        "shutdown" => Policy::Leave,
+        "init"
+        | "bb7_init"
+        | "chat_new"
+        | "chat_delete"
+        | "chat_move"
+        | "chat_force_unlock"
+        | "chat_edit"
+        | "fork_chat"
+        | "chat_new_with_context" => Policy::Refused,
+        "ping"
+        | "version"
+        | "chat_list"
+        | "chat_get"
+        | "chat_active"
+        | "chat_select"
+        | "search_chats"
+        | "context_list"
+        | "get_context_file"
+        | "get_output_file"
+        | "get_diff_paths"
+        | "get_file_statuses"
+        | "review_get"
+        | "checkpoint_list"
+        | "checkpoint_get"
+        | "checkpoint_diff3"
+        | "get_models"
+        | "get_balance"
+        | "estimate_tokens"
+        | "estimate_text_tokens"
+        | "get_customization_info" => Policy::Read,
+        _ => Policy::Change,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_has_a_policy_and_session_changes_are_refused() {
+        for name in crate::protocol::action::ACTION_NAMES {
+            let _ = policy(name);
+        }
+        assert_eq!(policy("chat_new"), Policy::Refused);
+        assert_eq!(policy("context_add"), Policy::Change);
+        assert_eq!(policy("get_file_statuses"), Policy::Read);
+        assert_eq!(policy("shutdown"), Policy::Leave);
+    }
+}

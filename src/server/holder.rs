@@ -1,0 +1,214 @@
+//! The request loop's side of the holder socket (`server::guests`): the listener kept
+//! on the active chat, a guest's line answered by the session's own dispatch, and the
+//! `peer_change` notes that tell this process's client what a guest did
+//! (docs/PROTOCOL.md, "One chat, many front-ends").
+
+use crate::chat::ChatKey;
+use crate::error::{Error, ErrorCode};
+use crate::protocol::events::PeerChange;
+use crate::protocol::outbox::{guest_id, guest_route};
+use crate::protocol::{MAX_LINE_BYTES, Request};
+
+use super::guests::{self, GuestEvent, Hub, Listener, Policy};
+use super::session::{Ctx, Session};
+
+/// The loop's holder state: the socket of the active chat and the guests' turns that
+/// still run.
+pub(super) struct Holder {
+    hub: Hub,
+    listener: Option<Listener>,
+    /// `send` requests of guests (their ids inside the server), the chat and the
+    /// guest's PID, until their turn ends.
+    turns: Vec<(String, ChatKey, Option<u32>)>,
+}
+
+impl Holder {
+    /// A holder that binds its sockets with `hub`.
+    pub(super) fn new(hub: Hub) -> Holder {
+        Holder {
+            hub,
+            listener: None,
+            turns: Vec::new(),
+        }
+    }
+
+    /// Keeps the socket on the session's active chat: bound when a chat became active
+    /// (its lock is held), dropped (and its file removed) when it was let go. A socket
+    /// that cannot be bound only means guests find no holder (exit status 4).
+    pub(super) fn follow(&mut self, session: &Session) {
+        let active = session.active_chat();
+        let same = self.listener.as_ref().map(|l| &l.chat) == active.as_ref().map(|(k, _)| k);
+        if same && self.listener.as_ref().is_none_or(Listener::in_place) {
+            return;
+        }
+        self.listener = None;
+        if let Some((key, dir)) = active {
+            match guests::bind(&dir, key, &self.hub) {
+                Ok(l) => self.listener = Some(l),
+                Err(e) => tracing::info!(error = %e, "holder socket not bound"),
+            }
+        }
+    }
+
+    /// Tells the client of each guest turn that ended (`peer_change` with status
+    /// `done`).
+    pub(super) fn turns_ended(&mut self, session: &Session, ctx: &Ctx) {
+        self.turns.retain(|(id, chat, pid)| {
+            if session.is_in_flight(id) {
+                return true;
+            }
+            note(ctx, chat, "send", "done", *pid);
+            false
+        });
+    }
+
+    /// Lets the listener go (before the session releases the lock).
+    pub(super) fn close(&mut self) {
+        self.listener = None;
+    }
+
+    /// Answers one guest event with the session, as the holder's own requests are.
+    pub(super) fn on_event(&mut self, session: &mut Session, ev: GuestEvent, ctx: &Ctx) {
+        let (conn, chat, pid, bytes) = match ev {
+            GuestEvent::Closed { conn } => {
+                ctx.outbox.remove_guest(conn);
+                session.cancel_where(|id| guest_route(id).is_some_and(|(c, _)| c == conn));
+                return;
+            }
+            GuestEvent::Line {
+                conn,
+                chat,
+                pid,
+                bytes,
+            } => (conn, chat, pid, bytes),
+        };
+        let Some(bytes) = bytes else {
+            let e = Error::invalid(format!(
+                "Request line too long: the limit is {} MiB",
+                MAX_LINE_BYTES / (1024 * 1024)
+            ));
+            ctx.outbox.send_error(&e, Some(&guest_id(conn, None)));
+            return;
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let mut req = match Request::parse(&bytes) {
+            Ok(r) => r,
+            Err(bad) => {
+                let id = guest_id(conn, bad.request_id.as_deref());
+                ctx.outbox.send_error(&bad.error, Some(&id));
+                return;
+            }
+        };
+        let id = guest_id(conn, req.request_id.as_deref());
+        req.request_id = Some(id.clone());
+        let policy = guests::policy(&req.action);
+        if let Err(e) = admit(session, &mut req, conn, &chat, policy) {
+            ctx.outbox.send_error(&e, Some(&id));
+            return;
+        }
+        if policy == Policy::Leave {
+            ctx.outbox.send(crate::protocol::ok(), Some(&id));
+            ctx.outbox.remove_guest(conn);
+            return;
+        }
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.handle(&req, ctx)))
+                .unwrap_or_else(|_| {
+                    Err(Error::new(
+                        ErrorCode::Internal,
+                        format!("Internal error while handling {}", req.action),
+                    ))
+                });
+        match result {
+            Ok((reply, _)) => {
+                if let Some(reply) = reply {
+                    ctx.outbox.send(reply, Some(&id));
+                }
+                if policy == Policy::Change {
+                    if req.action == "send" && session.is_in_flight(&id) {
+                        note(ctx, &chat, "send", "started", pid);
+                        self.turns.push((id, chat, pid));
+                    } else {
+                        note(ctx, &chat, &req.action, "done", pid);
+                    }
+                }
+            }
+            Err(e) => ctx.outbox.send_error(&e, Some(&id)),
+        }
+        self.follow(session);
+    }
+}
+
+/// Whether guest `conn` of chat `chat` may send `req` now; rewrites the ids a
+/// request names (a `cancel`'s target) into the guest's ids inside the server.
+fn admit(
+    session: &Session,
+    req: &mut Request,
+    conn: u64,
+    chat: &ChatKey,
+    policy: Policy,
+) -> crate::error::Result<()> {
+    if policy == Policy::Leave {
+        return Ok(());
+    }
+    if policy == Policy::Refused {
+        return Err(Error::new(
+            ErrorCode::Locked,
+            format!(
+                "Chat {} is open in another bb7 process, which serves this one: `{}` would \
+                 change that process's session; run it there",
+                chat.id, req.action
+            ),
+        ));
+    }
+    if session.active_chat().map(|(k, _)| k).as_ref() != Some(chat) {
+        return Err(Error::new(
+            ErrorCode::Locked,
+            format!(
+                "Chat {} is no longer open in the bb7 process that held it; try again",
+                chat.id
+            ),
+        ));
+    }
+    if req.action == "chat_select" {
+        let named = req.fields.get("id").and_then(|v| v.as_str());
+        if named != Some(chat.id.as_str()) {
+            return Err(Error::new(
+                ErrorCode::Locked,
+                format!(
+                    "This connection serves chat {} only; switch chats in its own process",
+                    chat.id
+                ),
+            ));
+        }
+    }
+    if req.action == "cancel"
+        && let Some(obj) = req.fields.as_object_mut()
+        && let Some(target) = obj.get("target_request_id")
+    {
+        let own = match target {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        obj.insert(
+            "target_request_id".into(),
+            serde_json::Value::String(guest_id(conn, Some(&own))),
+        );
+    }
+    Ok(())
+}
+
+/// Writes a `peer_change` note on this process's own stream.
+fn note(ctx: &Ctx, chat: &ChatKey, action: &str, status: &str, pid: Option<u32>) {
+    ctx.outbox.emit(
+        &PeerChange {
+            chat_id: chat.id.clone(),
+            action: action.to_owned(),
+            status: status.to_owned(),
+            pid,
+        },
+        None,
+    );
+}

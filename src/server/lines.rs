@@ -1,0 +1,89 @@
+//! Cutting request lines out of a byte stream (stdin, the command line's pipe, a
+//! guest's socket), never holding more than `protocol::MAX_LINE_BYTES` of one.
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+use crate::protocol::MAX_LINE_BYTES;
+
+/// One line read from the client.
+pub(super) enum Line {
+    /// A complete line, without its `\n` (and `\r`).
+    Text(Vec<u8>),
+    /// A line over the limit, skipped.
+    TooLong,
+    /// The end of the input.
+    Eof,
+}
+
+/// Cuts `\n`-terminated lines out of the bytes read so far, never holding more than
+/// [`MAX_LINE_BYTES`] of one; shared by the async reader and the stdin thread.
+#[derive(Default)]
+pub(super) struct LineCutter {
+    buf: Vec<u8>,
+    too_long: bool,
+}
+
+impl LineCutter {
+    /// Takes what it can of `available`: how many bytes it consumed, and the line they
+    /// completed, if any.
+    pub(super) fn take(&mut self, available: &[u8]) -> (usize, Option<Line>) {
+        let (take, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i, Some(i + 1)),
+            None => (available.len(), None),
+        };
+        if !self.too_long {
+            if self.buf.len() + take > MAX_LINE_BYTES {
+                self.too_long = true;
+                self.buf = Vec::new();
+            } else {
+                self.buf.extend_from_slice(&available[..take]);
+            }
+        }
+        let Some(consumed) = done else {
+            return (take, None);
+        };
+        let mut buf = std::mem::take(&mut self.buf);
+        if std::mem::take(&mut self.too_long) {
+            return (consumed, Some(Line::TooLong));
+        }
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+        (consumed, Some(Line::Text(buf)))
+    }
+
+    /// The input ended: the unterminated rest, if any, is a last line.
+    pub(super) fn finish(&mut self) -> Line {
+        let buf = std::mem::take(&mut self.buf);
+        match (std::mem::take(&mut self.too_long), buf.is_empty()) {
+            (true, _) => Line::TooLong,
+            (false, true) => Line::Eof,
+            (false, false) => Line::Text(buf),
+        }
+    }
+}
+
+/// Reads `\n`-terminated lines from an async reader (the command line's in-memory pipe).
+pub(super) struct LineReader<R> {
+    /// The reader.
+    pub(super) inner: BufReader<R>,
+    /// The line being cut.
+    pub(super) cutter: LineCutter,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// The next line.
+    pub(super) async fn next(&mut self) -> std::io::Result<Line> {
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(self.cutter.finish());
+            }
+            let (consumed, line) = self.cutter.take(available);
+            self.inner.consume(consumed);
+            if let Some(line) = line {
+                return Ok(line);
+            }
+        }
+    }
+}
