@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::events::TurnMessage;
 use crate::protocol::outbox::Outbox;
-use crate::tools::ToolCall;
 use crate::protocol::trace::tool_data;
+use crate::tools::ToolCall;
 use crate::tools::retrieval::{ReadError, RetrievalCall, ToolsMode};
 use crate::turn::spec::{ClientAnswer, ToolStep, TurnSpec};
 

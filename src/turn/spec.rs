@@ -13,8 +13,8 @@ use crate::chat::ChatKey;
 use crate::edit::blocks::Piece;
 use crate::llm::request::ChatRequest;
 use crate::llm::{ApiError, Usage};
-use crate::tools::ToolCall;
 use crate::protocol::trace::JobTrace;
+use crate::tools::ToolCall;
 use crate::tools::retrieval::{Limits, ToolsMode};
 use crate::turn::route::Route;
 
