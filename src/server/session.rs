@@ -584,6 +584,18 @@ impl Session {
         Ok(r)
     }
 
+    /// Errors (`locked`) when the active chat was taken over by another process since
+    /// this one opened it (invariant 7): a change that is journaled instead of saved
+    /// (`context_add`) checks it as [`Session::update_chat`] does before a save.
+    pub(super) fn check_active_held(&self) -> Result<()> {
+        if let Some(a) = &self.active
+            && let Some(lock) = self.locks.get(&chat_key(&a.store, &a.chat.id))
+        {
+            lock.check_still_held()?;
+        }
+        Ok(())
+    }
+
     /// Runs `change` on a copy of the active chat and saves it; the in-memory chat is
     /// replaced only when both succeed.
     fn mutate<R>(

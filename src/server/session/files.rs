@@ -136,6 +136,7 @@ impl Session {
         }
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
+        self.check_active_held()?;
         let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
         let key = loc.key();
         let index = active.paths.current(&active.chat);
@@ -156,6 +157,7 @@ impl Session {
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
         // Journaled like `context_add`.
+        self.check_active_held()?;
         let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
         let files = ChatFiles::new(&active.store, &active.chat.id);
         let (cf, event) = context::new_section(&active.chat, files, &loc, content, start, end)?;
