@@ -11,6 +11,7 @@
 
 pub mod anchored;
 pub mod blanks;
+pub mod block_paths;
 pub mod blocks;
 pub mod combine;
 pub mod elision;
@@ -190,15 +191,44 @@ pub fn plan(edits: &[ProposedEdit], root: &Path, access: &dyn Fn(&str) -> FileAc
             .map_err(|e| Failure::new(CallCode::InvalidArguments, e))
             .and_then(|request| {
                 report.path = first_path(&request);
-                let mut staged = pending.clone();
-                let mut bases = plan.bases.clone();
-                let mut done = applied.clone();
-                apply_call(request, root, access, &mut staged, &mut bases, &mut done)?;
-                refuse_nul(&staged)?;
-                pending = staged;
-                plan.bases = bases;
-                applied = done;
-                Ok(())
+                // A failed call leaves no trace: what it changed is put back. Only the
+                // files it touches are copied, so a response of many edits costs time
+                // in its edits, not in edits times files.
+                let touched = touched_paths(&request, root);
+                let saved: Vec<(String, Option<Pending>, Option<Option<String>>)> = touched
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.clone(),
+                            pending.get(p).cloned(),
+                            plan.bases.get(p).cloned(),
+                        )
+                    })
+                    .collect();
+                let done = applied.len();
+                let result = apply_call(
+                    request,
+                    root,
+                    access,
+                    &mut pending,
+                    &mut plan.bases,
+                    &mut applied,
+                )
+                .and_then(|()| refuse_nul(&pending, &touched));
+                if result.is_err() {
+                    applied.truncate(done);
+                    for (p, was, base) in saved {
+                        match was {
+                            Some(v) => pending.insert(p.clone(), v),
+                            None => pending.remove(&p),
+                        };
+                        match base {
+                            Some(b) => plan.bases.insert(p, b),
+                            None => plan.bases.remove(&p),
+                        };
+                    }
+                }
+                result
             });
         if let Err(f) = outcome {
             report.status = CallStatus::Failed;
@@ -216,8 +246,15 @@ pub fn plan(edits: &[ProposedEdit], root: &Path, access: &dyn Fn(&str) -> FileAc
 
 /// Refuses content with a NUL byte: bb7 reads such a file as binary, so writing it
 /// would leave an output (and later a project file) that no request can read back.
-fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Failure> {
-    match staged.iter().find(|(_, p)| p.content.contains('\0')) {
+fn refuse_nul(
+    staged: &BTreeMap<String, Pending>,
+    touched: &[String],
+) -> std::result::Result<(), Failure> {
+    let found = touched
+        .iter()
+        .filter_map(|p| staged.get_key_value(p))
+        .find(|(_, p)| p.content.contains('\0'));
+    match found {
         Some((rel, _)) => {
             let mut f = Failure::new(
                 CallCode::InvalidArguments,
@@ -228,6 +265,24 @@ fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Fai
         }
         None => Ok(()),
     }
+}
+
+/// The project-relative paths a call may change (those that resolve; one that does not
+/// fails the call before anything changes).
+fn touched_paths(parsed: &EditRequest, root: &Path) -> Vec<String> {
+    let raw: Vec<&str> = match parsed {
+        EditRequest::Write { path, .. }
+        | EditRequest::Create { path, .. }
+        | EditRequest::Anchored { path, .. } => vec![path],
+        EditRequest::Edits(e) => e.iter().map(|e| e.path.as_str()).collect(),
+    };
+    let mut out: Vec<String> = raw
+        .into_iter()
+        .filter_map(|p| paths::resolve(root, p).ok())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn first_path(parsed: &EditRequest) -> Option<String> {
