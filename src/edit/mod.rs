@@ -19,6 +19,7 @@ pub mod error;
 pub mod indent_rule;
 pub mod matching;
 pub mod paths;
+pub mod replace_all;
 pub mod replay;
 pub mod request;
 pub mod text;

@@ -91,6 +91,14 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     let new_n: Vec<String> = region.new.iter().map(|l| region.norm.apply(l)).collect();
     let ops = capture_diff_slices(Algorithm::Myers, &old_n, &new_n);
     let frame = Frame::new(doc, region, &file, &ops);
+    if let Some((a, b)) = frame.nesting
+        && places_lines(region, &ops)
+    {
+        let (fa, fb) = (region.start + a + 1, region.start + b + 1);
+        return Err(EditError::Invalid(format!(
+            "old_string nests lines {fa} and {fb} differently from the file (their depths relative to each other differ), so where the changed lines belong is unsure; copy old_string with the file's exact indentation"
+        )));
+    }
     let mut out = Vec::new();
     for op in ops {
         match op {
@@ -149,6 +157,22 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     Ok(out)
 }
 
+/// Whether the edit writes a non-blank line that is not a kept file line (one that
+/// must be placed at a depth).
+fn places_lines(region: &Region, ops: &[DiffOp]) -> bool {
+    ops.iter().any(|op| match *op {
+        DiffOp::Insert {
+            new_index, new_len, ..
+        }
+        | DiffOp::Replace {
+            new_index, new_len, ..
+        } => region.new[new_index..new_index + new_len]
+            .iter()
+            .any(|l| !l.trim().is_empty()),
+        _ => false,
+    })
+}
+
 /// A changed line whose copy in old_string differs from the file's line beyond
 /// whitespace (typographic characters folded to ASCII): the model's change is replayed
 /// on the file's line, so the characters it did not touch stay as the file has them.
@@ -184,6 +208,12 @@ struct Frame {
     /// The offset of the first line when it differs from the rest (a first line
     /// copied without its indentation).
     first: Option<isize>,
+    /// Two region lines (indexes) that old_string nests differently from the file:
+    /// no one offset maps the model's depths onto the file's.
+    nesting: Option<(usize, usize)>,
+    /// Whether the kept lines of new_string showed which frame the model wrote it in
+    /// (its own, shifted like old_string, or the file's).
+    framed: bool,
 }
 
 impl Frame {
@@ -209,6 +239,30 @@ impl Frame {
             .first()
             .filter(|(i, o)| *i == 0 && *o != offset)
             .map(|&(_, o)| o);
+        // The model's lines nest as the file's do when one offset maps them all (the
+        // first line may have lost its indentation alone, a copying habit). Lines
+        // aligned inside brackets are not levels and say nothing.
+        let shift = |i: usize| {
+            let (ol, orem) = model.measure(indent_of(&region.old[i]));
+            let (fl, frem) = doc.style_of(file[i]).measure(indent_of(file[i]));
+            (fl as isize - ol as isize, frem as isize - orem as isize)
+        };
+        let continued = |i: usize| {
+            (0..i)
+                .rev()
+                .find(|&j| !region.old[j].trim().is_empty())
+                .is_some_and(|j| super::indent_rule::continues(&region.old[j]))
+        };
+        let lost_first = first.is_some() && indent_of(&region.old[0]).is_empty();
+        let judged: Vec<(usize, (isize, isize))> = offsets
+            .iter()
+            .filter(|&&(i, _)| !continued(i) && !(i == 0 && lost_first))
+            .map(|&(i, _)| (i, shift(i)))
+            .collect();
+        let nesting = judged
+            .iter()
+            .find(|&&(_, o)| o != judged[0].1)
+            .map(|&(j, _)| (judged[0].0, j));
         // When the kept lines of new_string already sit where the file has them while
         // old_string's copies did not, the model wrote new_string in the file's frame.
         let (mut at_file, mut at_old) = (0, 0);
@@ -241,12 +295,16 @@ impl Frame {
                 model,
                 offset,
                 first: None,
+                nesting: None,
+                framed: true,
             };
         }
         Frame {
             model,
             offset,
             first,
+            nesting,
+            framed: at_file + at_old > 0,
         }
     }
 
@@ -275,23 +333,44 @@ impl Frame {
         anchor: usize,
         paired: bool,
     ) -> Result<OutLine, EditError> {
+        // A new line takes the ending of the file line it replaces or follows, so a
+        // file that mixes CRLF and LF keeps each line's ending.
+        let end = Some(
+            doc.lines[region.start + anchor.min(file.len() - 1)]
+                .end
+                .to_owned(),
+        );
         if line.trim().is_empty() {
             return Ok(OutLine {
                 text: String::new(),
-                end: None,
+                end,
             });
         }
         let offset = match self.first {
             Some(f) if paired && anchor == 0 => f,
             _ => self.offset,
         };
+        // The model moved a line it changed from its copy's depth to exactly the
+        // file's: it may have written the line in the file's frame, or meant to
+        // shift it. Nothing kept shows which, and the two readings differ.
+        if paired
+            && offset != 0
+            && !self.framed
+            && indent_of(line) == indent_of(file[anchor])
+            && indent_of(&region.old[anchor]) != indent_of(file[anchor])
+        {
+            return Err(EditError::Invalid(format!(
+                "line {} is indented differently in old_string than in the file, and new_string moves it to the file's indentation: whether it should move is unsure; copy old_string with the file's exact indentation",
+                region.start + anchor + 1
+            )));
+        }
         let target = neighbour_style(doc, region.start, file, anchor);
         let indent = indent_of(line);
         let body = &line[indent.len()..];
         if offset == 0 && style_matches(self.model, target, indent) {
             return Ok(OutLine {
                 text: line.to_owned(),
-                end: None,
+                end,
             });
         }
         let (levels, rem) = self.model.measure(indent);
@@ -304,7 +383,7 @@ impl Frame {
         }
         Ok(OutLine {
             text: format!("{}{body}", target.render(levels as usize, rem)),
-            end: None,
+            end,
         })
     }
 }
@@ -391,7 +470,22 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
         return Style::Spaces(if scales { m } else { n });
     }
     let fits = |u: usize| pairs.iter().all(|&(o, _)| o % u == 0);
-    Style::Spaces(if !fits(n) && fits(m) { m } else { n })
+    if !fits(n) && fits(m) {
+        return Style::Spaces(m);
+    }
+    // old_string shows no step, so new_string's own lines tell the model's unit: its
+    // lines deeper than old_string's first step by that unit each time, and the file's
+    // unit would put them off the depths the model's steps mean.
+    let steps: Vec<usize> = region
+        .new
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !indent_of(l).contains('\t'))
+        .map(|l| indent_of(l).len())
+        .filter(|&w| w > o0)
+        .map(|w| w - o0)
+        .collect();
+    let by_model = !steps.is_empty() && steps.iter().all(|s| s.is_multiple_of(m));
+    Style::Spaces(if by_model && fits(m) { m } else { n })
 }
 
 /// The most frequent value (the earliest on ties).
