@@ -493,7 +493,9 @@ fn word(c: Option<char>) -> bool {
 fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
     let before = text[..at].chars().next_back();
     let after = text[at + old.len()..].chars().next();
-    !(word(before) && word(old.chars().next())) && !(word(after) && word(old.chars().next_back()))
+    let cuts_start = word(before) && word(old.chars().next());
+    let cuts_end = word(after) && word(old.chars().next_back());
+    !(cuts_start || cuts_end)
 }
 
 /// `part` is `line` cut short at the end (with `strict`, not inside a word).

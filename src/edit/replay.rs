@@ -256,7 +256,7 @@ impl Frame {
         let lost_first = first.is_some() && indent_of(&region.old[0]).is_empty();
         let judged: Vec<(usize, (isize, isize))> = offsets
             .iter()
-            .filter(|&&(i, _)| !continued(i) && !(i == 0 && lost_first))
+            .filter(|&&(i, _)| !(continued(i) || (i == 0 && lost_first)))
             .map(|&(i, _)| (i, shift(i)))
             .collect();
         let nesting = judged
