@@ -168,3 +168,35 @@ fn a_changed_line_moved_to_the_files_depth_from_an_under_indented_copy_is_refuse
         "def f():\n    x = 2\n    return x\n"
     );
 }
+
+#[test]
+fn a_region_copied_under_indented_keeps_its_string_lines_as_they_are() {
+    let file = "def q(db):\n    sql = \"\"\"\nSELECT *\nFROM t\n\"\"\"\n    return db.run(sql)\n";
+    let got = ok(
+        file,
+        "sql = \"\"\"\nSELECT *\nFROM t\n\"\"\"\nreturn db.run(sql)\n",
+        "sql = \"\"\"\nSELECT *\nFROM t\nWHERE x = 1\n\"\"\"\nreturn db.run(sql, 1)\n",
+    );
+    assert_eq!(
+        got,
+        "def q(db):\n    sql = \"\"\"\nSELECT *\nFROM t\nWHERE x = 1\n\"\"\"\n    return db.run(sql, 1)\n"
+    );
+    // The string copied at another indentation than the file's: unsure, refused.
+    let file = "def q(db):\n    sql = \"\"\"\n        SELECT *\n        \"\"\"\n    return 1\n";
+    refused(
+        file,
+        "sql = \"\"\"\nSELECT *\n\"\"\"\nreturn 1\n",
+        "sql = \"\"\"\nSELECT *\nFROM t\n\"\"\"\nreturn 1\n",
+        false,
+    );
+}
+
+#[test]
+fn a_recipe_line_after_a_target_takes_a_tab_whatever_is_above() {
+    let file = "all:\n\tcc a.c\nSRCS = a.c \\\n       b.c\nclean: \n";
+    let got = ok(file, "clean:\n", "clean:\n\trm -f *.o\n");
+    assert_eq!(
+        got,
+        "all:\n\tcc a.c\nSRCS = a.c \\\n       b.c\nclean: \n\trm -f *.o\n"
+    );
+}

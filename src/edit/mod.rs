@@ -17,6 +17,7 @@ pub mod combine;
 pub mod elision;
 pub mod error;
 pub mod indent_rule;
+pub mod literals;
 pub mod matching;
 pub mod paths;
 pub mod replace_all;

@@ -10,6 +10,7 @@
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::error::EditError;
+use super::literals;
 use super::text::{Doc, Style, indent_of};
 
 /// How lines are compared in a matching pass.
@@ -90,7 +91,35 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     let old_n: Vec<String> = region.old.iter().map(|l| region.norm.apply(l)).collect();
     let new_n: Vec<String> = region.new.iter().map(|l| region.norm.apply(l)).collect();
     let ops = capture_diff_slices(Algorithm::Myers, &old_n, &new_n);
-    let frame = Frame::new(doc, region, &file, &ops);
+    // Lines inside multi-line strings: the file's (the region's slice of a scan from
+    // the top) and new_string's (from the state the region starts in).
+    let end = region.start + file.len();
+    let (in_file, _) = literals::inside(doc.lines[..end].iter().map(|l| l.text), None);
+    let (_, at_start) = literals::inside(doc.lines[..region.start].iter().map(|l| l.text), None);
+    let in_file = &in_file[region.start..];
+    let (in_new, _) = literals::inside(region.new.iter().map(String::as_str), at_start);
+    let frame = Frame::new(doc, region, &file, &ops, in_file);
+    // A string's new lines are written as the model wrote them, when its copies of
+    // the string's lines show it copied them as they are.
+    let verbatim = (0..file.len())
+        .filter(|&i| in_file[i] && !region.old[i].trim().is_empty())
+        .all(|i| indent_of(&region.old[i]) == indent_of(file[i]));
+    let string_line = |n: usize, anchor: usize| -> Result<OutLine, EditError> {
+        if !verbatim {
+            return Err(EditError::Invalid(format!(
+                "the new line {:?} is inside a multi-line string, where indentation is part of the text, and old_string's copy of that string is indented differently from the file; copy it with the file's exact indentation",
+                region.new[n].trim()
+            )));
+        }
+        Ok(OutLine {
+            text: region.new[n].clone(),
+            end: Some(
+                doc.lines[region.start + anchor.min(file.len() - 1)]
+                    .end
+                    .to_owned(),
+            ),
+        })
+    };
     if let Some((a, b)) = frame.nesting
         && places_lines(region, &ops)
     {
@@ -133,6 +162,10 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     // An inserted line follows the region line above it.
                     let anchor = old_index.saturating_sub(1).min(file.len() - 1);
                     let line = &region.new[new_index + t];
+                    if in_new[new_index + t] {
+                        out.push(string_line(new_index + t, anchor)?);
+                        continue;
+                    }
                     out.push(frame.place(doc, region, &file, line, anchor, false)?);
                 }
             }
@@ -145,6 +178,10 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                 for t in 0..new_len {
                     let paired = t < old_len;
                     let anchor = old_index + t.min(old_len - 1);
+                    if in_new[new_index + t] {
+                        out.push(string_line(new_index + t, anchor)?);
+                        continue;
+                    }
                     let mut line = region.new[new_index + t].clone();
                     if paired {
                         line = keep_file_characters(&region.old[anchor], file[anchor], &line);
@@ -217,11 +254,13 @@ struct Frame {
 }
 
 impl Frame {
-    fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp]) -> Frame {
+    fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp], strings: &[bool]) -> Frame {
         let model = model_style(doc, region, file);
         let level = |s: &str, style: Style| style.measure(indent_of(s)).0 as isize;
         let offsets: Vec<(usize, isize)> = (0..file.len())
-            .filter(|&i| !region.old[i].trim().is_empty() && !file[i].trim().is_empty())
+            .filter(|&i| {
+                !region.old[i].trim().is_empty() && !file[i].trim().is_empty() && !strings[i]
+            })
             .map(|i| {
                 (
                     i,
@@ -364,7 +403,11 @@ impl Frame {
                 region.start + anchor + 1
             )));
         }
-        let target = neighbour_style(doc, region.start, file, anchor);
+        let target = if line.starts_with('\t') && in_recipe(doc, region.start + anchor) {
+            Style::Tabs
+        } else {
+            neighbour_style(doc, region.start, file, anchor)
+        };
         let indent = indent_of(line);
         let body = &line[indent.len()..];
         if offset == 0 && style_matches(self.model, target, indent) {
@@ -400,6 +443,39 @@ fn style_matches(model: Style, target: Style, indent: &str) -> bool {
         (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
         _ => false,
     }
+}
+
+/// Whether a tab-indented line after file line `at` is a Makefile recipe line: the
+/// nearest non-blank line at or above it is a rule (`target: prerequisites`, at column
+/// 0) or a recipe line (starting with a tab). make requires the tab there, whatever
+/// the lines further up (a variable's continuation, say) are indented with.
+/// Only in a file that shows make's convention: a tab-indented line right under a rule.
+fn in_recipe(doc: &Doc, at: usize) -> bool {
+    let above = |at: usize| {
+        (0..=at.min(doc.lines.len().saturating_sub(1)))
+            .rev()
+            .map(|i| doc.lines[i].text)
+            .find(|t| !t.trim().is_empty())
+    };
+    let Some(line) = above(at) else {
+        return false;
+    };
+    if !line.starts_with('\t') && !is_rule(line) {
+        return false;
+    }
+    (1..doc.lines.len())
+        .any(|i| doc.lines[i].text.starts_with('\t') && above(i - 1).is_some_and(is_rule))
+}
+
+/// A make rule line: `target: prerequisites` at column 0 (not `VAR := value`).
+fn is_rule(line: &str) -> bool {
+    line.split_once(':').is_some_and(|(target, rest)| {
+        !target.is_empty()
+            && !target.starts_with([' ', '\t', '#'])
+            && !target.contains(['=', '(', '{', '"', '\''])
+            && !rest.starts_with('=')
+            && !line.trim_end().ends_with(['{', ';', ','])
+    })
 }
 
 /// The style of the nearest indented file line at or above `anchor` (then below it),
