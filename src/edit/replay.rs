@@ -251,6 +251,9 @@ struct Frame {
     /// Whether the kept lines of new_string showed which frame the model wrote it in
     /// (its own, shifted like old_string, or the file's).
     framed: bool,
+    /// Columns to add to every model line, when old_string is the file's lines shifted
+    /// as a whole by that many spaces.
+    cols: Option<isize>,
 }
 
 impl Frame {
@@ -298,6 +301,16 @@ impl Frame {
             .filter(|&&(i, _)| !(continued(i) || (i == 0 && lost_first)))
             .map(|&(i, _)| (i, shift(i)))
             .collect();
+        // The same number of columns between every judged line and the file's: the
+        // model shifted its copy as a whole (by any amount, not only whole levels).
+        let spaces_only = judged.iter().all(|&(i, _)| {
+            !indent_of(&region.old[i]).contains('\t') && !indent_of(file[i]).contains('\t')
+        });
+        let col_shift =
+            |i: usize| indent_of(file[i]).len() as isize - indent_of(&region.old[i]).len() as isize;
+        let cols = (spaces_only && !judged.is_empty())
+            .then(|| col_shift(judged[0].0))
+            .filter(|&d| judged.iter().all(|&(i, _)| col_shift(i) == d));
         let nesting = judged
             .iter()
             .find(|&&(_, o)| o != judged[0].1)
@@ -336,6 +349,7 @@ impl Frame {
                 first: None,
                 nesting: None,
                 framed: true,
+                cols: None,
             };
         }
         Frame {
@@ -344,6 +358,7 @@ impl Frame {
             first,
             nesting,
             framed: at_file + at_old > 0,
+            cols,
         }
     }
 
@@ -410,6 +425,21 @@ impl Frame {
         };
         let indent = indent_of(line);
         let body = &line[indent.len()..];
+        // A copy shifted as a whole: the line moves by the same columns, when that
+        // lands it on the file's grid (else its levels are mapped below).
+        if let (Some(d), Style::Spaces(n)) = (self.cols, target)
+            && self.model == target
+            && !indent.contains('\t')
+            && !(paired && anchor == 0 && self.first.is_some())
+        {
+            let width = indent.len() as isize + d;
+            if width >= 0 && (width as usize).is_multiple_of(n.max(1)) {
+                return Ok(OutLine {
+                    text: format!("{}{body}", " ".repeat(width as usize)),
+                    end,
+                });
+            }
+        }
         if offset == 0 && style_matches(self.model, target, indent) {
             return Ok(OutLine {
                 text: line.to_owned(),
