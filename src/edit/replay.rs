@@ -128,6 +128,13 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
             "old_string nests lines {fa} and {fb} differently from the file (their depths relative to each other differ), so where the changed lines belong is unsure; copy old_string with the file's exact indentation"
         )));
     }
+    if let Some((a, b)) = twin_removed(region, &old_n, &ops) {
+        return Err(EditError::Invalid(format!(
+            "lines {} and {} read the same once indentation is ignored, and the edit removes or changes only one of them: which one is unsure; copy old_string with the file's exact indentation",
+            region.start + a + 1,
+            region.start + b + 1
+        )));
+    }
     let mut out = Vec::new();
     for op in ops {
         match op {
@@ -192,6 +199,31 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
         }
     }
     Ok(out)
+}
+
+/// Two neighbouring old lines that compare equal in this pass but differ as the
+/// model wrote them, of which the diff removes (or changes) one and keeps the other:
+/// the pass cannot tell which one the model meant.
+fn twin_removed(region: &Region, old_n: &[String], ops: &[DiffOp]) -> Option<(usize, usize)> {
+    if region.norm == Norm::Exact {
+        return None;
+    }
+    let mut gone = vec![false; old_n.len()];
+    for op in ops {
+        if let DiffOp::Delete {
+            old_index, old_len, ..
+        }
+        | DiffOp::Replace {
+            old_index, old_len, ..
+        } = *op
+        {
+            gone[old_index..old_index + old_len].fill(true);
+        }
+    }
+    (1..old_n.len()).find_map(|i| {
+        let twins = old_n[i] == old_n[i - 1] && region.old[i] != region.old[i - 1];
+        (twins && gone[i] != gone[i - 1]).then_some((i - 1, i))
+    })
 }
 
 /// Whether the edit writes a non-blank line that is not a kept file line (one that
@@ -289,11 +321,16 @@ impl Frame {
             let (fl, frem) = doc.style_of(file[i]).measure(indent_of(file[i]));
             (fl as isize - ol as isize, frem as isize - orem as isize)
         };
+        // A line that continues the one above and sits off the grid is aligned, not
+        // nested.
         let continued = |i: usize| {
-            (0..i)
-                .rev()
-                .find(|&j| !region.old[j].trim().is_empty())
-                .is_some_and(|j| super::indent_rule::continues(&region.old[j]))
+            let aligned = model.measure(indent_of(&region.old[i])).1 != 0
+                || doc.style_of(file[i]).measure(indent_of(file[i])).1 != 0;
+            aligned
+                && (0..i)
+                    .rev()
+                    .find(|&j| !region.old[j].trim().is_empty())
+                    .is_some_and(|j| super::indent_rule::continues(&region.old[j]))
         };
         let lost_first = first.is_some() && indent_of(&region.old[0]).is_empty();
         let judged: Vec<(usize, (isize, isize))> = offsets
@@ -430,7 +467,10 @@ impl Frame {
         if let (Some(d), Style::Spaces(n)) = (self.cols, target)
             && self.model == target
             && !indent.contains('\t')
-            && !(paired && anchor == 0 && self.first.is_some())
+            && !(paired
+                && anchor == 0
+                && self.first.is_some()
+                && indent_of(&region.old[0]).is_empty())
         {
             let width = indent.len() as isize + d;
             if width >= 0 && (width as usize).is_multiple_of(n.max(1)) {
@@ -439,6 +479,13 @@ impl Frame {
                     end,
                 });
             }
+        }
+        // Shifted as a whole onto column 0, in any style.
+        if self.cols.is_some_and(|d| indent.len() as isize + d == 0) && !indent.contains('\t') {
+            return Ok(OutLine {
+                text: body.to_owned(),
+                end,
+            });
         }
         if offset == 0 && style_matches(self.model, target, indent) {
             return Ok(OutLine {

@@ -241,7 +241,7 @@ fn make_case(src: &Source, kind: &str, rng: &mut Rng) -> Option<Case> {
 }
 
 fn map_lines(s: &str, f: impl Fn(&str) -> String) -> String {
-    s.split_inclusive('\n').map(|l| f(l)).collect()
+    s.split_inclusive('\n').map(f).collect()
 }
 
 fn mistake(
@@ -298,10 +298,19 @@ fn mistake(
             (file, add(&old), add(&new), intended)
         }
         "unit_2_4" => {
-            if old.contains('\t') {
+            // Every level doubled, or halved (in a file of a four-space unit); lines
+            // aligned off the grid are not levels, so such regions are left out.
+            let unit = file
+                .lines()
+                .map(|l| indent(l).len())
+                .filter(|&w| w > 0)
+                .min()
+                .unwrap_or(4);
+            let on_grid = |s: &str| s.lines().all(|l| indent(l).len().is_multiple_of(unit));
+            if old.contains('\t') || !on_grid(&old) || !on_grid(&new) {
                 return None;
             }
-            let halve = rng.below(2) == 0;
+            let halve = unit >= 4 && rng.below(2) == 0;
             let conv = |s: &str| {
                 map_lines(s, |l| {
                     let w = indent(l).len();
@@ -312,13 +321,28 @@ fn mistake(
             (file, conv(&old), conv(&new), intended)
         }
         "tabs_spaces" => {
+            // Spaces become one tab per level of the file's unit (the smallest
+            // indentation in the file); tabs become four spaces each.
+            let unit = file
+                .lines()
+                .map(|l| indent(l).len())
+                .filter(|&w| w > 0)
+                .min()
+                .unwrap_or(4);
+            let on_grid = |s: &str| {
+                s.lines()
+                    .all(|l| indent(l).contains('\t') || indent(l).len().is_multiple_of(unit))
+            };
+            if !on_grid(&old) || !on_grid(&new) {
+                return None;
+            }
             let conv = |s: &str| {
                 map_lines(s, |l| {
                     let i = indent(l);
                     if i.contains('\t') {
                         format!("{}{}", i.replace('\t', "    "), &l[i.len()..])
                     } else {
-                        format!("{}{}", "\t".repeat(i.len() / 4), &l[i.len()..])
+                        format!("{}{}", "\t".repeat(i.len() / unit), &l[i.len()..])
                     }
                 })
             };
@@ -348,7 +372,7 @@ fn mistake(
             (file, old[c..].to_owned(), new[c..].to_owned(), intended)
         }
         "cut_last" => {
-            let last = old.split_inclusive('\n').last()?;
+            let last = old.split_inclusive('\n').next_back()?;
             if !new.ends_with(last) {
                 return None;
             }
