@@ -104,8 +104,19 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     let verbatim = (0..file.len())
         .filter(|&i| in_file[i] && !region.old[i].trim().is_empty())
         .all(|i| indent_of(&region.old[i]) == indent_of(file[i]));
+    // In a copy shifted from the file's depth, an indented new string line may carry
+    // the shift or not (one at column 0 is at column 0 either way), unless an
+    // indented string line the model copied exactly shows it left them as they are.
+    let shifted =
+        frame.offset != 0 || frame.cols.is_some_and(|d| d != 0) || frame.model != doc.style;
+    let shown = (0..file.len()).any(|i| {
+        in_file[i]
+            && !indent_of(file[i]).is_empty()
+            && indent_of(&region.old[i]) == indent_of(file[i])
+    });
+    let shifted = shifted && !shown;
     let string_line = |n: usize, anchor: usize| -> Result<OutLine, EditError> {
-        if !verbatim {
+        if !verbatim || (shifted && !indent_of(&region.new[n]).is_empty()) {
             return Err(EditError::Invalid(format!(
                 "the new line {:?} is inside a multi-line string, where indentation is part of the text, and old_string's copy of that string is indented differently from the file; copy it with the file's exact indentation",
                 region.new[n].trim()
@@ -286,6 +297,8 @@ struct Frame {
     /// Columns to add to every model line, when old_string is the file's lines shifted
     /// as a whole by that many spaces.
     cols: Option<isize>,
+    /// How many lines agree on `cols` (off the grid, one line is too little evidence).
+    cols_lines: usize,
 }
 
 impl Frame {
@@ -387,6 +400,7 @@ impl Frame {
                 nesting: None,
                 framed: true,
                 cols: None,
+                cols_lines: 0,
             };
         }
         Frame {
@@ -396,6 +410,7 @@ impl Frame {
             nesting,
             framed: at_file + at_old > 0,
             cols,
+            cols_lines: judged.len(),
         }
     }
 
@@ -473,7 +488,8 @@ impl Frame {
                 && indent_of(&region.old[0]).is_empty())
         {
             let width = indent.len() as isize + d;
-            if width >= 0 && (width as usize).is_multiple_of(n.max(1)) {
+            let sure = self.cols_lines >= 2 || (width as usize).is_multiple_of(n.max(1));
+            if width >= 0 && sure {
                 return Ok(OutLine {
                     text: format!("{}{body}", " ".repeat(width as usize)),
                     end,

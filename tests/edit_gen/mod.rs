@@ -333,7 +333,10 @@ fn mistake(
                 s.lines()
                     .all(|l| indent(l).contains('\t') || indent(l).len().is_multiple_of(unit))
             };
-            if !on_grid(&old) || !on_grid(&new) {
+            // A file that indents with both (a Makefile) has no one conversion.
+            let tabs = file.lines().any(|l| l.starts_with('\t'));
+            let spaces = file.lines().any(|l| l.starts_with(' '));
+            if !on_grid(&old) || !on_grid(&new) || (tabs && spaces) {
                 return None;
             }
             let conv = |s: &str| {
@@ -376,7 +379,10 @@ fn mistake(
             if !new.ends_with(last) {
                 return None;
             }
-            let keep = indent(last).len() + 1 + rng.below(last.trim().len().max(1));
+            let mut keep = indent(last).len() + 1 + rng.below(last.trim().len().max(1));
+            while !last.is_char_boundary(keep.min(last.len())) {
+                keep += 1;
+            }
             if keep >= last.trim_end().len() {
                 return None;
             }
