@@ -353,14 +353,20 @@ impl Frame {
             .collect();
         // The same number of columns between every judged line and the file's: the
         // model shifted its copy as a whole (by any amount, not only whole levels).
-        let spaces_only = judged.iter().all(|&(i, _)| {
+        // Aligned continuation lines count here too: a whole shift moves them alike.
+        let shifted_lines: Vec<usize> = offsets
+            .iter()
+            .map(|&(i, _)| i)
+            .filter(|&i| !(i == 0 && lost_first))
+            .collect();
+        let spaces_only = shifted_lines.iter().all(|&i| {
             !indent_of(&region.old[i]).contains('\t') && !indent_of(file[i]).contains('\t')
         });
         let col_shift =
             |i: usize| indent_of(file[i]).len() as isize - indent_of(&region.old[i]).len() as isize;
-        let cols = (spaces_only && !judged.is_empty())
-            .then(|| col_shift(judged[0].0))
-            .filter(|&d| judged.iter().all(|&(i, _)| col_shift(i) == d));
+        let cols = (spaces_only && !shifted_lines.is_empty())
+            .then(|| col_shift(shifted_lines[0]))
+            .filter(|&d| shifted_lines.iter().all(|&i| col_shift(i) == d));
         let nesting = judged
             .iter()
             .find(|&&(_, o)| o != judged[0].1)
@@ -410,7 +416,7 @@ impl Frame {
             nesting,
             framed: at_file + at_old > 0,
             cols,
-            cols_lines: judged.len(),
+            cols_lines: shifted_lines.len(),
         }
     }
 
