@@ -305,9 +305,14 @@ impl Frame {
     fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp], strings: &[bool]) -> Frame {
         let model = model_style(doc, region, file);
         let level = |s: &str, style: Style| style.measure(indent_of(s)).0 as isize;
+        // Lines inside strings say how the model copied them, not how code nests; they
+        // are read only when the copy holds nothing else.
+        let code = (0..file.len()).any(|i| !strings[i] && !file[i].trim().is_empty());
         let offsets: Vec<(usize, isize)> = (0..file.len())
             .filter(|&i| {
-                !region.old[i].trim().is_empty() && !file[i].trim().is_empty() && !strings[i]
+                !region.old[i].trim().is_empty()
+                    && !file[i].trim().is_empty()
+                    && (!strings[i] || !code)
             })
             .map(|i| {
                 (
