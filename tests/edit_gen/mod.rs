@@ -307,7 +307,7 @@ fn mistake(
                 .min()
                 .unwrap_or(4);
             let on_grid = |s: &str| s.lines().all(|l| indent(l).len().is_multiple_of(unit));
-            if old.contains('\t') || !on_grid(&old) || !on_grid(&new) {
+            if file.contains("\n\t") || file.starts_with('\t') || !on_grid(&old) || !on_grid(&new) {
                 return None;
             }
             let halve = unit >= 4 && rng.below(2) == 0;
