@@ -326,3 +326,98 @@ fn the_local_server_recipe_of_the_readme() {
     assert_eq!(request.body["model"], "qwen2.5-coder:7b");
     assert!(request.body.get("tools").is_none());
 }
+
+#[test]
+fn a_block_whose_path_cannot_be_read_is_refused_not_sent_to_another_file() {
+    let (env, fake) = fake_env(json!({"edit_format": "blocks"}));
+    let (mut b, chat) = env.with_chat();
+    env.add(&mut b, "notes.md", "# Notes\nalpha\n");
+    env.add(&mut b, "docs/meeting notes.md", "# Meeting\nalpha\n");
+    fake.push_sse(answer(
+        "notes.md\n```markdown\n<<<<<<< SEARCH\n# Notes\n=======\n# All notes\n>>>>>>> REPLACE\n```\n\ndocs/meeting notes.md\n```markdown\n<<<<<<< SEARCH\nalpha\n=======\nbeta\n>>>>>>> REPLACE\n```\n",
+        7,
+    ));
+    let end = b.turn("Rename and change alpha.");
+    assert_eq!(end["type"], "diff_error", "{end}");
+    let refused: Vec<&Value> = end["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "failed")
+        .collect();
+    assert_eq!(refused.len(), 1, "{end}");
+    let why = refused[0]["error"].as_str().unwrap();
+    assert!(why.contains("docs/meeting notes.md"), "{why}");
+    assert!(env.output(&chat, "notes.md").is_none());
+
+    // Named in backticks, the path with a space is read and the edit lands there.
+    fake.push_sse(answer(
+        "`docs/meeting notes.md`\n```markdown\n<<<<<<< SEARCH\nalpha\n=======\nbeta\n>>>>>>> REPLACE\n```\n",
+        7,
+    ));
+    let end = b.turn("Again, quoted.");
+    assert_eq!(end["type"], "done", "{end}");
+    assert_eq!(
+        env.output(&chat, "docs/meeting notes.md").unwrap(),
+        "# Meeting\nbeta\n"
+    );
+}
+
+#[test]
+fn an_answer_past_the_block_cap_is_refused_and_a_ping_is_answered_while_it_is_planned() {
+    let (env, fake) = fake_env(json!({"edit_format": "blocks"}));
+    let (mut b, _chat) = env.with_chat();
+    let source: String = (0..3000).map(|i| format!("let v{i} = {i};\n")).collect();
+    env.add(&mut b, "src/a.rs", &source);
+    let blocks: String = (0..3000)
+        .map(|i| {
+            format!(
+                "src/a.rs\n```rust\n<<<<<<< SEARCH\nlet v{i} = {i};\n=======\nlet v{i} = {};\n>>>>>>> REPLACE\n```\n\n",
+                i + 1
+            )
+        })
+        .collect();
+    fake.push_sse(response("", &blocks, Vec::new()));
+    let rid = b.send(json!({"action": "send", "content": "Bump every value."}));
+    // Once the stream has announced every block, the turn is being planned: a ping
+    // sent now is answered before the turn ends (planning is off the request loop).
+    let mut announced = 0;
+    while announced < 200 {
+        let m = b.reply_to(&rid);
+        assert!(
+            matches!(m["type"].as_str(), Some("tool_call" | "chunk")),
+            "{}",
+            m["type"]
+        );
+        if m["type"] == "tool_call" {
+            announced += 1;
+        }
+    }
+    let ping = b.send(json!({"action": "ping"}));
+    let mut order = Vec::new();
+    let end = loop {
+        let m = b.recv().expect("bb7 answers");
+        if m["request_id"] == ping.as_str() {
+            order.push("ping");
+        } else if m["request_id"] == rid.as_str()
+            && matches!(m["type"].as_str(), Some("done" | "diff_error" | "error"))
+        {
+            order.push("end");
+            break m;
+        }
+    };
+    assert_eq!(order, ["ping", "end"]);
+    assert_eq!(end["type"], "diff_error", "{}", end["type"]);
+    let calls = end["tool_calls"].as_array().unwrap();
+    let failed: Vec<&Value> = calls.iter().filter(|c| c["status"] == "failed").collect();
+    // One refusal stands for the 2,800 blocks past the cap; the 200 before it matched.
+    assert_eq!((calls.len(), failed.len()), (201, 1));
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("more than 200"),
+        "{}",
+        failed[0]
+    );
+}

@@ -19,7 +19,9 @@
 //!                                   blocks, sent with `"edit_format": "blocks"`
 //! ```
 //!
-//! `transform: answer_crlf` sends the answer with CRLF line ends.
+//! `transform: answer_crlf` sends the answer with CRLF line ends. `formats: tools blocks`
+//! runs a case of one `edit_file` call twice: as the call, and as the same edit written
+//! as one SEARCH/REPLACE block (old and new as whole lines).
 
 mod common;
 
@@ -39,6 +41,8 @@ struct Case {
     calls: Vec<(String, Value)>,
     /// The answer text of a block-format case.
     answer: Option<String>,
+    /// Whether the case also runs as a SEARCH/REPLACE block (`formats: tools blocks`).
+    both: bool,
     expect: Option<Vec<(String, String)>>,
 }
 
@@ -68,6 +72,7 @@ fn parse_case(path: &Path, category: &str) -> Case {
     let name = path.file_stem().unwrap().to_string_lossy().into_owned();
     let (mut mode, mut lang) = ("search_replace_multi".to_owned(), String::new());
     let mut transforms: Vec<String> = Vec::new();
+    let mut both = false;
     let mut sections: Vec<(String, String)> = Vec::new();
     for line in text.split_inclusive('\n') {
         // `=== ` with a space: an answer's `=======` divider is content.
@@ -83,6 +88,8 @@ fn parse_case(path: &Path, category: &str) -> Case {
                     mode = v.trim().to_owned();
                 } else if let Some(v) = l.strip_prefix("lang:") {
                     lang = v.trim().to_owned();
+                } else if let Some(v) = l.strip_prefix("formats:") {
+                    both = v.split_whitespace().any(|f| f == "blocks");
                 } else if let Some(v) = l.strip_prefix("transform:") {
                     transforms = v.split_whitespace().map(str::to_owned).collect();
                 }
@@ -121,6 +128,7 @@ fn parse_case(path: &Path, category: &str) -> Case {
         files: Vec::new(),
         calls: Vec::new(),
         answer: None,
+        both,
         expect: None,
     };
     for (head, body) in sections {
@@ -206,9 +214,43 @@ fn load_cases() -> Vec<Case> {
             .filter(|p| p.extension().is_some_and(|e| e == "case"))
             .collect();
         files.sort();
-        cases.extend(files.iter().map(|f| parse_case(f, &category)));
+        for f in &files {
+            let case = parse_case(f, &category);
+            if let Some(blocks) = case.both.then(|| as_blocks(&case)).flatten() {
+                cases.push(blocks);
+            }
+            cases.push(case);
+        }
     }
     cases
+}
+
+/// The case's one `edit_file` edit written as a SEARCH/REPLACE block (whole lines).
+fn as_blocks(case: &Case) -> Option<Case> {
+    let [(name, args)] = &case.calls[..] else {
+        return None;
+    };
+    let edit = args["edits"].get(0).filter(|_| name == "edit_file")?;
+    let whole = |s: &str| {
+        if s.ends_with('\n') || s.is_empty() {
+            s.to_owned()
+        } else {
+            format!("{s}\n")
+        }
+    };
+    let answer = format!(
+        "{}\n```\n<<<<<<< SEARCH\n{}=======\n{}>>>>>>> REPLACE\n```\n",
+        edit["path"].as_str()?,
+        whole(edit["old_string"].as_str()?),
+        whole(edit["new_string"].as_str()?)
+    );
+    Some(Case {
+        name: format!("{}.blocks", case.name),
+        calls: Vec::new(),
+        answer: Some(answer),
+        both: false,
+        ..case.clone()
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,10 +97,69 @@ pub fn merge(
         )?,
     };
     let lf = set_final_newline(merged, final_newline);
-    Ok(Merged {
-        text: with_line_endings(&lf, crlf),
-        lf,
-    })
+    let text = match ours.filter(|o| mixed_endings(o)) {
+        Some(o) => endings_like(&lf, o),
+        None => with_line_endings(&lf, crlf),
+    };
+    Ok(Merged { text, lf })
+}
+
+/// Whether `text` ends some lines with CRLF and others with LF alone.
+fn mixed_endings(text: &str) -> bool {
+    let crlf = text.matches("\r\n").count();
+    crlf > 0 && crlf < text.matches('\n').count()
+}
+
+/// `lf` written with the line endings of `disk`, a file that mixes CRLF and LF: a
+/// line the disk has keeps its own ending, a new line takes the ending of the line
+/// before it (of the first line at the top), so the file stays mixed as it was.
+fn endings_like(lf: &str, disk: &str) -> String {
+    let disk_lines: Vec<&str> = disk.split_inclusive('\n').collect();
+    let bare = |l: &str| l.trim_end_matches('\n').trim_end_matches('\r').to_owned();
+    let old: Vec<String> = disk_lines.iter().map(|l| bare(l)).collect();
+    let new: Vec<String> = lf.split_inclusive('\n').map(bare).collect();
+    let ending = |l: &str| if l.ends_with("\r\n") { "\r\n" } else { "\n" };
+    let mut ends: Vec<&str> = vec![""; new.len()];
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new);
+    for op in ops {
+        match op {
+            similar::DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => {
+                for t in 0..len {
+                    ends[new_index + t] = ending(disk_lines[old_index + t]);
+                }
+            }
+            // A changed line keeps the ending of the line it replaces.
+            similar::DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                for t in 0..new_len.min(old_len) {
+                    ends[new_index + t] = ending(disk_lines[old_index + t]);
+                }
+            }
+            _ => {}
+        }
+    }
+    let first = disk_lines.first().map_or("\n", |l| ending(l));
+    let mut out = String::with_capacity(lf.len() + new.len());
+    let mut prev = first;
+    for (i, line) in lf.split_inclusive('\n').enumerate() {
+        let Some(body) = line.strip_suffix('\n') else {
+            out.push_str(line);
+            break;
+        };
+        let end = if ends[i].is_empty() { prev } else { ends[i] };
+        out.push_str(body);
+        out.push_str(end);
+        prev = end;
+    }
+    out
 }
 
 fn three_way(base: &str, theirs: &str, ours: &str, force: bool) -> Result<String, Conflict> {
@@ -204,6 +263,16 @@ mod tests {
                 end_line: 2
             }])
         );
+    }
+
+    #[test]
+    fn a_file_of_mixed_endings_keeps_each_lines_own() {
+        let disk = "a\r\nb\r\nc\nd\r\n";
+        let base = "a\nb\nc\nd\n";
+        let m = merge(Some(base), "a\nb\nc2\nd\n", Some(disk), false).unwrap();
+        assert_eq!(m.text, "a\r\nb\r\nc2\nd\r\n");
+        let m = merge(Some(base), "a\nb\nb2\nc\nd\n", Some(disk), false).unwrap();
+        assert_eq!(m.text, "a\r\nb\r\nb2\r\nc\nd\r\n");
     }
 
     #[test]

@@ -76,6 +76,17 @@ pub fn blank_insensitive(doc: &Doc, old: &str, new: &str) -> Result<Option<Strin
         if model_gap == file_gap {
             continue;
         }
+        // A line new_string adds between the two kept lines around a gap the model
+        // wrote otherwise may belong before or after the file's blank lines there.
+        if let (Some(a), Some(b)) = (kept[nb[k]], kept[nb[k + 1]])
+            && new_l[a + 1..b].iter().any(|l| !blank(l))
+        {
+            return Err(EditError::Invalid(format!(
+                "old_string has other blank lines than lines {}-{} of the file, and new_string adds lines there: whether they go before or after the blank lines is unsure; copy the blank lines too",
+                f[k] + 1,
+                f[k + 1] + 1
+            )));
+        }
         // The gap's place in new_string: right after the kept line before it, or right
         // before the kept line after it, where the model's own blank lines are.
         let is_blank =

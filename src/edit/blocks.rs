@@ -22,6 +22,7 @@
 
 use serde::Serialize;
 
+use super::block_paths::{MAX_PATH_LINE, names_a_file, path_in_fence_info, path_in_prose, path_of};
 use super::request::{EditRequest, ProposedEdit, SrEdit};
 
 /// One part of an answer: prose for the chat, or a block.
@@ -195,6 +196,14 @@ pub struct BlockStream {
     /// The last line of prose, which may name the file of a block without a path line
     /// ("Change `src/a.rs`:").
     last_prose: String,
+    /// Whether prose came after the last block: a block with no path line of its own
+    /// then takes none from the block before it.
+    prose_since_block: bool,
+    /// A prose line before the block being read that names a file bb7 cannot read as
+    /// one path (`docs/meeting notes.md` without backticks), for the refusal.
+    unread_path: Option<String>,
+    /// Blocks read so far (refused ones included), against [`MAX_BLOCKS`].
+    blocks: usize,
 }
 
 impl Default for BlockStream {
@@ -203,10 +212,14 @@ impl Default for BlockStream {
     }
 }
 
-/// Longest line that may be held as a path.
-const MAX_PATH_LINE: usize = 300;
 /// At most this many header lines are held before they are prose.
 const MAX_HELD: usize = 4;
+/// The most SEARCH/REPLACE blocks one answer may hold (docs/PROTOCOL.md, "Extension:
+/// edits as text blocks"). Every block is matched against its whole file, so an answer
+/// of thousands would keep its chat busy for seconds; the blocks after this many are
+/// refused with one failed call, and with them the answer's edits (all or nothing),
+/// and the model is told to send fewer.
+pub const MAX_BLOCKS: usize = 200;
 
 impl BlockStream {
     /// A reader at the start of an answer.
@@ -221,6 +234,9 @@ impl BlockStream {
             last_path: None,
             after_block: false,
             last_prose: String::new(),
+            prose_since_block: true,
+            unread_path: None,
+            blocks: 0,
         }
     }
 
@@ -364,6 +380,20 @@ impl BlockStream {
         let replace = std::mem::take(&mut self.replace);
         self.state = State::Prose;
         self.after_block = true;
+        self.prose_since_block = false;
+        self.blocks += 1;
+        if self.blocks > MAX_BLOCKS {
+            // One refusal stands for every block past the cap.
+            if self.blocks == MAX_BLOCKS + 1 {
+                out.push(Piece::Broken {
+                    reason: format!(
+                        "this answer holds more than {MAX_BLOCKS} SEARCH/REPLACE blocks, the most bb7 plans in one answer; the blocks after the {MAX_BLOCKS}th were not read and nothing of the answer was applied. Send at most {MAX_BLOCKS} blocks, and the rest in a later answer"
+                    ),
+                    path,
+                });
+            }
+            return;
+        }
         match path {
             Some(path) => {
                 self.last_path = Some(path.clone());
@@ -373,10 +403,15 @@ impl BlockStream {
                     replace,
                 }));
             }
-            None => out.push(Piece::Broken {
-                path: None,
-                reason: "a SEARCH/REPLACE block has no file path: write the path alone on the line before the block's opening fence".into(),
-            }),
+            None => {
+                let reason = match self.unread_path.take() {
+                    Some(line) => format!(
+                        "the line before a SEARCH/REPLACE block, {line:?}, does not read as one file path; nothing of the block was applied. Write the path alone on the line before the block's opening fence, in backticks when it holds spaces"
+                    ),
+                    None => "a SEARCH/REPLACE block has no file path: write the path alone on the line before the block's opening fence".into(),
+                };
+                out.push(Piece::Broken { path: None, reason })
+            }
         }
     }
 
@@ -427,15 +462,17 @@ impl BlockStream {
     /// Remembers a line passed on as prose, unless it is blank.
     fn note_prose(&mut self, line: &str) {
         if !line.trim().is_empty() {
+            self.prose_since_block = true;
             self.last_prose.clear();
             self.last_prose.push_str(line);
         }
     }
 
     /// The path of the block that starts now, from the held header lines (the last
-    /// path line, else a path as the fence's info string), else the last block's path
-    /// when this block follows it, else a path the last line of prose names, else the
-    /// last block's path; held lines before the header are prose.
+    /// path line, else a path as the fence's info string), else a path the last line of
+    /// prose names, else the last block's path when no prose came after that block;
+    /// held lines before the header are prose. A block that gets no path this way is
+    /// refused: a path is never guessed from an earlier block across prose.
     fn take_header(&mut self, out: &mut Vec<Piece>, continuing: bool) -> Option<String> {
         let held = std::mem::take(&mut self.held);
         let bare = |l: &String| l.trim_end_matches(['\n', '\r']).to_owned();
@@ -443,19 +480,28 @@ impl BlockStream {
         let from_fence = held.iter().rposition(|l| {
             fence_info(&bare(l)).is_some_and(|info| path_in_fence_info(info).is_some())
         });
+        self.unread_path = None;
         let (start, path) = match (from_path, from_fence) {
             (Some(i), f) if f.is_none_or(|f| i > f) => (i, path_of(&bare(&held[i]))),
             (_, Some(f)) => (f, fence_info(&bare(&held[f])).and_then(path_in_fence_info)),
             _ => {
-                // The header is the fence alone (or nothing): the path carries over.
+                // The header is the fence alone (or nothing).
                 let start = held
                     .iter()
                     .position(|l| fence_info(&bare(l)).is_some())
                     .unwrap_or(held.len());
-                let named = (!continuing)
-                    .then(|| path_in_prose(&self.last_prose))
-                    .flatten();
-                (start, named.or_else(|| self.last_path.clone()))
+                let path = if continuing || !self.prose_since_block {
+                    // Right after a block (in its fence or the next one): the path
+                    // carries over.
+                    self.last_path.clone()
+                } else {
+                    let named = path_in_prose(&self.last_prose);
+                    if named.is_none() && names_a_file(&self.last_prose) {
+                        self.unread_path = Some(self.last_prose.trim().to_owned());
+                    }
+                    named
+                };
+                (start, path)
             }
         };
         // A fence just before the path line opens the block too.
@@ -525,94 +571,6 @@ fn fence_info(line: &str) -> Option<&str> {
         .iter()
         .find_map(|f| t.strip_prefix(f))
         .map(|rest| rest.trim_start_matches(['`', '~']).trim())
-}
-
-/// A path given as a fence's info string: ```` ```src/a.py ````, ```` ```python:src/a.py ````.
-fn path_in_fence_info(info: &str) -> Option<String> {
-    let candidate = info.rsplit_once(':').map_or(info, |(_, p)| p);
-    let p = path_of(candidate)?;
-    (p.contains('/') || p.contains('.')).then_some(p)
-}
-
-/// File names without an extension that a path line may be.
-const PLAIN_NAMES: [&str; 7] = [
-    "Makefile",
-    "Dockerfile",
-    "Justfile",
-    "Rakefile",
-    "Gemfile",
-    "LICENSE",
-    "Procfile",
-];
-
-/// The path a line names, when it is a path line: the path alone, maybe in backticks or
-/// bold, after `#` heading marks or a `File:` / `Path:` label, with a trailing colon.
-fn path_of(line: &str) -> Option<String> {
-    let mut t = line.trim();
-    if t.len() > MAX_PATH_LINE || t.is_empty() {
-        return None;
-    }
-    t = t.trim_start_matches('#').trim();
-    // The path as a comment on the fence's first line: `// src/a.rs`, `-- init.lua`.
-    for comment in ["//", "--"] {
-        if let Some(rest) = t.strip_prefix(comment) {
-            t = rest.trim();
-        }
-    }
-    // A list item: `- src/a.rs`, `1. src/a.rs`.
-    if let Some(rest) = t.strip_prefix(['-', '+', '*']).or_else(|| {
-        let digits = t.trim_start_matches(|c: char| c.is_ascii_digit());
-        (digits.len() < t.len())
-            .then(|| digits.strip_prefix(['.', ')']))
-            .flatten()
-    }) && rest.starts_with(' ')
-    {
-        t = rest.trim();
-    }
-    for label in ["filename:", "file:", "path:"] {
-        // `get`: the label's length may fall inside a multi-byte character of `t`.
-        if let Some(rest) = t
-            .get(..label.len())
-            .filter(|head| head.eq_ignore_ascii_case(label))
-            .and_then(|_| t.get(label.len()..))
-        {
-            t = rest.trim();
-        }
-    }
-    let t = t
-        .trim_end_matches(':')
-        .trim_matches(['*', '`', '"', '\''])
-        .trim_end_matches(':')
-        .trim();
-    if t.is_empty() || t.contains(char::is_whitespace) || t.starts_with(['<', '=', '>', '~']) {
-        return None;
-    }
-    let named = t.contains('.') || t.contains('/') || PLAIN_NAMES.contains(&t);
-    let wordy = t
-        .chars()
-        .all(|c| c.is_alphanumeric() || "._-/\\+@".contains(c));
-    (named && wordy && !t.ends_with('.') && t.chars().any(char::is_alphanumeric))
-        .then(|| t.to_owned())
-}
-
-/// A path named in a line of prose: the last backticked path, else the last word that
-/// looks like a file path (`src/a.rs`, `main.go`).
-fn path_in_prose(line: &str) -> Option<String> {
-    let ticked: Vec<&str> = line.split('`').skip(1).step_by(2).collect();
-    let words = ticked
-        .iter()
-        .rev()
-        .copied()
-        .chain(line.split_whitespace().rev())
-        .map(|w| w.trim_matches(|c: char| "*\"'(),;:".contains(c)));
-    words.filter_map(path_of).find(|p| {
-        p.contains('/')
-            || p.rsplit_once('.').is_some_and(|(stem, ext)| {
-                !stem.is_empty()
-                    && (1..=5).contains(&ext.len())
-                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
-            })
-    })
 }
 
 /// Splits a whole answer at once (tests and tools that have the full text).

@@ -219,3 +219,67 @@ fn a_second_divider_or_a_missing_one_refuses_the_block() {
     }
     assert_eq!(prose_of(&split(none)), "after\n");
 }
+
+#[test]
+fn a_path_line_that_cannot_be_read_refuses_the_block_and_never_takes_another_path() {
+    let first = "notes.md\n```markdown\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n\n";
+    let second =
+        "docs/meeting notes.md\n```markdown\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n```\n";
+    let pieces = split(&format!("{first}{second}"));
+    assert_eq!(
+        blocks(&format!("{first}{second}")),
+        [block("notes.md", "a\n", "b\n")]
+    );
+    let reason = pieces
+        .iter()
+        .find_map(|p| match p {
+            Piece::Broken { path: None, reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .expect("the second block is refused");
+    assert!(reason.contains("docs/meeting notes.md"), "{reason}");
+    assert!(reason.contains("backticks"), "{reason}");
+    // Prose between two blocks ends the carry-over, also with no file named.
+    let prose =
+        "Now the other one.\n```markdown\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n```\n";
+    assert_eq!(blocks(&format!("{first}{prose}")).len(), 1);
+    // Quoted, the path with a space is read whole.
+    for header in ["`docs/meeting notes.md`", "**docs/meeting notes.md**"] {
+        let answer =
+            format!("{header}\n```markdown\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n```\n");
+        assert_eq!(
+            blocks(&answer),
+            [block("docs/meeting notes.md", "c\n", "d\n")],
+            "{header}"
+        );
+    }
+    let prose = "Change `docs/meeting notes.md` like this:\n```\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n```\n";
+    assert_eq!(
+        blocks(prose),
+        [block("docs/meeting notes.md", "c\n", "d\n")]
+    );
+    // A fence right after a block's fence still carries the path.
+    let next = "```markdown\n<<<<<<< SEARCH\nc\n=======\nd\n>>>>>>> REPLACE\n```\n";
+    assert_eq!(blocks(&format!("{first}{next}")).len(), 2);
+}
+
+#[test]
+fn blocks_past_the_cap_are_refused() {
+    let one = "a.rs\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n";
+    let answer = one.repeat(MAX_BLOCKS + 3);
+    let pieces = split(&answer);
+    assert_eq!(blocks(&answer).len(), MAX_BLOCKS);
+    let refused: Vec<_> = pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Broken { reason, .. } => Some(reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 1);
+    assert!(
+        refused[0].contains(&MAX_BLOCKS.to_string()),
+        "{}",
+        refused[0]
+    );
+}

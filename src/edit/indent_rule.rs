@@ -152,7 +152,7 @@ fn neighbours(lines: &[&str], i: usize) -> (Option<usize>, Option<usize>) {
 }
 
 /// Whether the next line continues this one (and may align anywhere).
-fn continues(line: &str) -> bool {
+pub(crate) fn continues(line: &str) -> bool {
     let t = line.trim_end();
     let open = t.matches(['(', '[']).count() > t.matches([')', ']']).count();
     open || [

@@ -60,6 +60,18 @@ fn replace_once(
         )));
     }
     let new = super::indent_rule::settle(content, &old, &new)?.unwrap_or(new);
+    // Deleting lines with blank lines on both sides in old_string: the blank lines are
+    // the separation between the neighbours, which stays (the deletion keeps the
+    // longer of the two runs of blank lines, see `deletion_span`).
+    let old = match deletion_core(&old, &new) {
+        Some(core) => core,
+        None => old,
+    };
+    let new = if new.trim().is_empty() {
+        String::new()
+    } else {
+        new
+    };
     if let Some(out) = super::elision::elided(search_replace, content, &old, &new, replace_all) {
         return out;
     }
@@ -171,7 +183,13 @@ fn final_newline_toggle(old: &str, new: &str, ol: &[String], nl: &[String]) -> O
 /// `inside_indent` allows it as a last resort.
 fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool) -> Found {
     let text = doc.normalized();
-    let hits: Vec<usize> = text.match_indices(old).map(|(i, _)| i).collect();
+    // A match starts and ends between words unless old_string itself starts or ends
+    // inside one: `RETRIES = 3` is not the end of `DB_POOL_RETRIES = 3`.
+    let hits: Vec<usize> = text
+        .match_indices(old)
+        .map(|(i, _)| i)
+        .filter(|&i| on_token_boundaries(&text, i, old))
+        .collect();
     if hits.is_empty() {
         return Ok(None);
     }
@@ -183,11 +201,7 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
                 match_lines: hits.iter().map(|&h| line_at(h) + 1).collect(),
             });
         }
-        let mut out = text.replace(old, new);
-        if doc.eol == "\r\n" {
-            out = out.replace('\n', "\r\n");
-        }
-        return Ok(Some(out));
+        return super::replace_all::each_site(doc, &text, &starts, &hits, old, new).map(Some);
     }
     let (a, b) = (hits[0], hits[0] + old.len());
     let first = line_at(a);
@@ -216,6 +230,12 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
     } else {
         &text[b..line_end(last)]
     };
+    // An old_string that starts with indentation is a whole line as the model
+    // remembers it; when the file's line goes on after it, the model misremembered
+    // the line (`return total` of `return total + self.shipping`).
+    if prefix.trim().is_empty() && old.starts_with([' ', '\t']) && !suffix.trim().is_empty() {
+        return Ok(None);
+    }
     let old_region: Vec<String> = (first..=last)
         .map(|i| doc.lines[i].text.to_owned())
         .collect();
@@ -270,6 +290,25 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
         vec![(region.start, region.old.len(), rendered)],
         toggle,
     )))
+}
+
+/// The non-blank lines of a deletion's `old` that has blank lines at both ends.
+fn deletion_core(old: &str, new: &str) -> Option<String> {
+    if !new.trim().is_empty() || old.trim().is_empty() {
+        return None;
+    }
+    let pieces: Vec<&str> = old.split_inclusive('\n').collect();
+    let blank = |p: &&&str| p.trim().is_empty();
+    let lead = pieces.iter().take_while(blank).count();
+    let trail = pieces.iter().rev().take_while(blank).count();
+    if lead == 0 || trail == 0 {
+        return None;
+    }
+    let mut core = pieces[lead..pieces.len() - trail].concat();
+    if !core.ends_with('\n') {
+        core.push('\n');
+    }
+    Some(core)
 }
 
 /// The lines a deletion of `len` lines at `start` removes: with them, blank lines that
@@ -390,9 +429,11 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
         .filter(|&i| {
             let f0 = loose(doc.lines[i].text);
             let fl = loose(doc.lines[i + k - 1].text);
-            // With two lines the evidence is thin: a cut must fall between words.
+            // With two lines the evidence is thin: a cut must fall between words. A
+            // line whose start is cut off must start at a word anyway: `count = 0` is
+            // not the end of `total_count = 0`.
             let strict = k == 2;
-            (cut_prefix(&f0, &first, strict) || cut_suffix(&f0, &first, strict))
+            (cut_prefix(&f0, &first, strict) || cut_suffix(&f0, &first, true))
                 && cut_prefix(&fl, &last, strict)
                 && (1..k - 1).all(|j| loose(doc.lines[i + j].text) == middle[j - 1])
                 // Two lines: one of them must be whole.
@@ -446,6 +487,17 @@ fn word(c: Option<char>) -> bool {
     c.is_some_and(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// Whether `old`, found at byte `at` of `text`, starts and ends on token boundaries
+/// there: it does not cut a word of the file unless its own first (last) character is
+/// not a word character.
+fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
+    let before = text[..at].chars().next_back();
+    let after = text[at + old.len()..].chars().next();
+    let cuts_start = word(before) && word(old.chars().next());
+    let cuts_end = word(after) && word(old.chars().next_back());
+    !(cuts_start || cuts_end)
+}
+
 /// `part` is `line` cut short at the end (with `strict`, not inside a word).
 fn cut_prefix(line: &str, part: &str, strict: bool) -> bool {
     line.strip_prefix(part)
@@ -481,3 +533,7 @@ fn unescape(s: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "matching_tests.rs"]
+mod tests;

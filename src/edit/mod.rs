@@ -11,13 +11,16 @@
 
 pub mod anchored;
 pub mod blanks;
+pub mod block_paths;
 pub mod blocks;
 pub mod combine;
 pub mod elision;
 pub mod error;
 pub mod indent_rule;
+pub mod literals;
 pub mod matching;
 pub mod paths;
+pub mod replace_all;
 pub mod replay;
 pub mod request;
 pub mod text;
@@ -190,15 +193,44 @@ pub fn plan(edits: &[ProposedEdit], root: &Path, access: &dyn Fn(&str) -> FileAc
             .map_err(|e| Failure::new(CallCode::InvalidArguments, e))
             .and_then(|request| {
                 report.path = first_path(&request);
-                let mut staged = pending.clone();
-                let mut bases = plan.bases.clone();
-                let mut done = applied.clone();
-                apply_call(request, root, access, &mut staged, &mut bases, &mut done)?;
-                refuse_nul(&staged)?;
-                pending = staged;
-                plan.bases = bases;
-                applied = done;
-                Ok(())
+                // A failed call leaves no trace: what it changed is put back. Only the
+                // files it touches are copied, so a response of many edits costs time
+                // in its edits, not in edits times files.
+                let touched = touched_paths(&request, root);
+                let saved: Vec<(String, Option<Pending>, Option<Option<String>>)> = touched
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.clone(),
+                            pending.get(p).cloned(),
+                            plan.bases.get(p).cloned(),
+                        )
+                    })
+                    .collect();
+                let done = applied.len();
+                let result = apply_call(
+                    request,
+                    root,
+                    access,
+                    &mut pending,
+                    &mut plan.bases,
+                    &mut applied,
+                )
+                .and_then(|()| refuse_nul(&pending, &touched));
+                if result.is_err() {
+                    applied.truncate(done);
+                    for (p, was, base) in saved {
+                        match was {
+                            Some(v) => pending.insert(p.clone(), v),
+                            None => pending.remove(&p),
+                        };
+                        match base {
+                            Some(b) => plan.bases.insert(p, b),
+                            None => plan.bases.remove(&p),
+                        };
+                    }
+                }
+                result
             });
         if let Err(f) = outcome {
             report.status = CallStatus::Failed;
@@ -215,10 +247,13 @@ pub fn plan(edits: &[ProposedEdit], root: &Path, access: &dyn Fn(&str) -> FileAc
 }
 
 /// Refuses content bb7 could not read back (`fsutil::check_storable`: a NUL byte, over
-/// 64 MiB), so a write never leaves an output (and later a project file) that no
-/// request can read.
-fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Failure> {
-    for (rel, p) in staged {
+/// 64 MiB) in the files a call touched, so a write never leaves an output (and later a
+/// project file) that no request can read.
+fn refuse_nul(
+    staged: &BTreeMap<String, Pending>,
+    touched: &[String],
+) -> std::result::Result<(), Failure> {
+    for (rel, p) in touched.iter().filter_map(|p| staged.get_key_value(p)) {
         if let Err(e) = crate::project::fsutil::check_storable(&p.content, rel) {
             let mut f = Failure::new(
                 CallCode::InvalidArguments,
@@ -229,6 +264,24 @@ fn refuse_nul(staged: &BTreeMap<String, Pending>) -> std::result::Result<(), Fai
         }
     }
     Ok(())
+}
+
+/// The project-relative paths a call may change (those that resolve; one that does not
+/// fails the call before anything changes).
+fn touched_paths(parsed: &EditRequest, root: &Path) -> Vec<String> {
+    let raw: Vec<&str> = match parsed {
+        EditRequest::Write { path, .. }
+        | EditRequest::Create { path, .. }
+        | EditRequest::Anchored { path, .. } => vec![path],
+        EditRequest::Edits(e) => e.iter().map(|e| e.path.as_str()).collect(),
+    };
+    let mut out: Vec<String> = raw
+        .into_iter()
+        .filter_map(|p| paths::resolve(root, p).ok())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn first_path(parsed: &EditRequest) -> Option<String> {

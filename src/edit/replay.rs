@@ -10,6 +10,7 @@
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::error::EditError;
+use super::literals;
 use super::text::{Doc, Style, indent_of};
 
 /// How lines are compared in a matching pass.
@@ -90,7 +91,61 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     let old_n: Vec<String> = region.old.iter().map(|l| region.norm.apply(l)).collect();
     let new_n: Vec<String> = region.new.iter().map(|l| region.norm.apply(l)).collect();
     let ops = capture_diff_slices(Algorithm::Myers, &old_n, &new_n);
-    let frame = Frame::new(doc, region, &file, &ops);
+    // Lines inside multi-line strings: the file's (the region's slice of a scan from
+    // the top) and new_string's (from the state the region starts in).
+    let end = region.start + file.len();
+    let (in_file, _) = literals::inside(doc.lines[..end].iter().map(|l| l.text), None);
+    let (_, at_start) = literals::inside(doc.lines[..region.start].iter().map(|l| l.text), None);
+    let in_file = &in_file[region.start..];
+    let (in_new, _) = literals::inside(region.new.iter().map(String::as_str), at_start);
+    let frame = Frame::new(doc, region, &file, &ops, in_file);
+    // A string's new lines are written as the model wrote them, when its copies of
+    // the string's lines show it copied them as they are.
+    let verbatim = (0..file.len())
+        .filter(|&i| in_file[i] && !region.old[i].trim().is_empty())
+        .all(|i| indent_of(&region.old[i]) == indent_of(file[i]));
+    // In a copy shifted from the file's depth, an indented new string line may carry
+    // the shift or not (one at column 0 is at column 0 either way), unless an
+    // indented string line the model copied exactly shows it left them as they are.
+    let shifted =
+        frame.offset != 0 || frame.cols.is_some_and(|d| d != 0) || frame.model != doc.style;
+    let shown = (0..file.len()).any(|i| {
+        in_file[i]
+            && !indent_of(file[i]).is_empty()
+            && indent_of(&region.old[i]) == indent_of(file[i])
+    });
+    let shifted = shifted && !shown;
+    let string_line = |n: usize, anchor: usize| -> Result<OutLine, EditError> {
+        if !verbatim || (shifted && !indent_of(&region.new[n]).is_empty()) {
+            return Err(EditError::Invalid(format!(
+                "the new line {:?} is inside a multi-line string, where indentation is part of the text, and old_string's copy of that string is indented differently from the file; copy it with the file's exact indentation",
+                region.new[n].trim()
+            )));
+        }
+        Ok(OutLine {
+            text: region.new[n].clone(),
+            end: Some(
+                doc.lines[region.start + anchor.min(file.len() - 1)]
+                    .end
+                    .to_owned(),
+            ),
+        })
+    };
+    if let Some((a, b)) = frame.nesting
+        && places_lines(region, &ops)
+    {
+        let (fa, fb) = (region.start + a + 1, region.start + b + 1);
+        return Err(EditError::Invalid(format!(
+            "old_string nests lines {fa} and {fb} differently from the file (their depths relative to each other differ), so where the changed lines belong is unsure; copy old_string with the file's exact indentation"
+        )));
+    }
+    if let Some((a, b)) = twin_removed(region, &old_n, &ops) {
+        return Err(EditError::Invalid(format!(
+            "lines {} and {} read the same once indentation is ignored, and the edit removes or changes only one of them: which one is unsure; copy old_string with the file's exact indentation",
+            region.start + a + 1,
+            region.start + b + 1
+        )));
+    }
     let mut out = Vec::new();
     for op in ops {
         match op {
@@ -125,6 +180,10 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     // An inserted line follows the region line above it.
                     let anchor = old_index.saturating_sub(1).min(file.len() - 1);
                     let line = &region.new[new_index + t];
+                    if in_new[new_index + t] {
+                        out.push(string_line(new_index + t, anchor)?);
+                        continue;
+                    }
                     out.push(frame.place(doc, region, &file, line, anchor, false)?);
                 }
             }
@@ -137,6 +196,10 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                 for t in 0..new_len {
                     let paired = t < old_len;
                     let anchor = old_index + t.min(old_len - 1);
+                    if in_new[new_index + t] {
+                        out.push(string_line(new_index + t, anchor)?);
+                        continue;
+                    }
                     let mut line = region.new[new_index + t].clone();
                     if paired {
                         line = keep_file_characters(&region.old[anchor], file[anchor], &line);
@@ -147,6 +210,47 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
         }
     }
     Ok(out)
+}
+
+/// Two neighbouring old lines that compare equal in this pass but differ as the
+/// model wrote them, of which the diff removes (or changes) one and keeps the other:
+/// the pass cannot tell which one the model meant.
+fn twin_removed(region: &Region, old_n: &[String], ops: &[DiffOp]) -> Option<(usize, usize)> {
+    if region.norm == Norm::Exact {
+        return None;
+    }
+    let mut gone = vec![false; old_n.len()];
+    for op in ops {
+        if let DiffOp::Delete {
+            old_index, old_len, ..
+        }
+        | DiffOp::Replace {
+            old_index, old_len, ..
+        } = *op
+        {
+            gone[old_index..old_index + old_len].fill(true);
+        }
+    }
+    (1..old_n.len()).find_map(|i| {
+        let twins = old_n[i] == old_n[i - 1] && region.old[i] != region.old[i - 1];
+        (twins && gone[i] != gone[i - 1]).then_some((i - 1, i))
+    })
+}
+
+/// Whether the edit writes a non-blank line that is not a kept file line (one that
+/// must be placed at a depth).
+fn places_lines(region: &Region, ops: &[DiffOp]) -> bool {
+    ops.iter().any(|op| match *op {
+        DiffOp::Insert {
+            new_index, new_len, ..
+        }
+        | DiffOp::Replace {
+            new_index, new_len, ..
+        } => region.new[new_index..new_index + new_len]
+            .iter()
+            .any(|l| !l.trim().is_empty()),
+        _ => false,
+    })
 }
 
 /// A changed line whose copy in old_string differs from the file's line beyond
@@ -184,14 +288,32 @@ struct Frame {
     /// The offset of the first line when it differs from the rest (a first line
     /// copied without its indentation).
     first: Option<isize>,
+    /// Two region lines (indexes) that old_string nests differently from the file:
+    /// no one offset maps the model's depths onto the file's.
+    nesting: Option<(usize, usize)>,
+    /// Whether the kept lines of new_string showed which frame the model wrote it in
+    /// (its own, shifted like old_string, or the file's).
+    framed: bool,
+    /// Columns to add to every model line, when old_string is the file's lines shifted
+    /// as a whole by that many spaces.
+    cols: Option<isize>,
+    /// How many lines agree on `cols` (off the grid, one line is too little evidence).
+    cols_lines: usize,
 }
 
 impl Frame {
-    fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp]) -> Frame {
+    fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp], strings: &[bool]) -> Frame {
         let model = model_style(doc, region, file);
         let level = |s: &str, style: Style| style.measure(indent_of(s)).0 as isize;
+        // Lines inside strings say how the model copied them, not how code nests; they
+        // are read only when the copy holds nothing else.
+        let code = (0..file.len()).any(|i| !strings[i] && !file[i].trim().is_empty());
         let offsets: Vec<(usize, isize)> = (0..file.len())
-            .filter(|&i| !region.old[i].trim().is_empty() && !file[i].trim().is_empty())
+            .filter(|&i| {
+                !region.old[i].trim().is_empty()
+                    && !file[i].trim().is_empty()
+                    && (!strings[i] || !code)
+            })
             .map(|i| {
                 (
                     i,
@@ -209,6 +331,51 @@ impl Frame {
             .first()
             .filter(|(i, o)| *i == 0 && *o != offset)
             .map(|&(_, o)| o);
+        // The model's lines nest as the file's do when one offset maps them all (the
+        // first line may have lost its indentation alone, a copying habit). Lines
+        // aligned inside brackets are not levels and say nothing.
+        let shift = |i: usize| {
+            let (ol, orem) = model.measure(indent_of(&region.old[i]));
+            let (fl, frem) = doc.style_of(file[i]).measure(indent_of(file[i]));
+            (fl as isize - ol as isize, frem as isize - orem as isize)
+        };
+        // A line that continues the one above and sits off the grid is aligned, not
+        // nested.
+        let continued = |i: usize| {
+            let aligned = model.measure(indent_of(&region.old[i])).1 != 0
+                || doc.style_of(file[i]).measure(indent_of(file[i])).1 != 0;
+            aligned
+                && (0..i)
+                    .rev()
+                    .find(|&j| !region.old[j].trim().is_empty())
+                    .is_some_and(|j| super::indent_rule::continues(&region.old[j]))
+        };
+        let lost_first = first.is_some() && indent_of(&region.old[0]).is_empty();
+        let judged: Vec<(usize, (isize, isize))> = offsets
+            .iter()
+            .filter(|&&(i, _)| !(continued(i) || (i == 0 && lost_first)))
+            .map(|&(i, _)| (i, shift(i)))
+            .collect();
+        // The same number of columns between every judged line and the file's: the
+        // model shifted its copy as a whole (by any amount, not only whole levels).
+        // Aligned continuation lines count here too: a whole shift moves them alike.
+        let shifted_lines: Vec<usize> = offsets
+            .iter()
+            .map(|&(i, _)| i)
+            .filter(|&i| !(i == 0 && lost_first))
+            .collect();
+        let spaces_only = shifted_lines.iter().all(|&i| {
+            !indent_of(&region.old[i]).contains('\t') && !indent_of(file[i]).contains('\t')
+        });
+        let col_shift =
+            |i: usize| indent_of(file[i]).len() as isize - indent_of(&region.old[i]).len() as isize;
+        let cols = (spaces_only && !shifted_lines.is_empty())
+            .then(|| col_shift(shifted_lines[0]))
+            .filter(|&d| shifted_lines.iter().all(|&i| col_shift(i) == d));
+        let nesting = judged
+            .iter()
+            .find(|&&(_, o)| o != judged[0].1)
+            .map(|&(j, _)| (judged[0].0, j));
         // When the kept lines of new_string already sit where the file has them while
         // old_string's copies did not, the model wrote new_string in the file's frame.
         let (mut at_file, mut at_old) = (0, 0);
@@ -241,12 +408,20 @@ impl Frame {
                 model,
                 offset,
                 first: None,
+                nesting: None,
+                framed: true,
+                cols: None,
+                cols_lines: 0,
             };
         }
         Frame {
             model,
             offset,
             first,
+            nesting,
+            framed: at_file + at_old > 0,
+            cols,
+            cols_lines: shifted_lines.len(),
         }
     }
 
@@ -275,23 +450,74 @@ impl Frame {
         anchor: usize,
         paired: bool,
     ) -> Result<OutLine, EditError> {
+        // A new line takes the ending of the file line it replaces or follows, so a
+        // file that mixes CRLF and LF keeps each line's ending.
+        let end = Some(
+            doc.lines[region.start + anchor.min(file.len() - 1)]
+                .end
+                .to_owned(),
+        );
         if line.trim().is_empty() {
             return Ok(OutLine {
                 text: String::new(),
-                end: None,
+                end,
             });
         }
         let offset = match self.first {
             Some(f) if paired && anchor == 0 => f,
             _ => self.offset,
         };
-        let target = neighbour_style(doc, region.start, file, anchor);
+        // The model moved a line it changed from its copy's depth to exactly the
+        // file's: it may have written the line in the file's frame, or meant to
+        // shift it. Nothing kept shows which, and the two readings differ.
+        if paired
+            && offset != 0
+            && !self.framed
+            && indent_of(line) == indent_of(file[anchor])
+            && indent_of(&region.old[anchor]) != indent_of(file[anchor])
+        {
+            return Err(EditError::Invalid(format!(
+                "line {} is indented differently in old_string than in the file, and new_string moves it to the file's indentation: whether it should move is unsure; copy old_string with the file's exact indentation",
+                region.start + anchor + 1
+            )));
+        }
+        let target = if line.starts_with('\t') && in_recipe(doc, region.start + anchor) {
+            Style::Tabs
+        } else {
+            neighbour_style(doc, region.start, file, anchor)
+        };
         let indent = indent_of(line);
         let body = &line[indent.len()..];
+        // A copy shifted as a whole: the line moves by the same columns, when that
+        // lands it on the file's grid (else its levels are mapped below).
+        if let (Some(d), Style::Spaces(n)) = (self.cols, target)
+            && self.model == target
+            && !indent.contains('\t')
+            && !(paired
+                && anchor == 0
+                && self.first.is_some()
+                && indent_of(&region.old[0]).is_empty())
+        {
+            let width = indent.len() as isize + d;
+            let sure = self.cols_lines >= 2 || (width as usize).is_multiple_of(n.max(1));
+            if width >= 0 && sure {
+                return Ok(OutLine {
+                    text: format!("{}{body}", " ".repeat(width as usize)),
+                    end,
+                });
+            }
+        }
+        // Shifted as a whole onto column 0, in any style.
+        if self.cols.is_some_and(|d| indent.len() as isize + d == 0) && !indent.contains('\t') {
+            return Ok(OutLine {
+                text: body.to_owned(),
+                end,
+            });
+        }
         if offset == 0 && style_matches(self.model, target, indent) {
             return Ok(OutLine {
                 text: line.to_owned(),
-                end: None,
+                end,
             });
         }
         let (levels, rem) = self.model.measure(indent);
@@ -304,7 +530,7 @@ impl Frame {
         }
         Ok(OutLine {
             text: format!("{}{body}", target.render(levels as usize, rem)),
-            end: None,
+            end,
         })
     }
 }
@@ -321,6 +547,39 @@ fn style_matches(model: Style, target: Style, indent: &str) -> bool {
         (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
         _ => false,
     }
+}
+
+/// Whether a tab-indented line after file line `at` is a Makefile recipe line: the
+/// nearest non-blank line at or above it is a rule (`target: prerequisites`, at column
+/// 0) or a recipe line (starting with a tab). make requires the tab there, whatever
+/// the lines further up (a variable's continuation, say) are indented with.
+/// Only in a file that shows make's convention: a tab-indented line right under a rule.
+fn in_recipe(doc: &Doc, at: usize) -> bool {
+    let above = |at: usize| {
+        (0..=at.min(doc.lines.len().saturating_sub(1)))
+            .rev()
+            .map(|i| doc.lines[i].text)
+            .find(|t| !t.trim().is_empty())
+    };
+    let Some(line) = above(at) else {
+        return false;
+    };
+    if !line.starts_with('\t') && !is_rule(line) {
+        return false;
+    }
+    (1..doc.lines.len())
+        .any(|i| doc.lines[i].text.starts_with('\t') && above(i - 1).is_some_and(is_rule))
+}
+
+/// A make rule line: `target: prerequisites` at column 0 (not `VAR := value`).
+fn is_rule(line: &str) -> bool {
+    line.split_once(':').is_some_and(|(target, rest)| {
+        !target.is_empty()
+            && !target.starts_with([' ', '\t', '#'])
+            && !target.contains(['=', '(', '{', '"', '\''])
+            && !rest.starts_with('=')
+            && !line.trim_end().ends_with(['{', ';', ','])
+    })
 }
 
 /// The style of the nearest indented file line at or above `anchor` (then below it),
@@ -391,7 +650,22 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
         return Style::Spaces(if scales { m } else { n });
     }
     let fits = |u: usize| pairs.iter().all(|&(o, _)| o % u == 0);
-    Style::Spaces(if !fits(n) && fits(m) { m } else { n })
+    if !fits(n) && fits(m) {
+        return Style::Spaces(m);
+    }
+    // old_string shows no step, so new_string's own lines tell the model's unit: its
+    // lines deeper than old_string's first step by that unit each time, and the file's
+    // unit would put them off the depths the model's steps mean.
+    let steps: Vec<usize> = region
+        .new
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !indent_of(l).contains('\t'))
+        .map(|l| indent_of(l).len())
+        .filter(|&w| w > o0)
+        .map(|w| w - o0)
+        .collect();
+    let by_model = !steps.is_empty() && steps.iter().all(|s| s.is_multiple_of(m));
+    Style::Spaces(if by_model && fits(m) { m } else { n })
 }
 
 /// The most frequent value (the earliest on ties).

@@ -1,0 +1,504 @@
+//! The generative check of the matcher: from real files (the files of the edit corpus
+//! and the repository's own sources), pick a region and an intended change, derive the
+//! model's mistakes by rule, and run each through `search_replace`. Every outcome must
+//! be the intended file or a refusal; anything else is counted as wrong.
+//!
+//! Used by `tests/edit_generated.rs` (a few thousand seeded cases in CI) and
+//! `benches/edit_gen.rs` (a larger run).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bb7::edit::matching::search_replace;
+
+/// A small deterministic generator (SplitMix64), so every run of a seed is the same.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One source file: its name (for the comment marker) and its text.
+pub struct Source {
+    pub name: String,
+    pub text: String,
+}
+
+/// The `=== file` sections of every corpus case, and the repository's own Rust, Lua and
+/// shell sources: the languages the corpus covers.
+pub fn sources(root: &Path) -> Vec<Source> {
+    let mut out = Vec::new();
+    let mut cases = Vec::new();
+    collect(&root.join("tests/edit_corpus"), "case", &mut cases);
+    for case in cases {
+        let text = std::fs::read_to_string(&case).unwrap_or_default();
+        let mut current: Option<(String, String)> = None;
+        for line in text.split_inclusive('\n') {
+            if let Some(head) = line.strip_prefix("=== ") {
+                if let Some(done) = current.take() {
+                    out.push(Source {
+                        name: done.0,
+                        text: done.1,
+                    });
+                }
+                if let Some(name) = head.trim().strip_prefix("file ") {
+                    current = Some((name.to_owned(), String::new()));
+                }
+            } else if let Some((_, body)) = current.as_mut() {
+                body.push_str(line);
+            }
+        }
+        if let Some(done) = current.take() {
+            out.push(Source {
+                name: done.0,
+                text: done.1,
+            });
+        }
+    }
+    for (dir, ext) in [("src/edit", "rs"), ("lua/bb7", "lua"), ("scripts", "")] {
+        let mut files = Vec::new();
+        collect(&root.join(dir), ext, &mut files);
+        for f in files.into_iter().take(12) {
+            if let Ok(text) = std::fs::read_to_string(&f) {
+                let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                out.push(Source { name, text });
+            }
+        }
+    }
+    out.retain(|s| s.text.lines().filter(|l| !l.trim().is_empty()).count() >= 4);
+    out
+}
+
+fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            collect(&p, ext, out);
+        } else if ext.is_empty() || p.extension().is_some_and(|e| e == ext) {
+            out.push(p);
+        }
+    }
+}
+
+/// The mistakes a model makes, each derived by rule from the exact edit.
+pub const KINDS: [&str; 14] = [
+    "exact",
+    "shift_left",
+    "shift_right",
+    "unit_2_4",
+    "tabs_spaces",
+    "cut_first_at_token",
+    "cut_first_inside_word",
+    "cut_last",
+    "blank_lines",
+    "trailing_spaces",
+    "crlf",
+    "elide",
+    "duplicate_block",
+    "escaped_quotes",
+];
+
+/// Outcome counts of one kind: correct, refused, wrong.
+pub type Counts = BTreeMap<&'static str, [usize; 3]>;
+
+/// Runs `n` cases from `seed`; returns the counts and the first wrong cases (up to 5)
+/// described for a reader.
+pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
+    let only = std::env::var("BB7_GEN_KIND").ok();
+    let mut rng = Rng::new(seed);
+    let mut counts: Counts = KINDS.iter().map(|k| (*k, [0; 3])).collect();
+    let mut wrong = Vec::new();
+    let mut made = 0;
+    let mut tries = 0;
+    while made < n && tries < n * 200 {
+        tries += 1;
+        let src = &sources[rng.below(sources.len())];
+        let kind = KINDS[rng.below(KINDS.len())];
+        if only.as_deref().is_some_and(|o| o != kind) {
+            continue;
+        }
+        let Some(case) = make_case(src, kind, &mut rng) else {
+            continue;
+        };
+        made += 1;
+        let got = search_replace(&case.file, &case.old, &case.new, false);
+        let slot = match &got {
+            Ok(out) if *out == case.intended => 0,
+            Err(_) => 1,
+            Ok(_) => 2,
+        };
+        counts.get_mut(kind).unwrap()[slot] += 1;
+        if slot == 2 && wrong.len() < 5 {
+            wrong.push(format!(
+                "{kind} in {}:\n--- file\n{}\n--- old\n{:?}\n--- new\n{:?}\n--- intended\n{:?}\n--- got\n{:?}",
+                src.name,
+                case.file,
+                case.old,
+                case.new,
+                case.intended,
+                got.unwrap()
+            ));
+        }
+    }
+    (counts, wrong)
+}
+
+/// One generated edit.
+pub struct Case {
+    pub file: String,
+    pub old: String,
+    pub new: String,
+    pub intended: String,
+}
+
+fn comment(name: &str) -> &'static str {
+    let ext = name.rsplit('.').next().unwrap_or("");
+    match ext {
+        "py" | "yaml" | "yml" | "sh" | "rb" | "toml" => "#",
+        "lua" | "sql" => "--",
+        "md" => "<!--",
+        _ if !name.contains('.') => "#",
+        _ => "//",
+    }
+}
+
+fn indent(l: &str) -> &str {
+    &l[..l.len() - l.trim_start_matches([' ', '\t']).len()]
+}
+
+fn make_case(src: &Source, kind: &str, rng: &mut Rng) -> Option<Case> {
+    let mut file = src.text.replace("\r\n", "\n");
+    if !file.ends_with('\n') {
+        file.push('\n');
+    }
+    let lines: Vec<&str> = file.split_inclusive('\n').collect();
+    let len = 2 + rng.below(5);
+    if lines.len() < len + 1 {
+        return None;
+    }
+    let start = rng.below(lines.len() - len + 1);
+    let region: Vec<&str> = lines[start..start + len].to_vec();
+    if region[0].trim().is_empty() || region[len - 1].trim().is_empty() {
+        return None;
+    }
+    // The intended change: a line changed, a line added under one, or a line removed.
+    let at = rng.below(len);
+    let mut changed: Vec<String> = region.iter().map(|l| (*l).to_owned()).collect();
+    let marker = comment(&src.name);
+    let tag = format!("{marker} gen {}", rng.below(1000));
+    match rng.below(3) {
+        0 if !region[at].trim().is_empty() => {
+            let l = region[at].trim_end_matches('\n');
+            changed[at] = format!("{l} {tag}\n");
+        }
+        1 => {
+            changed.insert(at + 1, format!("{}{tag}\n", indent(region[at])));
+        }
+        _ if len > 2 && at > 0 && at < len - 1 && !region[at].trim().is_empty() => {
+            changed.remove(at);
+        }
+        _ => return None,
+    }
+    let old: String = region.concat();
+    let new: String = changed.concat();
+    let intended = format!(
+        "{}{new}{}",
+        lines[..start].concat(),
+        lines[start + len..].concat()
+    );
+    // The exact edit must be unique and must apply as intended, or it says nothing.
+    if file.matches(&old).count() != 1 {
+        return None;
+    }
+    let (file, old, new, intended) = mistake(kind, file, old, new, intended, rng, &tag)?;
+    if old == new || old.trim().is_empty() {
+        return None;
+    }
+    Some(Case {
+        file,
+        old,
+        new,
+        intended,
+    })
+}
+
+fn map_lines(s: &str, f: impl Fn(&str) -> String) -> String {
+    s.split_inclusive('\n').map(f).collect()
+}
+
+fn mistake(
+    kind: &str,
+    file: String,
+    old: String,
+    new: String,
+    intended: String,
+    rng: &mut Rng,
+    tag: &str,
+) -> Option<(String, String, String, String)> {
+    let min_indent = |s: &str| {
+        s.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| indent(l).len())
+            .min()
+            .unwrap_or(0)
+    };
+    Some(match kind {
+        "exact" => (file, old, new, intended),
+        "shift_left" => {
+            let k = min_indent(&old).min(min_indent(&new));
+            if k == 0 || old.contains('\t') || new.contains('\t') {
+                return None;
+            }
+            let k = 1 + rng.below(k);
+            let cut = |s: &str| {
+                map_lines(s, |l| {
+                    if l.trim().is_empty() {
+                        l.to_owned()
+                    } else {
+                        l[k..].to_owned()
+                    }
+                })
+            };
+            (file, cut(&old), cut(&new), intended)
+        }
+        "shift_right" => {
+            // Tab-indented lines get one tab more; space-indented ones 1 to 8 spaces.
+            let pad = if old.starts_with('\t') || old.contains("\n\t") {
+                "\t".to_owned()
+            } else {
+                " ".repeat(1 + rng.below(8))
+            };
+            let add = |s: &str| {
+                map_lines(s, |l| {
+                    if l.trim().is_empty() {
+                        l.to_owned()
+                    } else {
+                        format!("{pad}{l}")
+                    }
+                })
+            };
+            (file, add(&old), add(&new), intended)
+        }
+        "unit_2_4" => {
+            // Every level doubled, or halved (in a file of a four-space unit); lines
+            // aligned off the grid are not levels, so such regions are left out.
+            let unit = file
+                .lines()
+                .map(|l| indent(l).len())
+                .filter(|&w| w > 0)
+                .min()
+                .unwrap_or(4);
+            let on_grid = |s: &str| s.lines().all(|l| indent(l).len().is_multiple_of(unit));
+            if file.contains("\n\t") || file.starts_with('\t') || !on_grid(&old) || !on_grid(&new) {
+                return None;
+            }
+            let halve = unit >= 4 && rng.below(2) == 0;
+            let conv = |s: &str| {
+                map_lines(s, |l| {
+                    let w = indent(l).len();
+                    let w = if halve { w / 2 } else { w * 2 };
+                    format!("{}{}", " ".repeat(w), l.trim_start_matches(' '))
+                })
+            };
+            (file, conv(&old), conv(&new), intended)
+        }
+        "tabs_spaces" => {
+            // Spaces become one tab per level of the file's unit (the smallest
+            // indentation in the file); tabs become four spaces each.
+            let unit = file
+                .lines()
+                .map(|l| indent(l).len())
+                .filter(|&w| w > 0)
+                .min()
+                .unwrap_or(4);
+            let on_grid = |s: &str| {
+                s.lines()
+                    .all(|l| indent(l).contains('\t') || indent(l).len().is_multiple_of(unit))
+            };
+            // A file that indents with both (a Makefile) has no one conversion.
+            let tabs = file.lines().any(|l| l.starts_with('\t'));
+            let spaces = file.lines().any(|l| l.starts_with(' '));
+            if !on_grid(&old) || !on_grid(&new) || (tabs && spaces) {
+                return None;
+            }
+            let conv = |s: &str| {
+                map_lines(s, |l| {
+                    let i = indent(l);
+                    if i.contains('\t') {
+                        format!("{}{}", i.replace('\t', "    "), &l[i.len()..])
+                    } else {
+                        format!("{}{}", "\t".repeat(i.len() / unit), &l[i.len()..])
+                    }
+                })
+            };
+            (file, conv(&old), conv(&new), intended)
+        }
+        "cut_first_at_token" | "cut_first_inside_word" => {
+            let first = old.split_inclusive('\n').next()?;
+            if !new.starts_with(first) {
+                return None;
+            }
+            let body = first.trim_start();
+            let skip = indent(first).len();
+            let cuts: Vec<usize> = body
+                .char_indices()
+                .filter(|&(i, c)| {
+                    let prev = body[..i].chars().next_back();
+                    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    let inside = word(prev) && word(Some(c));
+                    i > 0 && c != '\n' && (inside == (kind == "cut_first_inside_word"))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if cuts.is_empty() {
+                return None;
+            }
+            let c = skip + cuts[rng.below(cuts.len())];
+            (file, old[c..].to_owned(), new[c..].to_owned(), intended)
+        }
+        "cut_last" => {
+            let last = old.split_inclusive('\n').next_back()?;
+            if !new.ends_with(last) {
+                return None;
+            }
+            let mut keep = indent(last).len() + 1 + rng.below(last.trim().len().max(1));
+            while !last.is_char_boundary(keep.min(last.len())) {
+                keep += 1;
+            }
+            if keep >= last.trim_end().len() {
+                return None;
+            }
+            let drop = last.len() - keep;
+            (
+                file,
+                old[..old.len() - drop].to_owned(),
+                new[..new.len() - drop].to_owned(),
+                intended,
+            )
+        }
+        "blank_lines" => {
+            if rng.below(2) == 0 {
+                (file, format!("\n{old}\n"), format!("\n{new}\n"), intended)
+            } else {
+                let drop = |s: &str| {
+                    map_lines(s, |l| {
+                        if l.trim().is_empty() {
+                            String::new()
+                        } else {
+                            l.to_owned()
+                        }
+                    })
+                };
+                if !old.lines().any(|l| l.trim().is_empty()) {
+                    return None;
+                }
+                (file, drop(&old), drop(&new), intended)
+            }
+        }
+        "trailing_spaces" => {
+            // Trailing spaces on the lines the model copied (its changed lines are
+            // written clean).
+            let copied: Vec<&str> = old.split_inclusive('\n').collect();
+            let pad = |s: &str| {
+                map_lines(s, |l| {
+                    if copied.contains(&l) {
+                        format!("{}  \n", l.trim_end_matches('\n'))
+                    } else {
+                        l.to_owned()
+                    }
+                })
+            };
+            (file, pad(&old), pad(&new), intended)
+        }
+        "crlf" => {
+            if rng.below(2) == 0 {
+                // A CRLF file, the model's text in LF.
+                (
+                    file.replace('\n', "\r\n"),
+                    old,
+                    new,
+                    intended.replace('\n', "\r\n"),
+                )
+            } else {
+                (
+                    file,
+                    old.replace('\n', "\r\n"),
+                    new.replace('\n', "\r\n"),
+                    intended,
+                )
+            }
+        }
+        "elide" => {
+            let ol: Vec<&str> = old.split_inclusive('\n').collect();
+            let nl: Vec<&str> = new.split_inclusive('\n').collect();
+            if ol.len() < 4 {
+                return None;
+            }
+            // Elide the old lines before the change that new_string keeps too.
+            let same = ol.iter().zip(&nl).take_while(|(a, b)| a == b).count();
+            if same < 3 {
+                return None;
+            }
+            let ind = indent(ol[1]);
+            let marker = format!("{ind}{} ...\n", tag.split(' ').next().unwrap_or("//"));
+            let cut = |v: &[&str]| format!("{}{marker}{}", v[0], v[same - 1..].concat());
+            (file, cut(&ol), cut(&nl), intended)
+        }
+        "duplicate_block" => {
+            // The same lines sit twice in the file: the edit names neither.
+            let file2 = format!("{file}{old}");
+            let intended2 = format!("{intended}{old}");
+            (file2, old, new, intended2)
+        }
+        "escaped_quotes" => {
+            if !old.contains('"') || old.contains('\\') || new.contains('\\') {
+                return None;
+            }
+            let esc = |s: &str| {
+                s.replace('"', "\\\"")
+                    .trim_end_matches('\n')
+                    .replace('\n', "\\n")
+            };
+            (file, esc(&old), esc(&new), intended)
+        }
+        _ => return None,
+    })
+}
+
+/// The counts as a table, one row per kind, then the totals.
+pub fn table(counts: &Counts) -> String {
+    let mut out = format!(
+        "{:<24} {:>8} {:>8} {:>8}\n",
+        "mistake", "correct", "refused", "wrong"
+    );
+    let mut total = [0; 3];
+    for (kind, c) in counts {
+        out.push_str(&format!("{kind:<24} {:>8} {:>8} {:>8}\n", c[0], c[1], c[2]));
+        for i in 0..3 {
+            total[i] += c[i];
+        }
+    }
+    out.push_str(&format!(
+        "{:<24} {:>8} {:>8} {:>8}\n",
+        "total", total[0], total[1], total[2]
+    ));
+    out
+}
