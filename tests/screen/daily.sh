@@ -94,6 +94,8 @@ check "$size: the other chat's stream is not shown" no_stream
 keys gc gg j Enter
 check "$size: back: the stream is there" wait_for 'Stream slowly'
 check "$size: and ends live" wait_for 'kappa' 15
+# The last word shows before the turn's end arrives; the next send waits for the end.
+check "$size: the streamed answer is done" wait_for 'Response received' 15
 
 # :BB7Add from a pane adds the last file buffer (chain.rs, in this chat already), or
 # in the Files pane updates the file under the cursor; never a bb7:// name.
@@ -139,9 +141,9 @@ check "$size: dropped, then sent" wait_for 'Without gone.rs then.' 15
 check "$size: no Press ENTER after dropping" no_enter
 
 # A binary file is refused at once.
-printf 'PNG\0\0\1\2' > "$work/project/pic.png"
-keys ':BB7Add pic.png' Enter
-check "$size: a binary file is refused" wait_for 'pic.png is a binary file'
+printf 'BLOB\0\0\1\2' > "$work/project/blob.dat"
+keys ':BB7Add blob.dat' Enter
+check "$size: a binary file is refused" wait_for 'blob.dat is a binary file'
 check "$size: no Press ENTER after the refusal" no_enter
 
 keys ':qa!' Enter
