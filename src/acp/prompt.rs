@@ -1,5 +1,6 @@
 //! `session/prompt`: the prompt's `resource` and `resource_link` blocks become context
-//! snapshots (`context_add`, or `context_add_section` for a line range), its text
+//! snapshots (`context_add`, or `context_add_section` for a line range), a `resource`
+//! whose MIME type names an attachment kind an attachment (`context_attach`), its text
 //! blocks the message (`send`); the turn streams as `session/update` notifications in
 //! the order bb7 sends them; `session/cancel` becomes `cancel`, and the prompt answers
 //! `cancelled` with the partial answer kept as the stdio protocol keeps it.
@@ -16,7 +17,10 @@ use tokio::sync::mpsc;
 
 use super::changes;
 use super::commands::command;
-use super::context::{ContextItem, add_context, is_file, locate_uri, read_text};
+use super::context::{
+    ContextItem, add_context, attach, attachment_kind, attachment_name, is_file, locate_uri,
+    read_text,
+};
 use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
 use crate::cli::Client;
 use crate::error::ErrorCode;
@@ -81,10 +85,18 @@ async fn run(
 ) -> Result<PromptResponse, RpcError> {
     let mut message = String::new();
     let mut items = Vec::new();
+    let mut attachments = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::Text(t) => message.push_str(&t.text),
             ContentBlock::Resource(r) => match r.resource {
+                // A diff, diagnostics, a command's output: an attachment of that kind.
+                EmbeddedResourceResource::TextResourceContents(t)
+                    if let Some(kind) =
+                        attachment_kind(&sess.root, t.mime_type.as_deref(), &t.uri) =>
+                {
+                    attachments.push((kind, attachment_name(&t.uri), t.text));
+                }
                 // Text that is no file (an editor's rule, a fetched page, a symbol) is
                 // part of the message; a file is context.
                 EmbeddedResourceResource::TextResourceContents(t) if !is_file(&t.uri) => {
@@ -128,6 +140,9 @@ async fn run(
     }
     for item in items {
         add_context(c, item).await?;
+    }
+    for (kind, name, content) in attachments {
+        attach(c, kind, name, content).await?;
     }
     let trimmed = message.trim();
     if let Some(cmd) = trimmed.strip_prefix('/')
