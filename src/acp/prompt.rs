@@ -9,9 +9,8 @@ use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
     PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionInfoUpdate, SessionUpdate,
-    StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UsageUpdate,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
+    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use tokio::sync::mpsc;
 
@@ -21,7 +20,7 @@ use super::context::{
     ContextItem, add_context, attach, attachment_kind, attachment_name, is_file, locate_uri,
     read_text,
 };
-use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
+use super::state::{Cx, Sess, Shared, invalid, notify, retitle, rpc};
 use crate::cli::Client;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
@@ -51,27 +50,13 @@ pub(super) async fn prompt(
 }
 
 /// A `session_info_update` when the chat's name changed since the client heard it (a
-/// title made after an earlier answer, `title_model` in the config).
+/// title the server made while no title event reached the session).
 async fn title_update(sess: &Sess, c: &mut Client, cx: &Cx) {
-    let Ok(chat) = c
+    if let Ok(chat) = c
         .call::<ChatView>(Action::ChatGet(params::NoParams {}))
         .await
-    else {
-        return;
-    };
-    let changed = match sess.title.lock() {
-        Ok(mut t) if *t != chat.name => {
-            *t = chat.name.to_string();
-            true
-        }
-        _ => false,
-    };
-    if changed {
-        notify(
-            cx,
-            sess,
-            SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(chat.name.to_string())),
-        );
+    {
+        retitle(cx, sess, &chat.name);
     }
 }
 
