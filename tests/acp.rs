@@ -155,6 +155,79 @@ fn context_blocks_reach_the_model_and_the_answer_streams_in_order() {
 }
 
 #[test]
+fn resources_typed_as_attachment_kinds_are_attached_not_message_text() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("src/lib.rs", "pub fn one() {}\n");
+    env.write("fix.patch", "--- a/x\n+++ b/x\n(project patch)\n");
+    fake.push_sse(response("", "Seen.", vec![]));
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        let lib = file_uri(&env.project.join("src/lib.rs"));
+        let patch = file_uri(&env.project.join("fix.patch"));
+        let r = prompt(
+            &cx,
+            &sid,
+            vec![
+                say("Look at these"),
+                typed_resource(
+                    "git:/work/changes/working.diff",
+                    "text/x-diff",
+                    "--- a/y\n+++ b/y\n(the working diff)\n",
+                ),
+                typed_resource(
+                    &lib,
+                    "application/vnd.bb7.diagnostics+json",
+                    "src/lib.rs:1:1: error: no tests [rustc]\n",
+                ),
+                typed_resource(
+                    "terminal://cargo%20test",
+                    "application/vnd.bb7.command-output; charset=utf-8",
+                    "test result: FAILED\n",
+                ),
+                typed_resource(
+                    &patch,
+                    "text/x-patch",
+                    "--- a/x\n+++ b/x\n(project patch)\n",
+                ),
+            ],
+        )
+        .await?;
+        assert_eq!(stop(&r), "end_turn");
+        Ok(())
+    }))
+    .unwrap();
+    let sent = prompt_text(&fake.chat_bodies().pop().unwrap());
+    for (kind, name, text) in [
+        ("git_diff", "working.diff", "(the working diff)"),
+        ("diagnostics", "lib.rs", "error: no tests [rustc]"),
+        ("command_output", "cargo test", "test result: FAILED"),
+    ] {
+        let open = format!("<attachment kind=\"{kind}\" name=\"{name}\" file_id=\"");
+        let at = sent
+            .find(&open)
+            .unwrap_or_else(|| panic!("{open} in {sent}"));
+        assert!(
+            sent[at..].contains(text),
+            "{text} in the attachment: {sent}"
+        );
+        assert_eq!(
+            sent.matches(text).count(),
+            1,
+            "{text} once, not as message text"
+        );
+    }
+    assert!(
+        !sent.contains("working.diff:\n"),
+        "not joined to the message: {sent}"
+    );
+    assert!(
+        !sent.contains("name=\"fix.patch\"") && sent.contains("(project patch)"),
+        "a project file stays a file: {sent}"
+    );
+}
+
+#[test]
 fn paths_outside_the_project_are_refused() {
     let (env, fake) = fake_env(json!({}));
     let outside = tempfile::tempdir().unwrap();

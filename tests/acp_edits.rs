@@ -209,7 +209,7 @@ fn a_rejected_change_writes_nothing_and_the_model_hears_of_it() {
 }
 
 #[test]
-fn allow_always_applies_the_rest_unasked_and_new_files_are_written() {
+fn allow_always_applies_the_rest_unasked_and_new_files_go_to_the_editor() {
     let (env, fake) = fake_env(json!({}));
     fake.push_sse(response(
         "",
@@ -242,9 +242,48 @@ fn allow_always_applies_the_rest_unasked_and_new_files_are_written() {
         Ok(())
     }))
     .unwrap();
-    assert_eq!(ed.seen.lock().unwrap().permissions.len(), 1);
+    let seen = ed.seen.lock().unwrap();
+    assert_eq!(seen.permissions.len(), 1);
+    // The client writes files: the new files go to the editor, not to disk.
+    assert_eq!(
+        seen.writes,
+        vec![
+            (env.project.join("n1.txt"), "first\n".to_owned()),
+            (env.project.join("n2.txt"), "second\n".to_owned()),
+        ]
+    );
+    assert!(seen.reads.is_empty(), "a new file has nothing to read");
+    assert!(!env.project.join("n1.txt").exists() && !env.project.join("n2.txt").exists());
+    let checkpoints = std::fs::read_dir(env.project.join(".bb7/checkpoints")).unwrap();
+    assert_eq!(
+        checkpoints.count(),
+        1,
+        "the applies recorded the turn's checkpoint"
+    );
+}
+
+#[test]
+fn without_fs_capabilities_a_new_file_is_written_on_disk() {
+    let (env, fake) = fake_env(json!({}));
+    fake.push_sse(response(
+        "",
+        "One file.",
+        vec![(
+            "write_file",
+            json!({"path": "n1.txt", "content": "first\n"}),
+        )],
+    ));
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("Write a file")]).await?;
+        let done = tool_calls(&ed, &sid, "tool_call_update");
+        assert_eq!(done.last().unwrap()["status"], "completed", "{done:?}");
+        Ok(())
+    }))
+    .unwrap();
+    assert!(ed.seen.lock().unwrap().writes.is_empty());
     assert_eq!(env.read("n1.txt"), "first\n");
-    assert_eq!(env.read("n2.txt"), "second\n");
 }
 
 #[test]

@@ -264,3 +264,24 @@ fn a_title_made_for_the_chat_reaches_the_client() {
     }))
     .unwrap();
 }
+
+#[test]
+fn a_title_reaches_the_client_when_it_is_made_without_another_prompt() {
+    let (env, fake) = fake_env(json!({"title_model": "fake/titler"}));
+    fake.push_sse(response("", "Sure.", vec![]));
+    fake.push_completion("Parser refactor");
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("Please refactor the parser")]).await?;
+        // No further prompt: the title is sent when bb7 makes it.
+        let titled = || {
+            ed.updates(&sid).iter().any(|u| {
+                u["sessionUpdate"] == "session_info_update" && u["title"] == "Parser refactor"
+            })
+        };
+        until(titled).await;
+        Ok(())
+    }))
+    .unwrap();
+}

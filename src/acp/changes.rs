@@ -2,7 +2,8 @@
 //! status `pending`, a `diff` from the version the model saw to its output), then
 //! `session/request_permission`. Allowed: merged three-way like `apply_file` onto the
 //! editor's text (`fs/read_text_file`, then `fs/write_text_file`) when the client
-//! offers both, else onto the file on disk; a checkpoint either way. Rejected:
+//! offers both, else onto the file on disk (a new file: `fs/write_text_file` when
+//! offered); a checkpoint either way. Rejected:
 //! `output_delete`, which the model sees in the next request as a review decision.
 
 use agent_client_protocol::v1::schema::{
@@ -224,7 +225,8 @@ pub(super) async fn review(
 }
 
 /// Applies the output of `path`: onto the editor's text when the client reads and
-/// writes files, else onto the file on disk. The error is the message for the user
+/// writes files, else onto the file on disk; a new file through `fs/write_text_file`
+/// when the client writes files, else on disk. The error is the message for the user
 /// (a conflict names the lines; nothing is written then).
 async fn apply(
     sess: &Sess,
@@ -235,13 +237,20 @@ async fn apply(
 ) -> Result<(), String> {
     let abs = sess.abs(path);
     let through_editor = caps.fs.read_text_file && caps.fs.write_text_file;
-    // A file the editor cannot read (not there yet) is written on disk.
-    let editor_text = if through_editor && abs.exists() {
-        cx.send_request(ReadTextFileRequest::new(sess.id.clone(), abs.clone()))
-            .block_task()
-            .await
-            .ok()
-            .map(|r| r.content)
+    let editor_text = if abs.exists() {
+        match through_editor {
+            true => cx
+                .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.clone()))
+                .block_task()
+                .await
+                .ok()
+                .map(|r| r.content),
+            false => None,
+        }
+    } else if caps.fs.write_text_file {
+        // A new file: nothing to read or merge; `apply_file` records the checkpoint
+        // and the editor writes it.
+        Some(String::new())
     } else {
         None
     };

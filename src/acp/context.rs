@@ -1,6 +1,7 @@
 //! The files a prompt brings: resource URIs as project paths (refusing any outside
 //! the project), their text (the editor's when it offers `fs/read_text_file`), and
-//! their snapshots in the chat's context.
+//! their snapshots in the chat's context; and the resources whose MIME type names an
+//! attachment kind (a diff, diagnostics, a command's output), attached as such.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -62,6 +63,68 @@ pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<(),
         Err(f) if f.is(ErrorCode::Conflict) && item.range.is_some() => Ok(()),
         Err(f) => Err(rpc(f)),
     }
+}
+
+/// The attachment kind (`context_attach`) a resource's MIME type names, if any:
+/// `text/x-diff` and `text/x-patch` are `git_diff` unless the URI names an existing
+/// project file (a `.patch` file in the project stays a file); `application/vnd.bb7.<kind>` (any
+/// `+json` or other suffix, and parameters, ignored; `-` for `_`) is `<kind>` for
+/// `diagnostics`, `quickfix`, `git_diff`, `command_output`, `terminal` and `text`.
+pub(super) fn attachment_kind(root: &Path, mime: Option<&str>, uri: &str) -> Option<&'static str> {
+    let mime = mime?.split(';').next()?.trim().to_ascii_lowercase();
+    if mime == "text/x-diff" || mime == "text/x-patch" {
+        let project_file =
+            is_file(uri) && locate_uri(root, uri).is_ok_and(|(rel, _)| root.join(rel).is_file());
+        return (!project_file).then_some("git_diff");
+    }
+    let kind = mime.strip_prefix("application/vnd.bb7.")?;
+    let kind = kind.split('+').next()?.replace('-', "_");
+    [
+        "diagnostics",
+        "quickfix",
+        "git_diff",
+        "command_output",
+        "terminal",
+        "text",
+    ]
+    .into_iter()
+    .find(|k| *k == kind)
+}
+
+/// An attachment's name: the last segment of the resource's URI (without query or
+/// fragment, `%XX` decoded), else the URI (an ACP v1 embedded resource has no title);
+/// control characters dropped and cut to 200 characters, as `context_attach` takes
+/// names.
+pub(super) fn attachment_name(uri: &str) -> String {
+    let path = uri.split(['#', '?']).next().unwrap_or(uri);
+    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let last = percent_decode(last);
+    let name = if last.trim().is_empty() { uri } else { &last };
+    let name: String = name.chars().filter(|c| !c.is_control()).take(200).collect();
+    if name.trim().is_empty() {
+        "resource".to_owned()
+    } else {
+        name
+    }
+}
+
+/// Attaches `content` as an attachment of `kind` named `name` (`context_attach`; the
+/// same kind and name again replaces it).
+pub(super) async fn attach(
+    c: &mut Client,
+    kind: &str,
+    name: String,
+    content: String,
+) -> Result<(), RpcError> {
+    c.call::<Ack>(Action::ContextAttach(params::ContextAttach {
+        kind: NonEmpty(kind.to_owned()),
+        name: NonEmpty(name),
+        content,
+        meta: None,
+    }))
+    .await
+    .map(|_| ())
+    .map_err(rpc)
 }
 
 /// Whether `uri` names a file: a `file:` URI or a plain path.

@@ -1,5 +1,6 @@
 //! `session/prompt`: the prompt's `resource` and `resource_link` blocks become context
-//! snapshots (`context_add`, or `context_add_section` for a line range), its text
+//! snapshots (`context_add`, or `context_add_section` for a line range), a `resource`
+//! whose MIME type names an attachment kind an attachment (`context_attach`), its text
 //! blocks the message (`send`); the turn streams as `session/update` notifications in
 //! the order bb7 sends them; `session/cancel` becomes `cancel`, and the prompt answers
 //! `cancelled` with the partial answer kept as the stdio protocol keeps it.
@@ -8,16 +9,18 @@ use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
     PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionInfoUpdate, SessionUpdate,
-    StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-    ToolKind, UsageUpdate,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
+    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use tokio::sync::mpsc;
 
 use super::changes;
 use super::commands::command;
-use super::context::{ContextItem, add_context, is_file, locate_uri, read_text};
-use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
+use super::context::{
+    ContextItem, add_context, attach, attachment_kind, attachment_name, is_file, locate_uri,
+    read_text,
+};
+use super::state::{Cx, Sess, Shared, invalid, notify, retitle, rpc};
 use crate::cli::Client;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
@@ -47,27 +50,13 @@ pub(super) async fn prompt(
 }
 
 /// A `session_info_update` when the chat's name changed since the client heard it (a
-/// title made after an earlier answer, `title_model` in the config).
+/// title the server made while no title event reached the session).
 async fn title_update(sess: &Sess, c: &mut Client, cx: &Cx) {
-    let Ok(chat) = c
+    if let Ok(chat) = c
         .call::<ChatView>(Action::ChatGet(params::NoParams {}))
         .await
-    else {
-        return;
-    };
-    let changed = match sess.title.lock() {
-        Ok(mut t) if *t != chat.name => {
-            *t = chat.name.to_string();
-            true
-        }
-        _ => false,
-    };
-    if changed {
-        notify(
-            cx,
-            sess,
-            SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(chat.name.to_string())),
-        );
+    {
+        retitle(cx, sess, &chat.name);
     }
 }
 
@@ -81,10 +70,18 @@ async fn run(
 ) -> Result<PromptResponse, RpcError> {
     let mut message = String::new();
     let mut items = Vec::new();
+    let mut attachments = Vec::new();
     for block in blocks {
         match block {
             ContentBlock::Text(t) => message.push_str(&t.text),
             ContentBlock::Resource(r) => match r.resource {
+                // A diff, diagnostics, a command's output: an attachment of that kind.
+                EmbeddedResourceResource::TextResourceContents(t)
+                    if let Some(kind) =
+                        attachment_kind(&sess.root, t.mime_type.as_deref(), &t.uri) =>
+                {
+                    attachments.push((kind, attachment_name(&t.uri), t.text));
+                }
                 // Text that is no file (an editor's rule, a fetched page, a symbol) is
                 // part of the message; a file is context.
                 EmbeddedResourceResource::TextResourceContents(t) if !is_file(&t.uri) => {
@@ -128,6 +125,9 @@ async fn run(
     }
     for item in items {
         add_context(c, item).await?;
+    }
+    for (kind, name, content) in attachments {
+        attach(c, kind, name, content).await?;
     }
     let trimmed = message.trim();
     if let Some(cmd) = trimmed.strip_prefix('/')

@@ -17,7 +17,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::replay;
-use super::state::{Cx, Sess, Shared, invalid, rpc};
+use super::state::{Cx, Sess, Shared, invalid, retitle, rpc};
 use crate::cli::Client;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
@@ -97,7 +97,7 @@ pub(super) async fn new_session(
         .call(Action::ChatNew(params::ChatNew::default()))
         .await
         .map_err(rpc)?;
-    let sess = register(st, created.id.into_owned(), root, c).await;
+    let sess = register(st, created.id.into_owned(), root, c, cx).await;
     let options = config_options(&sess).await?;
     commands(&sess, cx);
     Ok(NewSessionResponse::new(sess.id.clone()).config_options(options))
@@ -130,7 +130,7 @@ pub(super) async fn load_session(
                     rpc(f)
                 }
             })?;
-            register(st, id, root, c).await
+            register(st, id, root, c, cx).await
         }
     };
     replay::replay(&sess, cx).await?;
@@ -140,7 +140,14 @@ pub(super) async fn load_session(
 }
 
 /// Keeps `c` as session `id`.
-async fn register(st: &Shared, id: String, root: PathBuf, c: Client) -> std::sync::Arc<Sess> {
+async fn register(
+    st: &Shared,
+    id: String,
+    root: PathBuf,
+    mut c: Client,
+    cx: &Cx,
+) -> std::sync::Arc<Sess> {
+    let titles = c.titles();
     let sess = std::sync::Arc::new(Sess {
         id: id.clone(),
         root,
@@ -152,6 +159,18 @@ async fn register(st: &Shared, id: String, root: PathBuf, c: Client) -> std::syn
         title: Mutex::new(String::new()),
     });
     st.sessions.lock().await.insert(id, sess.clone());
+    if let Some(mut titles) = titles {
+        // A title is made after the answer that asks for it: it reaches the client
+        // as it is made, not with the next prompt.
+        let (sess, cx) = (sess.clone(), cx.clone());
+        tokio::spawn(async move {
+            while let Some(t) = titles.recv().await {
+                if t.chat_id == sess.id {
+                    retitle(&cx, &sess, &t.title);
+                }
+            }
+        });
+    }
     sess
 }
 

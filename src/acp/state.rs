@@ -7,7 +7,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{ClientCapabilities, SessionNotification, SessionUpdate};
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, SessionInfoUpdate, SessionNotification, SessionUpdate,
+};
 use agent_client_protocol::{Client as AcpClient, Error as RpcError};
 use tokio::sync::mpsc;
 
@@ -134,4 +136,23 @@ pub(super) fn invalid(message: impl Into<String>) -> RpcError {
 /// Sends `update` for session `sess`; a closed connection only ends the prompt later.
 pub(super) fn notify(cx: &Cx, sess: &Sess, update: SessionUpdate) {
     let _ = cx.send_notification(SessionNotification::new(sess.id.clone(), update));
+}
+
+/// A `session_info_update` with the chat's name `name` when the client has not heard
+/// it yet (a title made for the chat, `title_model` in the config).
+pub(super) fn retitle(cx: &Cx, sess: &Sess, name: &str) {
+    let changed = match sess.title.lock() {
+        Ok(mut t) if *t != name => {
+            *t = name.to_owned();
+            true
+        }
+        _ => false,
+    };
+    if changed {
+        notify(
+            cx,
+            sess,
+            SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(name.to_owned())),
+        );
+    }
 }

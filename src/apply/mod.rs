@@ -173,7 +173,8 @@ pub struct ApplyArgs<'a> {
     pub force: bool,
     /// The editor's text of the file to merge onto instead of the disk file; the
     /// caller writes the result (an ACP client's `fs/write_text_file`), so the apply
-    /// records its checkpoint and writes nothing.
+    /// records its checkpoint and writes nothing. `""` for a file not on disk (nor in
+    /// context) is a new file: the output is taken as it is.
     pub editor_text: Option<&'a str>,
 }
 
@@ -221,6 +222,12 @@ pub fn apply_output(
         _ => None,
     };
     let disk = match args.editor_text {
+        // An empty buffer of a file that is neither on disk nor in context: a new file,
+        // nothing to merge onto (the checkpoint records that it did not exist).
+        Some("") if base.is_none() && !dest_abs.exists() => DiskFile {
+            text: None,
+            hash: None,
+        },
         Some(text) => DiskFile {
             text: Some(text.to_owned()),
             hash: None,

@@ -127,12 +127,22 @@ fn error_reply(msg: Value) -> ServerError {
     }
 }
 
+/// A title bb7 made for a chat (`title_updated`, sent without a request id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Titled {
+    /// The chat.
+    pub chat_id: String,
+    /// Its new name.
+    pub title: String,
+}
+
 /// A protocol session with a server: one running in this process on in-memory pipes,
 /// or the process that holds the chat, through its holder socket.
 pub struct Client {
     input: Box<dyn AsyncWrite + Unpin + Send>,
     lines: mpsc::UnboundedReceiver<std::io::Result<String>>,
     notes: Option<mpsc::UnboundedReceiver<PeerChange>>,
+    titles: Option<mpsc::UnboundedReceiver<Titled>>,
     next: u64,
 }
 
@@ -153,14 +163,16 @@ impl Client {
     }
 
     /// A session that writes requests to `input` and reads messages from `output`: a
-    /// task reads every line as it comes, so the `peer_change` notes of a quiet
-    /// session reach [`Client::notes`] while no request waits.
+    /// task reads every line as it comes, so the `peer_change` notes and the
+    /// `title_updated` events of a quiet session reach [`Client::notes`] and
+    /// [`Client::titles`] while no request waits.
     fn over(
         input: impl AsyncWrite + Unpin + Send + 'static,
         output: impl AsyncRead + Unpin + Send + 'static,
     ) -> Client {
         let (tx, lines) = mpsc::unbounded_channel();
         let (note_tx, notes) = mpsc::unbounded_channel();
+        let (title_tx, titles) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut reader = BufReader::new(output).lines();
             loop {
@@ -176,6 +188,15 @@ impl Client {
                     let _ = note_tx.send(note);
                     continue;
                 }
+                // No request reads a title (it has no request id): it goes to `titles`.
+                if let Ok(l) = &line
+                    && l.starts_with(r#"{"type":"title_updated""#)
+                    && let Ok(TurnMessage::TitleUpdated { chat_id, title }) =
+                        serde_json::from_str::<TurnMessage>(l)
+                {
+                    let _ = title_tx.send(Titled { chat_id, title });
+                    continue;
+                }
                 let end = line.is_err();
                 if tx.send(line).is_err() || end {
                     break;
@@ -186,6 +207,7 @@ impl Client {
             input: Box::new(input),
             lines,
             notes: Some(notes),
+            titles: Some(titles),
             next: 0,
         }
     }
@@ -194,6 +216,12 @@ impl Client {
     /// to the chat it holds. `None` after the first call.
     pub fn notes(&mut self) -> Option<mpsc::UnboundedReceiver<PeerChange>> {
         self.notes.take()
+    }
+
+    /// The titles this session's server makes for its chats (`title_updated`), as they
+    /// are made, whether or not a request waits. `None` after the first call.
+    pub fn titles(&mut self) -> Option<mpsc::UnboundedReceiver<Titled>> {
+        self.titles.take()
     }
 
     /// Writes `req` with a fresh request id; returns the id.

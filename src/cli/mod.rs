@@ -26,7 +26,7 @@ use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{Ack, Opened};
 pub use args::{Command, ToolsMode};
-pub use client::{Client, Failure, Res, exit};
+pub use client::{Client, Failure, Res, Titled, exit};
 use session::{Session, active_in_index, project_store};
 
 /// Options shared by every command.

@@ -331,6 +331,15 @@ pub fn resource(uri: &str, text: &str) -> ContentBlock {
     ))
 }
 
+/// An embedded `resource` block with `text` for `uri` of MIME type `mime`.
+pub fn typed_resource(uri: &str, mime: &str, text: &str) -> ContentBlock {
+    ContentBlock::Resource(EmbeddedResource::new(
+        EmbeddedResourceResource::TextResourceContents(
+            TextResourceContents::new(text, uri).mime_type(mime.to_owned()),
+        ),
+    ))
+}
+
 /// A `resource_link` block for `uri`.
 pub fn link(uri: &str, name: &str) -> ContentBlock {
     ContentBlock::ResourceLink(ResourceLink::new(name, uri))
