@@ -2,7 +2,8 @@
 //! after them, replaced by the given lines.
 
 use super::error::{EditError, not_found};
-use super::replay::{Norm, Region, render, splice, windows};
+use super::replay::{Norm, Region, render};
+use super::splice::{splice, windows};
 use super::text::Doc;
 
 /// Replaces the region from the lines `start` through the first following lines equal

@@ -8,7 +8,8 @@
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::error::EditError;
-use super::replay::{Norm, Region, render, splice};
+use super::replay::{Norm, Region, render};
+use super::splice::splice;
 use super::text::Doc;
 use crate::text::model_lines;
 

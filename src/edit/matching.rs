@@ -10,7 +10,8 @@
 //! rewritten by [`super::replay::render`], which keeps every line the model kept.
 
 use super::error::{EditError, not_found};
-use super::replay::{Norm, Region, render, splice, windows};
+use super::replay::{Norm, Region, render};
+use super::splice::{splice, windows};
 use super::text::Doc;
 use crate::text::model_lines;
 

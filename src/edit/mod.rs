@@ -23,6 +23,7 @@ pub mod paths;
 pub mod replace_all;
 pub mod replay;
 pub mod request;
+pub mod splice;
 pub mod text;
 
 use std::collections::BTreeMap;

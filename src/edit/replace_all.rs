@@ -8,7 +8,8 @@
 //! LF stays mixed); added lines take the ending of the line they follow.
 
 use super::error::EditError;
-use super::replay::{OutLine, splice};
+use super::replay::OutLine;
+use super::splice::splice;
 use super::text::{Doc, indent_of};
 
 /// Replaces `old` at each of `hits` (byte offsets into `text`, the file with `\n`
