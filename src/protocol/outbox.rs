@@ -27,7 +27,13 @@ pub struct Outbox {
     /// Other bb7 processes connected to this one's holder socket
     /// (`server::guests`), by connection number: where the messages of their
     /// requests go instead of stdout.
-    guests: Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<String>>>>,
+    guests: Arc<Mutex<HashMap<u64, Guest>>>,
+}
+
+/// Where one guest's messages wait for its connection's writer, and their byte count.
+struct Guest {
+    tx: mpsc::UnboundedSender<String>,
+    backlog: Arc<Backlog>,
 }
 
 /// The start of the request id a guest's request carries inside the server
@@ -67,6 +73,16 @@ pub struct Backlog {
 }
 
 impl Backlog {
+    /// Queues `line` on `tx`, counted until its writer reports it written; a closed
+    /// receiver (the writer is gone) drops it uncounted.
+    fn queue(&self, line: String, tx: &mpsc::UnboundedSender<String>) {
+        let len = line.len();
+        self.bytes.fetch_add(len, Ordering::AcqRel);
+        if tx.send(line).is_err() {
+            self.bytes.fetch_sub(len, Ordering::AcqRel);
+        }
+    }
+
     /// The writer wrote a line of `len` bytes.
     pub fn written(&self, len: usize) {
         let before = self.bytes.fetch_sub(len, Ordering::AcqRel);
@@ -107,13 +123,24 @@ impl Outbox {
     }
 
     /// Registers guest connection `conn`: messages of its requests (ids made by
-    /// [`guest_id`]) are queued on the returned receiver instead of stdout.
-    pub fn add_guest(&self, conn: u64) -> mpsc::UnboundedReceiver<String> {
+    /// [`guest_id`]) are queued on the returned receiver instead of stdout, and counted
+    /// in the returned backlog, which the connection's writer drains
+    /// ([`Backlog::written`]) and its reader waits on ([`Backlog::room`]) before it
+    /// reads the next request: a guest that stops reading stops being served at
+    /// [`BACKLOG_BUDGET`] queued bytes, as stdout's client does (invariant 14).
+    pub fn add_guest(&self, conn: u64) -> (mpsc::UnboundedReceiver<String>, Arc<Backlog>) {
         let (tx, rx) = mpsc::unbounded_channel();
+        let backlog = Arc::<Backlog>::default();
         if let Ok(mut g) = self.guests.lock() {
-            g.insert(conn, tx);
+            g.insert(
+                conn,
+                Guest {
+                    tx,
+                    backlog: backlog.clone(),
+                },
+            );
         }
-        rx
+        (rx, backlog)
     }
 
     /// Forgets guest connection `conn`; its later messages are dropped, and its
@@ -135,18 +162,13 @@ impl Outbox {
         if let Some((conn, own)) = request_id.and_then(guest_route) {
             let line = msg.into_line(own);
             if let Ok(g) = self.guests.lock()
-                && let Some(tx) = g.get(&conn)
+                && let Some(guest) = g.get(&conn)
             {
-                let _ = tx.send(line);
+                guest.backlog.queue(line, &guest.tx);
             }
             return;
         }
-        let line = msg.into_line(request_id);
-        let len = line.len();
-        self.backlog.bytes.fetch_add(len, Ordering::AcqRel);
-        if self.tx.send(line).is_err() {
-            self.backlog.bytes.fetch_sub(len, Ordering::AcqRel);
-        }
+        self.backlog.queue(msg.into_line(request_id), &self.tx);
     }
 
     /// Queues a typed message (a [`crate::protocol::events::TurnMessage`] or a reply

@@ -165,23 +165,28 @@ async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
     }
     let pid = cred.pid().and_then(|p| u32::try_from(p).ok());
     let (read, mut write) = stream.into_split();
-    let mut rx = hub.outbox.add_guest(conn);
+    let (mut rx, backlog) = hub.outbox.add_guest(conn);
+    let drained = backlog.clone();
     let writer = tokio::spawn(async move {
         while let Some(mut line) = rx.recv().await {
+            let len = line.len();
             line.push('\n');
-            if write.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-            if rx.is_empty() && write.flush().await.is_err() {
+            let sent = write.write_all(line.as_bytes()).await;
+            drained.written(len);
+            if sent.is_err() || (rx.is_empty() && write.flush().await.is_err()) {
                 break;
             }
         }
+        // Nothing drains any more: the reader must not wait for room.
+        drained.close();
     });
     let mut reader = LineReader {
         inner: BufReader::with_capacity(1 << 16, read),
         cutter: LineCutter::default(),
     };
     loop {
+        // A guest that does not read its answers is not read either (invariant 14).
+        backlog.room().await;
         let bytes = match reader.next().await {
             Ok(Line::Text(b)) => Some(b),
             Ok(Line::TooLong) => None,
