@@ -5,6 +5,7 @@
 //! endpoint and stores each task's exchanges as a trace; without either it runs live.
 
 mod metrics;
+mod observe;
 mod run;
 mod serve;
 mod task;

@@ -1,13 +1,19 @@
-//! A replay checks what bb7 did against the trace it replays: each request went to
-//! the provider the trace has at that point (so a retry or a fallback in another
-//! order, or one too many, shows), named the expected model, carried `tools` or asked
-//! for blocks as expected, and every answer of the trace was asked for. A trace
-//! answers only the requests it expects; without these checks a changed route could
-//! still end "ok".
+//! The checks of a task. A replay checks what bb7 did against the trace it replays:
+//! each request went to the provider the trace has at that point (so a retry or a
+//! fallback in another order, or one too many, shows), named the expected model,
+//! carried `tools` or asked for blocks as expected, and every answer of the trace was
+//! asked for. A trace answers only the requests it expects; without these checks a
+//! changed route could still end "ok". Every run then checks the outcome the task
+//! expects: the files on disk, a command, a conflict, a question, or a refusal that
+//! left every file as it was.
+
+use std::path::Path;
+use std::process::Stdio;
 
 use serde_json::Value;
 
-use super::task::Exchange;
+use super::run::TaskResult;
+use super::task::{Exchange, Task};
 
 /// The failures of a replayed task, in words: `trace` is the trace's exchanges in
 /// order, `served` what the endpoints answered in the order the requests arrived,
@@ -77,6 +83,75 @@ pub fn check_requests(
         ));
     }
     failures
+}
+
+/// The task's checks against the project after the turn (and its review), added to
+/// `result.failures`; sets `result.refused`.
+pub fn check_outcome(task: &Task, project: &Path, result: &mut TaskResult) {
+    let expect = &task.expect;
+    // Byte for byte: a refusal that rewrote line ends or a final newline still wrote.
+    let changed: Vec<&str> = task
+        .files
+        .iter()
+        .filter(|(rel, before)| {
+            std::fs::read(project.join(rel)).ok().as_deref() != Some(before.as_bytes())
+        })
+        .map(|(rel, _)| rel.as_str())
+        .collect();
+    result.refused = result.outcome == "diff_error" && changed.is_empty();
+    if expect.refusal {
+        match result.outcome.as_str() {
+            "diff_error" => {}
+            "done" if !changed.is_empty() => result.failures.push(format!(
+                "bb7 applied edits the task expects refused ({} written)",
+                changed.join(", ")
+            )),
+            other if result.failures.is_empty() => result.failures.push(format!(
+                "the turn ended with {other}; bb7 should have refused the edits (diff_error)"
+            )),
+            _ => {}
+        }
+        for rel in &changed {
+            result
+                .failures
+                .push(format!("{rel} changed; a refusal leaves it as it was"));
+        }
+    } else if result.outcome != "done" && result.failures.is_empty() {
+        result
+            .failures
+            .push(format!("the turn ended with {}", result.outcome));
+    }
+    for (rel, want) in &expect.files {
+        let got = std::fs::read(project.join(rel)).unwrap_or_default();
+        if got != want.as_bytes() {
+            result.failures.push(format!("{rel} is not as expected"));
+        }
+    }
+    if let Some(argv) = expect.command.as_ref().filter(|a| !a.is_empty()) {
+        let status = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(project)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !status.is_ok_and(|s| s.success()) {
+            result
+                .failures
+                .push(format!("`{}` did not pass", argv.join(" ")));
+        }
+    }
+    if expect.conflict != result.conflict {
+        result.failures.push(if expect.conflict {
+            "no conflict, one was expected".into()
+        } else {
+            "an unexpected conflict".into()
+        });
+    }
+    if expect.clarification && !result.clarification {
+        result
+            .failures
+            .push("no clarifying question, one was expected".into());
+    }
 }
 
 /// Whether a request body offers tools.
