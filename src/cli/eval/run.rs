@@ -336,7 +336,15 @@ impl Runner {
         let outcome = self.converse(&mut conn, task, &project, result, seen).await;
         conn.stop().await;
         outcome?;
-        super::verify::check_outcome(task, &project, result);
+        let ended = super::verify::Ended {
+            outcome: &result.outcome,
+            conflict: result.conflict,
+            clarification: result.clarification,
+            failed: !result.failures.is_empty(),
+        };
+        let verdict = super::verify::check_outcome(task, &project, ended);
+        result.refused = verdict.refused;
+        result.failures.extend(verdict.failures);
         Ok(())
     }
 

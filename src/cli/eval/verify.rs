@@ -12,7 +12,6 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-use super::run::TaskResult;
 use super::task::{Exchange, Task};
 
 /// The failures of a replayed task, in words: `trace` is the trace's exchanges in
@@ -85,10 +84,34 @@ pub fn check_requests(
     failures
 }
 
-/// The task's checks against the project after the turn (and its review), added to
-/// `result.failures`; sets `result.refused`.
-pub fn check_outcome(task: &Task, project: &Path, result: &mut TaskResult) {
+/// What a run saw of its task that the outcome checks read.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended<'a> {
+    /// How the turn ended: `done`, `diff_error`, `error`.
+    pub outcome: &'a str,
+    /// The review met the user's edits.
+    pub conflict: bool,
+    /// The model asked a clarifying question.
+    pub clarification: bool,
+    /// A failure was found already (the turn's error): a check that would only repeat
+    /// it says nothing.
+    pub failed: bool,
+}
+
+/// The outcome checks' verdict.
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    /// The checks that did not hold, in words.
+    pub failures: Vec<String>,
+    /// bb7 refused the answer's edits: the turn ended with `diff_error` and every file
+    /// of the task is byte for byte as it was.
+    pub refused: bool,
+}
+
+/// The task's checks against the project after the turn (and its review).
+pub fn check_outcome(task: &Task, project: &Path, ended: Ended) -> Verdict {
     let expect = &task.expect;
+    let mut failures = Vec::new();
     // Byte for byte: a refusal that rewrote line ends or a final newline still wrote.
     let changed: Vec<&str> = task
         .files
@@ -98,33 +121,29 @@ pub fn check_outcome(task: &Task, project: &Path, result: &mut TaskResult) {
         })
         .map(|(rel, _)| rel.as_str())
         .collect();
-    result.refused = result.outcome == "diff_error" && changed.is_empty();
+    let refused = ended.outcome == "diff_error" && changed.is_empty();
     if expect.refusal {
-        match result.outcome.as_str() {
+        match ended.outcome {
             "diff_error" => {}
-            "done" if !changed.is_empty() => result.failures.push(format!(
+            "done" if !changed.is_empty() => failures.push(format!(
                 "bb7 applied edits the task expects refused ({} written)",
                 changed.join(", ")
             )),
-            other if result.failures.is_empty() => result.failures.push(format!(
+            other if !ended.failed => failures.push(format!(
                 "the turn ended with {other}; bb7 should have refused the edits (diff_error)"
             )),
             _ => {}
         }
         for rel in &changed {
-            result
-                .failures
-                .push(format!("{rel} changed; a refusal leaves it as it was"));
+            failures.push(format!("{rel} changed; a refusal leaves it as it was"));
         }
-    } else if result.outcome != "done" && result.failures.is_empty() {
-        result
-            .failures
-            .push(format!("the turn ended with {}", result.outcome));
+    } else if ended.outcome != "done" && !ended.failed {
+        failures.push(format!("the turn ended with {}", ended.outcome));
     }
     for (rel, want) in &expect.files {
         let got = std::fs::read(project.join(rel)).unwrap_or_default();
         if got != want.as_bytes() {
-            result.failures.push(format!("{rel} is not as expected"));
+            failures.push(format!("{rel} is not as expected"));
         }
     }
     if let Some(argv) = expect.command.as_ref().filter(|a| !a.is_empty()) {
@@ -135,23 +154,20 @@ pub fn check_outcome(task: &Task, project: &Path, result: &mut TaskResult) {
             .stderr(Stdio::null())
             .status();
         if !status.is_ok_and(|s| s.success()) {
-            result
-                .failures
-                .push(format!("`{}` did not pass", argv.join(" ")));
+            failures.push(format!("`{}` did not pass", argv.join(" ")));
         }
     }
-    if expect.conflict != result.conflict {
-        result.failures.push(if expect.conflict {
+    if expect.conflict != ended.conflict {
+        failures.push(if expect.conflict {
             "no conflict, one was expected".into()
         } else {
             "an unexpected conflict".into()
         });
     }
-    if expect.clarification && !result.clarification {
-        result
-            .failures
-            .push("no clarifying question, one was expected".into());
+    if expect.clarification && !ended.clarification {
+        failures.push("no clarifying question, one was expected".into());
     }
+    Verdict { failures, refused }
 }
 
 /// Whether a request body offers tools.
