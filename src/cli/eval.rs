@@ -5,6 +5,7 @@
 //! endpoint and stores each task's exchanges as a trace; without either it runs live.
 
 mod metrics;
+mod observe;
 mod run;
 mod serve;
 mod task;
@@ -133,6 +134,9 @@ pub async fn eval(args: EvalArgs) -> Res<()> {
 
 fn failures(r: &TaskResult) -> String {
     if r.failures.is_empty() {
+        if r.must_refuse && r.refused {
+            return " (refused as expected)".into();
+        }
         String::new()
     } else {
         format!(": {}", r.failures.join("; "))

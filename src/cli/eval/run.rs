@@ -11,8 +11,10 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use super::observe::{Observed, Overhead};
 use super::serve::EvalEndpoint;
 use super::task::{Decision, Exchange, Review, Task, Trace};
+use crate::chat::events::{Event, EventKind};
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, HunkSelection, NonEmpty};
@@ -29,6 +31,8 @@ pub struct TaskResult {
     pub mode: String,
     /// The task's main language.
     pub language: String,
+    /// The task's tags.
+    pub tags: Vec<String>,
     /// How the turn ended: `done`, `diff_error`, `error`, or `failed` (bb7 itself).
     pub outcome: String,
     /// Every check held.
@@ -43,7 +47,15 @@ pub struct TaskResult {
     pub conflict: bool,
     /// The model asked a clarifying question.
     pub clarification: bool,
-    /// Tool calls in the model's answers (dropped attempts included).
+    /// The task expects bb7 to refuse the answer's edits (`expect.refusal`).
+    pub must_refuse: bool,
+    /// bb7 refused the answer's edits: the turn ended with `diff_error` and every file
+    /// of the task is byte for byte as it was.
+    pub refused: bool,
+    /// The model's calls bb7 handled: the tool results it returned in its requests
+    /// (retrieval steps, clarifying questions, the failed edits of a local retry) and
+    /// the edit calls or SEARCH/REPLACE blocks of the answer that stood, as bb7 planned
+    /// them. Counted from what bb7 sent and recorded, never from the trace's answers.
     pub tool_calls: usize,
     /// Milliseconds of the turn: recorded model time on replay, wall time live.
     pub latency_ms: u64,
@@ -51,6 +63,9 @@ pub struct TaskResult {
     /// apply, less the time the model endpoints took to answer (on replay they answer
     /// at once, so this is bb7's own overhead beside the recorded `latency_ms`).
     pub overhead_ms: u64,
+    /// Three parts of `overhead_ms`: before the first request, after the last answer,
+    /// and the review's apply.
+    pub overhead: Overhead,
     /// USD of the turn (dropped attempts included).
     pub cost: f64,
     /// The provider that answered.
@@ -95,6 +110,7 @@ struct ReplyView {
     files: Vec<ReviewFileView>,
     applied: Vec<String>,
     conflicts: Vec<String>,
+    events: Vec<Event>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -208,10 +224,14 @@ impl Runner {
             task: task.id.clone(),
             mode: self.mode.clone(),
             language: task.language.clone(),
+            tags: task.tags.clone(),
+            must_refuse: task.expect.refusal,
             ..TaskResult::default()
         };
         let started = Instant::now();
-        let run = tokio::time::timeout(TASK_TIMEOUT, self.drive(task, &mut result)).await;
+        let mut seen = Observed::new();
+        let run =
+            tokio::time::timeout(TASK_TIMEOUT, self.drive(task, &mut result, &mut seen)).await;
         match run {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -252,8 +272,11 @@ impl Runner {
             ));
         }
         let answering: u64 = served.iter().map(|e| e.answer_ms).sum();
-        result.overhead_ms = result.overhead_ms.saturating_sub(answering);
-        result.tool_calls = served.iter().map(Exchange::tool_calls).sum();
+        let end = seen.applied.or(seen.ended);
+        let bb7_ms = end.map_or(0, |end| end.duration_since(seen.sent).as_millis() as u64);
+        result.overhead_ms = bb7_ms.saturating_sub(answering);
+        result.overhead = super::observe::overhead(&seen, &served);
+        result.tool_calls = super::observe::tool_calls(&served, seen.planned_edits);
         result.latency_ms = if self.replay {
             served.iter().map(|e| e.latency_ms).sum()
         } else {
@@ -287,7 +310,12 @@ impl Runner {
             .unwrap_or(crate::turn::route::DEFAULT_LOCAL_TIMEOUT_MS)
     }
 
-    async fn drive(&self, task: &Task, result: &mut TaskResult) -> Result<(), String> {
+    async fn drive(
+        &self,
+        task: &Task,
+        result: &mut TaskResult,
+        seen: &mut Observed,
+    ) -> Result<(), String> {
         let tmp =
             tempfile::tempdir().map_err(|e| format!("cannot make a scratch directory: {e}"))?;
         let home = tmp.path().join("home");
@@ -305,10 +333,18 @@ impl Runner {
         std::fs::write(config_dir.join("config.json"), text).map_err(|e| e.to_string())?;
 
         let mut conn = Conn::start(&self.exe, &home, &project)?;
-        let outcome = self.converse(&mut conn, task, &project, result).await;
+        let outcome = self.converse(&mut conn, task, &project, result, seen).await;
         conn.stop().await;
         outcome?;
-        check(task, &project, result);
+        let ended = super::verify::Ended {
+            outcome: &result.outcome,
+            conflict: result.conflict,
+            clarification: result.clarification,
+            failed: !result.failures.is_empty(),
+        };
+        let verdict = super::verify::check_outcome(task, &project, ended);
+        result.refused = verdict.refused;
+        result.failures.extend(verdict.failures);
         Ok(())
     }
 
@@ -318,6 +354,7 @@ impl Runner {
         task: &Task,
         project: &Path,
         result: &mut TaskResult,
+        seen: &mut Observed,
     ) -> Result<(), String> {
         conn.call(Action::Bb7Init(params::Init {
             project_root: Some(project.to_string_lossy().into_owned()),
@@ -348,7 +385,7 @@ impl Runner {
             }))
             .await?;
         }
-        let sent_at = Instant::now();
+        *seen = Observed::new();
         let id = conn
             .send(&Action::Send(params::Send {
                 content: task.prompt.clone(),
@@ -389,26 +426,30 @@ impl Runner {
                     fallback_reason,
                     ..
                 } => {
+                    seen.ended = Some(Instant::now());
                     result.outcome = "done".into();
                     result.cost = usage.cost;
                     result.provider = provider;
                     result.fallback_reason = fallback_reason;
                     if !changes.is_empty() {
                         review(conn, task, project, result).await?;
+                        seen.applied = Some(Instant::now());
                     }
-                    result.overhead_ms = sent_at.elapsed().as_millis() as u64;
+                    seen.planned_edits = planned_edits(conn).await?;
                     return Ok(());
                 }
                 TurnMessage::DiffError { usage, .. } => {
+                    seen.ended = Some(Instant::now());
                     result.outcome = "diff_error".into();
                     result.cost = usage.cost;
-                    result.overhead_ms = sent_at.elapsed().as_millis() as u64;
+                    seen.planned_edits = planned_edits(conn).await?;
                     return Ok(());
                 }
                 TurnMessage::Error { message, .. } => {
+                    seen.ended = Some(Instant::now());
                     result.outcome = "error".into();
                     result.failures.push(format!("the turn failed: {message}"));
-                    result.overhead_ms = sent_at.elapsed().as_millis() as u64;
+                    seen.planned_edits = planned_edits(conn).await?;
                     return Ok(());
                 }
                 _ => {}
@@ -429,6 +470,24 @@ fn mark_stalls(served: &mut [Exchange], timeout_ms: u64) {
     {
         e.stall_ms = e.latency_ms;
     }
+}
+
+/// Edit calls and blocks bb7 planned in the chat's turn, from its trace of the turn
+/// (`edits.proposed`): what bb7 made of the answer that stood.
+async fn planned_edits(conn: &mut Conn) -> Result<u64, String> {
+    let page = conn
+        .call(Action::EventsGet(params::EventsGet {
+            chat_id: None,
+            after: None,
+            follow: None,
+        }))
+        .await?;
+    Ok(page
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::EditsProposed)
+        .filter_map(|e| e.data.count)
+        .sum())
 }
 
 /// Reviews the answer as the task says, after the user's own edits.
@@ -478,47 +537,6 @@ async fn review(
         }
     }
     Ok(())
-}
-
-/// The task's checks against the project after the review.
-fn check(task: &Task, project: &Path, result: &mut TaskResult) {
-    let expect = &task.expect;
-    if result.outcome != "done" && result.failures.is_empty() {
-        result
-            .failures
-            .push(format!("the turn ended with {}", result.outcome));
-    }
-    for (rel, want) in &expect.files {
-        let got = std::fs::read_to_string(project.join(rel)).unwrap_or_default();
-        if &got != want {
-            result.failures.push(format!("{rel} is not as expected"));
-        }
-    }
-    if let Some(argv) = expect.command.as_ref().filter(|a| !a.is_empty()) {
-        let status = std::process::Command::new(&argv[0])
-            .args(&argv[1..])
-            .current_dir(project)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if !status.is_ok_and(|s| s.success()) {
-            result
-                .failures
-                .push(format!("`{}` did not pass", argv.join(" ")));
-        }
-    }
-    if expect.conflict != result.conflict {
-        result.failures.push(if expect.conflict {
-            "no conflict, one was expected".into()
-        } else {
-            "an unexpected conflict".into()
-        });
-    }
-    if expect.clarification && !result.clarification {
-        result
-            .failures
-            .push("no clarifying question, one was expected".into());
-    }
 }
 
 /// Writes a task file under `root`, creating directories. Errors: a path that leaves

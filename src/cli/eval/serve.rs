@@ -155,6 +155,12 @@ impl EvalEndpoint {
 
     async fn serve(&self, conn: TcpStream) {
         let mut reader = BufReader::new(conn);
+        // bb7's overhead before a request ends when its first byte is here, not when
+        // the connection was accepted or the body read.
+        if !matches!(reader.fill_buf().await, Ok(b) if !b.is_empty()) {
+            return;
+        }
+        let first_byte = Instant::now();
         let Some((path, body)) = read_request(&mut reader).await else {
             return;
         };
@@ -185,6 +191,7 @@ impl EvalEndpoint {
             .latency_ms
             .max(started.elapsed().as_millis() as u64);
         exchange.sent = serde_json::from_slice(&body).unwrap_or_default();
+        exchange.first_byte = Some(first_byte);
         exchange.order = ARRIVALS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         exchange.answer_ms = started.elapsed().as_millis() as u64 + exchange.stall_ms;
         // A recording keeps what was sent; a replay keeps the trace's expectation.
@@ -193,9 +200,11 @@ impl EvalEndpoint {
         }
         let stall = Duration::from_millis(exchange.stall_ms);
         // Counted before a stall: bb7 may give up on a slow answer and end the task.
+        let mut slot = None;
         if let Ok(mut st) = self.state.lock()
             && st.generation == generation
         {
+            slot = Some(st.served.len());
             st.served.push(exchange);
         }
         tokio::time::sleep(stall).await;
@@ -210,8 +219,17 @@ impl EvalEndpoint {
         );
         let mut conn = reader.into_inner();
         let _ = conn.write_all(head.as_bytes()).await;
-        let _ = conn.write_all(response.as_bytes()).await;
+        let written = conn.write_all(response.as_bytes()).await.is_ok();
+        let last_byte = Instant::now();
         let _ = conn.shutdown().await;
+        // An answer bb7 hung up on before its end has no last byte.
+        if let (true, Some(i)) = (written, slot)
+            && let Ok(mut st) = self.state.lock()
+            && st.generation == generation
+            && let Some(e) = st.served.get_mut(i)
+        {
+            e.last_byte = Some(last_byte);
+        }
     }
 
     fn count_forwarding(&self, delta: isize) {

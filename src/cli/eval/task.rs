@@ -17,6 +17,10 @@ pub struct Task {
     /// The main language of the files (for the listing only).
     #[serde(default)]
     pub language: String,
+    /// Labels the report counts tasks and successes by (`recoverable`, `must_refuse`,
+    /// `blocks`, `retry` …): free words, none required.
+    #[serde(default)]
+    pub tags: Vec<String>,
     /// The user's message.
     pub prompt: String,
     /// Initial project files: path to content.
@@ -82,6 +86,11 @@ pub struct Expect {
     /// The model must ask a clarifying question.
     #[serde(default)]
     pub clarification: bool,
+    /// bb7 must refuse the answer's edits: the turn ends with `diff_error` and every
+    /// file of the task is byte for byte as it was. A turn that ends `done` fails the
+    /// task, the more so when its edits land.
+    #[serde(default)]
+    pub refusal: bool,
 }
 
 /// The model exchanges of one task in one mode.
@@ -95,7 +104,7 @@ pub struct Trace {
     /// (`bb7 eval --record`); absent in traces from before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
-    /// When a recorded trace was made (RFC 3339, UTC).
+    /// When the trace was recorded, or written by hand (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
     /// The servers a recorded trace talked to, by provider (`local: http://…`), their
@@ -146,6 +155,13 @@ pub struct Exchange {
     /// Milliseconds the endpoint took to answer, its wait included (never stored).
     #[serde(skip)]
     pub answer_ms: u64,
+    /// When the request's first byte reached the endpoint (never stored).
+    #[serde(skip)]
+    pub first_byte: Option<std::time::Instant>,
+    /// When the endpoint wrote the answer's last byte; `None` when bb7 hung up before
+    /// (never stored).
+    #[serde(skip)]
+    pub last_byte: Option<std::time::Instant>,
 }
 
 fn ok_status() -> u16 {
@@ -307,21 +323,6 @@ impl Exchange {
             (Some(r), true) => r.to_sse(),
             _ => self.response.clone(),
         }
-    }
-
-    /// Tool calls in the answer (each call counted once, by its index in the stream).
-    pub fn tool_calls(&self) -> usize {
-        if let (Some(r), true) = (&self.reply, self.response.is_empty()) {
-            return r.tool_calls.len();
-        }
-        // A call's first fragment carries its id; later fragments only arguments.
-        self.response
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .filter_map(|data| crate::llm::openai::decode_event(data).ok())
-            .flatten()
-            .filter(|e| matches!(e, crate::llm::StreamEvent::ToolCall { id: Some(_), .. }))
-            .count()
     }
 }
 

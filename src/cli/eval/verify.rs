@@ -1,13 +1,18 @@
-//! A replay checks what bb7 did against the trace it replays: each request went to
-//! the provider the trace has at that point (so a retry or a fallback in another
-//! order, or one too many, shows), named the expected model, carried `tools` or asked
-//! for blocks as expected, and every answer of the trace was asked for. A trace
-//! answers only the requests it expects; without these checks a changed route could
-//! still end "ok".
+//! The checks of a task. A replay checks what bb7 did against the trace it replays:
+//! each request went to the provider the trace has at that point (so a retry or a
+//! fallback in another order, or one too many, shows), named the expected model,
+//! carried `tools` or asked for blocks as expected, and every answer of the trace was
+//! asked for. A trace answers only the requests it expects; without these checks a
+//! changed route could still end "ok". Every run then checks the outcome the task
+//! expects: the files on disk, a command, a conflict, a question, or a refusal that
+//! left every file as it was.
+
+use std::path::Path;
+use std::process::Stdio;
 
 use serde_json::Value;
 
-use super::task::Exchange;
+use super::task::{Exchange, Task};
 
 /// The failures of a replayed task, in words: `trace` is the trace's exchanges in
 /// order, `served` what the endpoints answered in the order the requests arrived,
@@ -77,6 +82,92 @@ pub fn check_requests(
         ));
     }
     failures
+}
+
+/// What a run saw of its task that the outcome checks read.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended<'a> {
+    /// How the turn ended: `done`, `diff_error`, `error`.
+    pub outcome: &'a str,
+    /// The review met the user's edits.
+    pub conflict: bool,
+    /// The model asked a clarifying question.
+    pub clarification: bool,
+    /// A failure was found already (the turn's error): a check that would only repeat
+    /// it says nothing.
+    pub failed: bool,
+}
+
+/// The outcome checks' verdict.
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    /// The checks that did not hold, in words.
+    pub failures: Vec<String>,
+    /// bb7 refused the answer's edits: the turn ended with `diff_error` and every file
+    /// of the task is byte for byte as it was.
+    pub refused: bool,
+}
+
+/// The task's checks against the project after the turn (and its review).
+pub fn check_outcome(task: &Task, project: &Path, ended: Ended) -> Verdict {
+    let expect = &task.expect;
+    let mut failures = Vec::new();
+    // Byte for byte: a refusal that rewrote line ends or a final newline still wrote.
+    let changed: Vec<&str> = task
+        .files
+        .iter()
+        .filter(|(rel, before)| {
+            std::fs::read(project.join(rel)).ok().as_deref() != Some(before.as_bytes())
+        })
+        .map(|(rel, _)| rel.as_str())
+        .collect();
+    let refused = ended.outcome == "diff_error" && changed.is_empty();
+    if expect.refusal {
+        match ended.outcome {
+            "diff_error" => {}
+            "done" if !changed.is_empty() => failures.push(format!(
+                "bb7 applied edits the task expects refused ({} written)",
+                changed.join(", ")
+            )),
+            other if !ended.failed => failures.push(format!(
+                "the turn ended with {other}; bb7 should have refused the edits (diff_error)"
+            )),
+            _ => {}
+        }
+        for rel in &changed {
+            failures.push(format!("{rel} changed; a refusal leaves it as it was"));
+        }
+    } else if ended.outcome != "done" && !ended.failed {
+        failures.push(format!("the turn ended with {}", ended.outcome));
+    }
+    for (rel, want) in &expect.files {
+        let got = std::fs::read(project.join(rel)).unwrap_or_default();
+        if got != want.as_bytes() {
+            failures.push(format!("{rel} is not as expected"));
+        }
+    }
+    if let Some(argv) = expect.command.as_ref().filter(|a| !a.is_empty()) {
+        let status = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(project)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !status.is_ok_and(|s| s.success()) {
+            failures.push(format!("`{}` did not pass", argv.join(" ")));
+        }
+    }
+    if expect.conflict != ended.conflict {
+        failures.push(if expect.conflict {
+            "no conflict, one was expected".into()
+        } else {
+            "an unexpected conflict".into()
+        });
+    }
+    if expect.clarification && !ended.clarification {
+        failures.push("no clarifying question, one was expected".into());
+    }
+    Verdict { failures, refused }
 }
 
 /// Whether a request body offers tools.
