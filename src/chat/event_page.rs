@@ -166,6 +166,9 @@ fn event_from<R: Read + Seek>(
     Ok(None)
 }
 
+/// A line's start offset and its bytes, `None` for a line over [`MAX_LINE_BYTES`].
+type Line = (u64, Option<Vec<u8>>);
+
 /// Lines of a file from an offset, each with its start; a line over
 /// [`MAX_LINE_BYTES`] comes as `None`, read past but not kept.
 struct Lines<R> {
@@ -183,8 +186,7 @@ impl<R: Read + Seek> Lines<R> {
     }
 
     /// The next line (without its newline) and where it starts; `None` at the end.
-    #[allow(clippy::type_complexity)]
-    fn next_line(&mut self) -> std::io::Result<Option<(u64, Option<Vec<u8>>)>> {
+    fn next_line(&mut self) -> std::io::Result<Option<Line>> {
         let start = self.pos;
         let mut line = Some(Vec::new());
         let mut read_any = false;
