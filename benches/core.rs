@@ -1,5 +1,6 @@
 //! Benchmarks of the state layer through the real binary: `chat_list` and
-//! `search_chats` over 2,000 chats of 50 messages each, and startup-to-first-reply.
+//! `search_chats` over 2,000 chats of 50 messages each, `events_get` on a trace of
+//! 50,000 events (its first page and its last), and startup-to-first-reply.
 //! Numbers are printed with a baseline measured in the same run (a `ping` round trip),
 //! never asserted. Run with `cargo bench --bench core`.
 
@@ -13,6 +14,7 @@ mod support;
 
 const CHATS: usize = 2000;
 const MESSAGES: usize = 50;
+const EVENTS: u64 = 50_000;
 
 fn main() {
     let tmp = tempfile::tempdir().unwrap();
@@ -50,6 +52,18 @@ fn main() {
             json!({"id": id, "name": format!("Chat number {c}"), "created": chat["created"]}),
         );
     }
+    // One chat's event trace, long: a poll after its end reads a page, not the file.
+    let traced = format!("{:010x}", CHATS / 3);
+    let mut trace = String::new();
+    for seq in 1..=EVENTS {
+        let event = json!({"seq": seq, "job_id": format!("job_{}", seq / 8),
+            "time": "2026-01-01T00:00:00.000Z", "type": "tool.call.completed",
+            "data": {"tool": "read_file", "path": format!("src/module_{seq}.rs"),
+                     "status": "completed", "result_bytes": 4096, "result_lines": 120}});
+        trace.push_str(&event.to_string());
+        trace.push('\n');
+    }
+    std::fs::write(chats.join(&traced).join("events.jsonl"), trace).unwrap();
     std::fs::write(
         chats.join("index.json"),
         json!({"version": 1, "chats": index}).to_string(),
@@ -117,6 +131,16 @@ fn main() {
         json!({"action": "search_chats", "query": "zebra", "request_id": 5}),
         10,
     );
+    let events_first = measure(
+        "events_get (first page of 50,000)",
+        json!({"action": "events_get", "chat_id": traced, "after": 0, "request_id": 6}),
+        10,
+    );
+    let events_tail = measure(
+        "events_get (after event 49,990)",
+        json!({"action": "events_get", "chat_id": traced, "after": EVENTS - 10, "request_id": 7}),
+        30,
+    );
     startup.sort();
     let start = startup[startup.len() / 2];
     println!("{:<34} median {start:>10.3?}", "startup to first reply");
@@ -127,6 +151,8 @@ fn main() {
         ("search title", title),
         ("search content", content),
         ("search miss", miss),
+        ("events first", events_first),
+        ("events tail", events_tail),
         ("startup", start),
     ] {
         println!(

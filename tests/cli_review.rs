@@ -197,3 +197,41 @@ fn a_hunk_that_overlaps_your_edits_is_taken_with_take() {
         TEN.replace("l2\n", "TWO\n").replace("l6\n", "six\n")
     );
 }
+
+/// `bb7 review` beside a model output over bb7's read limit: the other file's hunks
+/// are listed, the unreadable one is named on stderr with how to discard it, and
+/// `bb7 reject` does.
+#[test]
+fn review_lists_the_other_files_beside_an_unreadable_output() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("f.txt", TEN)]);
+    two_hunks(&fake);
+    ok(&env, &["ask", "change two lines"]);
+    let id = stdout(&ok(&env, &["chats"]))
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    env.plant_output(&id, "huge.txt", "");
+    std::fs::File::options()
+        .write(true)
+        .open(env.chat_dir(&id).join("output/huge.txt"))
+        .unwrap()
+        .set_len(65 << 20)
+        .unwrap();
+
+    let o = ok(&env, &["review"]);
+    assert!(stdout(&o).starts_with("M f.txt\n"), "{}", stdout(&o));
+    assert_eq!(hunk_ids(&stdout(&o)).len(), 2, "{}", stdout(&o));
+    assert!(!stdout(&o).contains("huge.txt"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("output of huge.txt cannot be read")
+            && stderr(&o).contains("bb7 reject huge.txt"),
+        "{}",
+        stderr(&o)
+    );
+    ok(&env, &["reject", "huge.txt"]);
+    assert!(!env.chat_dir(&id).join("output/huge.txt").exists());
+    let o = ok(&env, &["review"]);
+    assert!(!stderr(&o).contains("huge.txt"), "{}", stderr(&o));
+}

@@ -2,7 +2,7 @@
 //! checked by the same rule when it is added and when its chat is opened; content
 //! with a NUL byte is refused when added; a model output over the read limit is
 //! refused when the model writes it, and an existing one can still be listed,
-//! rejected and deleted (invariant 13 in docs/ARCHITECTURE.md, "State files").
+//! reviewed beside the others, rejected and deleted (invariant 13 in docs/ARCHITECTURE.md, "State files").
 
 mod common;
 
@@ -157,6 +157,63 @@ fn an_existing_output_over_the_read_limit_is_listed_rejected_and_deleted() {
     b.ok(json!({"action": "chat_new"}));
     b.ok(json!({"action": "chat_delete", "id": id}));
     assert!(!env.chat_dir(&id).exists());
+    assert_eq!(b.close().code(), Some(0));
+}
+
+/// `review_get` with an output over the read limit beside a good one: the good one is
+/// reviewed and applied, the bad one is reported on its own row (`output_error`, no
+/// hunks) and rejected.
+#[test]
+fn a_review_goes_on_beside_an_output_over_the_read_limit() {
+    let env = Env::new();
+    let (mut b, id) = env.with_chat();
+    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    env.add(&mut b, "good.txt", &text);
+    env.plant_output(&id, "good.txt", &text.replace("line 3\n", "line three\n"));
+    env.add(&mut b, "big.txt", "small\n");
+    plant_huge_output(&env, &id, "big.txt");
+
+    let review = b.ok(json!({"action": "review_get"}));
+    let files = review["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{review}");
+    let row = |path: &str| files.iter().find(|f| f["path"] == path).unwrap().clone();
+    let good = row("good.txt");
+    assert_eq!(good["hunks"].as_array().unwrap().len(), 1, "{good}");
+    assert!(good.get("output_error").is_none(), "{good}");
+    let big = row("big.txt");
+    assert!(
+        big["output_error"].as_str().unwrap().contains("too large"),
+        "{big}"
+    );
+    assert!(
+        big["output_error"]
+            .as_str()
+            .unwrap()
+            .contains("output_delete"),
+        "{big}"
+    );
+    assert_eq!(big["hunks"], json!([]));
+    assert_eq!(big["output_version"], Value::Null);
+    assert_eq!(big["status"], "M");
+    // Asked for alone, it is the same row, not an error.
+    let alone = b.ok(json!({"action": "review_get", "path": "big.txt"}));
+    assert_eq!(alone["files"][0]["output_error"], big["output_error"]);
+
+    b.ok(
+        json!({"action": "review_apply", "path": "good.txt", "accept": "all", "reject": [],
+                "expected_disk_hash": good["disk_hash"]}),
+    );
+    assert!(env.read("good.txt").contains("line three\n"));
+    b.ok(json!({"action": "output_delete", "path": "big.txt"}));
+    let review = b.ok(json!({"action": "review_get"}));
+    assert!(
+        review["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["path"] != "big.txt" && f.get("output_error").is_none()),
+        "{review}"
+    );
     assert_eq!(b.close().code(), Some(0));
 }
 

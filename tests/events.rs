@@ -307,3 +307,232 @@ fn a_review_records_its_decisions_and_a_refused_apply_its_code() {
     assert_eq!(refused[1]["data"]["status"], "failed");
     assert_eq!(refused[1]["data"]["code"], "conflict");
 }
+
+/// A dropped `hybrid_auto` attempt has its own event with the fallback's reason and
+/// a summary of what it did (sizes and counts, never its text or edits); each tool
+/// step says what it gave the model: its size, lines for a read, and whether it was
+/// an error.
+#[test]
+fn a_dropped_hybrid_attempt_and_tool_results_are_summarised() {
+    let env = Env::new();
+    let (local, remote) = (FakeModel::start(), FakeModel::start());
+    env.write_config(json!({
+        "providers": {
+            "local": {"base_url": local.url, "model": "small-local"},
+            "remote": {"base_url": remote.url, "model": "big/remote", "api_key": "rk"}
+        },
+        "agent_mode": "hybrid_auto",
+        "hybrid_max_local_attempts": 1,
+        "retry_backoff_ms": 1
+    }));
+    let (mut b, _id) = env.with_chat();
+    chat_with_file(&env, &mut b);
+    // The local attempt reads a file and one that is missing, then proposes an edit
+    // that does not apply: it is dropped, and the remote one answers.
+    local.push_sse(reads(vec![
+        ("read_file", json!({"file_path": "a.rs"})),
+        ("read_file", json!({"file_path": "missing.rs"})),
+    ]));
+    local.push_sse(response(
+        "",
+        "local secret words",
+        vec![(
+            "edit_file",
+            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", SRC),
+                              "old_string": "fn absent() {}", "new_string": "local_marker()"}]}),
+        )],
+    ));
+    remote.push_sse(response(
+        "",
+        "Changed it.",
+        vec![(
+            "edit_file",
+            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", SRC),
+                              "old_string": "fn alpha() {}", "new_string": NEW.trim_end()}]}),
+        )],
+    ));
+    let done = b.turn("please change alpha");
+    assert_eq!(done["type"], "done", "{done}");
+    assert_eq!(done["fallback_reason"], "schema_fail", "{done}");
+
+    let (all, _) = events_after(&mut b, 0);
+    assert_eq!(
+        types(&all),
+        [
+            "job.started",
+            "tool.call.requested",
+            "tool.call.completed",
+            "tool.call.requested",
+            "tool.call.completed",
+            "attempt.dropped",
+            "edits.proposed",
+            "diff.generated",
+            "job.completed"
+        ],
+        "{all:#?}"
+    );
+    let job = &all[0]["job_id"];
+    assert!(all.iter().all(|e| &e["job_id"] == job), "one job: {all:#?}");
+
+    let read = &all[2]["data"];
+    assert_eq!(read["status"], "completed");
+    assert_eq!(read["is_error"], false);
+    assert!(
+        read["result_bytes"].as_u64().unwrap() >= SRC.len() as u64,
+        "{read}"
+    );
+    assert!(read["result_lines"].as_u64().unwrap() >= 1, "{read}");
+    let missing = &all[4]["data"];
+    assert_eq!(missing["path"], "missing.rs");
+    assert_eq!(missing["is_error"], true, "{missing}");
+    assert!(missing["result_bytes"].as_u64().unwrap() > 0, "{missing}");
+    assert!(missing.get("result_lines").is_none(), "{missing}");
+
+    let dropped = &all[5]["data"];
+    assert_eq!(dropped["reason"], "schema_fail");
+    assert_eq!(dropped["provider"], "local");
+    assert_eq!(dropped["model"], "small-local");
+    assert_eq!(dropped["next_provider"], "remote");
+    assert_eq!(dropped["attempt"], 1);
+    assert_eq!(dropped["rounds"], 2);
+    assert_eq!(dropped["tool_calls"], 2);
+    assert_eq!(dropped["count"], 1);
+    assert_eq!(dropped["failed"], 1);
+    assert_eq!(dropped["paths"], json!(["a.rs"]));
+    assert_eq!(dropped["bytes"], "local secret words".len());
+    assert!(
+        dropped["input_tokens"].as_u64().unwrap() >= 100,
+        "{dropped}"
+    );
+    assert!(dropped["duration_ms"].is_u64(), "{dropped}");
+    assert_eq!(all[8]["data"]["provider"], "remote");
+    assert_eq!(all[8]["data"]["reason"], "schema_fail");
+
+    let log = std::fs::read_to_string(env.chat_dir(&_id).join("events.jsonl")).unwrap();
+    for secret in ["local secret words", "local_marker", "fn absent"] {
+        assert!(!log.contains(secret), "{secret} in the trace: {log}");
+    }
+}
+
+/// A rollback of another chat's checkpoint is traced in that chat, not in the
+/// active one, and its checkpoint is that chat's too (its undo sees it).
+#[test]
+fn a_rollback_is_traced_in_the_chat_of_its_checkpoint() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, first) = env.with_chat();
+    chat_with_file(&env, &mut b);
+    fake.push_sse(response(
+        "",
+        "Changed it.",
+        vec![(
+            "edit_file",
+            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", SRC),
+                              "old_string": "fn alpha() {}", "new_string": NEW.trim_end()}]}),
+        )],
+    ));
+    assert_eq!(b.turn("change alpha")["type"], "done");
+    let applied = b.ok(json!({"action": "apply_file", "path": "a.rs"}));
+    let checkpoint = applied["checkpoint_id"].as_str().unwrap().to_owned();
+    let (_, cursor) = events_after(&mut b, 0);
+
+    // Another chat is active when the first one's apply is rolled back.
+    let second = b.ok(json!({"action": "chat_new"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let rolled = b.ok(
+        json!({"action": "checkpoint_rollback", "checkpoint_id": checkpoint, "mode": "hard_all"}),
+    );
+    assert_eq!(env.read("a.rs"), SRC);
+    let page = b.ok(json!({"action": "events_get", "chat_id": second}));
+    assert_eq!(
+        page["events"],
+        json!([]),
+        "nothing in the active chat: {page}"
+    );
+    let page = b.ok(json!({"action": "events_get", "chat_id": first, "after": cursor}));
+    let rollback = page["events"].as_array().unwrap();
+    assert_eq!(
+        types(rollback),
+        [
+            "checkpoint.rollback.started",
+            "checkpoint.created",
+            "checkpoint.rollback.completed"
+        ]
+    );
+    assert_eq!(rollback[0]["data"]["checkpoint_id"], checkpoint.as_str());
+    assert_eq!(
+        rollback[1]["data"]["checkpoint_id"],
+        rolled["checkpoint_id"]
+    );
+    let listed = b.ok(json!({"action": "checkpoint_list", "chat_id": first}));
+    let ids: Vec<&Value> = listed["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["checkpoint_id"])
+        .collect();
+    assert!(ids.contains(&&rolled["checkpoint_id"]), "{listed}");
+    assert!(!env.chat_dir(&second).join("events.jsonl").exists());
+}
+
+/// `events_get` on a long trace (50,000 events, with damaged and repeated lines)
+/// gives, for every cursor, the events right after it; paging reaches each event
+/// once, and the next event appended is numbered after the last.
+#[test]
+fn a_long_trace_pages_from_any_cursor() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    let n = 50_000u64;
+    let mut text = String::new();
+    for seq in 1..=n {
+        let line = json!({"seq": seq, "job_id": format!("job_{}", seq / 10),
+                          "time": "2026-01-01T00:00:00.000Z", "type": "tool.call.completed",
+                          "data": {"tool": "read_file", "path": format!("src/f{seq}.rs")}})
+        .to_string();
+        text.push_str(&line);
+        text.push('\n');
+        if seq == 30_000 {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        if seq % 4_999 == 0 {
+            text.push_str(&line[..line.len() / 3]);
+            text.push_str("\nnot json\n\n");
+        }
+    }
+    std::fs::write(env.chat_dir(&id).join("events.jsonl"), text).unwrap();
+    for after in [
+        0, 1, 4_998, 4_999, 5_000, 29_999, 30_000, 42_424, 49_000, 49_999,
+    ] {
+        let page = b.ok(json!({"action": "events_get", "after": after}));
+        let seqs: Vec<u64> = page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["seq"].as_u64().unwrap())
+            .collect();
+        let want: Vec<u64> = (after + 1..=n).take(1000).collect();
+        assert_eq!(seqs, want, "after {after}");
+        assert_eq!(page["more"], after + 1000 < n, "after {after}");
+        assert_eq!(page["next_cursor"], *want.last().unwrap(), "after {after}");
+    }
+    let (mut cursor, mut seen) = (0, 0);
+    loop {
+        let page = b.ok(json!({"action": "events_get", "after": cursor}));
+        seen += page["events"].as_array().unwrap().len();
+        cursor = page["next_cursor"].as_u64().unwrap();
+        if page["more"] == false {
+            break;
+        }
+    }
+    assert_eq!((seen as u64, cursor), (n, n));
+    assert_eq!(events_after(&mut b, n), (vec![], n));
+
+    fake.push_sse(response("", "Fine.", vec![]));
+    assert_eq!(b.turn("hello")["type"], "done");
+    let (new, cursor) = events_after(&mut b, n);
+    assert_eq!(types(&new), ["job.started", "job.completed"]);
+    assert_eq!(new[0]["seq"], n + 1);
+    assert_eq!(cursor, n + 2);
+}

@@ -271,15 +271,68 @@ fn a_chat_is_held_by_one_process_at_a_time() {
     second.ok(json!({"action": "chat_select", "id": id}));
     drop(second);
 
-    // chat_force_unlock breaks a lock held by a live process.
+    // chat_force_unlock refuses a live holder that answers on its socket, saying so
+    // and how to go on; with `force` it breaks the lock anyway.
     let mut third = env.spawn();
     third.ok(json!({"action": "init", "project_root": env.project}));
     third.ok(json!({"action": "chat_select", "id": id}));
     let mut fourth = env.spawn();
     fourth.ok(json!({"action": "init", "project_root": env.project}));
     fourth.err(json!({"action": "chat_select", "id": id}));
-    fourth.ok(json!({"action": "chat_force_unlock", "id": id}));
+    let e = fourth.err(json!({"action": "chat_force_unlock", "id": id}));
+    assert_eq!(e["code"], "locked", "{e}");
+    assert_eq!(e["data"]["holder_pid"], third.child.id(), "{e}");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains("live bb7 process") && message.contains("force: true"),
+        "{e}"
+    );
+    assert!(env.chat_dir(&id).join("lock").exists());
+    fourth.err(json!({"action": "chat_select", "id": id}));
+    fourth.ok(json!({"action": "chat_force_unlock", "id": id, "force": true}));
     fourth.ok(json!({"action": "chat_select", "id": id}));
+}
+
+/// A holder that holds the lock but does not answer on its socket (stopped, or a
+/// process that serves none) loses it to `chat_force_unlock` without `force`.
+#[test]
+fn chat_force_unlock_takes_the_chat_of_a_holder_that_does_not_answer() {
+    let env = Env::new();
+    let (mut holder, id) = env.with_chat();
+    let signal = |sig: &str, pid: u32| {
+        let status = std::process::Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let pid = holder.child.id();
+    signal("-STOP", pid);
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    assert_eq!(
+        b.err(json!({"action": "chat_select", "id": id}))["code"],
+        "locked"
+    );
+    b.ok(json!({"action": "chat_force_unlock", "id": id}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    signal("-CONT", pid);
+    holder.kill();
+    drop(b);
+
+    // A live process that only wrote its PID (a reference BB-7) has no socket.
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    std::fs::write(env.chat_dir(&id).join("lock"), sleeper.id().to_string()).unwrap();
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.err(json!({"action": "chat_select", "id": id}));
+    b.ok(json!({"action": "chat_force_unlock", "id": id}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
 }
 
 #[test]

@@ -1,6 +1,7 @@
 -- Chats held by another bb7 process (docs/PROTOCOL.md, `locked`): a chat open in
 -- another Neovim or `bb7 chat` cannot be selected here; :BB7Unlock takes it over after
--- a confirmation, since both processes could then write it.
+-- a confirmation, since both processes could then write it, and asks once more when
+-- the holder is running and answers (the binary refuses it without `force`).
 
 local api = require('bb7.api')
 local util = require('bb7.util')
@@ -28,6 +29,15 @@ local function take_over(chat)
     return
   end
   local _, err = api.call('chat_force_unlock', { id = chat.id })
+  if err and err.code == 'locked' then
+    -- The holder is running and answers: it surely writes the chat too.
+    local live = type(err.data) == 'table' and err.data.holder_pid or pid
+    local again = string.format('Chat "%s" is open in a running bb7 process%s that answers. Close it there first, or take it anyway and lose whichever changes are saved last?', chat.name or chat.id, live and (' (PID ' .. live .. ')') or '')
+    if vim.fn.confirm(again, '&Take anyway\n&Cancel', 2) ~= 1 then
+      return
+    end
+    _, err = api.call('chat_force_unlock', { id = chat.id, force = true })
+  end
   if err then
     return say('Failed to unlock: ' .. err.message, levels.ERROR)
   end

@@ -460,10 +460,15 @@ end
 --- Opens `path` and draws its pending hunks.
 ---@param path string project-relative
 ---@return bb7.DrawnHunk[]? hunks nil when nothing is pending
+---@return boolean? told the user was told why (an output that cannot be read)
 function M.show(path)
   define_highlights()
   local r = api.review_get({ path = path })
   local file = r and r.files and r.files[1]
+  if file and file.output_error then
+    say(file.output_error, levels.WARN)
+    return nil, true
+  end
   if not file or #pending(file) == 0 then
     return nil
   end
@@ -479,9 +484,15 @@ end
 ---@param path string?
 ---@param explicit boolean the user named the file
 function M.start(path, explicit)
-  local list = path and M.show(path)
+  local list, told
+  if path then
+    list, told = M.show(path)
+  end
   if not list then
     if explicit then
+      if told then
+        return
+      end
       return say('No pending changes for ' .. path, levels.WARN)
     end
     local files = pending_files()

@@ -7,6 +7,7 @@
 //! The file is append-only and untrusted when read back: a torn or damaged line (a
 //! crash mid-append, a hand edit) is skipped, a file that is not a regular file is
 //! neither read nor written, and a log over [`MAX_LOG_BYTES`] takes no more events.
+//! Reading after a cursor is `chat::event_page`.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -15,7 +16,6 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ErrorCode, Result};
 use crate::project::fsutil::read_regular;
 
 /// The trace's file name inside a chat's directory.
@@ -23,9 +23,6 @@ pub const FILE_NAME: &str = "events.jsonl";
 
 /// Size past which a chat's trace takes no more events (about 50,000 of them).
 pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
-
-/// Most events one `events_get` returns; the cursor pages through the rest.
-pub const MAX_PAGE: usize = 1000;
 
 /// What happened: the event's `type` on the wire and in the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +57,11 @@ pub enum EventKind {
     /// An apply ended: written, or refused (`code`).
     #[serde(rename = "apply.completed")]
     ApplyCompleted,
+    /// An attempt of a `hybrid_auto` turn was dropped: the turn runs again on the
+    /// local provider or falls back to the remote one, and nothing of the attempt is
+    /// kept but this summary.
+    #[serde(rename = "attempt.dropped")]
+    AttemptDropped,
     /// A turn ended with an error, a cancel or a `diff_error`.
     #[serde(rename = "job.failed")]
     JobFailed,
@@ -136,6 +138,43 @@ pub struct EventData {
     /// message that quotes content.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The size in bytes of what a tool step gave the model (its result, an error
+    /// message or a refusal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_bytes: Option<u64>,
+    /// The lines of a read's result (`read_file`, `list_files`, `search_project`);
+    /// absent where lines mean nothing (a refusal, a clarification's answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_lines: Option<u64>,
+    /// Whether a tool step gave the model an error rather than a result (a read that
+    /// failed, arguments that do not parse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// The provider a dropped attempt's turn goes on with (`local` for a retry,
+    /// `remote` for a fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_provider: Option<String>,
+    /// Which attempt of the turn this is, from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u64>,
+    /// Model calls an attempt made (more than 1 with retrieval rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u64>,
+    /// Retrieval tool steps an attempt made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<u64>,
+    /// Proposed changes (calls and blocks) that could not be applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<u64>,
+    /// Prompt tokens the server reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Completion tokens the server reported (reasoning included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// How long a step took, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 /// One event as stored and sent.
@@ -319,39 +358,6 @@ fn parse_lines(bytes: &[u8]) -> (Vec<Event>, usize) {
     (events, skipped)
 }
 
-/// One page of a trace: the events after a cursor.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page {
-    /// Events with `seq` above the cursor, in `seq` order, at most [`MAX_PAGE`].
-    pub events: Vec<Event>,
-    /// The cursor to ask with next: the last event's `seq`, or the cursor given when
-    /// there is none.
-    pub next_cursor: u64,
-    /// Whether more events follow this page.
-    pub more: bool,
-    /// Damaged lines skipped in the file.
-    pub skipped: usize,
-}
-
-/// The events of the trace at `path` with `seq` above `after`. Errors (`io`): the file
-/// is not a regular file, is over the size bb7 reads, or cannot be read.
-pub fn read_after(path: &Path, after: u64) -> Result<Page> {
-    let (mut events, skipped) = read_all(path)
-        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot read the event trace: {e}")))?;
-    events.retain(|e| e.seq > after);
-    events.sort_by_key(|e| e.seq);
-    events.dedup_by_key(|e| e.seq);
-    let more = events.len() > MAX_PAGE;
-    events.truncate(MAX_PAGE);
-    let next_cursor = events.last().map_or(after, |e| e.seq);
-    Ok(Page {
-        events,
-        next_cursor,
-        more,
-        skipped,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,14 +404,9 @@ mod tests {
             )
             .unwrap();
         assert_eq!(third.seq, 3, "the first handle sees the other's append");
-        let page = read_after(&path, 1).unwrap();
-        assert_eq!(page.skipped, 1);
-        assert_eq!(
-            page.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
-            [2, 3]
-        );
-        assert_eq!(page.next_cursor, 3);
-        assert_eq!(read_after(&path, 3).unwrap().next_cursor, 3);
+        let (events, skipped) = read_all(&path).unwrap();
+        assert_eq!(skipped, 1);
+        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
         let line = std::fs::read_to_string(&path).unwrap();
         assert!(line.contains("\"type\":\"job.started\""), "{line}");
     }
@@ -439,9 +440,5 @@ mod tests {
             )
             .unwrap();
         assert_eq!(next.seq, 2001);
-        let page = read_after(&path, 0).unwrap();
-        assert_eq!(page.events.len(), MAX_PAGE);
-        assert!(page.more);
-        assert_eq!(page.next_cursor, MAX_PAGE as u64);
     }
 }

@@ -1,5 +1,6 @@
 //! Chats: the `chat.json` model, ids, and stores of chats (project and global).
 
+pub mod event_page;
 pub mod events;
 mod excerpt;
 pub mod ids;

@@ -128,9 +128,11 @@ async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String>
             ),
         ));
     }
-    s.c.call::<Ack>(Action::ChatForceUnlock(params::ChatRef {
+    s.c.call::<Ack>(Action::ChatForceUnlock(params::ForceUnlock {
         id: params::NonEmpty(id.clone()),
         scope: params::Scope::default(),
+        // The holder's answer was weighed above: a live one is taken only on --force.
+        force: Some(force),
     }))
     .await?;
     s.select(&id).await?;

@@ -49,6 +49,13 @@ pub(super) async fn review(s: &mut Session, path: Option<String>, d: Decisions) 
     let r: Review =
         s.c.call(Action::ReviewGet(params::ReviewGet { path: path.clone() }))
             .await?;
+    for f in r.files.iter().filter(|f| f.output_error.is_some()) {
+        let path = terminal::err(&f.path);
+        eprintln!(
+            "bb7: the model's output of {path} cannot be read (over bb7's read limit, or not \
+             a regular file); discard it with `bb7 reject {path}`"
+        );
+    }
     // Decided hunks stay in the review with their state; only pending ones are listed.
     let files: Vec<_> = r
         .files

@@ -54,7 +54,7 @@ macro_rules! action_table {
         /// Move a chat between the project and the global store.
         ChatMove(ChatMove) = "chat_move" -> Ack => chat_move,
         /// Take over a chat another process holds.
-        ChatForceUnlock(ChatRef) = "chat_force_unlock" -> Ack => chat_force_unlock,
+        ChatForceUnlock(ForceUnlock) = "chat_force_unlock" -> NowOrLater<Ack> => chat_force_unlock(call),
         /// Chats whose names or messages contain a text.
         SearchChats(SearchChats) = "search_chats" -> SearchResults => search_chats,
         /// Edit a user message: the chat goes back to before it.

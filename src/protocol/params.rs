@@ -79,7 +79,7 @@ pub struct ChatList {
     pub scope: Scope,
 }
 
-/// `chat_select`, `chat_delete`, `chat_force_unlock`: one chat by id.
+/// `chat_select`, `chat_delete`: one chat by id.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChatRef {
     /// The chat id (10 hex characters).
@@ -87,6 +87,21 @@ pub struct ChatRef {
     /// Which store.
     #[serde(flatten)]
     pub scope: Scope,
+}
+
+/// `chat_force_unlock`: the chat, and whether to take it even from a holder that
+/// answers on its holder socket.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ForceUnlock {
+    /// The chat id (10 hex characters).
+    pub id: NonEmpty,
+    /// Which store.
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// Take the lock from a live holder that answers too (the user confirmed that
+    /// both processes may then save the chat over each other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
 }
 
 /// `chat_select`: one chat by id, and how to open it.

@@ -57,18 +57,31 @@ struct Target {
 }
 
 impl JobTrace {
-    /// Records a retrieval step: `tool.call.requested` (no `status`) or
-    /// `tool.call.completed` with its `status`; `data` from [`tool_data`].
-    pub fn tool_step(&self, data: &EventData, status: Option<&str>) {
-        let kind = match status {
-            None => EventKind::ToolCallRequested,
-            Some(_) => EventKind::ToolCallCompleted,
-        };
+    /// Records `tool.call.requested`; `data` from [`tool_data`].
+    pub fn tool_requested(&self, data: &EventData) {
+        self.record(EventKind::ToolCallRequested, data.clone());
+    }
+
+    /// Records `tool.call.completed` with its `status` (`completed`, `denied`) and
+    /// what the model was given: `result`'s size in bytes, its lines when `lines` (a
+    /// read's result), and `is_error` (an error rather than a result or a refusal).
+    /// Only sizes are recorded, never the text.
+    pub fn tool_completed(
+        &self,
+        data: &EventData,
+        status: &str,
+        result: &str,
+        lines: bool,
+        is_error: bool,
+    ) {
         let data = EventData {
-            status: status.map(str::to_owned),
+            status: Some(status.to_owned()),
+            result_bytes: Some(result.len() as u64),
+            result_lines: lines.then(|| result.lines().count() as u64),
+            is_error: Some(is_error),
             ..data.clone()
         };
-        self.record(kind, data);
+        self.record(EventKind::ToolCallCompleted, data);
     }
 
     /// Records `clarification.requested` (`answer` `None`, `size` the question's) or

@@ -134,6 +134,33 @@ pub async fn connect(chat_dir: &Path) -> std::io::Result<UnixStream> {
     UnixStream::from_std(std_stream)
 }
 
+/// How long a holder has to answer a probe ([`answers`]): its request loop never
+/// does slow work (invariant 15), so a live holder answers a `ping` at once.
+pub const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Whether a process answers on the holder socket in `chat_dir` within `within`: it
+/// accepts a connection and replies to a `ping`. A holder that died leaves a socket
+/// nobody listens on; one that is stopped or hung is connected to (the kernel
+/// accepts) but never replies.
+pub async fn answers(chat_dir: &Path, within: std::time::Duration) -> bool {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let probe = async {
+        let stream = connect(chat_dir).await?;
+        let (read, mut write) = stream.into_split();
+        let ping = crate::protocol::action::Action::Ping(crate::protocol::params::NoParams {});
+        let mut line = serde_json::to_vec(&ping)?;
+        line.push(b'\n');
+        write.write_all(&line).await?;
+        // Any line back is an answer; a reply to `ping` is short.
+        let mut reply = Vec::new();
+        let n = BufReader::new(read.take(4096))
+            .read_until(b'\n', &mut reply)
+            .await?;
+        Ok::<bool, std::io::Error>(n > 0 && reply.ends_with(b"\n"))
+    };
+    matches!(tokio::time::timeout(within, probe).await, Ok(Ok(true)))
+}
+
 /// Runs `f` with a path to `path` that fits a socket address (108 bytes on Linux):
 /// `path` itself, or, when it is longer, `/proc/self/fd/{n}/{name}` through an open
 /// descriptor of its directory.

@@ -59,8 +59,15 @@ pub(super) async fn retrieval_step(
         chat_id: chat_id.clone(),
     };
     let traced = tool_data(&call.name, &args);
-    let mut record = |status: &str, summary: &str| {
-        spec.trace.tool_step(&traced, Some(status));
+    // Every way out of the step records it once, with what the model is given.
+    let mut record = |status: &str, summary: &str, given: Given, result: String| {
+        spec.trace.tool_completed(
+            &traced,
+            status,
+            &result,
+            given == Given::ReadResult,
+            given == Given::Error,
+        );
         outbox.emit(&step(status, summary), Some(&spec.request_id));
         steps.push(ToolStep {
             name: call.name.clone(),
@@ -68,16 +75,25 @@ pub(super) async fn retrieval_step(
             status: status.to_owned(),
             summary: summary.to_owned(),
         });
+        result
     };
     let Some(parsed) = RetrievalCall::parse(&call.name, &args) else {
-        record("denied", "invalid arguments");
-        return Some("Error: the arguments are not a valid JSON object.".into());
+        return Some(record(
+            "denied",
+            "invalid arguments",
+            Given::Error,
+            "Error: the arguments are not a valid JSON object.".into(),
+        ));
     };
     if *budget == 0 {
-        record("denied", "tool call limit reached");
-        return Some(format!(
-            "The limit of {} tool calls for this response is reached. Answer with what you have.",
-            spec.route.tool_budget(spec.limits.calls_per_turn)
+        return Some(record(
+            "denied",
+            "tool call limit reached",
+            Given::Refusal,
+            format!(
+                "The limit of {} tool calls for this response is reached. Answer with what you have.",
+                spec.route.tool_budget(spec.limits.calls_per_turn)
+            ),
         ));
     }
     *budget -= 1;
@@ -101,14 +117,18 @@ pub(super) async fn retrieval_step(
             };
             let answered = answer != "no_user_answer";
             spec.trace.clarification(&id, Some(answered), answer.len());
-            record("completed", &format!("Asked: {question}"));
-            return Some(answer);
+            return Some(record(
+                "completed",
+                &format!("Asked: {question}"),
+                Given::Answer,
+                answer,
+            ));
         }
     };
     let payload = read.approval_payload();
     let description = payload.description().to_owned();
     outbox.emit(&step("requested", &description), Some(&spec.request_id));
-    spec.trace.tool_step(&traced, None);
+    spec.trace.tool_requested(&traced);
     if spec.tools == ToolsMode::Ask {
         let id = format!("{}-a{n}", spec.request_id);
         let msg = TurnMessage::ToolApproval {
@@ -118,11 +138,13 @@ pub(super) async fn retrieval_step(
         };
         let approved = ask_client(spec, outbox, cancel, &id, msg).await?;
         if approved != ClientAnswer::Approved(true) {
-            record("denied", &description);
-            return Some(
+            return Some(record(
+                "denied",
+                &description,
+                Given::Refusal,
                 "The user declined this request. Do not ask for it again; continue without it."
                     .into(),
-            );
+            ));
         }
     }
     let root = spec.root.clone();
@@ -145,16 +167,28 @@ pub(super) async fn retrieval_step(
         },
         _ = cancel.cancelled() => return None,
     };
-    match result {
-        Ok(out) => {
-            record("completed", &out.summary);
-            Some(out.text)
-        }
-        Err(e) => {
-            record("completed", &format!("Failed: {e}"));
-            Some(format!("Error: {e}"))
-        }
-    }
+    Some(match result {
+        Ok(out) => record("completed", &out.summary, Given::ReadResult, out.text),
+        Err(e) => record(
+            "completed",
+            &format!("Failed: {e}"),
+            Given::Error,
+            format!("Error: {e}"),
+        ),
+    })
+}
+
+/// What a tool step gave the model, for its trace (`tool.call.completed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Given {
+    /// A read's result, counted in lines too.
+    ReadResult,
+    /// The user's answer to a clarification.
+    Answer,
+    /// A refusal: denied by the user, or over the call limit.
+    Refusal,
+    /// An error: the read failed, or the arguments did not parse.
+    Error,
 }
 
 /// Sets its flag when dropped: tells a blocking read that nobody waits for it.

@@ -1,7 +1,8 @@
 //! Which provider answers a turn, as pure functions: where a turn starts for its
 //! `agent_mode`, and, after each attempt, whether it finishes, tries the local
 //! provider again, or falls back to the remote one, and why. The server runs the
-//! attempts (`server/session/route.rs`); nothing of a dropped attempt is written.
+//! attempts (`server/session/route.rs`); nothing of a dropped attempt is written but
+//! its summary in the event trace.
 
 use std::time::Duration;
 

@@ -25,12 +25,16 @@ pub struct ReviewFile {
     pub disk_hash: Option<String>,
     /// The context version the model saw (`null` for a new file).
     pub base_version: Option<String>,
-    /// The output's version.
-    pub output_version: String,
+    /// The output's version; `null` when the output cannot be read.
+    pub output_version: Option<String>,
     /// `pending`, or `partial` once some hunks are decided.
     pub review_state: ReviewState,
-    /// Decided hunks first, then pending ones.
+    /// Decided hunks first, then pending ones; none when the output cannot be read.
     pub hunks: Vec<crate::review::HunkView>,
+    /// Why the output cannot be read (over the 64 MiB read limit, not a regular
+    /// file), with how to go on (reject it with `output_delete`); absent when it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_error: Option<String>,
 }
 
 /// Whether any hunk of a file under review is decided.

@@ -217,16 +217,47 @@ impl Session {
         Ok(Ack {})
     }
 
-    pub(super) fn chat_force_unlock(&mut self, args: params::ChatRef) -> Result<Ack> {
+    /// `chat_force_unlock`: removes the chat's lock file so the next `chat_select`
+    /// takes it, unless a live process holds it and answers on its holder socket
+    /// (then its requests belong there) and `force` is not set. The probe runs off
+    /// the request loop, for at most `guests::PROBE_TIMEOUT`, and answers later.
+    /// Errors: no such chat (`not_found`); `locked` (with `data.holder_pid`) when the
+    /// holder answers.
+    pub(super) fn chat_force_unlock(
+        &mut self,
+        args: params::ForceUnlock,
+        call: &Call<'_>,
+    ) -> Result<NowOrLater<Ack>> {
         let store = self.store(args.scope.is_global())?;
-        let id = args.id.as_str();
-        if !store.exists(id) {
+        let id = args.id.as_str().to_owned();
+        if !store.exists(&id) {
             return Err(Error::chat_not_found());
         }
-        if !self.is_active(&store, id) {
-            store.remove_chat_file(id, "lock")?;
+        if self.is_active(&store, &id) && !self.read_only {
+            return Ok(NowOrLater::Now(Ack {}));
         }
-        Ok(Ack {})
+        let dir = store.chat_dir(&id)?;
+        let holder = crate::project::lock::holder(&dir);
+        let Some(pid) = holder.filter(|_| args.force != Some(true)) else {
+            store.remove_chat_file(&id, "lock")?;
+            return Ok(NowOrLater::Now(Ack {}));
+        };
+        let outbox = call.ctx.outbox.clone();
+        let rid = call.request_id.map(str::to_owned);
+        tokio::spawn(async move {
+            let reply =
+                if crate::server::guests::answers(&dir, crate::server::guests::PROBE_TIMEOUT).await
+                {
+                    Err(held_live(&id, pid))
+                } else {
+                    store.remove_chat_file(&id, "lock")
+                };
+            match reply {
+                Ok(()) => outbox.emit(&Ack {}, rid.as_deref()),
+                Err(e) => outbox.send_error(&e, rid.as_deref()),
+            }
+        });
+        Ok(NowOrLater::Later)
     }
 
     pub(super) fn search_chats(&self, args: params::SearchChats) -> Result<SearchResults<'_>> {
@@ -365,4 +396,23 @@ pub(super) fn copy_dir(src: &Path, dst: &Path) -> Result<()> {
     }
     crate::project::fsutil::sync_dir(dst);
     Ok(())
+}
+
+/// The refusal of `chat_force_unlock` for chat `id`, whose holder `pid` answers on its
+/// holder socket: who holds it and the ways on.
+fn held_live(id: &str, pid: u32) -> Error {
+    Error::new(
+        ErrorCode::Locked,
+        format!(
+            "Chat {id} is held by a live bb7 process (PID {pid}) that answers on its holder \
+             socket: send your requests there (a command-line bb7 does so by itself), or \
+             close the chat in that process. To take it anyway, send chat_force_unlock with \
+             force: true; then both processes save the chat and each save overwrites the \
+             other's messages"
+        ),
+    )
+    .with_data(crate::error::ErrorData {
+        holder_pid: Some(pid),
+        ..Default::default()
+    })
 }

@@ -64,11 +64,19 @@ impl Session {
         };
         let mut out = Vec::new();
         for rel in paths {
-            let Some(output) = files.read_output(&rel)? else {
-                if args.path.as_deref().is_some() {
+            // An output that cannot be read (over the read limit, not a regular file)
+            // is reported on its own row, so the others can still be reviewed and
+            // applied and this one rejected (`output_delete`).
+            let output = match files.read_output(&rel) {
+                Ok(Some(output)) => output,
+                Ok(None) if args.path.is_some() => {
                     return Err(Error::not_found(format!("No pending changes for {rel}")));
                 }
-                continue;
+                Ok(None) => continue,
+                Err(e) => {
+                    out.push(self.unreadable_output(&root, rel, e.message)?);
+                    continue;
+                }
             };
             let (base, cf) = self.review_base(&rel)?;
             let disk = read_disk(&root.join(&rel), &rel)?;
@@ -98,13 +106,47 @@ impl Session {
                 status,
                 disk_hash: disk.hash,
                 base_version: cf.as_ref().map(|c| c.version.clone()),
-                output_version: ids::file_version(&rel, &output),
+                output_version: Some(ids::file_version(&rel, &output)),
                 review_state,
                 hunks,
+                output_error: None,
                 path: rel,
             });
         }
         Ok(Review { files: out.into() })
+    }
+
+    /// The `review_get` row of an output that cannot be read: no hunks, no
+    /// `output_version`, and `output_error` saying why and how to reject it.
+    fn unreadable_output(
+        &self,
+        root: &std::path::Path,
+        rel: String,
+        error: String,
+    ) -> Result<ReviewFile> {
+        let (cf, disk) = {
+            let a = self.active()?;
+            let cf = find_file(&a.chat, &rel).map(|i| a.chat.context_files[i].clone());
+            (cf, read_disk(&root.join(&rel), &rel)?)
+        };
+        let status = status_of(match &cf {
+            Some(_) => Entry::InContext {
+                output_differs: true,
+            },
+            None => Entry::OutputOnly {
+                exists_locally: disk.text.is_some(),
+            },
+        });
+        Ok(ReviewFile {
+            status,
+            disk_hash: disk.hash,
+            base_version: cf.map(|c| c.version),
+            output_version: None,
+            review_state: ReviewState::Pending,
+            hunks: Vec::new(),
+            output_error: Some(error),
+            path: rel,
+        })
     }
 
     /// `review_apply`: applies accepted hunks to the file on disk (keeping the user's
@@ -348,11 +390,9 @@ impl Session {
                 reason: plan.reason,
             });
         }
-        let chat_id = self
-            .active
-            .as_ref()
-            .map(|a| a.chat.id.clone())
-            .unwrap_or_else(|| cp.chat_id.clone());
+        // The rollback belongs to the chat whose apply it undoes, whichever chat is
+        // active: that chat's undo must see it (`checkpoint::last_undoable`).
+        let chat_id = cp.chat_id.clone();
         let origin = Origin {
             chat_id: &chat_id,
             action: "rollback",

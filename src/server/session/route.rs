@@ -2,7 +2,8 @@
 //! and after a dropped attempt of a `hybrid_auto` turn, the next attempt on the local
 //! or the remote provider. A dropped attempt writes nothing and adds nothing to the
 //! chat: the plan of its edits is never committed, and only the final attempt's
-//! answer is saved, with the provider that gave it.
+//! answer is saved, with the provider that gave it; the chat's event trace keeps a
+//! summary of it (`attempt.dropped`).
 
 use std::sync::Arc;
 
@@ -180,6 +181,7 @@ impl Session {
             reason = reason.as_str(),
             "attempt dropped"
         );
+        super::trace::trace_dropped(attempt, plan, reason, route.role);
         let notice = TurnMessage::Attempt {
             provider: route.role.as_str().to_owned(),
             reason: reason.as_str().to_owned(),

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::chat::ChatKey;
+use crate::chat::event_page;
 use crate::chat::events::{self, EventData, EventKind};
 use crate::edit::Plan;
 use crate::error::Result;
@@ -29,7 +30,7 @@ impl Session {
         if !store.exists(&id) {
             return Err(Error::chat_not_found());
         }
-        let page = events::read_after(
+        let page = event_page::read_after(
             &store.chat_path(&id, events::FILE_NAME)?,
             args.after.map_or(0, |a| a.0),
         )?;
@@ -62,7 +63,8 @@ impl Session {
         }
     }
 
-    /// A new job's trace in the active chat (applies and rollbacks record there).
+    /// A new job's trace in the active chat (applies record there: they apply its
+    /// outputs).
     pub(super) fn active_job_trace(&self) -> JobTrace {
         match &self.active {
             Some(a) => self.job_trace(&ChatKey {
@@ -160,11 +162,36 @@ impl Session {
             }
             _ => return None,
         };
+        let trace = match &step {
+            Step::Rollback { checkpoint_id } => self.checkpoint_job_trace(checkpoint_id),
+            Step::Apply { .. } => self.active_job_trace(),
+        };
         Some(Traced {
-            trace: self.active_job_trace(),
+            trace,
             step,
             start: (kind, data),
         })
+    }
+
+    /// A new job's trace in the chat that made checkpoint `id` (a rollback records
+    /// there, whichever chat is active); the active chat's when the checkpoint or its
+    /// chat cannot be found (a rollback that then fails, or a chat deleted since).
+    fn checkpoint_job_trace(&self, id: &str) -> JobTrace {
+        let owner = self
+            .checkpoints()
+            .and_then(|store| store.get(id))
+            .ok()
+            .and_then(|cp| {
+                let store = self.find_store(&cp.chat_id).ok()?;
+                Some(ChatKey {
+                    id: cp.chat_id,
+                    global: store.global,
+                })
+            });
+        match owner {
+            Some(key) => self.job_trace(&key),
+            None => self.active_job_trace(),
+        }
     }
 
     /// After the handler of a [`Traced`] request: records its start and how it ended,
@@ -362,4 +389,47 @@ pub(super) fn trace_turn_end(first: &TurnOutcome, event: &crate::protocol::event
         _ => return,
     };
     first.spec.trace.record(kind, data);
+}
+
+/// Records `attempt.dropped`: a `hybrid_auto` attempt dropped for `reason`, the
+/// provider the turn goes on with, and the dropped attempt's summary (its model and
+/// provider, rounds, retrieval steps, proposed and failed changes with their paths,
+/// the answer's size, tokens and time). Nothing of its text or edits is recorded.
+pub(super) fn trace_dropped(
+    attempt: &TurnOutcome,
+    plan: &Plan,
+    reason: crate::turn::route::FallbackReason,
+    next: crate::llm::providers::ProviderRole,
+) {
+    let spec = &attempt.spec;
+    let mut paths: Vec<String> = plan.reports.iter().filter_map(|r| r.path.clone()).collect();
+    paths.sort();
+    paths.dedup();
+    let failed = plan
+        .reports
+        .iter()
+        .filter(|r| r.status != crate::edit::CallStatus::Ok)
+        .count();
+    let data = EventData {
+        provider: Some(spec.route.role.as_str().to_owned()),
+        model: Some(spec.model.clone()),
+        reason: Some(reason.as_str().to_owned()),
+        next_provider: Some(next.as_str().to_owned()),
+        attempt: Some(u64::from(spec.route.local_attempts.max(1))),
+        rounds: Some(attempt.rounds as u64),
+        tool_calls: Some(attempt.steps.len() as u64),
+        count: Some(plan.reports.len() as u64),
+        failed: Some(failed as u64),
+        paths,
+        bytes: Some(attempt.text.len() as u64),
+        input_tokens: attempt.usage.as_ref().map(|u| u.prompt_tokens),
+        output_tokens: attempt.usage.as_ref().map(|u| u.completion_tokens),
+        duration_ms: Some((attempt.duration.max(0.0) * 1000.0).round() as u64),
+        code: attempt
+            .error
+            .as_ref()
+            .map(|_| crate::error::ErrorCode::Api.as_str().to_owned()),
+        ..EventData::default()
+    };
+    spec.trace.record(EventKind::AttemptDropped, data);
 }
