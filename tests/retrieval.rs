@@ -213,7 +213,7 @@ fn ask_mode_waits_for_approval_and_honours_a_denial() {
 
 #[test]
 fn clarify_user_asks_and_passes_the_answer_on() {
-    let (_env, fake, mut b, _id) = setup("auto");
+    let (env, fake, mut b, id) = setup("auto");
     fake.push_sse(calls(vec![(
         "clarify_user",
         json!({"question": "Which parser, lib or main?"}),
@@ -248,6 +248,28 @@ fn clarify_user_asks_and_passes_the_answer_on() {
     let bodies = fake.chat_bodies();
     assert_eq!(tool_messages(&bodies[1]), ["the lib one"]);
     assert_eq!(tool_messages(&bodies[2]), ["the lib one", "no_user_answer"]);
+
+    // The answer is kept with the chat, and later requests' history carries it.
+    let steps: Vec<Value> = common::last_assistant(&env.chat_json(&id))["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["type"] == "tool_call")
+        .cloned()
+        .collect();
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert_eq!(steps[0]["answer"], "the lib one", "{steps:?}");
+    assert!(
+        steps[1].get("answer").is_none(),
+        "a skipped question has no answer"
+    );
+    fake.push_sse(response("", "Noted.", vec![]));
+    b.turn("go on");
+    let history = fake.chat_bodies().last().unwrap().to_string();
+    assert!(
+        history.contains("answer=\\\"the lib one\\\""),
+        "the next request's history names the answer: {history}"
+    );
 }
 
 #[test]

@@ -24,7 +24,7 @@ local M = {}
 ---@field chat_usages table<string, {usage: table?, chat_usage: table?}> by chat id: `usage` of its last finished turn and `chat_usage`, the chat's running totals
 ---@field chat table? the last `chat_get` reply
 ---@field changes table<string, table[]> `done.changes` by chat id, newest turn last
----@field answers table<string, table<string, string>> by chat id: the user's answer to each clarifying question (the chat keeps only the question)
+---@field answers table<string, table<string, string>> by chat id: the user's answer to each clarifying question, shown while the answer streams (the saved chat keeps it with the step)
 ---@field exiting boolean Neovim is quitting: an exit of the binary is expected
 ---@field last_file_buf integer? the last file buffer entered (what :BB7Add in a pane adds)
 local S = {

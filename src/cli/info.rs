@@ -227,7 +227,10 @@ fn markdown(chat: &ChatView) -> String {
                     p.path.as_deref().unwrap_or("")
                 )),
                 "tool_call" => {
-                    notes.push(format!("_tool: {}_", p.content.as_deref().unwrap_or("")))
+                    notes.push(format!("_tool: {}_", p.content.as_deref().unwrap_or("")));
+                    if let Some(answer) = p.extra.get("answer").and_then(|v| v.as_str()) {
+                        notes.push(format!("_answer: {answer}_"));
+                    }
                 }
                 _ => {}
             }

@@ -602,9 +602,13 @@ fn message_block(m: &Message) -> String {
             "tool_call" => {
                 let name = p.extra.get("name").and_then(Value::as_str).unwrap_or("");
                 let status = p.extra.get("status").and_then(Value::as_str).unwrap_or("");
+                let answer = match p.extra.get("answer").and_then(Value::as_str) {
+                    Some(a) => format!(" answer=\"{}\"", attr(a)),
+                    None => String::new(),
+                };
                 let _ = writeln!(
                     events,
-                    "<tool-call name=\"{}\" status=\"{}\" summary=\"{}\"/>",
+                    "<tool-call name=\"{}\" status=\"{}\" summary=\"{}\"{answer}/>",
                     attr(name),
                     attr(status),
                     attr(p.content.as_deref().unwrap_or(""))

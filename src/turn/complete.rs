@@ -361,6 +361,9 @@ fn assistant_message(ended: Ended<'_>, text: &str, thinking: &str, plan: Option<
         p.extra.insert("name".into(), json!(step.name));
         p.extra.insert("arguments".into(), step.arguments.clone());
         p.extra.insert("status".into(), json!(step.status));
+        if let Some(answer) = &step.answer {
+            p.extra.insert("answer".into(), json!(answer));
+        }
         parts.push(p);
     }
     if !text.is_empty() {

@@ -203,6 +203,7 @@ fn a_repair_round_keeps_what_applied_and_adds_its_calls_and_text() {
         arguments: Value::Null,
         status: "completed".into(),
         summary: "Read a.rs".into(),
+        answer: None,
     });
     let mut plan = Plan::default();
     plan.reports.push(report(CallStatus::Ok, None));

@@ -74,6 +74,7 @@ pub(super) async fn retrieval_step(
             arguments: args.clone(),
             status: status.to_owned(),
             summary: summary.to_owned(),
+            answer: (given == Given::Answer && result != NO_ANSWER).then(|| result.clone()),
         });
         result
     };
@@ -113,9 +114,9 @@ pub(super) async fn retrieval_step(
             let answer = ask_client(spec, outbox, cancel, &id, msg).await?;
             let answer = match answer {
                 ClientAnswer::Text(a) if !a.trim().is_empty() => a,
-                _ => "no_user_answer".to_owned(),
+                _ => NO_ANSWER.to_owned(),
             };
-            let answered = answer != "no_user_answer";
+            let answered = answer != NO_ANSWER;
             spec.trace.clarification(&id, Some(answered), answer.len());
             return Some(record(
                 "completed",
@@ -177,6 +178,9 @@ pub(super) async fn retrieval_step(
         ),
     })
 }
+
+/// What the model is told when the user skipped a clarifying question.
+const NO_ANSWER: &str = "no_user_answer";
 
 /// What a tool step gave the model, for its trace (`tool.call.completed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -140,4 +140,7 @@ pub struct ToolStep {
     pub status: String,
     /// One line for the user.
     pub summary: String,
+    /// The user's answer, for `clarify_user` when they answered: kept with the chat so
+    /// the question and its answer stay in the history the model reads later.
+    pub answer: Option<String>,
 }

@@ -337,6 +337,14 @@ pub async fn run(
     let user_cancel = cancel;
     let cancel = user_cancel.child_token();
     let deadline = spec.route.attempt_deadline();
+    // Only the `local` provider's prompt is checked for a silent cut (local servers fit
+    // a prompt to their context without a word): counting a big prompt (and loading
+    // the tokenizer) takes a while, so it runs beside the model's answer.
+    let local = spec.route.role == crate::llm::providers::ProviderRole::Local;
+    let prompt_estimate = local.then(|| {
+        let body = spec.body.clone();
+        tokio::task::spawn_blocking(move || crate::turn::route::estimate(&body))
+    });
     let timer = deadline.map(|limit| {
         let token = cancel.clone();
         tokio::spawn(async move {
@@ -430,13 +438,15 @@ pub async fn run(
         cancelled = false;
         error = Some(ApiError::Deadline(limit.as_millis() as u64));
     }
-    // Only the `local` provider is checked: counting a big prompt costs time, and it
-    // is local servers that fit a prompt to their context silently.
-    let local = spec.route.role == crate::llm::providers::ProviderRole::Local;
+    let estimated = match prompt_estimate {
+        Some(counting) => counting.await.ok(),
+        None => None,
+    };
     let prompt_cut = usage
         .as_ref()
-        .filter(|u| local && error.is_none() && !cancelled && u.prompt_tokens > 0)
-        .map(|u| (u.prompt_tokens, crate::turn::route::estimate(&spec.body)))
+        .filter(|u| error.is_none() && !cancelled && u.prompt_tokens > 0)
+        .zip(estimated)
+        .map(|(u, estimated)| (u.prompt_tokens, estimated))
         .filter(|(reported, estimated)| crate::turn::route::prompt_was_cut(*estimated, *reported));
     tracing::info!(
         request_id = %spec.request_id,

@@ -428,6 +428,14 @@ test('the answer to a clarifying question is shown under it, while it streams an
   local text = table.concat(H.pane('preview'), '\n')
   H.truthy(text:find('Asked: Which file do you mean?', 1, true), 'the question: ' .. text)
   H.truthy(text:find('→ main.rs, the entry point', 1, true), 'the answer under it: ' .. text)
+  -- The chat keeps the answer: drawn again without this session's memory of it.
+  local st = require('bb7.state')
+  local remembered = st.answer
+  st.answer = function() return nil end
+  require('bb7.ui.render').refresh()
+  text = table.concat(H.pane('preview'), '\n')
+  st.answer = remembered
+  H.truthy(text:find('→ main.rs, the entry point', 1, true), 'the stored answer: ' .. text)
 end)
 
 test('the active chat stays in view in the Chats pane after a resize', function()

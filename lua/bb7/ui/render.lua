@@ -324,7 +324,9 @@ local function render_message(B, chat, index, m)
       end
     elseif p.type == 'tool_call' then
       B.add('· ' .. (p.content or p.name or '') .. (p.status == 'denied' and ' (denied)' or ''), 'BB7Step')
-      local answer = p.name == 'clarify_user' and state.answer(chat.id, type(p.arguments) == 'table' and p.arguments.question or nil)
+      -- Stored with the step since the answer is part of the chat; a chat saved before
+      -- that has it only for this session.
+      local answer = p.name == 'clarify_user' and (p.answer or state.answer(chat.id, type(p.arguments) == 'table' and p.arguments.question or nil))
       if answer then
         B.add('  → ' .. answer, 'BB7Step')
       end
