@@ -30,8 +30,11 @@ fn main() {
     let unicode: Vec<String> = (0..50)
         .map(|i| format!("{i}: 日本語のテキスト、naïve café — Ünïcödé straße 🎉 ½ ٣\n").repeat(400))
         .collect();
+    let t = Instant::now();
     let reference = tiktoken_rs::cl100k_base().expect("tokenizer");
-    bb7::tokens::count("warm up");
+    println!("tiktoken-rs cl100k_base(): {:.1?}", t.elapsed());
+    let (_, load) = timed(|| bb7::tokens::count("warm up"));
+    println!("loading the tokenizer (first count): {load:.1?}");
     for (name, texts) in [
         ("Rust sources", &sources),
         ("200 repetitive files", &burst),
