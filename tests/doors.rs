@@ -260,3 +260,49 @@ fn adds_append_to_a_journal_and_closing_folds_it() {
     assert_eq!(context_paths(&listed).len(), 50);
     assert_eq!(b.close().code(), Some(0));
 }
+
+/// `review_get` while the user's copy of one file under review is no longer text (a
+/// binary written over it): that file's row says so, the others are reviewed and
+/// applied, and its output can still be rejected.
+#[test]
+fn a_review_goes_on_beside_a_file_on_disk_that_is_not_text() {
+    let env = Env::new();
+    let (mut b, id) = env.with_chat();
+    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    env.add(&mut b, "good.txt", &text);
+    env.plant_output(&id, "good.txt", &text.replace("line 3\n", "line three\n"));
+    env.add(&mut b, "bin.txt", "small\n");
+    env.plant_output(&id, "bin.txt", "smaller\n");
+    std::fs::write(env.project.join("bin.txt"), b"\xff\xfe\x00binary").unwrap();
+
+    let review = b.ok(json!({"action": "review_get"}));
+    let files = review["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{review}");
+    let row = |path: &str| files.iter().find(|f| f["path"] == path).unwrap().clone();
+    let good = row("good.txt");
+    assert_eq!(good["hunks"].as_array().unwrap().len(), 1, "{good}");
+    let bin = row("bin.txt");
+    assert!(
+        bin["output_error"].as_str().unwrap().contains("not UTF-8"),
+        "{bin}"
+    );
+    assert_eq!(bin["hunks"], json!([]));
+    assert!(
+        bin["output_version"].is_string(),
+        "the output itself read: {bin}"
+    );
+    let alone = b.ok(json!({"action": "review_get", "path": "bin.txt"}));
+    assert_eq!(alone["files"][0]["output_error"], bin["output_error"]);
+
+    b.ok(
+        json!({"action": "review_apply", "path": "good.txt", "accept": "all", "reject": [],
+                "expected_disk_hash": good["disk_hash"]}),
+    );
+    assert!(env.read("good.txt").contains("line three\n"));
+    b.ok(json!({"action": "output_delete", "path": "bin.txt"}));
+    assert_eq!(
+        std::fs::read(env.project.join("bin.txt")).unwrap(),
+        b"\xff\xfe\x00binary",
+        "the user's file is untouched"
+    );
+}

@@ -25,14 +25,16 @@ pub struct ReviewFile {
     pub disk_hash: Option<String>,
     /// The context version the model saw (`null` for a new file).
     pub base_version: Option<String>,
-    /// The output's version; `null` when the output cannot be read.
+    /// The output's version; `null` when the output itself cannot be read.
     pub output_version: Option<String>,
     /// `pending`, or `partial` once some hunks are decided.
     pub review_state: ReviewState,
     /// Decided hunks first, then pending ones; none when the output cannot be read.
     pub hunks: Vec<crate::review::HunkView>,
-    /// Why the output cannot be read (over the 64 MiB read limit, not a regular
-    /// file), with how to go on (reject it with `output_delete`); absent when it reads.
+    /// Why the file cannot be reviewed (its output over the 64 MiB read limit or not a
+    /// regular file, its snapshot unreadable, the file on disk not UTF-8 text or not
+    /// readable), with how to go on where bb7 knows it (reject the output with
+    /// `output_delete`); absent when the file is reviewed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_error: Option<String>,
 }

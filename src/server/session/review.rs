@@ -64,9 +64,10 @@ impl Session {
         };
         let mut out = Vec::new();
         for rel in paths {
-            // An output that cannot be read (over the read limit, not a regular file)
-            // is reported on its own row, so the others can still be reviewed and
-            // applied and this one rejected (`output_delete`).
+            // A file that cannot be reviewed (its output over the read limit or not a
+            // regular file, its snapshot unreadable, the file on disk not text) is
+            // reported on its own row, so the others can still be reviewed and applied
+            // and this one rejected (`output_delete`).
             let output = match files.read_output(&rel) {
                 Ok(Some(output)) => output,
                 Ok(None) if args.path.is_some() => {
@@ -74,64 +75,47 @@ impl Session {
                 }
                 Ok(None) => continue,
                 Err(e) => {
-                    out.push(self.unreadable_output(&root, rel, e.message)?);
+                    out.push(self.unreviewable(&root, rel, e.message, None)?);
                     continue;
                 }
             };
-            let (base, cf) = self.review_base(&rel)?;
-            let disk = read_disk(&root.join(&rel), &rel)?;
-            let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
-            let mut hunks = decided::load(files, &rel);
-            hunks.extend(review::review_hunks(
-                &rel,
-                &base,
-                &output,
-                disk_lf.as_deref(),
-            ));
-            // Decided hunks, and those the file on disk already holds, are not pending.
-            let review_state = if hunks.iter().all(|h| h.state == HunkState::Pending) {
-                ReviewState::Pending
-            } else {
-                ReviewState::Partial
-            };
-            let status = status_of(match &cf {
-                Some(_) => Entry::InContext {
-                    output_differs: output != base,
-                },
-                None => Entry::OutputOnly {
-                    exists_locally: disk.text.is_some(),
-                },
-            });
-            out.push(ReviewFile {
-                status,
-                disk_hash: disk.hash,
-                base_version: cf.as_ref().map(|c| c.version.clone()),
-                output_version: Some(ids::file_version(&rel, &output)),
-                review_state,
-                hunks,
-                output_error: None,
-                path: rel,
-            });
+            let version = ids::file_version(&rel, &output);
+            match self.review_row(files, &root, &rel, output) {
+                Ok(row) => out.push(row),
+                Err(e) => out.push(self.unreviewable(&root, rel, e.message, Some(version))?),
+            }
         }
         Ok(Review { files: out.into() })
     }
 
-    /// The `review_get` row of an output that cannot be read: no hunks, no
-    /// `output_version`, and `output_error` saying why and how to reject it.
-    fn unreadable_output(
+    /// The `review_get` row of `rel`, whose output is `output`. Errors: its snapshot
+    /// or the file on disk cannot be read.
+    fn review_row(
         &self,
+        files: ChatFiles<'_>,
         root: &std::path::Path,
-        rel: String,
-        error: String,
+        rel: &str,
+        output: String,
     ) -> Result<ReviewFile> {
-        let (cf, disk) = {
-            let a = self.active()?;
-            let cf = find_file(&a.chat, &rel).map(|i| a.chat.context_files[i].clone());
-            (cf, read_disk(&root.join(&rel), &rel)?)
+        let (base, cf) = self.review_base(rel)?;
+        let disk = read_disk(&root.join(rel), rel)?;
+        let disk_lf = disk.text.as_deref().map(|t| to_lf(t).into_owned());
+        let mut hunks = decided::load(files, rel);
+        hunks.extend(review::review_hunks(
+            rel,
+            &base,
+            &output,
+            disk_lf.as_deref(),
+        ));
+        // Decided hunks, and those the file on disk already holds, are not pending.
+        let review_state = if hunks.iter().all(|h| h.state == HunkState::Pending) {
+            ReviewState::Pending
+        } else {
+            ReviewState::Partial
         };
         let status = status_of(match &cf {
             Some(_) => Entry::InContext {
-                output_differs: true,
+                output_differs: output != base,
             },
             None => Entry::OutputOnly {
                 exists_locally: disk.text.is_some(),
@@ -140,8 +124,43 @@ impl Session {
         Ok(ReviewFile {
             status,
             disk_hash: disk.hash,
+            base_version: cf.as_ref().map(|c| c.version.clone()),
+            output_version: Some(ids::file_version(rel, &output)),
+            review_state,
+            hunks,
+            output_error: None,
+            path: rel.to_owned(),
+        })
+    }
+
+    /// The `review_get` row of a file that cannot be reviewed: no hunks, and
+    /// `output_error` saying why and how to reject it; `output_version` when the output
+    /// itself read. A file on disk that cannot be read counts as present, hash unknown.
+    fn unreviewable(
+        &self,
+        root: &std::path::Path,
+        rel: String,
+        error: String,
+        output_version: Option<String>,
+    ) -> Result<ReviewFile> {
+        let cf = {
+            let a = self.active()?;
+            find_file(&a.chat, &rel).map(|i| a.chat.context_files[i].clone())
+        };
+        let disk = read_disk(&root.join(&rel), &rel).ok();
+        let status = status_of(match &cf {
+            Some(_) => Entry::InContext {
+                output_differs: true,
+            },
+            None => Entry::OutputOnly {
+                exists_locally: disk.as_ref().is_none_or(|d| d.text.is_some()),
+            },
+        });
+        Ok(ReviewFile {
+            status,
+            disk_hash: disk.and_then(|d| d.hash),
             base_version: cf.map(|c| c.version),
-            output_version: None,
+            output_version,
             review_state: ReviewState::Pending,
             hunks: Vec::new(),
             output_error: Some(error),
