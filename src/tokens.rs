@@ -173,7 +173,7 @@ fn give_back_freed_memory() {
     }
 }
 
-/// Builds the tokenizer now, when it is not built yet (about 90 ms in a release build,
+/// Builds the tokenizer now, when it is not built yet (about 70 ms in a release build,
 /// once per process), so that a later count does not wait for it.
 pub fn load() {
     let _ = tokenizer();

@@ -229,6 +229,7 @@ fn markdown(chat: &ChatView) -> String {
                 "tool_call" => {
                     notes.push(format!("_tool: {}_", p.content.as_deref().unwrap_or("")));
                     if let Some(answer) = p.extra.get("answer").and_then(|v| v.as_str()) {
+                        let answer = answer.split_whitespace().collect::<Vec<_>>().join(" ");
                         notes.push(format!("_answer: {answer}_"));
                     }
                 }

@@ -49,12 +49,18 @@ pub(super) async fn review(s: &mut Session, path: Option<String>, d: Decisions) 
     let r: Review =
         s.c.call(Action::ReviewGet(params::ReviewGet { path: path.clone() }))
             .await?;
-    for f in r.files.iter().filter(|f| f.output_error.is_some()) {
+    for f in &*r.files {
+        let Some(why) = &f.output_error else { continue };
         let path = terminal::err(&f.path);
-        eprintln!(
-            "bb7: the model's output of {path} cannot be read (over bb7's read limit, or not \
-             a regular file); discard it with `bb7 reject {path}`"
-        );
+        let why = terminal::err(why);
+        if f.output_version.is_none() {
+            eprintln!(
+                "bb7: the model's output of {path} cannot be read ({why}); discard it with \
+                 `bb7 reject {path}`"
+            );
+        } else {
+            eprintln!("bb7: {path} cannot be reviewed: {why}");
+        }
     }
     // Decided hunks stay in the review with their state; only pending ones are listed.
     let files: Vec<_> = r

@@ -438,9 +438,10 @@ pub async fn run(
         cancelled = false;
         error = Some(ApiError::Deadline(limit.as_millis() as u64));
     }
+    // A failed or cancelled turn is not checked: it does not wait for the count.
     let estimated = match prompt_estimate {
-        Some(counting) => counting.await.ok(),
-        None => None,
+        Some(counting) if usage.is_some() && error.is_none() && !cancelled => counting.await.ok(),
+        _ => None,
     };
     let prompt_cut = usage
         .as_ref()

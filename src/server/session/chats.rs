@@ -250,7 +250,14 @@ impl Session {
                 {
                     Err(held_live(&id, pid))
                 } else {
-                    store.remove_chat_file(&id, "lock")
+                    // The lock is removed only if it is still the silent holder's: one
+                    // that let go meanwhile leaves none, and a process that took the
+                    // chat during the probe keeps it.
+                    match crate::project::lock::holder(&dir) {
+                        Some(now) if now == pid => store.remove_chat_file(&id, "lock"),
+                        Some(now) => Err(held_live(&id, now)),
+                        None => Ok(()),
+                    }
                 };
             match reply {
                 Ok(()) => outbox.emit(&Ack {}, rid.as_deref()),

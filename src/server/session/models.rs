@@ -319,8 +319,8 @@ pub(super) fn clean_title(raw: &str) -> String {
     t.chars().take(80).collect()
 }
 
-/// Builds the tokenizer once per process on a background thread of low priority, after
-/// [`WARM_DELAY`]: it takes about 90 ms (release build), which the first
+/// Builds the tokenizer once per process on a background thread, after
+/// [`WARM_DELAY`]: it takes about 70 ms (release build), which the first
 /// `estimate_tokens`, the first count of a context file or a local turn's check of its
 /// prompt would otherwise wait for.
 fn warm_tokenizer() {
@@ -328,8 +328,9 @@ fn warm_tokenizer() {
     STARTED.call_once(|| {
         let _ = std::thread::Builder::new()
             .name("bb7-tokenizer".into())
+            // At normal priority: a request that needs a count meanwhile waits for
+            // this thread.
             .spawn(|| {
-                crate::project::flush_queue::lower_priority();
                 std::thread::sleep(WARM_DELAY);
                 crate::tokens::load();
             });

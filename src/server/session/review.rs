@@ -148,6 +148,13 @@ impl Session {
             find_file(&a.chat, &rel).map(|i| a.chat.context_files[i].clone())
         };
         let disk = read_disk(&root.join(&rel), &rel).ok();
+        // A file that exists but is no text still has a hash: `null` says "absent".
+        let disk_hash = match &disk {
+            Some(d) => d.hash.clone(),
+            None => crate::project::fsutil::read_regular(&root.join(&rel))
+                .ok()
+                .map(|bytes| ids::sha256_tagged(&bytes)),
+        };
         let status = status_of(match &cf {
             Some(_) => Entry::InContext {
                 output_differs: true,
@@ -158,7 +165,7 @@ impl Session {
         });
         Ok(ReviewFile {
             status,
-            disk_hash: disk.and_then(|d| d.hash),
+            disk_hash,
             base_version: cf.map(|c| c.version),
             output_version,
             review_state: ReviewState::Pending,

@@ -425,9 +425,11 @@ pub(super) fn trace_dropped(
         input_tokens: attempt.usage.as_ref().map(|u| u.prompt_tokens),
         output_tokens: attempt.usage.as_ref().map(|u| u.completion_tokens),
         duration_ms: Some((attempt.duration.max(0.0) * 1000.0).round() as u64),
+        // A deadline is the `timeout` reason itself, not a failure of the server.
         code: attempt
             .error
             .as_ref()
+            .filter(|e| !matches!(e, crate::llm::ApiError::Deadline(_)))
             .map(|_| crate::error::ErrorCode::Api.as_str().to_owned()),
         ..EventData::default()
     };
