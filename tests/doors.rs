@@ -160,27 +160,48 @@ fn an_existing_output_over_the_read_limit_is_listed_rejected_and_deleted() {
     assert_eq!(b.close().code(), Some(0));
 }
 
+/// A chat with `good.txt` in context and a one-line change of it waiting for review.
+fn chat_with_a_good_change(env: &Env) -> (common::Bb7, String) {
+    let (mut b, id) = env.with_chat();
+    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    env.add(&mut b, "good.txt", &text);
+    env.plant_output(&id, "good.txt", &text.replace("line 3\n", "line three\n"));
+    (b, id)
+}
+
+/// `review_get` of two files: `good.txt`'s row (one hunk, no error) and the other's.
+fn review_rows(b: &mut common::Bb7) -> (Value, Value) {
+    let review = b.ok(json!({"action": "review_get"}));
+    let files = review["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2, "{review}");
+    let (good, other): (Vec<&Value>, Vec<&Value>) =
+        files.iter().partition(|f| f["path"] == "good.txt");
+    let good = good[0].clone();
+    assert_eq!(good["hunks"].as_array().unwrap().len(), 1, "{good}");
+    assert!(good.get("output_error").is_none(), "{good}");
+    (good, other[0].clone())
+}
+
+/// Applies `good.txt`'s change whole, reviewed as `good`.
+fn apply_the_good_change(env: &Env, b: &mut common::Bb7, good: &Value) {
+    b.ok(
+        json!({"action": "review_apply", "path": "good.txt", "accept": "all", "reject": [],
+                "expected_disk_hash": good["disk_hash"]}),
+    );
+    assert!(env.read("good.txt").contains("line three\n"));
+}
+
 /// `review_get` with an output over the read limit beside a good one: the good one is
 /// reviewed and applied, the bad one is reported on its own row (`output_error`, no
 /// hunks) and rejected.
 #[test]
 fn a_review_goes_on_beside_an_output_over_the_read_limit() {
     let env = Env::new();
-    let (mut b, id) = env.with_chat();
-    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    env.add(&mut b, "good.txt", &text);
-    env.plant_output(&id, "good.txt", &text.replace("line 3\n", "line three\n"));
+    let (mut b, id) = chat_with_a_good_change(&env);
     env.add(&mut b, "big.txt", "small\n");
     plant_huge_output(&env, &id, "big.txt");
 
-    let review = b.ok(json!({"action": "review_get"}));
-    let files = review["files"].as_array().unwrap();
-    assert_eq!(files.len(), 2, "{review}");
-    let row = |path: &str| files.iter().find(|f| f["path"] == path).unwrap().clone();
-    let good = row("good.txt");
-    assert_eq!(good["hunks"].as_array().unwrap().len(), 1, "{good}");
-    assert!(good.get("output_error").is_none(), "{good}");
-    let big = row("big.txt");
+    let (good, big) = review_rows(&mut b);
     assert!(
         big["output_error"].as_str().unwrap().contains("too large"),
         "{big}"
@@ -199,11 +220,7 @@ fn a_review_goes_on_beside_an_output_over_the_read_limit() {
     let alone = b.ok(json!({"action": "review_get", "path": "big.txt"}));
     assert_eq!(alone["files"][0]["output_error"], big["output_error"]);
 
-    b.ok(
-        json!({"action": "review_apply", "path": "good.txt", "accept": "all", "reject": [],
-                "expected_disk_hash": good["disk_hash"]}),
-    );
-    assert!(env.read("good.txt").contains("line three\n"));
+    apply_the_good_change(&env, &mut b, &good);
     b.ok(json!({"action": "output_delete", "path": "big.txt"}));
     let review = b.ok(json!({"action": "review_get"}));
     assert!(
@@ -267,21 +284,12 @@ fn adds_append_to_a_journal_and_closing_folds_it() {
 #[test]
 fn a_review_goes_on_beside_a_file_on_disk_that_is_not_text() {
     let env = Env::new();
-    let (mut b, id) = env.with_chat();
-    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-    env.add(&mut b, "good.txt", &text);
-    env.plant_output(&id, "good.txt", &text.replace("line 3\n", "line three\n"));
+    let (mut b, id) = chat_with_a_good_change(&env);
     env.add(&mut b, "bin.txt", "small\n");
     env.plant_output(&id, "bin.txt", "smaller\n");
     std::fs::write(env.project.join("bin.txt"), b"\xff\xfe\x00binary").unwrap();
 
-    let review = b.ok(json!({"action": "review_get"}));
-    let files = review["files"].as_array().unwrap();
-    assert_eq!(files.len(), 2, "{review}");
-    let row = |path: &str| files.iter().find(|f| f["path"] == path).unwrap().clone();
-    let good = row("good.txt");
-    assert_eq!(good["hunks"].as_array().unwrap().len(), 1, "{good}");
-    let bin = row("bin.txt");
+    let (good, bin) = review_rows(&mut b);
     assert!(
         bin["output_error"].as_str().unwrap().contains("not UTF-8"),
         "{bin}"
@@ -294,11 +302,7 @@ fn a_review_goes_on_beside_a_file_on_disk_that_is_not_text() {
     let alone = b.ok(json!({"action": "review_get", "path": "bin.txt"}));
     assert_eq!(alone["files"][0]["output_error"], bin["output_error"]);
 
-    b.ok(
-        json!({"action": "review_apply", "path": "good.txt", "accept": "all", "reject": [],
-                "expected_disk_hash": good["disk_hash"]}),
-    );
-    assert!(env.read("good.txt").contains("line three\n"));
+    apply_the_good_change(&env, &mut b, &good);
     b.ok(json!({"action": "output_delete", "path": "bin.txt"}));
     assert_eq!(
         std::fs::read(env.project.join("bin.txt")).unwrap(),

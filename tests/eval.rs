@@ -33,13 +33,18 @@ fn report(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).expect("--json prints one JSON document")
 }
 
-fn mode<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["modes"]
+/// The entry of `report[list]` whose `key` is `name`.
+fn entry<'a>(report: &'a Value, list: &str, key: &str, name: &str) -> &'a Value {
+    report[list]
         .as_array()
         .unwrap()
         .iter()
-        .find(|m| m["mode"] == name)
+        .find(|m| m[key] == name)
         .unwrap_or_else(|| panic!("no {name} in {report}"))
+}
+
+fn mode<'a>(report: &'a Value, name: &str) -> &'a Value {
+    entry(report, "modes", "mode", name)
 }
 
 #[test]
@@ -363,12 +368,7 @@ fn shipped_traces() -> std::path::PathBuf {
 }
 
 fn task_result<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["task"] == id)
-        .unwrap_or_else(|| panic!("no {id} in {report}"))
+    entry(report, "tasks", "task", id)
 }
 
 #[test]

@@ -45,13 +45,9 @@ fn chat_with_file(env: &Env, b: &mut Bb7) {
     b.ok(json!({"action": "save_chat_settings", "tools": "auto"}));
 }
 
-#[test]
-fn a_turn_an_apply_and_a_rollback_record_their_steps() {
-    let (env, fake) = fake_env(json!({}));
-    let (mut b, id) = env.with_chat();
-    chat_with_file(&env, &mut b);
-    fake.push_sse(reads(vec![("read_file", json!({"file_path": "a.rs"}))]));
-    fake.push_sse(response(
+/// The model's answer that changes `fn alpha() {}` in a.rs to `NEW`.
+fn changes_alpha() -> Vec<Step> {
+    response(
         "",
         "Changed it.",
         vec![(
@@ -59,7 +55,16 @@ fn a_turn_an_apply_and_a_rollback_record_their_steps() {
             json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", SRC),
                               "old_string": "fn alpha() {}", "new_string": NEW.trim_end()}]}),
         )],
-    ));
+    )
+}
+
+#[test]
+fn a_turn_an_apply_and_a_rollback_record_their_steps() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    chat_with_file(&env, &mut b);
+    fake.push_sse(reads(vec![("read_file", json!({"file_path": "a.rs"}))]));
+    fake.push_sse(changes_alpha());
     let stream = b.turn_stream("please change alpha");
     assert_eq!(stream.last().unwrap()["type"], "done", "{stream:?}");
     assert!(
@@ -342,15 +347,7 @@ fn a_dropped_hybrid_attempt_and_tool_results_are_summarised() {
                               "old_string": "fn absent() {}", "new_string": "local_marker()"}]}),
         )],
     ));
-    remote.push_sse(response(
-        "",
-        "Changed it.",
-        vec![(
-            "edit_file",
-            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", SRC),
-                              "old_string": "fn alpha() {}", "new_string": NEW.trim_end()}]}),
-        )],
-    ));
+    remote.push_sse(changes_alpha());
     let done = b.turn("please change alpha");
     assert_eq!(done["type"], "done", "{done}");
     assert_eq!(done["fallback_reason"], "schema_fail", "{done}");
@@ -421,15 +418,7 @@ fn a_rollback_is_traced_in_the_chat_of_its_checkpoint() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, first) = env.with_chat();
     chat_with_file(&env, &mut b);
-    fake.push_sse(response(
-        "",
-        "Changed it.",
-        vec![(
-            "edit_file",
-            json!({"edits": [{"path": "a.rs", "file_id": file_id("a.rs", SRC),
-                              "old_string": "fn alpha() {}", "new_string": NEW.trim_end()}]}),
-        )],
-    ));
+    fake.push_sse(changes_alpha());
     assert_eq!(b.turn("change alpha")["type"], "done");
     let applied = b.ok(json!({"action": "apply_file", "path": "a.rs"}));
     let checkpoint = applied["checkpoint_id"].as_str().unwrap().to_owned();
