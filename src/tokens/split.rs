@@ -53,6 +53,9 @@ fn ascii_class(b: u8) -> Class {
     }
 }
 
+/// Characters whose class a thread remembers at most.
+const MAX_REMEMBERED: usize = 65_536;
+
 /// The class of a character outside ASCII, from the regex engine's tables, remembered
 /// per thread (a text uses few distinct characters).
 fn unicode_class(c: char) -> Class {
@@ -80,7 +83,14 @@ fn unicode_class(c: char) -> Class {
         None if c.is_whitespace() => Class::Space,
         None => Class::Other,
     };
-    SEEN.with(|s| s.borrow_mut().insert(c, k));
+    SEEN.with(|s| {
+        let mut seen = s.borrow_mut();
+        // A text of every code point must not hold megabytes per counting thread.
+        if seen.len() >= MAX_REMEMBERED {
+            seen.clear();
+        }
+        seen.insert(c, k);
+    });
     k
 }
 
