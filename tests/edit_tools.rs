@@ -238,3 +238,32 @@ fn a_chat_with_tool_calls_in_older_shapes_replays() {
     assert_eq!(m["type"], "done", "{m}");
     assert_eq!(env.output(&id, "a.txt").unwrap(), "uno\ndos\n");
 }
+
+/// An old_string found only as part of longer names is refused, and the refusal says
+/// where and why, so the model can send the whole name.
+#[test]
+fn a_match_only_inside_longer_names_is_refused_with_its_lines() {
+    let (env, fake, mut b, id) = setup(json!({}));
+    env.add(
+        &mut b,
+        "cfg.py",
+        "DB_POOL_RETRIES = 3\nTIMEOUT = 10\nHTTP_RETRIES = 3\n",
+    );
+    let m = turn(
+        &mut b,
+        &fake,
+        vec![(
+            "edit_file",
+            json!({"edits": [{"path": "cfg.py", "old_string": "RETRIES = 3", "new_string": "RETRIES = 5"}]}),
+        )],
+    );
+    assert_eq!(m["type"], "diff_error", "{m}");
+    let call = &m["tool_calls"][0];
+    assert_eq!(call["code"], "not_found", "{call}");
+    let error = call["error"].as_str().unwrap();
+    assert!(
+        error.contains("only inside longer names (line 1, 3)"),
+        "{error}"
+    );
+    assert!(env.output(&id, "cfg.py").is_none());
+}

@@ -42,6 +42,9 @@ pub enum EditError {
         file_lines: usize,
         /// Closest lines, best first.
         suggestions: Vec<String>,
+        /// 1-based lines where `old_string` occurs only as part of a longer word (a
+        /// name cut at its start or end), which is never taken as a match.
+        inside_words: Vec<usize>,
     },
     /// `old_string` occurs more than once; `match_lines` are the 1-based first lines of
     /// each occurrence.
@@ -60,9 +63,20 @@ impl EditError {
             EditError::NotFound {
                 file_lines,
                 suggestions,
+                inside_words,
             } => {
                 let mut m =
                     format!("old_string not found in {path}. File contains {file_lines} lines.");
+                if !inside_words.is_empty() {
+                    m.push_str(&format!(
+                        " It occurs only inside longer names (line {}): old_string must start and end at whole names.",
+                        inside_words
+                            .iter()
+                            .map(usize::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
                 if !suggestions.is_empty() {
                     m.push_str(&format!(" Did you mean: {}?", suggestions.join(" | ")));
                 }
@@ -101,7 +115,28 @@ pub(crate) fn not_found(content: &str, old: &str) -> EditError {
     EditError::NotFound {
         file_lines: content.lines().count(),
         suggestions: closest_lines(content, probe, 3),
+        inside_words: inside_words(content, old),
     }
+}
+
+/// Lines (1-based, at most 5) where `old` occurs cutting a word of `content`, when it
+/// occurs nowhere else (an occurrence between words was refused for another reason,
+/// which the suggestions cover).
+fn inside_words(content: &str, old: &str) -> Vec<usize> {
+    if old.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    for (at, _) in content.match_indices(old) {
+        if super::matching::on_token_boundaries(content, at, old) {
+            return Vec::new();
+        }
+        if lines.len() < 5 {
+            lines.push(memchr::memchr_iter(b'\n', &content.as_bytes()[..at]).count() + 1);
+        }
+    }
+    lines.dedup();
+    lines
 }
 
 /// Characters of a line compared when looking for suggestions. A character diff

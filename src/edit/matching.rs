@@ -491,7 +491,7 @@ fn word(c: Option<char>) -> bool {
 /// Whether `old`, found at byte `at` of `text`, starts and ends on token boundaries
 /// there: it does not cut a word of the file unless its own first (last) character is
 /// not a word character.
-fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
+pub(super) fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
     let before = text[..at].chars().next_back();
     let after = text[at + old.len()..].chars().next();
     let cuts_start = word(before) && word(old.chars().next());
