@@ -128,7 +128,7 @@ fn inside_words(content: &str, old: &str) -> Vec<usize> {
     }
     let mut lines = Vec::new();
     for (at, _) in content.match_indices(old) {
-        if super::matching::on_token_boundaries(content, at, old) {
+        if super::text::on_token_boundaries(content, at, old) {
             return Vec::new();
         }
         if lines.len() < 5 {

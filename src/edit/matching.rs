@@ -12,7 +12,7 @@
 use super::error::{EditError, not_found};
 use super::replay::{Norm, Region, render};
 use super::splice::{splice, windows};
-use super::text::Doc;
+use super::text::{Doc, on_token_boundaries, word};
 use crate::text::model_lines;
 
 type Found = Result<Option<String>, EditError>;
@@ -482,21 +482,6 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
     };
     let out = render(doc, &region)?;
     Ok(Some(splice(doc, vec![(start, k, out)], None)))
-}
-
-fn word(c: Option<char>) -> bool {
-    c.is_some_and(|c| c.is_alphanumeric() || c == '_')
-}
-
-/// Whether `old`, found at byte `at` of `text`, starts and ends on token boundaries
-/// there: it does not cut a word of the file unless its own first (last) character is
-/// not a word character.
-pub(super) fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
-    let before = text[..at].chars().next_back();
-    let after = text[at + old.len()..].chars().next();
-    let cuts_start = word(before) && word(old.chars().next());
-    let cuts_end = word(after) && word(old.chars().next_back());
-    !(cuts_start || cuts_end)
 }
 
 /// `part` is `line` cut short at the end (with `strict`, not inside a word).

@@ -181,6 +181,22 @@ pub fn space_unit_of<'s>(lines: impl Iterator<Item = &'s str>) -> Option<usize> 
     (counts[best] > 0).then_some(best)
 }
 
+/// Whether `c` is part of a name: a letter, digit or `_`.
+pub(super) fn word(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether `old`, found at byte `at` of `text`, starts and ends on token boundaries
+/// there: it does not cut a word of the file unless its own first (last) character is
+/// not a word character.
+pub(super) fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
+    let before = text[..at].chars().next_back();
+    let after = text[at + old.len()..].chars().next();
+    let cuts_start = word(before) && word(old.chars().next());
+    let cuts_end = word(after) && word(old.chars().next_back());
+    !(cuts_start || cuts_end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
