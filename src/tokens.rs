@@ -173,12 +173,6 @@ fn give_back_freed_memory() {
     }
 }
 
-/// Builds the tokenizer now, when it is not built yet (about 70 ms in a release build,
-/// once per process), so that a later count does not wait for it.
-pub fn load() {
-    let _ = tokenizer();
-}
-
 /// Tokens in `text` under `cl100k_base`; for a text over [`EXACT_LIMIT`] bytes, the
 /// count of its first [`EXACT_LIMIT`] bytes scaled by length.
 pub fn count(text: &str) -> usize {

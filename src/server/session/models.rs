@@ -52,7 +52,6 @@ impl Session {
     /// follow `init` (`chat_new`, `chat_get`). Called once the project and config are
     /// known; any later change of them goes through `init` again, which starts over.
     pub(super) fn warm_provider(&mut self) {
-        warm_tokenizer();
         if self.provider.is_some() {
             return;
         }
@@ -317,22 +316,4 @@ pub(super) fn clean_title(raw: &str) -> String {
         .trim();
     let t = t.trim_end_matches(['.', '!', '?']);
     t.chars().take(80).collect()
-}
-
-/// Builds the tokenizer once per process on a background thread, after
-/// [`WARM_DELAY`]: it takes about 70 ms (release build), which the first
-/// `estimate_tokens`, the first count of a context file or a local turn's check of its
-/// prompt would otherwise wait for.
-fn warm_tokenizer() {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        let _ = std::thread::Builder::new()
-            .name("bb7-tokenizer".into())
-            // At normal priority: a request that needs a count meanwhile waits for
-            // this thread.
-            .spawn(|| {
-                std::thread::sleep(WARM_DELAY);
-                crate::tokens::load();
-            });
-    });
 }
