@@ -19,6 +19,14 @@ fn rt() -> tokio::runtime::Runtime {
 
 const BASE: &str = "one\ntwo\nthree\n";
 
+/// A project holding a.txt (`BASE`), its fake model, and a.txt's absolute path.
+fn project_with_a() -> (common::Env, FakeModel, std::path::PathBuf) {
+    let (env, fake) = fake_env(json!({}));
+    env.write("a.txt", BASE);
+    let abs = env.project.join("a.txt");
+    (env, fake, abs)
+}
+
 /// The model rewrites line 1 of a.txt.
 fn rewrite_line_one(fake: &FakeModel) {
     fake.push_sse(response(
@@ -40,9 +48,7 @@ fn tool_calls(ed: &Editor, sid: &str, kind: &str) -> Vec<Value> {
 
 #[test]
 fn an_allowed_change_merges_onto_the_unsaved_buffer_through_the_editor() {
-    let (env, fake) = fake_env(json!({}));
-    env.write("a.txt", BASE);
-    let abs = env.project.join("a.txt");
+    let (env, fake, abs) = project_with_a();
     rewrite_line_one(&fake);
     let ed = Editor::new(true);
     // The user typed on line 3 after sending; the buffer is not saved.
@@ -105,9 +111,7 @@ fn an_allowed_change_merges_onto_the_unsaved_buffer_through_the_editor() {
 
 #[test]
 fn a_conflict_with_the_buffer_fails_the_call_and_writes_nothing() {
-    let (env, fake) = fake_env(json!({}));
-    env.write("a.txt", BASE);
-    let abs = env.project.join("a.txt");
+    let (env, fake, abs) = project_with_a();
     rewrite_line_one(&fake);
     let ed = Editor::new(true);
     ed.buffer(&abs, "one (mine)\ntwo\nthree\n");
@@ -133,9 +137,7 @@ fn a_conflict_with_the_buffer_fails_the_call_and_writes_nothing() {
 
 #[test]
 fn without_fs_capabilities_the_change_merges_on_disk() {
-    let (env, fake) = fake_env(json!({}));
-    env.write("a.txt", BASE);
-    let abs = env.project.join("a.txt");
+    let (env, fake, abs) = project_with_a();
     rewrite_line_one(&fake);
     let ed = Editor::new(false);
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
@@ -154,9 +156,7 @@ fn without_fs_capabilities_the_change_merges_on_disk() {
 
 #[test]
 fn a_saved_edit_survives_the_disk_apply() {
-    let (env, fake) = fake_env(json!({}));
-    env.write("a.txt", BASE);
-    let abs = env.project.join("a.txt");
+    let (env, fake, abs) = project_with_a();
     let ed = Editor::new(false);
     let (env2, fake2) = (&env, fake.clone());
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
@@ -174,9 +174,7 @@ fn a_saved_edit_survives_the_disk_apply() {
 
 #[test]
 fn a_rejected_change_writes_nothing_and_the_model_hears_of_it() {
-    let (env, fake) = fake_env(json!({}));
-    env.write("a.txt", BASE);
-    let abs = env.project.join("a.txt");
+    let (env, fake, abs) = project_with_a();
     rewrite_line_one(&fake);
     fake.push_sse(response("", "Understood.", vec![]));
     let ed = Editor::new(true);
@@ -288,9 +286,7 @@ fn without_fs_capabilities_a_new_file_is_written_on_disk() {
 
 #[test]
 fn an_edit_that_cannot_apply_is_a_failed_tool_call() {
-    let (env, fake) = fake_env(json!({}));
-    env.write("a.txt", BASE);
-    let abs = env.project.join("a.txt");
+    let (env, fake, abs) = project_with_a();
     fake.push_sse(response(
         "",
         "Edited.",
