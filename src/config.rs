@@ -2,6 +2,7 @@
 //! global state (`~/.bb7/state.json`).
 
 pub mod keys;
+pub mod mcp;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -108,6 +109,9 @@ pub struct Config {
     /// Whether the first rules file found is used or every one (default
     /// [`RulesMode::First`]).
     pub rules_mode: RulesMode,
+    /// MCP servers whose resources and prompts the user may attach, by name
+    /// (`config::mcp`, docs/PROTOCOL.md "MCP resources and prompts").
+    pub mcp_servers: BTreeMap<String, mcp::McpServerSpec>,
 }
 
 /// Which of the rules files found are included (`rules_mode` in the config).

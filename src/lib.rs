@@ -15,6 +15,7 @@ pub mod edit;
 pub mod error;
 pub mod filecache;
 pub mod llm;
+pub mod mcp;
 pub mod output;
 pub mod project;
 pub mod prompt;

@@ -14,7 +14,7 @@ const FLOORS: &[&[&str]] = &[
     &["chat"],
     &["context", "recovery"],
     &["edit", "apply", "output", "review"],
-    &["llm", "tools", "prompt"],
+    &["llm", "tools", "prompt", "mcp"],
     &["protocol"],
     &["turn"],
     &["server"],
