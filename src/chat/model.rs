@@ -138,6 +138,9 @@ pub enum AttachKind {
     /// An image file (`context_add` of a PNG, JPEG, GIF or WebP file), its bytes as
     /// base64 in the snapshot; not a kind `context_attach` takes.
     Image,
+    /// A resource read from an MCP server (`mcp_resource_attach`), with `server`,
+    /// `uri` and `mime` in `meta`; not a kind `context_attach` takes.
+    McpResource,
 }
 
 impl AttachKind {
@@ -175,6 +178,7 @@ impl AttachKind {
             AttachKind::Terminal => "terminal",
             AttachKind::Text => "text",
             AttachKind::Image => "image",
+            AttachKind::McpResource => "mcp_resource",
         }
     }
 }

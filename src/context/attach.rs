@@ -46,6 +46,18 @@ pub fn path_of(kind: AttachKind, name: &str) -> String {
     format!("{}:{name}", kind.as_str())
 }
 
+/// Whether `cf` is meant for the user alone (meta `audience` `user`, from an MCP
+/// server's `annotations.audience`): listed and kept, never sent to the model.
+pub fn is_user_only(cf: &ContextFile) -> bool {
+    cf.kind == Some(AttachKind::McpResource)
+        && cf
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("audience"))
+            .and_then(Value::as_str)
+            == Some("user")
+}
+
 /// Index of the attachment at `path`, if in context.
 pub fn find(chat: &Chat, path: &str) -> Option<usize> {
     chat.context_files

@@ -90,6 +90,11 @@ pub fn prompt_files(
         texts
     });
     for (cf, text) in chat.context_files.iter().zip(texts) {
+        // A resource its MCP server marks for the user alone is kept and shown in the
+        // context list, never sent (docs/PROTOCOL.md "MCP resources and prompts").
+        if crate::context::attach::is_user_only(cf) {
+            continue;
+        }
         snapshot.push(SnapshotRef {
             path: cf.path.clone(),
             file_id: cf.version.clone(),

@@ -141,6 +141,20 @@ macro_rules! action_table {
         EstimateTextTokens(EstimateTextTokens) = "estimate_text_tokens" -> TextTokenEstimate => estimate_text_tokens,
         /// Start the next request's context block anew from the current file versions.
         ChatCompact(NoParams) = "chat_compact" -> Ack => chat_compact,
+        /// The configured MCP servers (resources and prompts only).
+        McpServersList(NoParams) = "mcp_servers_list" -> McpServers => mcp_servers_list,
+        /// Allow (or stop allowing) the project's own MCP servers to start.
+        McpConsent(McpConsent) = "mcp_consent" -> Ack => mcp_consent,
+        /// MCP servers the editor supplies for this session.
+        McpServersAdd(McpServersAdd) = "mcp_servers_add" -> Ack => mcp_servers_add,
+        /// A server's resources and resource templates (`McpResources`, sent when read).
+        McpResourcesList(McpServerRef) = "mcp_resources_list" -> Deferred => mcp_resources_list(call),
+        /// Read a resource and attach it (`McpAttached`, sent when read).
+        McpResourceAttach(McpResourceAttach) = "mcp_resource_attach" -> Deferred => mcp_resource_attach(call),
+        /// The servers' prompts (`McpPrompts`, sent when read).
+        McpPromptsList(McpPromptsList) = "mcp_prompts_list" -> Deferred => mcp_prompts_list(call),
+        /// Render a prompt; its embedded resources are attached (`McpPrompt`).
+        McpPromptGet(McpPromptGet) = "mcp_prompt_get" -> Deferred => mcp_prompt_get(call),
         }
     };
 }

@@ -9,6 +9,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 pub use super::fields::{HunkSelection, LineNumber, NonEmpty, RequestId, Uint};
 
+mod mcp;
+pub use mcp::*;
+
 /// The parameters of an action that takes none (`ping`, `chat_get`, …); extra fields
 /// are ignored.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]

@@ -30,6 +30,7 @@ mod complete;
 mod estimate;
 mod files;
 mod fork;
+mod mcp;
 mod models;
 mod project;
 mod review;
@@ -38,6 +39,8 @@ mod send;
 mod table;
 mod tokens;
 mod trace;
+
+pub use mcp::McpDone;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -162,6 +165,8 @@ pub enum BackgroundResult {
         /// name is reported with it).
         request_id: Option<String>,
     },
+    /// An MCP server answered a read (`mcp_resource_attach`, `mcp_prompt_get`).
+    Mcp(Box<McpDone>),
 }
 
 /// A turn whose file calls were planned off the request loop, on its way back to it.
@@ -220,6 +225,8 @@ pub struct Session {
     /// The active chat was opened without its lock (`chat_select` with `read_only`):
     /// only actions that read it are served.
     read_only: bool,
+    /// The MCP servers, started on first use and stopped with the session.
+    mcp: mcp::McpState,
 }
 
 impl Default for Session {
@@ -259,6 +266,7 @@ impl Session {
             tracer: Default::default(),
             outbox: None,
             read_only: false,
+            mcp: Default::default(),
         }
     }
 

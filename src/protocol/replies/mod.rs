@@ -31,6 +31,7 @@ macro_rules! reply_types {
 
 mod chats;
 mod files;
+mod mcp;
 mod review;
 
 use std::borrow::Cow;
@@ -39,6 +40,7 @@ use serde::{Deserialize, Serialize};
 
 pub use chats::*;
 pub use files::*;
+pub use mcp::*;
 pub use review::*;
 
 use super::Encoded;

@@ -500,6 +500,7 @@ impl Session {
                 self.finish_turn(first, Some(repair), ctx)
             }
             BackgroundResult::Planned(planned) => self.finish_planned(*planned, ctx),
+            BackgroundResult::Mcp(done) => self.finish_mcp(*done, ctx),
             BackgroundResult::Title {
                 chat,
                 title,
