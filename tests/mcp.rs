@@ -87,7 +87,10 @@ fn resources_attach_and_send(server: &str, transport: &str, mcp: Value) {
     assert_eq!(entry["meta"]["mime"], "text/markdown");
     let snap = b.ok(json!({"action": "get_context_file", "path": tpath}));
     assert!(
-        snap["content"].as_str().unwrap().starts_with("Resource 3: "),
+        snap["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Resource 3: "),
         "{snap}"
     );
 
@@ -131,10 +134,21 @@ fn prompts_render_into_a_message_and_attach_their_embedded_resources() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["server"].as_str().unwrap().into(), p["name"].as_str().unwrap().into()))
+        .map(|p| {
+            (
+                p["server"].as_str().unwrap().into(),
+                p["name"].as_str().unwrap().into(),
+            )
+        })
         .collect();
-    assert!(names.contains(&("everything".into(), "args-prompt".into())), "{names:?}");
-    assert!(names.iter().all(|(s, _)| s == "everything"), "fs has no prompts: {names:?}");
+    assert!(
+        names.contains(&("everything".into(), "args-prompt".into())),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().all(|(s, _)| s == "everything"),
+        "fs has no prompts: {names:?}"
+    );
     let args = all["prompts"]
         .as_array()
         .unwrap()
@@ -154,7 +168,10 @@ fn prompts_render_into_a_message_and_attach_their_embedded_resources() {
     let p = b.ok(json!({"action": "mcp_prompt_get", "server": "everything",
                         "name": "resource-prompt",
                         "arguments": {"resourceType": "Text", "resourceId": "2"}}));
-    assert!(p["text"].as_str().unwrap().contains("resource with id: 2"), "{p}");
+    assert!(
+        p["text"].as_str().unwrap().contains("resource with id: 2"),
+        "{p}"
+    );
     let attached = p["attached"][0].as_str().unwrap();
     assert_eq!(
         attached,
@@ -165,7 +182,13 @@ fn prompts_render_into_a_message_and_attach_their_embedded_resources() {
 
     // A prompt the server does not have: its error, naming the server.
     let e = b.err(json!({"action": "mcp_prompt_get", "server": "everything", "name": "nope"}));
-    assert!(e["message"].as_str().unwrap().contains("MCP server everything"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("MCP server everything"),
+        "{e}"
+    );
 
     // The filesystem server offers tools only: no resources, no templates.
     let fs = b.ok(json!({"action": "mcp_resources_list", "server": "fs"}));
@@ -178,10 +201,19 @@ fn an_unknown_server_or_a_malformed_entry_is_a_clear_error() {
     let (env, _fake) = fake_env(json!({"mcp_servers": {"bad": {"url": "ftp://x"}}}));
     let (mut b, _id) = env.with_chat();
     let list = b.ok(json!({"action": "mcp_servers_list"}));
-    assert!(list["servers"][0]["error"].as_str().unwrap().contains("http"), "{list}");
+    assert!(
+        list["servers"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("http"),
+        "{list}"
+    );
     let e = b.err(json!({"action": "mcp_resources_list", "server": "nope"}));
     assert_eq!(e["code"], "not_found");
     assert!(e["message"].as_str().unwrap().contains("bad"), "{e}");
     let e = b.err(json!({"action": "mcp_resources_list", "server": "bad"}));
-    assert!(e["message"].as_str().unwrap().contains("MCP server bad"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("MCP server bad"),
+        "{e}"
+    );
 }

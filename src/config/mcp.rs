@@ -180,7 +180,8 @@ mod tests {
         let stdio: McpServerSpec =
             serde_json::from_str(r#"{"command":"npx","args":["-y","x"]}"#).unwrap();
         assert_eq!(stdio.transport(), Ok(Transport::Stdio));
-        let http: McpServerSpec = serde_json::from_str(r#"{"url":"http://127.0.0.1:1/mcp"}"#).unwrap();
+        let http: McpServerSpec =
+            serde_json::from_str(r#"{"url":"http://127.0.0.1:1/mcp"}"#).unwrap();
         assert_eq!(http.transport(), Ok(Transport::Http));
         assert!(McpServerSpec::default().transport().is_err());
         let sse: McpServerSpec =

@@ -100,7 +100,12 @@ pub enum Contents {
 /// The MIME types whose blobs are read as UTF-8 text: `text/*` and the structured
 /// text formats (JSON, XML, YAML, JavaScript, TOML, `+json`/`+xml` suffixes).
 fn is_textual(mime: &str) -> bool {
-    let m = mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let m = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     m.starts_with("text/")
         || m.ends_with("+json")
         || m.ends_with("+xml")
@@ -118,7 +123,14 @@ fn is_textual(mime: &str) -> bool {
 
 /// The four image types a model takes (as `context::image` does for files).
 fn image_mime(mime: &str) -> Option<&'static str> {
-    match mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase().as_str() {
+    match mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+        .as_str()
+    {
         "image/png" => Some("image/png"),
         "image/jpeg" | "image/jpg" => Some("image/jpeg"),
         "image/gif" => Some("image/gif"),
@@ -132,7 +144,10 @@ fn image_mime(mime: &str) -> Option<&'static str> {
 /// text is shown in terminals and editors and comes from a program bb7 does not
 /// control.
 pub fn clean(text: &str) -> String {
-    if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
         return text.to_owned();
     }
     text.replace("\r\n", "\n")
@@ -313,14 +328,26 @@ mod tests {
     #[test]
     fn blobs_text_images_and_binaries() {
         let blob = |mime: &str, bytes: &[u8]| {
-            ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), "x://a")
-                .with_mime_type(mime)
+            ResourceContents::blob(
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+                "x://a",
+            )
+            .with_mime_type(mime)
         };
-        assert!(matches!(from_read(blob("text/plain", b"hi")), Ok(Contents::Text { text, .. }) if text == "hi"));
-        assert!(matches!(from_read(blob("image/png", b"\x89PNG")), Ok(Contents::Image { .. })));
+        assert!(
+            matches!(from_read(blob("text/plain", b"hi")), Ok(Contents::Text { text, .. }) if text == "hi")
+        );
+        assert!(matches!(
+            from_read(blob("image/png", b"\x89PNG")),
+            Ok(Contents::Image { .. })
+        ));
         let e = from_read(blob("application/pdf", b"%PDF")).unwrap_err();
         assert!(e.contains("application/pdf"), "{e}");
-        assert!(from_read(blob("text/plain", b"\xff\xfe")).unwrap_err().contains("UTF-8"));
+        assert!(
+            from_read(blob("text/plain", b"\xff\xfe"))
+                .unwrap_err()
+                .contains("UTF-8")
+        );
         assert_eq!(clean("a\x1b[31mred\r\n"), "a\u{FFFD}[31mred\n");
     }
 }

@@ -220,8 +220,14 @@ impl Pool {
             .await
             .unwrap_or_default();
         Ok((
-            resources.into_iter().map(ResourceInfo::from_model).collect(),
-            templates.into_iter().map(TemplateInfo::from_model).collect(),
+            resources
+                .into_iter()
+                .map(ResourceInfo::from_model)
+                .collect(),
+            templates
+                .into_iter()
+                .map(TemplateInfo::from_model)
+                .collect(),
         ))
     }
 

@@ -50,7 +50,8 @@ pub fn filesystem(dir: &std::path::Path) -> Value {
 
 /// The `mcp_servers` entry of the fault server in `mode`, with `timeout_secs`.
 pub fn fault(mode: &str, timeout_secs: u64) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/fault_server.js");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/fault_server.js");
     json!({"command": "node", "args": [script, mode], "timeout_secs": timeout_secs})
 }
 
