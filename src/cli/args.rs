@@ -48,11 +48,11 @@ pub enum Command {
         #[arg(value_name = "ID|NAME")]
         which: String,
     },
-    /// Add files (or path:start:end sections) to the chat's context; a file already
-    /// there is refreshed from disk. --run, --git-diff and --diagnostics attach a
+    /// Add files (or path:start:end sections, or mcp:SERVER:URI resources of MCP
+    /// servers) to the chat's context; a file already there is refreshed from disk. --run, --git-diff and --diagnostics attach a
     /// read-only text instead (shown as KIND:NAME; `bb7 remove KIND:NAME` drops it).
     Add {
-        /// Files, or path:start:end for a section.
+        /// Files, path:start:end for a section, or mcp:SERVER:URI.
         #[arg(required_unless_present_any = ["run", "git_diff", "diagnostics"])]
         paths: Vec<String>,
         /// The model may read but not change them.
@@ -204,6 +204,14 @@ pub enum Command {
     },
     /// List recent chats with their cost.
     Log,
+    /// MCP servers' resources and prompts: `bb7 mcp list` shows them, `bb7 add
+    /// mcp:SERVER:URI` attaches a resource, `bb7 mcp allow` lets this project's own
+    /// servers start.
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        cmd: super::mcp::McpCommand,
+    },
     /// Run the eval task set per routing mode and print the metrics side by side
     /// (--replay DIR answers from recorded traces, --record DIR records them).
     Eval(super::eval::EvalArgs),

@@ -46,6 +46,8 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /run CMD          run CMD and attach its output and exit status
   /test CMD         run CMD and attach its output only when it fails
   /rules            the rules files (AGENTS.md, …) the model is given
+  /mcp              MCP resources and prompts (then Tab completes them);
+                    /add mcp:SERVER:URI, /mcp:SERVER:PROMPT name=value …
   /help             this text
 ";
 
@@ -81,6 +83,27 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         if text.is_empty() {
             continue;
         }
+        // MCP lines (`/mcp`, `/mcp:SERVER:PROMPT`, `/add mcp:…`): src/cli/mcp.rs.
+        let mut text = text.to_owned();
+        if let Some((done, rest)) = super::mcp::chat_line(s, &text).await {
+            let sent = match done {
+                Ok(super::mcp::ChatLine::Send(t)) => question(s, t, &mut sigint).await,
+                Ok(super::mcp::ChatLine::Completions(c)) => Ok(editor.set_mcp(c)),
+                Ok(super::mcp::ChatLine::Nothing) => Ok(()),
+                Err(f) => Err(f),
+            };
+            if let Err(f) = sent {
+                eprintln!(
+                    "{}",
+                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
+                );
+            }
+            if rest.is_empty() {
+                continue;
+            }
+            text = rest;
+        }
+        let text = text.as_str();
         let result = match text.strip_prefix('/') {
             Some(cmd) => match command(s, cmd).await {
                 Ok(Flow::Quit) => break,
@@ -313,12 +336,15 @@ enum Input {
 #[derive(Default)]
 struct ChatHelper {
     files: rustyline::completion::FilenameCompleter,
+    /// MCP resources and prompts `/mcp` loaded, for Tab.
+    mcp: Vec<String>,
 }
 
 /// Command names Tab completes.
 const COMMANDS: &[&str] = &[
     "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
     "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats", "/help", "/quit",
+    "/mcp",
 ];
 
 impl Validator for ChatHelper {
@@ -346,6 +372,16 @@ impl rustyline::completion::Completer for ChatHelper {
         _ctx: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Self::Candidate>)> {
         let typed = &line[..pos];
+        if let Some((start, found)) = super::mcp::complete(&self.mcp, typed) {
+            let pairs = found
+                .into_iter()
+                .map(|c| rustyline::completion::Pair {
+                    display: c.clone(),
+                    replacement: c,
+                })
+                .collect();
+            return Ok((start, pairs));
+        }
         if typed.starts_with('/') && !typed.contains(' ') {
             let names = COMMANDS
                 .iter()
@@ -438,6 +474,13 @@ impl LineReader {
                 }
             }
         });
+    }
+
+    /// Loads the MCP names Tab completes.
+    fn set_mcp(&mut self, names: Vec<String>) {
+        if let Some(h) = self.editor.as_mut().and_then(|e| e.helper_mut()) {
+            h.mcp = names;
+        }
     }
 
     /// Reads one entry; a continued line comes back with its `\` line ends removed.

@@ -10,6 +10,7 @@ mod client;
 mod context;
 pub mod eval;
 mod info;
+pub mod mcp;
 pub mod prompt;
 pub mod render;
 mod review;
@@ -170,7 +171,10 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     }
     // `init` refuses a directory without `.bb7/`; only `chats` and `models` fall back
     // to global-only mode (an empty root), as the reference plugin does.
-    let global_ok = matches!(cmd, Command::Chats | Command::Models { .. });
+    let global_ok = matches!(
+        cmd,
+        Command::Chats | Command::Models { .. } | Command::Mcp { .. }
+    );
     let init: Opened = match s
         .c
         .call(Action::Init(params::Init {
@@ -254,6 +258,11 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             if let Some(file) = diagnostics {
                 attach::add_diagnostics(s, &file).await?;
             }
+            let (resources, paths): (Vec<String>, Vec<String>) =
+                paths.into_iter().partition(|p| p.starts_with(mcp::PREFIX));
+            for r in &resources {
+                mcp::add(s, r).await?;
+            }
             if paths.is_empty() {
                 return Ok(());
             }
@@ -318,6 +327,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         } => info::models(s, refresh, reset_tools).await,
         Command::Show { last } => info::show(s, last).await,
         Command::Log => info::log(s).await,
+        Command::Mcp { cmd } => mcp::run(s, cmd).await,
         Command::Eval(_) => Ok(()),
         // `bb7 acp` is served by `main` (`acp::serve_stdio`), never as a command here.
         Command::Acp => Err(Failure::new(
