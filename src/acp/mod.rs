@@ -17,6 +17,7 @@
 mod changes;
 mod commands;
 mod context;
+mod mcp;
 mod prompt;
 mod replay;
 mod session;
@@ -45,6 +46,10 @@ fn initialize() -> InitializeResponse {
             AgentCapabilities::new()
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                // MCP servers for their resources and prompts (acp/mcp.rs).
+                .mcp_capabilities(
+                    agent_client_protocol::v1::schema::McpCapabilities::new().http(true),
+                )
                 .session_capabilities(
                     SessionCapabilities::new().list(SessionListCapabilities::new()),
                 ),

@@ -104,7 +104,10 @@ async fn run(
                 _ => return Err(invalid("unknown resource kind")),
             },
             ContentBlock::ResourceLink(l) if !is_file(&l.uri) => {
-                message.push_str(&format!(" {} ({})", l.name, l.uri));
+                // A resource an MCP server of the session lists is read and attached.
+                if !super::mcp::attach_link(c, &l.uri).await? {
+                    message.push_str(&format!(" {} ({})", l.name, l.uri));
+                }
             }
             ContentBlock::ResourceLink(l) => {
                 let (rel, range) = locate_uri(&sess.root, &l.uri)?;
@@ -128,6 +131,10 @@ async fn run(
     }
     for (kind, name, content) in attachments {
         attach(c, kind, name, content).await?;
+    }
+    // `/mcp:SERVER:PROMPT …`: the server's rendered prompt is the message.
+    if let Some(text) = super::mcp::render(c, message.trim()).await? {
+        message = text;
     }
     let trimmed = message.trim();
     if let Some(cmd) = trimmed.strip_prefix('/')

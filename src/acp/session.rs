@@ -100,6 +100,7 @@ pub(super) async fn new_session(
     let sess = register(st, created.id.into_owned(), root, c, cx).await;
     let options = config_options(&sess).await?;
     commands(&sess, cx);
+    super::mcp::start(&sess, &req.mcp_servers, command_list(), cx).await?;
     Ok(NewSessionResponse::new(sess.id.clone()).config_options(options))
 }
 
@@ -136,6 +137,7 @@ pub(super) async fn load_session(
     replay::replay(&sess, cx).await?;
     let options = config_options(&sess).await?;
     commands(&sess, cx);
+    super::mcp::start(&sess, &req.mcp_servers, command_list(), cx).await?;
     Ok(LoadSessionResponse::new().config_options(options))
 }
 
@@ -176,23 +178,27 @@ async fn register(
 
 /// The slash commands a prompt understands (`available_commands_update`).
 fn commands(sess: &Sess, cx: &Cx) {
+    let _ = cx.send_notification(SessionNotification::new(
+        sess.id.clone(),
+        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(command_list())),
+    ));
+}
+
+/// bb7's own slash commands (MCP prompts join them in acp/mcp.rs).
+fn command_list() -> Vec<AvailableCommand> {
     let input = |hint: &str| {
         Some(AvailableCommandInput::Unstructured(
             UnstructuredCommandInput::new(hint),
         ))
     };
-    let list = vec![
+    vec![
         AvailableCommand::new("add", "Add project files to the chat's context")
             .input(input("path ...")),
         AvailableCommand::new("drop", "Remove files from the chat's context")
             .input(input("path ...")),
         AvailableCommand::new("undo", "Roll back the last change bb7 applied in this chat"),
         AvailableCommand::new("tokens", "Show the tokens the next request will send"),
-    ];
-    let _ = cx.send_notification(SessionNotification::new(
-        sess.id.clone(),
-        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(list)),
-    ));
+    ]
 }
 
 /// The session's config options as they stand: model, retrieval tools, routing.
