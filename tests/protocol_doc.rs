@@ -114,6 +114,10 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
         "token counts come from the statuses",
     ),
     (
+        "mcp_servers_add",
+        "an editor's own MCP servers (ACP mcpServers); the plugin's come from the config",
+    ),
+    (
         "events_get",
         "the event trace is for postmortems, tools and tests; the plugin draws the stream",
     ),

@@ -232,6 +232,9 @@ function M.add(opts, readonly)
   if not ready() then
     return
   end
+  if require('bb7.mcp').handles(opts.args) then
+    return require('bb7.mcp').add(opts.args, function() render().refresh() end)
+  end
   if require('bb7.attach').handles(opts.args) then
     return require('bb7.attach').add(opts.args) and render().refresh()
   end
@@ -383,6 +386,10 @@ function M.send(text)
   if not text or vim.trim(text) == '' then
     return say('Nothing to send', levels.WARN)
   end
+  -- `/mcp:SERVER:PROMPT …`: the server renders the message (lua/bb7/mcp.lua).
+  if require('bb7.mcp').prompt(text, function(t) require('bb7.turn').send(t, chat_id) end) then
+    return 'mcp'
+  end
   return require('bb7.turn').send(text, chat_id)
 end
 
@@ -511,8 +518,8 @@ function M.register(entry)
   cmd('BB7Init', M.init_project, { desc = 'Initialize bb7 in the current directory' })
   cmd('BB7', M.toggle, { desc = 'Toggle the bb7 UI' })
   cmd('BB7NewChat', function(o) M.new_chat(o.args) end, { nargs = '?', desc = 'Start a new chat' })
-  local function add_forms(a, l) return require('bb7.attach').complete(a, l, files) end
-  cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '*', range = true, complete = add_forms, desc = 'Add a file, a section, diagnostics, quickfix, gitdiff [REV] or cmd <command> to context' })
+  local function add_forms(a, l) return vim.list_extend(require('bb7.mcp').complete(a, l), require('bb7.attach').complete(a, l, files)) end
+  cmd('BB7Add', function(o) M.add(o, false) end, { nargs = '*', range = true, complete = add_forms, desc = 'Add a file, a section, diagnostics, quickfix, gitdiff [REV], cmd <command> or mcp to context' })
   cmd('BB7AddReadonly', function(o) M.add(o, true) end, { nargs = '?', range = true, complete = files, desc = 'Add a file to context, read-only' })
   cmd('BB7Remove', M.remove, { nargs = '?', complete = files, desc = 'Remove a file from context' })
   cmd('BB7Model', M.choose_model, { desc = 'Choose the model of the active chat' })
