@@ -31,6 +31,7 @@ mod estimate;
 mod files;
 mod fork;
 mod mcp;
+mod mcp_state;
 mod models;
 mod project;
 mod review;
@@ -40,7 +41,7 @@ mod table;
 mod tokens;
 mod trace;
 
-pub use mcp::McpDone;
+pub use mcp_state::McpDone;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -226,7 +227,7 @@ pub struct Session {
     /// only actions that read it are served.
     read_only: bool,
     /// The MCP servers, started on first use and stopped with the session.
-    mcp: mcp::McpState,
+    mcp: mcp_state::McpState,
 }
 
 impl Default for Session {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::NonEmpty;
+use crate::protocol::fields::NonEmpty;
 use crate::config::mcp::McpServerSpec;
 
 /// `mcp_resources_list`, `mcp_prompts_list`: one server by its name.

@@ -3,49 +3,20 @@
 //! off the request loop (a server may take its whole timeout); what they bring back
 //! is stored by the loop ([`McpDone`]), which alone changes chat state.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use super::*;
 use crate::chat::model::AttachKind;
-use crate::config::mcp::{Consents, McpServerSpec, project_servers};
+use crate::config::mcp::{Consents, project_servers};
 use crate::context::{self, attach::Attached};
-use crate::mcp::{Contents, Origin, Pool, Rendered};
+use super::mcp_state::{McpDone, Read};
+use crate::mcp::{Contents, Origin, Pool};
 use crate::protocol::params;
 use crate::protocol::replies::{
     Ack, Deferred, McpAttached, McpPrompt, McpPrompts, McpResources, McpServers,
 };
-
-/// The session's MCP state: the pool (built on first use for the current project),
-/// and the servers the editor supplied.
-#[derive(Default)]
-pub struct McpState {
-    pool: Option<Arc<Pool>>,
-    /// The project root the pool was built for.
-    built_for: Option<PathBuf>,
-    /// What is wrong with the project's `.bb7/config.json`, if anything.
-    config_error: Option<String>,
-    client: BTreeMap<String, McpServerSpec>,
-}
-
-/// What a read brought back, on its way to the loop.
-pub struct McpDone {
-    chat: ChatKey,
-    request_id: Option<String>,
-    server: String,
-    what: Result<Read>,
-}
-
-enum Read {
-    Resource {
-        contents: Vec<Contents>,
-        user_only: bool,
-    },
-    Prompt(Rendered),
-}
 
 impl Session {
     /// The pool for the current project, built anew when the project changed.
