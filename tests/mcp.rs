@@ -217,3 +217,40 @@ fn an_unknown_server_or_a_malformed_entry_is_a_clear_error() {
         "{e}"
     );
 }
+
+#[test]
+fn an_attached_resource_is_counted_copied_to_a_new_chat_and_re_read() {
+    let (env, _fake) =
+        fake_env(json!({"mcp_servers": {"everything": mcp_support::everything_stdio()}}));
+    let (mut b, id) = env.with_chat();
+    let before = b.ok(json!({"action": "estimate_tokens"}));
+    let uri = "demo://resource/dynamic/text/4";
+    b.ok(json!({"action": "mcp_resource_attach", "server": "everything", "uri": uri}));
+    let after = b.ok(json!({"action": "estimate_tokens"}));
+    assert!(
+        after["context_files"].as_u64().unwrap() > before["context_files"].as_u64().unwrap(),
+        "{before} {after}"
+    );
+    let path = format!("mcp_resource:everything:{uri}");
+    let first = b.ok(json!({"action": "get_context_file", "path": path}));
+    // Adding it again reads it again: the everything server stamps each read with
+    // the time, so the snapshot is new unless the second fell in the same second.
+    let again = b.ok(json!({"action": "mcp_resource_attach", "server": "everything", "uri": uri}));
+    assert_eq!(again["paths"], json!([path]));
+    let ctx = b.ok(json!({"action": "context_list"}));
+    let same: Vec<&Value> = ctx["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == path)
+        .collect();
+    assert_eq!(same.len(), 1, "one entry, replaced: {ctx}");
+    assert!(first["content"].as_str().unwrap().starts_with("Resource 4: "));
+
+    let copy = b.ok(json!({"action": "chat_new_with_context", "source_chat_id": id}));
+    assert_ne!(copy["id"], id.as_str());
+    let ctx = b.ok(json!({"action": "context_list"}));
+    assert!(ctx.to_string().contains(&path), "the new chat has it: {ctx}");
+    let snap = b.ok(json!({"action": "get_context_file", "path": path}));
+    assert!(snap["content"].as_str().unwrap().starts_with("Resource 4: "));
+}
