@@ -245,12 +245,25 @@ fn an_attached_resource_is_counted_copied_to_a_new_chat_and_re_read() {
         .filter(|f| f["path"] == path)
         .collect();
     assert_eq!(same.len(), 1, "one entry, replaced: {ctx}");
-    assert!(first["content"].as_str().unwrap().starts_with("Resource 4: "));
+    assert!(
+        first["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Resource 4: ")
+    );
 
     let copy = b.ok(json!({"action": "chat_new_with_context", "source_chat_id": id}));
     assert_ne!(copy["id"], id.as_str());
     let ctx = b.ok(json!({"action": "context_list"}));
-    assert!(ctx.to_string().contains(&path), "the new chat has it: {ctx}");
+    assert!(
+        ctx.to_string().contains(&path),
+        "the new chat has it: {ctx}"
+    );
     let snap = b.ok(json!({"action": "get_context_file", "path": path}));
-    assert!(snap["content"].as_str().unwrap().starts_with("Resource 4: "));
+    assert!(
+        snap["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Resource 4: ")
+    );
 }

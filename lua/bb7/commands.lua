@@ -241,6 +241,9 @@ function M.add(opts, readonly)
   local row = (opts.args == nil or opts.args == '') and render().file_row()
   if row and not row.in_context then
     opts = { args = row.path }
+  elseif row and row.path:match('^mcp_resource:') then
+    -- An MCP resource is re-read from its server (lua/bb7/mcp.lua).
+    return require('bb7.mcp').add('mcp:' .. row.path:sub(#'mcp_resource:' + 1), function() render().refresh() end)
   elseif row then
     -- In the Files pane: the file under the cursor, updated from disk.
     local _, err = api.sync_context({ path = row.path, start_line = row.start_line, end_line = row.end_line })

@@ -157,16 +157,26 @@ function M.prompt(text, send)
   return true
 end
 
---- `/mcp:SERVER:PROMPT` completions for the Message pane (every server's prompts).
----@param on_list fun(items: string[])
-function M.prompt_names(on_list)
-  api.notify('mcp_prompts_list', {}, function(r)
-    local out = {}
-    for _, p in ipairs(r and r.prompts or {}) do
-      table.insert(out, '/mcp:' .. p.server .. ':' .. p.name)
+--- The Message pane's 'completefunc' (<C-x><C-u>): on a line that starts with
+--- `/mcp:`, every server's prompts as `/mcp:SERVER:PROMPT` with their arguments as
+--- the menu text. Asking starts the servers, so it waits for them (at most 30 s).
+---@param findstart integer
+---@param base string
+---@return integer|table
+function M.completefunc(findstart, base)
+  if findstart == 1 then
+    return vim.api.nvim_get_current_line():match('^/mcp') and 0 or -3
+  end
+  local r = require('bb7.client').request_sync('mcp_prompts_list', {}, 30000)
+  local out = {}
+  for _, p in ipairs(r and r.prompts or {}) do
+    local word = '/mcp:' .. p.server .. ':' .. p.name
+    if word:sub(1, #base) == base then
+      local args = vim.tbl_map(function(a) return a.name .. '=' end, p.arguments or {})
+      table.insert(out, { word = word, menu = table.concat(args, ' '), info = p.description })
     end
-    on_list(out)
-  end)
+  end
+  return out
 end
 
 return M

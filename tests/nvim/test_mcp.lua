@@ -50,6 +50,21 @@ test(':BB7Add mcp picks a server, then a resource or a template to fill in', fun
   vim.cmd('BB7Add mcp')
   H.wait(function() return H.note('Attached mcp_resource:everything:demo://resource/dynamic/text/5') end, 60000, 'the template attach')
 
+  -- :BB7Add on its row in the Files pane reads it again.
+  vim.cmd('BB7')
+  require('bb7.ui.layout').focus('files')
+  local rows = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+  local at
+  for i, l in ipairs(rows) do
+    if l:find('dynamic/text/5', 1, true) then
+      at = i
+    end
+  end
+  H.truthy(at, 'the row: ' .. vim.inspect(rows))
+  vim.api.nvim_win_set_cursor(0, { at, 0 })
+  H.notes = {}
+  vim.cmd('BB7Add')
+  H.wait(function() return H.note('Attached mcp_resource:everything:demo://resource/dynamic/text/5') end, 60000, 're-read from the row')
   vim.cmd('BB7Add mcp:everything:demo://resource/dynamic/text/7')
   H.wait(function() return H.note('Attached mcp_resource:everything:demo://resource/dynamic/text/7') end, 60000, 'a direct attach')
   vim.cmd('BB7Add mcp:everything:demo://nothing')
@@ -61,6 +76,18 @@ test('a /mcp: message is rendered by its server and sent', function()
   H.project({}, { mcp_servers = { everything = everything() } })
   vim.cmd('BB7Init')
   vim.cmd('BB7NewChat')
+  -- The Message pane completes the prompts (<C-x><C-u>).
+  vim.cmd('BB7')
+  local input = require('bb7.ui.layout').buf('input')
+  H.eq(vim.bo[input].completefunc, "v:lua.require'bb7.mcp'.completefunc", 'completefunc set')
+  local mcp = require('bb7.mcp')
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(input))
+  vim.api.nvim_buf_set_lines(input, 0, -1, false, { '/mcp:every' })
+  H.eq(mcp.completefunc(1, ''), 0, 'completes from the line start')
+  local words = vim.tbl_map(function(i) return i.word end, mcp.completefunc(0, '/mcp:everything:args'))
+  H.eq(words, { '/mcp:everything:args-prompt' }, 'the prompt')
+  vim.api.nvim_buf_set_lines(input, 0, -1, false, { 'hello' })
+  H.eq(mcp.completefunc(1, ''), -3, 'nothing on another line')
   H.script({ text = 'Cold.' })
   require('bb7.commands').send('/mcp:everything:args-prompt city=Oslo')
   H.wait(function() return #H.requests() == 1 end, 60000, 'the send')

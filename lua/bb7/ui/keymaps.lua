@@ -268,6 +268,8 @@ function M.attach()
   end
   local input = layout().buf('input')
   vim.keymap.set('i', config.get().send_key, send_input, { buffer = input, desc = 'bb7: send' })
+  -- <C-x><C-u> completes `/mcp:SERVER:PROMPT` (lua/bb7/mcp.lua).
+  vim.bo[input].completefunc = "v:lua.require'bb7.mcp'.completefunc"
   -- <C-c> cancels from insert mode too; with nothing to cancel it leaves insert mode
   -- as it would anywhere.
   vim.keymap.set('i', '<C-c>', function()

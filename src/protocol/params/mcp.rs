@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::fields::NonEmpty;
 use crate::config::mcp::McpServerSpec;
+use crate::protocol::fields::NonEmpty;
 
 /// `mcp_resources_list`, `mcp_prompts_list`: one server by its name.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
+use super::mcp_state::{McpDone, Read};
 use super::*;
 use crate::chat::model::AttachKind;
 use crate::config::mcp::{Consents, project_servers};
 use crate::context::{self, attach::Attached};
-use super::mcp_state::{McpDone, Read};
 use crate::mcp::{Contents, Origin, Pool};
 use crate::protocol::params;
 use crate::protocol::replies::{

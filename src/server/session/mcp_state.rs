@@ -37,4 +37,3 @@ pub(super) enum Read {
     },
     Prompt(Rendered),
 }
-
