@@ -88,7 +88,10 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         if let Some((done, rest)) = super::mcp::chat_line(s, &text).await {
             let sent = match done {
                 Ok(super::mcp::ChatLine::Send(t)) => question(s, t, &mut sigint).await,
-                Ok(super::mcp::ChatLine::Completions(c)) => Ok(editor.set_mcp(c)),
+                Ok(super::mcp::ChatLine::Completions(c)) => {
+                    editor.set_mcp(c);
+                    Ok(())
+                }
                 Ok(super::mcp::ChatLine::Nothing) => Ok(()),
                 Err(f) => Err(f),
             };

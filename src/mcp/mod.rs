@@ -273,10 +273,10 @@ impl Pool {
     /// `name`'s prompts (none for a server without the prompts capability).
     pub async fn prompts(&self, name: &str) -> Result<Vec<PromptInfo>> {
         let (client, _) = self.client(name).await?;
-        if !client
+        let has = client
             .peer_info()
-            .is_some_and(|i| i.capabilities.prompts.is_some())
-        {
+            .is_some_and(|i| i.capabilities.prompts.is_some());
+        if !has {
             return Ok(Vec::new());
         }
         let prompts = self

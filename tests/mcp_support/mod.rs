@@ -70,7 +70,7 @@ impl HttpServer {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new("node")
+        let mut child = Command::new("node")
             .arg(package("server-everything"))
             .arg("streamableHttp")
             .env("PORT", port.to_string())
@@ -88,6 +88,8 @@ impl HttpServer {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("the everything server did not listen on port {port}");
     }
 }
