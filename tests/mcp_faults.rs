@@ -156,3 +156,25 @@ fn project_servers_start_only_once_the_project_is_allowed() {
     let list = b.ok(json!({"action": "mcp_servers_list"}));
     assert_eq!(list["consent_needed"], true, "{list}");
 }
+
+#[test]
+fn servers_stop_with_bb7() {
+    let (env, _fake) = fake_env(json!({}));
+    let pidfile = env.home.join("mcp.pid");
+    let mut spec = mcp_support::fault("stubborn", 30);
+    spec["env"] = json!({"MCP_PIDFILE": pidfile});
+    env.write_config(json!({"api_key": "k", "mcp_servers": {"s": spec}}));
+    let (mut b, _id) = env.with_chat();
+    b.ok(json!({"action": "mcp_resources_list", "server": "s"}));
+    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().parse().unwrap();
+    let alive = || unsafe { libc::kill(pid, 0) } == 0;
+    assert!(alive());
+    b.close();
+    // A hang guard, counted in polls: the kill is sent as bb7 ends.
+    let mut polls = 0;
+    while alive() {
+        polls += 1;
+        assert!(polls < 1000, "MCP server {pid} outlived bb7");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -58,11 +58,34 @@ pub struct ServerInfo {
 
 type Client = RunningService<RoleClient, ()>;
 
+/// A running server: its client, and for a child process its process group.
+struct Conn {
+    client: Arc<Client>,
+    group: Option<u32>,
+}
+
+impl Conn {
+    /// Ends the server's process group (a launcher such as `npx` and the server it
+    /// started), SIGTERM as a shell's job control would. The SDK kills its own child
+    /// when the transport drops, but only as a task of a runtime that may be ending,
+    /// and never the child's children.
+    fn stop(&self) {
+        if let Some(pgid) = self.group.and_then(|g| i32::try_from(g).ok())
+            && pgid > 0
+        {
+            // SAFETY: kill(2) with a negative pid signals that process group only.
+            unsafe {
+                libc::kill(-pgid, libc::SIGTERM);
+            }
+        }
+    }
+}
+
 struct Slot {
     spec: McpServerSpec,
     origin: Origin,
     allowed: bool,
-    conn: Arc<tokio::sync::Mutex<Option<Arc<Client>>>>,
+    conn: Arc<tokio::sync::Mutex<Option<Conn>>>,
 }
 
 /// One session's MCP servers (see the module's comment).
@@ -109,7 +132,7 @@ impl Pool {
                 let running = s
                     .conn
                     .try_lock()
-                    .map(|c| c.as_ref().is_some_and(|c| !c.is_closed()))
+                    .map(|c| c.as_ref().is_some_and(|c| !c.client.is_closed()))
                     .unwrap_or(true);
                 ServerInfo {
                     name: name.clone(),
@@ -152,10 +175,12 @@ impl Pool {
         let slot = self.slot(name)?;
         let timeout = slot.spec.timeout();
         let mut conn = slot.conn.lock().await;
-        if let Some(c) = conn.as_ref().filter(|c| !c.is_closed()) {
-            return Ok((c.clone(), timeout));
+        if let Some(c) = conn.as_ref().filter(|c| !c.client.is_closed()) {
+            return Ok((c.client.clone(), timeout));
         }
-        *conn = None;
+        if let Some(old) = conn.take() {
+            old.stop();
+        }
         let started = tokio::time::timeout(timeout, start(name, &slot.spec))
             .await
             .map_err(|_| {
@@ -164,9 +189,13 @@ impl Pool {
                     format!("did not start within {} s", timeout.as_secs()),
                 )
             })??;
-        let c = Arc::new(started);
-        *conn = Some(c.clone());
-        Ok((c, timeout))
+        let (client, group) = started;
+        let client = Arc::new(client);
+        *conn = Some(Conn {
+            client: client.clone(),
+            group,
+        });
+        Ok((client, timeout))
     }
 
     /// Runs `request` against `name` within its timeout; on failure the connection is
@@ -190,8 +219,10 @@ impl Pool {
                 format!("{what} got no answer within {} s", timeout.as_secs()),
             ),
         };
-        if let Ok(slot) = self.slot(name) {
-            *slot.conn.lock().await = None;
+        if let Ok(slot) = self.slot(name)
+            && let Some(old) = slot.conn.lock().await.take()
+        {
+            old.stop();
         }
         Err(err)
     }
@@ -314,8 +345,23 @@ impl Pool {
     }
 }
 
-/// Starts server `name` and completes the MCP handshake.
-async fn start(name: &str, spec: &McpServerSpec) -> Result<Client> {
+impl Drop for Pool {
+    /// Stops every server still running (the session ends, or its project changed).
+    fn drop(&mut self) {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        for slot in slots.values() {
+            if let Ok(conn) = slot.conn.try_lock()
+                && let Some(c) = conn.as_ref()
+            {
+                c.stop();
+            }
+        }
+    }
+}
+
+/// Starts server `name` and completes the MCP handshake; the client, and the process
+/// group of a child process.
+async fn start(name: &str, spec: &McpServerSpec) -> Result<(Client, Option<u32>)> {
     let transport = spec
         .transport()
         .map_err(|e| Error::invalid(format!("MCP server {name}: {e}")))?;
@@ -323,15 +369,25 @@ async fn start(name: &str, spec: &McpServerSpec) -> Result<Client> {
         Transport::Stdio => {
             let program = spec.command.as_deref().unwrap_or_default();
             let mut cmd = tokio::process::Command::new(program);
-            cmd.args(&spec.args).envs(&spec.env);
+            // Its own process group: a terminal's Ctrl-C is bb7's to handle, and
+            // stopping the server stops what it started ([`Conn::stop`]).
+            cmd.args(&spec.args).envs(&spec.env).process_group(0);
             let (proc, _) = rmcp::transport::TokioChildProcess::builder(cmd)
                 // A server's log is not bb7's: stdout is the protocol, stderr dropped.
                 .stderr(std::process::Stdio::null())
                 .spawn()
                 .map_err(|e| failed(name, format!("cannot start {program}: {e}")))?;
-            ().serve(proc)
-                .await
-                .map_err(|e| failed(name, format!("no MCP handshake: {e}")))
+            let group = proc.id();
+            let client = ().serve(proc).await.map_err(|e| {
+                if let Some(pgid) = group.and_then(|g| i32::try_from(g).ok()) {
+                    // SAFETY: kill(2) with a negative pid signals that group only.
+                    unsafe {
+                        libc::kill(-pgid, libc::SIGTERM);
+                    }
+                }
+                failed(name, format!("no MCP handshake: {e}"))
+            })?;
+            Ok((client, group))
         }
         Transport::Http => {
             use rmcp::transport::StreamableHttpClientTransport;
@@ -350,9 +406,11 @@ async fn start(name: &str, spec: &McpServerSpec) -> Result<Client> {
             let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
             let transport =
                 StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-            ().serve(transport)
+            let client = ()
+                .serve(transport)
                 .await
-                .map_err(|e| failed(name, format!("no MCP handshake at {url}: {e}")))
+                .map_err(|e| failed(name, format!("no MCP handshake at {url}: {e}")))?;
+            Ok((client, None))
         }
     }
 }
