@@ -101,13 +101,13 @@ fn chat_lists_completes_attaches_and_sends_prompts() {
     t.expect(&format!("bb7: attached mcp_resource:everything:{DOC}"));
     t.expect("bb7> ");
     fake.push_sse(response("", "Sunny.", vec![]));
-    t.type_keys("/mcp:everything:args-prompt city=Paris\r");
+    t.type_keys("/mcp:everything:args-prompt city=\"New York\"\r");
     t.expect("Sunny.");
     t.expect("bb7> ");
     t.type_keys("\x04");
     t.wait();
     let user = user_text(&fake, 0);
-    assert!(user.contains("What's weather in Paris?"), "{user}");
+    assert!(user.contains("What's weather in New York?"), "{user}");
     assert!(
         user.contains(&format!("name=\"everything:{DOC}\"")),
         "{user}"

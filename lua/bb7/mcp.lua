@@ -142,6 +142,11 @@ function M.prompt(text, send)
     return false
   end
   local arguments = vim.empty_dict()
+  -- name=value, or name="value with blanks".
+  rest = rest:gsub('([^%s=]+)="([^"]*)"', function(k, v)
+    arguments[k] = v
+    return ''
+  end)
   for k, v in rest:gmatch('([^%s=]+)=(%S+)') do
     arguments[k] = v
   end

@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionUpdate, UnstructuredCommandInput,
 };
 
-use super::state::{Cx, Sess, rpc};
+use super::state::{Cx, Sess, invalid, rpc};
 use crate::cli::Client;
 use crate::config::mcp::McpServerSpec;
 use crate::protocol::action::Action;
@@ -126,22 +126,15 @@ pub(super) async fn start(
 /// A prompt's text `/mcp:SERVER:PROMPT name=value …` rendered by its server (its
 /// embedded resources attached); `None` when the text is no such command.
 pub(super) async fn render(c: &mut Client, text: &str) -> Result<Option<String>, RpcError> {
-    let Some(rest) = text.strip_prefix("/mcp:") else {
+    let Some(line) = crate::cli::mcp::parse_prompt_line(text) else {
         return Ok(None);
     };
-    let mut words = rest.split_whitespace();
-    let Some((server, name)) = words.next().and_then(|h| h.split_once(':')) else {
-        return Ok(None);
-    };
-    let arguments = words
-        .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let line = line.map_err(invalid)?;
     let r: McpPrompt = c
         .call(Action::McpPromptGet(params::McpPromptGet {
-            server: NonEmpty(server.to_owned()),
-            name: NonEmpty(name.to_owned()),
-            arguments,
+            server: NonEmpty(line.server),
+            name: NonEmpty(line.name),
+            arguments: line.arguments,
         }))
         .await
         .map_err(rpc)?;

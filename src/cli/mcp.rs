@@ -155,23 +155,67 @@ pub(super) async fn add(s: &mut Session, text: &str) -> Res<()> {
     Ok(())
 }
 
+/// A prompt command line, `/mcp:SERVER:PROMPT name=value name="two words" …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptLine {
+    /// The server's name.
+    pub server: String,
+    /// The prompt's name.
+    pub name: String,
+    /// The arguments, name → value (a value in double quotes may hold blanks).
+    pub arguments: BTreeMap<String, String>,
+}
+
+/// Reads a prompt command line. `None`: the text does not start with
+/// `/mcp:SERVER:PROMPT`. Errors: a word after it that is not `name=value`, or an
+/// unclosed quote.
+pub fn parse_prompt_line(text: &str) -> Option<Result<PromptLine, String>> {
+    let rest = text.trim().strip_prefix("/mcp:")?;
+    let (head, mut args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let (server, name) = head.split_once(':')?;
+    if server.is_empty() || name.is_empty() {
+        return None;
+    }
+    let mut arguments = BTreeMap::new();
+    loop {
+        args = args.trim_start();
+        if args.is_empty() {
+            break;
+        }
+        let Some((key, after)) = args.split_once('=') else {
+            return Some(Err(format!("{args}: prompt arguments are name=value")));
+        };
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return Some(Err(format!("{key}: prompt arguments are name=value")));
+        }
+        let (value, next) = match after.strip_prefix('"') {
+            Some(quoted) => match quoted.split_once('"') {
+                Some((v, next)) => (v, next),
+                None => return Some(Err(format!("{key}: the quote is not closed"))),
+            },
+            None => after.split_once(char::is_whitespace).unwrap_or((after, "")),
+        };
+        arguments.insert(key.to_owned(), value.to_owned());
+        args = next;
+    }
+    Some(Ok(PromptLine {
+        server: server.to_owned(),
+        name: name.to_owned(),
+        arguments,
+    }))
+}
+
 /// `/mcp:SERVER:PROMPT name=value …`: renders the prompt (its embedded resources are
 /// attached) and returns the text to send as the user's message.
 pub(super) async fn prompt(s: &mut Session, line: &str) -> Res<String> {
-    let mut words = line.split_whitespace();
-    let head = words.next().unwrap_or("");
-    let (server, name) = head
-        .strip_prefix("/mcp:")
-        .and_then(|r| r.split_once(':'))
-        .filter(|(s, n)| !s.is_empty() && !n.is_empty())
-        .ok_or_else(|| Failure::new("expected /mcp:SERVER:PROMPT name=value …"))?;
-    let mut arguments = BTreeMap::new();
-    for w in words {
-        let (k, v) = w
-            .split_once('=')
-            .ok_or_else(|| Failure::new(format!("{w}: prompt arguments are name=value")))?;
-        arguments.insert(k.to_owned(), v.to_owned());
-    }
+    let PromptLine {
+        server,
+        name,
+        arguments,
+    } = parse_prompt_line(line)
+        .ok_or_else(|| Failure::new("expected /mcp:SERVER:PROMPT name=value …"))?
+        .map_err(Failure::new)?;
+    let (server, name) = (server.as_str(), name.as_str());
     s.ensure_chat().await?;
     let r: McpPrompt =
         s.c.call(Action::McpPromptGet(params::McpPromptGet {
@@ -294,4 +338,23 @@ pub(super) fn complete(candidates: &[String], typed: &str) -> Option<(usize, Vec
         .cloned()
         .collect();
     Some((start, found))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_lines() {
+        let l = parse_prompt_line(r#"/mcp:docs:review focus="error handling" depth=2"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!((l.server.as_str(), l.name.as_str()), ("docs", "review"));
+        assert_eq!(l.arguments["focus"], "error handling");
+        assert_eq!(l.arguments["depth"], "2");
+        assert!(parse_prompt_line("/mcp:docs").is_none());
+        assert!(parse_prompt_line("hello").is_none());
+        assert!(parse_prompt_line("/mcp:a:b oops").unwrap().is_err());
+        assert!(parse_prompt_line(r#"/mcp:a:b k="open"#).unwrap().is_err());
+    }
 }
