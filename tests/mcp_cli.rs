@@ -113,3 +113,19 @@ fn chat_lists_completes_attaches_and_sends_prompts() {
         "{user}"
     );
 }
+
+#[test]
+fn a_streamable_http_server_through_the_command_line() {
+    let http = mcp_support::HttpServer::everything();
+    let (env, _fake) = fake_env(json!({"mcp_servers": {"remote": {"url": http.url}}}));
+    project_with(&env, &[("a.txt", "alpha\n")]);
+    let list = stdout(&ok(&env, &["mcp", "list"]));
+    assert!(list.contains("remote (http)"), "{list}");
+    assert!(list.contains(&format!("mcp:remote:{DOC}")), "{list}");
+    let o = ok(&env, &["add", "mcp:remote:demo://resource/dynamic/text/9"]);
+    assert!(
+        stderr(&o).contains("bb7: attached mcp_resource:remote:demo://resource/dynamic/text/9"),
+        "{}",
+        stderr(&o)
+    );
+}
