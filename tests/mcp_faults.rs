@@ -94,6 +94,13 @@ fn hostile_contents_are_capped_cleaned_refused_or_kept_from_the_model() {
         "listed for the user"
     );
 
+    // Images: one for the model, one for the user alone.
+    let shot = b.ok(json!({"action": "mcp_resource_attach", "server": "h", "uri": "fault://shot"}));
+    assert_eq!(shot["paths"], json!(["image:mcp:h:fault://shot"]));
+    let private = b
+        .ok(json!({"action": "mcp_resource_attach", "server": "h", "uri": "fault://private-shot"}));
+    assert_eq!(private["user_only"], true);
+
     let e = b.err(json!({"action": "mcp_resource_attach", "server": "h", "uri": "fault://none"}));
     assert!(message(&e).contains("Resource not found"), "{e}");
 
@@ -108,6 +115,18 @@ fn hostile_contents_are_capped_cleaned_refused_or_kept_from_the_model() {
     assert!(
         !sent.contains("USER-ONLY-NOTE"),
         "a resource for the user alone never reaches the model"
+    );
+    let body = fake.chat_bodies()[0].to_string();
+    assert_eq!(
+        body.matches("data:image/png;base64,").count(),
+        1,
+        "only the image for the model is sent"
+    );
+    assert!(
+        sent.contains("fault://shot")
+            && !sent.contains("private-shot")
+            && !sent.contains("fault://secret"),
+        "{sent}"
     );
 }
 

@@ -49,13 +49,21 @@ pub fn path_of(kind: AttachKind, name: &str) -> String {
 /// Whether `cf` is meant for the user alone (meta `audience` `user`, from an MCP
 /// server's `annotations.audience`): listed and kept, never sent to the model.
 pub fn is_user_only(cf: &ContextFile) -> bool {
-    cf.kind == Some(AttachKind::McpResource)
+    matches!(cf.kind, Some(AttachKind::McpResource | AttachKind::Image))
         && cf
             .meta
             .as_ref()
             .and_then(|m| m.get("audience"))
             .and_then(Value::as_str)
             == Some("user")
+}
+
+/// Marks the event of a user-only entry (`audience` `user`): the request's history
+/// leaves it out, as it leaves the entry out.
+fn mark_user_only(part: &mut Part, cf: &ContextFile) {
+    if is_user_only(cf) {
+        part.extra.insert("audience".into(), Value::from("user"));
+    }
 }
 
 /// Index of the attachment at `path`, if in context.
@@ -217,13 +225,12 @@ pub(super) fn put(
         None => None,
     };
     files.write_snapshot(&cf, text)?;
-    push_event(
-        chat,
-        Part {
-            prev_version: prev,
-            ..event_for("UserAttach", &cf)
-        },
-    );
+    let mut part = Part {
+        prev_version: prev,
+        ..event_for("UserAttach", &cf)
+    };
+    mark_user_only(&mut part, &cf);
+    push_event(chat, part);
     chat.context_files.push(cf);
     Ok(attached)
 }
@@ -234,7 +241,9 @@ pub fn remove(chat: &mut Chat, files: ChatFiles, path: &str) -> Result<()> {
     let i = find(chat, path).ok_or_else(|| Error::not_found(super::FILE_NOT_FOUND))?;
     let cf = chat.context_files.remove(i);
     fsutil::remove_file_if_exists(&files.snapshot_path(&cf)?)?;
-    push_event(chat, event_for("UserRemoveAttachment", &cf));
+    let mut part = event_for("UserRemoveAttachment", &cf);
+    mark_user_only(&mut part, &cf);
+    push_event(chat, part);
     Ok(())
 }
 

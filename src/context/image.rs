@@ -135,6 +135,18 @@ pub fn entry_media_type(cf: &ContextFile) -> &str {
 /// Errors: the bytes are not a PNG, JPEG, GIF or WebP image, or larger than
 /// [`MAX_IMAGE_BYTES`].
 pub fn add(chat: &mut Chat, files: ChatFiles, rel: &str, bytes: &[u8]) -> Result<Attached> {
+    add_with(chat, files, rel, bytes, Map::new())
+}
+
+/// [`add`] with `extra` meta entries after the image's own (an MCP resource's
+/// `server`, `uri`, `audience`). Errors: as [`add`].
+pub fn add_with(
+    chat: &mut Chat,
+    files: ChatFiles,
+    rel: &str,
+    bytes: &[u8],
+    extra: Map<String, Value>,
+) -> Result<Attached> {
     let media_type = sniff(bytes).ok_or_else(|| {
         Error::invalid(format!(
             "{rel} is not a PNG, JPEG, GIF or WebP image (its bytes say otherwise)"
@@ -156,6 +168,7 @@ pub fn add(chat: &mut Chat, files: ChatFiles, rel: &str, bytes: &[u8]) -> Result
         meta.insert("height".into(), json!(h));
     }
     meta.insert("tokens".into(), json!(tokens(size)));
+    meta.extend(extra);
     let text = base64::engine::general_purpose::STANDARD.encode(bytes);
     let path = attach::path_of(AttachKind::Image, rel);
     let cf = ContextFile {

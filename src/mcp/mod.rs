@@ -23,6 +23,9 @@ pub use content::{Contents, PromptInfo, Rendered, ResourceInfo, TemplateInfo};
 use crate::config::mcp::{McpServerSpec, Transport};
 use crate::error::{Error, ErrorCode, Result};
 
+/// The most contents one read attaches (a resource may have several parts).
+pub const MAX_CONTENTS: usize = 32;
+
 /// Where a server's entry came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -274,7 +277,9 @@ impl Pool {
             .await?;
         let mut out = Vec::new();
         let mut refused = Vec::new();
-        for c in result.contents {
+        // One read is one resource: a server that answers with more parts than a
+        // directory listing needs is cut rather than flooding the context.
+        for c in result.contents.into_iter().take(MAX_CONTENTS) {
             match content::from_read(c) {
                 Ok(c) => out.push(c),
                 Err(e) => refused.push(e),

@@ -614,6 +614,9 @@ fn message_block(m: &Message) -> String {
                     attr(p.content.as_deref().unwrap_or(""))
                 );
             }
+            // An MCP resource for the user alone is never shown, nor its coming and
+            // going (context::attach::is_user_only).
+            "context_event" if p.extra.get("audience").and_then(Value::as_str) == Some("user") => {}
             "context_event" => events.push_str(&context_event(p)),
             _ => {}
         }

@@ -281,7 +281,15 @@ impl Session {
             }
             Contents::Image { uri, bytes, .. } => {
                 let label = format!("mcp:{server}:{uri}");
-                self.mutate(|chat, files, _| context::image::add(chat, files, &label, &bytes))
+                let mut meta = Map::new();
+                meta.insert("server".into(), json!(server));
+                meta.insert("uri".into(), json!(uri));
+                if user_only {
+                    meta.insert("audience".into(), Value::from("user"));
+                }
+                self.mutate(|chat, files, _| {
+                    context::image::add_with(chat, files, &label, &bytes, meta)
+                })
             }
         }
     }
