@@ -129,3 +129,25 @@ fn a_streamable_http_server_through_the_command_line() {
         stderr(&o)
     );
 }
+
+#[test]
+fn bb7_add_mcp_is_served_by_the_editor_holding_the_chat() {
+    let (env, _fake) =
+        fake_env(json!({"mcp_servers": {"everything": mcp_support::everything_stdio()}}));
+    let (mut editor, _id) = env.with_chat();
+    let o = ok(&env, &["add", &format!("mcp:everything:{DOC}")]);
+    assert!(
+        stderr(&o).contains(&format!("bb7: attached mcp_resource:everything:{DOC}")),
+        "{}",
+        stderr(&o)
+    );
+    // The holder's own context has it: its session read the resource.
+    let ctx = editor.ok(json!({"action": "context_list"}));
+    assert!(
+        ctx.to_string()
+            .contains(&format!("mcp_resource:everything:{DOC}")),
+        "{ctx}"
+    );
+    let list = stdout(&ok(&env, &["mcp", "list"]));
+    assert!(list.contains(DOC), "{list}");
+}
