@@ -7,6 +7,7 @@ use agent_client_protocol::v1::schema::ClientCapabilities;
 use super::context::{ContextItem, add_context, locate_uri, read_text};
 use super::state::{Cx, Sess, rpc};
 use crate::cli::Client;
+use crate::apply::checkpoint::Checkpoint;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, NonEmpty};
 use crate::protocol::replies::{Ack, Checkpoints, RollbackResult, TokenEstimate};
@@ -56,38 +57,7 @@ pub(super) async fn command(
                 done.join(", ")
             )))
         }
-        "undo" => {
-            let list: Checkpoints = c
-                .call(Action::CheckpointList(params::CheckpointList {
-                    chat_id: Some(sess.id.clone()),
-                }))
-                .await
-                .map_err(rpc)?;
-            let Some(last) = list.checkpoints.last() else {
-                return Ok(Some(
-                    "Nothing to undo: bb7 applied no change in this chat".into(),
-                ));
-            };
-            let r: RollbackResult = c
-                .call(Action::CheckpointRollback(params::CheckpointRollback {
-                    checkpoint_id: NonEmpty(last.checkpoint_id.to_string()),
-                    mode: "hard_all".into(),
-                    force: None,
-                    hunk_ids: None,
-                }))
-                .await
-                .map_err(rpc)?;
-            let lines: Vec<String> = r
-                .files
-                .iter()
-                .map(|f| match (&f.restored, &f.reason) {
-                    (true, _) => format!("restored {}", f.path),
-                    (false, Some(why)) => format!("{}: {why}", f.path),
-                    (false, None) => format!("{}: not restored", f.path),
-                })
-                .collect();
-            Ok(Some(format!("Rolled back: {}", lines.join("; "))))
-        }
+        "undo" => undo(sess, c).await.map(Some),
         "tokens" => {
             let e: TokenEstimate = c
                 .call(Action::EstimateTokens(params::EstimateTokens {
@@ -107,4 +77,72 @@ pub(super) async fn command(
         }
         _ => Ok(None),
     }
+}
+
+/// `/undo`: rolls back the chat's newest apply that no rollback undid yet
+/// (`checkpoint::last_undoable`), so a second `/undo` undoes the apply before it and
+/// never re-applies the first. A file changed since the apply is left alone and named;
+/// when no file could be restored the answer says nothing was rolled back.
+async fn undo(sess: &Sess, c: &mut Client) -> Result<String, RpcError> {
+    let list: Checkpoints = c
+        .call(Action::CheckpointList(params::CheckpointList {
+            chat_id: Some(sess.id.clone()),
+        }))
+        .await
+        .map_err(rpc)?;
+    let list: Vec<Checkpoint> = list
+        .checkpoints
+        .iter()
+        .map(|s| Checkpoint {
+            checkpoint_id: s.checkpoint_id.to_string(),
+            chat_id: s.chat_id.to_string(),
+            created_at: s.created_at.to_string(),
+            action: s.action.to_string(),
+            files: Vec::new(),
+            turn_id: s.turn_id.as_deref().map(str::to_owned),
+            rolls_back: s.rolls_back.as_deref().map(str::to_owned),
+        })
+        .collect();
+    let Some(last) = crate::apply::checkpoint::last_undoable(&list) else {
+        return Ok(
+            "Nothing to undo: every change bb7 applied in this chat is rolled back (or none was)"
+                .into(),
+        );
+    };
+    let r = c
+        .call::<RollbackResult>(Action::CheckpointRollback(params::CheckpointRollback {
+            checkpoint_id: NonEmpty(last.checkpoint_id.clone()),
+            mode: "hard_all".into(),
+            force: None,
+            hunk_ids: None,
+        }))
+        .await;
+    let r = match r {
+        Ok(r) => r,
+        Err(f) => return Ok(format!("Not rolled back: {}", f.message)),
+    };
+    let restored: Vec<&str> = r
+        .files
+        .iter()
+        .filter(|f| f.restored)
+        .map(|f| f.path.as_str())
+        .collect();
+    let kept: Vec<String> = r
+        .files
+        .iter()
+        .filter(|f| !f.restored)
+        .map(|f| match &f.reason {
+            Some(why) => format!("{}: {why}", f.path),
+            None => format!("{}: not restored", f.path),
+        })
+        .collect();
+    Ok(match (restored.is_empty(), kept.is_empty()) {
+        (true, _) => format!("Not rolled back: {}", kept.join("; ")),
+        (false, true) => format!("Rolled back: restored {}", restored.join(", ")),
+        (false, false) => format!(
+            "Rolled back: restored {}; left alone: {}",
+            restored.join(", "),
+            kept.join("; ")
+        ),
+    })
 }

@@ -14,9 +14,11 @@
 //! `changes.rs` turns the files a turn wrote into reviewed tool calls and applies the
 //! allowed ones; `replay.rs` replays a loaded chat and lists the project's chats.
 
+mod blocks;
 mod changes;
 mod commands;
 mod context;
+mod gather;
 mod prompt;
 mod replay;
 mod session;

@@ -7,7 +7,7 @@
 
 use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
+    ClientCapabilities, ContentBlock, ContentChunk, Cost,
     PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
     RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
     ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
@@ -16,11 +16,9 @@ use tokio::sync::mpsc;
 
 use super::changes;
 use super::commands::command;
-use super::context::{
-    ContextItem, add_context, attach, attachment_kind, attachment_name, is_file, locate_uri,
-    read_text,
-};
-use super::state::{Cx, Sess, Shared, invalid, notify, retitle, rpc};
+use super::context::{add_context, attach};
+use super::gather::gather;
+use super::state::{Cx, Sess, Shared, notify, retitle, rpc};
 use crate::cli::Client;
 use crate::error::ErrorCode;
 use crate::protocol::action::Action;
@@ -68,69 +66,29 @@ async fn run(
     cancel: &mut mpsc::UnboundedReceiver<()>,
     cx: &Cx,
 ) -> Result<PromptResponse, RpcError> {
-    let mut message = String::new();
-    let mut items = Vec::new();
-    let mut attachments = Vec::new();
-    for block in blocks {
-        match block {
-            ContentBlock::Text(t) => message.push_str(&t.text),
-            ContentBlock::Resource(r) => match r.resource {
-                // A diff, diagnostics, a command's output: an attachment of that kind.
-                EmbeddedResourceResource::TextResourceContents(t)
-                    if let Some(kind) =
-                        attachment_kind(&sess.root, t.mime_type.as_deref(), &t.uri) =>
-                {
-                    attachments.push((kind, attachment_name(&t.uri), t.text));
-                }
-                // Text that is no file (an editor's rule, a fetched page, a symbol) is
-                // part of the message; a file is context.
-                EmbeddedResourceResource::TextResourceContents(t) if !is_file(&t.uri) => {
-                    message.push_str(&format!("\n\n{}:\n{}\n", t.uri, t.text));
-                }
-                EmbeddedResourceResource::TextResourceContents(t) => {
-                    let (rel, range) = locate_uri(&sess.root, &t.uri)?;
-                    items.push(ContextItem {
-                        rel,
-                        content: t.text,
-                        range,
-                    });
-                }
-                EmbeddedResourceResource::BlobResourceContents(b) => {
-                    return Err(invalid(format!(
-                        "{}: bb7 takes text files only, not binary resources",
-                        b.uri
-                    )));
-                }
-                _ => return Err(invalid("unknown resource kind")),
-            },
-            ContentBlock::ResourceLink(l) if !is_file(&l.uri) => {
-                message.push_str(&format!(" {} ({})", l.name, l.uri));
-            }
-            ContentBlock::ResourceLink(l) => {
-                let (rel, range) = locate_uri(&sess.root, &l.uri)?;
-                let content = read_text(sess, caps, &rel, cx).await?;
-                items.push(ContextItem {
-                    rel,
-                    content,
-                    range,
-                });
-            }
-            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
-                return Err(invalid(
-                    "bb7 takes text and files only (promptCapabilities has no image or audio)",
-                ));
-            }
-            _ => return Err(invalid("unknown content block")),
-        }
+    let g = gather(sess, caps, c, blocks, cx).await?;
+    let mut labels = Vec::new();
+    for item in g.items {
+        labels.push(add_context(c, item).await?);
     }
-    for item in items {
-        add_context(c, item).await?;
-    }
-    for (kind, name, content) in attachments {
+    for (kind, name, content) in g.attachments {
+        labels.push(format!("{name} ({})", kind.replace('_', " ")));
         attach(c, kind, name, content).await?;
     }
-    let trimmed = message.trim();
-    if let Some(cmd) = trimmed.strip_prefix('/')
+    if !labels.is_empty() {
+        // The answer's first update: what the model will see besides the message.
+        notify(
+            cx,
+            sess,
+            SessionUpdate::AgentMessageChunk(text_chunk(format!(
+                "Context: {}\n\n",
+                labels.join(", ")
+            ))),
+        );
+    }
+    // A slash command only from what the user typed, never from a resource or link.
+    if let Some(typed) = &g.typed
+        && let Some(cmd) = typed.trim().strip_prefix('/')
         && let Some(reply) = command(sess, caps, c, cmd, cx).await?
     {
         notify(
@@ -140,11 +98,11 @@ async fn run(
         );
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
-    if trimmed.is_empty() {
+    if g.message.trim().is_empty() {
         // Context only: nothing to ask the model.
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
-    turn(sess, caps, c, message, cancel, cx).await
+    turn(sess, caps, c, g.message, cancel, cx).await
 }
 
 /// Runs one turn and its review; the prompt's answer.
@@ -166,7 +124,6 @@ async fn turn(
         .await
         .map_err(rpc)?;
     let mut cancelled = false;
-    let mut steps = 0usize;
     // The tool call of the read a permission was last asked for.
     let mut asked: Option<String> = None;
     loop {
@@ -211,7 +168,6 @@ async fn turn(
                     // an edit that the review after the turn shows.
                     _ => continue,
                 };
-                steps += 1;
                 let kind = match name.as_str() {
                     "search_project" => ToolKind::Search,
                     "read_file" | "list_files" => ToolKind::Read,
@@ -228,7 +184,7 @@ async fn turn(
                             .raw_input(arguments),
                     )),
                     None => SessionUpdate::ToolCall(
-                        ToolCall::new(format!("{id}-step-{steps}"), title)
+                        ToolCall::new(sess.call_id("step"), title)
                             .kind(kind)
                             .status(status)
                             .raw_input(arguments),
@@ -241,7 +197,7 @@ async fn turn(
                 payload,
                 ..
             } => {
-                let call_id = format!("read-{approval_id}");
+                let call_id = sess.call_id("read");
                 let approved =
                     !cancelled && ask_read(sess, cx, &call_id, payload.description()).await;
                 asked = Some(call_id);
@@ -328,7 +284,7 @@ async fn turn(
                 if cancelled {
                     return Ok(PromptResponse::new(StopReason::Cancelled));
                 }
-                changes::failed(sess, cx, &id, &errors, &tool_calls);
+                changes::failed(sess, cx, &errors, &tool_calls);
                 return Ok(PromptResponse::new(StopReason::EndTurn));
             }
             TurnMessage::Error { message, code, .. } => {

@@ -157,6 +157,8 @@ async fn register(
         models: Mutex::new(Vec::new()),
         model: Mutex::new(String::new()),
         title: Mutex::new(String::new()),
+        tag: super::state::process_tag(),
+        calls: std::sync::atomic::AtomicU64::new(0),
     });
     st.sessions.lock().await.insert(id, sess.clone());
     if let Some(mut titles) = titles {

@@ -62,9 +62,24 @@ pub(super) struct Sess {
     pub(super) model: Mutex<String>,
     /// The chat's name as the client last heard it.
     pub(super) title: Mutex<String>,
+    /// What makes this process's tool-call ids differ from those of an earlier
+    /// process serving the same session (its start time, base 36).
+    pub(super) tag: String,
+    /// Tool calls numbered so far in this process.
+    pub(super) calls: std::sync::atomic::AtomicU64,
 }
 
 impl Sess {
+    /// A tool-call id no other tool call of the session has (Zed looks ids up across
+    /// the whole thread, so a new proposal must not reuse an old card's id):
+    /// `<what>-<tag>-<n>`.
+    pub fn call_id(&self, what: &str) -> String {
+        let n = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{what}-{}-{n}", self.tag)
+    }
+
     /// Starts a prompt: the receiver gets `()` when the client cancels it.
     pub fn start_prompt(&self) -> mpsc::UnboundedReceiver<()> {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -155,4 +170,22 @@ pub(super) fn retitle(cx: &Cx, sess: &Sess, name: &str) {
             SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(name.to_owned())),
         );
     }
+}
+
+/// A base-36 tag of the current time in milliseconds: see [`Sess::tag`].
+pub(super) fn process_tag() -> String {
+    let mut n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    loop {
+        let d = (n % 36) as u32;
+        out.push(std::char::from_digit(d, 36).unwrap_or('0'));
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.iter().rev().collect()
 }
