@@ -23,6 +23,7 @@ mod prompt;
 mod replay;
 mod session;
 mod state;
+mod stdio;
 
 use std::sync::Arc;
 
@@ -31,7 +32,7 @@ use agent_client_protocol::v1::schema::{
     ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptCapabilities, PromptRequest,
     SessionCapabilities, SessionListCapabilities, SetSessionConfigOptionRequest,
 };
-use agent_client_protocol::{Agent, Stdio};
+use agent_client_protocol::Agent;
 
 use state::Shared;
 
@@ -143,7 +144,7 @@ pub async fn serve_stdio() -> Result<(), String> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(stdio::transport())
         .await
         .map_err(|e| e.message)
 }
