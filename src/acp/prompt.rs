@@ -66,7 +66,11 @@ async fn run(
     cancel: &mut mpsc::UnboundedReceiver<()>,
     cx: &Cx,
 ) -> Result<PromptResponse, RpcError> {
-    let g = gather(sess, caps, c, blocks, cx).await?;
+    // A cancel ends the prompt even while the client has not answered a read.
+    let g = tokio::select! {
+        g = gather(sess, caps, c, blocks, cx) => g?,
+        Some(()) = cancel.recv() => return Ok(PromptResponse::new(StopReason::Cancelled)),
+    };
     let mut labels = Vec::new();
     for item in g.items {
         labels.push(add_context(c, item).await?);

@@ -58,8 +58,10 @@ fn project_root(cwd: &Path) -> Result<PathBuf, RpcError> {
         .map_err(|e| invalid(format!("cannot open {}: {e}", root.display())))
 }
 
-/// A server opened on the project of `cwd`, `.bb7/` created when it has none.
-async fn open(cwd: &Path) -> Result<(Client, PathBuf), RpcError> {
+/// A server opened on the project of `cwd`, `.bb7/` created when it has none and
+/// `create` is set (a session to load needs none made: it cannot be in a project
+/// without one).
+async fn open(cwd: &Path, create: bool) -> Result<(Client, PathBuf), RpcError> {
     let root = project_root(cwd)?;
     let mut c = Client::start();
     let project_root = Some(root.to_string_lossy().into_owned());
@@ -68,6 +70,7 @@ async fn open(cwd: &Path) -> Result<(Client, PathBuf), RpcError> {
     });
     match c.call::<Opened>(init.clone()).await {
         Ok(_) => {}
+        Err(f) if f.is(ErrorCode::NotInitialized) && !create => return Err(rpc(f)),
         Err(f) if f.is(ErrorCode::NotInitialized) => {
             match c
                 .call::<Ack>(Action::Bb7Init(params::Init { project_root }))
@@ -92,7 +95,7 @@ pub(super) async fn new_session(
     req: NewSessionRequest,
     cx: &Cx,
 ) -> Result<NewSessionResponse, RpcError> {
-    let (mut c, root) = open(&req.cwd).await?;
+    let (mut c, root) = open(&req.cwd, true).await?;
     let created: Created = c
         .call(Action::ChatNew(params::ChatNew::default()))
         .await
@@ -111,12 +114,27 @@ pub(super) async fn load_session(
     cx: &Cx,
 ) -> Result<LoadSessionResponse, RpcError> {
     let id = req.session_id.0.to_string();
-    // Open in this process already (loaded twice): the same chat, the same server.
-    let open_here = st.sessions.lock().await.get(&id).cloned();
+    // Open in this process already (loaded twice) in the project of `cwd`: the same
+    // chat, the same server. In another project `cwd` names its own chat of that id.
+    let root = project_root(&req.cwd)?;
+    let open_here = st
+        .sessions
+        .lock()
+        .await
+        .get(&id)
+        .filter(|s| s.root == root)
+        .cloned();
     let sess = match open_here {
         Some(s) => s,
         None => {
-            let (mut c, root) = open(&req.cwd).await?;
+            let (mut c, root) = open(&req.cwd, false).await.map_err(|e| {
+                if e.code == RpcError::invalid_params().code {
+                    RpcError::new(-32002, format!("Session not found: {id} ({})", e.message))
+                        .data(serde_json::json!({ "uri": id }))
+                } else {
+                    e
+                }
+            })?;
             c.call::<Ack>(Action::ChatSelect(params::ChatSelect {
                 id: params::NonEmpty(id.clone()),
                 scope: params::Scope::default(),
