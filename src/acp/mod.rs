@@ -14,6 +14,7 @@
 //! `changes.rs` turns the files a turn wrote into reviewed tool calls and applies the
 //! allowed ones; `replay.rs` replays a loaded chat and lists the project's chats.
 
+mod auth;
 mod blocks;
 mod changes;
 mod commands;
@@ -28,7 +29,7 @@ mod stdio;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptCapabilities, PromptRequest,
     SessionCapabilities, SessionListCapabilities, SetSessionConfigOptionRequest,
 };
@@ -36,14 +37,17 @@ use agent_client_protocol::Agent;
 
 use state::Shared;
 
+pub use auth::login;
+
 /// The agent's name in `initialize`'s `agentInfo`.
 pub const AGENT_NAME: &str = "bb7";
 
 /// The `initialize` answer: protocol v1 (the one bb7 speaks, whatever the client
-/// asked for), sessions that load and list, embedded context, no authentication (a
-/// missing key is named by the first prompt's error).
-fn initialize() -> InitializeResponse {
+/// asked for), sessions that load and list, embedded context, and the authentication
+/// method `caps` allow (`auth.rs`).
+fn initialize(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> InitializeResponse {
     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+        .auth_methods(auth::methods(caps))
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
@@ -75,7 +79,7 @@ pub async fn serve_stdio() -> Result<(), String> {
                 if let Ok(mut caps) = s1.caps.lock() {
                     *caps = req.client_capabilities.clone();
                 }
-                responder.respond(initialize())
+                responder.respond(initialize(&req.client_capabilities))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -83,7 +87,10 @@ pub async fn serve_stdio() -> Result<(), String> {
             async move |req: NewSessionRequest, responder, cx| {
                 let st = s2.clone();
                 tokio::spawn(async move {
-                    let r = session::new_session(&st, req, &cx).await;
+                    let r = match auth::ready() {
+                        Ok(()) => session::new_session(&st, req, &cx).await,
+                        Err(why) => Err(auth::required(why)),
+                    };
                     let _ = responder.respond_with_result(r);
                 });
                 Ok(())
@@ -131,6 +138,15 @@ pub async fn serve_stdio() -> Result<(), String> {
                     let _ = responder.respond_with_result(r);
                 });
                 Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: AuthenticateRequest, responder, _cx| {
+                responder.respond_with_result(
+                    auth::authenticate(&req.method_id.0)
+                        .map(|()| AuthenticateResponse::new()),
+                )
             },
             agent_client_protocol::on_receive_request!(),
         )

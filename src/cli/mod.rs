@@ -320,7 +320,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Log => info::log(s).await,
         Command::Eval(_) => Ok(()),
         // `bb7 acp` is served by `main` (`acp::serve_stdio`), never as a command here.
-        Command::Acp => Err(Failure::new(
+        Command::Acp { .. } => Err(Failure::new(
             "bb7 acp serves ACP on stdin/stdout: run it as an agent",
         )),
     }
