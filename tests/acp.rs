@@ -34,7 +34,8 @@ fn initialize_new_and_list_make_a_project_on_first_use() {
         );
         assert_eq!(init["agentInfo"]["name"], "bb7");
         assert!(init["agentInfo"]["version"].as_str().is_some());
-        assert_eq!(init["authMethods"], json!([]));
+        // The ACP Registry lists agents that offer a method (tests/acp_auth.rs).
+        assert_eq!(init["authMethods"][0]["id"], "bb7-config");
         let r = cx
             .send_request(agent_client_protocol::v1::schema::NewSessionRequest::new(
                 &env.project,

@@ -263,7 +263,7 @@ async fn turn(
                 truncated,
                 ..
             } => {
-                usage_update(sess, cx, &usage);
+                usage_update(sess, c, cx, &usage).await;
                 if cancelled {
                     return Ok(PromptResponse::new(StopReason::Cancelled));
                 }
@@ -284,7 +284,7 @@ async fn turn(
                 usage,
                 ..
             } => {
-                usage_update(sess, cx, &usage);
+                usage_update(sess, c, cx, &usage).await;
                 if cancelled {
                     return Ok(PromptResponse::new(StopReason::Cancelled));
                 }
@@ -304,17 +304,32 @@ async fn turn(
     }
 }
 
-/// A `usage_update` with the turn's tokens and cost.
-fn usage_update(sess: &Sess, cx: &Cx, usage: &crate::llm::Usage) {
+/// A `usage_update` (ACP's session usage): `used` = the turn's tokens (prompt and
+/// completion: what the context holds after it), `size` = the model's context window,
+/// `cost` = the chat's running total (every answer's recorded cost, this one's
+/// included).
+async fn usage_update(sess: &Sess, c: &mut Client, cx: &Cx, usage: &crate::llm::Usage) {
     if usage.total_tokens == 0 && usage.cost == 0.0 {
         return;
     }
+    let total = match c
+        .call::<ChatView>(Action::ChatGet(params::NoParams {}))
+        .await
+    {
+        Ok(chat) => chat
+            .messages
+            .iter()
+            .filter_map(|m| m.extra.get("usage")?.get("cost")?.as_f64())
+            .sum::<f64>()
+            .max(usage.cost),
+        Err(_) => usage.cost,
+    };
     let size = sess.context_length().unwrap_or(0).max(usage.total_tokens);
     notify(
         cx,
         sess,
         SessionUpdate::UsageUpdate(
-            UsageUpdate::new(usage.total_tokens, size).cost(Cost::new(usage.cost, "USD")),
+            UsageUpdate::new(usage.total_tokens, size).cost(Cost::new(total, "USD")),
         ),
     );
 }

@@ -2,7 +2,8 @@
 //! project that `session/new`'s `cwd` lies in (the nearest directory at or above it
 //! that holds `.bb7/`; without one, `.bb7/` is created in `cwd` itself on first use).
 //! Its config options are the chat's model (category `model`), its retrieval tools
-//! (`off` / `ask` / `auto`) and its routing (`agent_mode`).
+//! (`off` / `ask` / `auto`), its routing (`agent_mode`) and its reasoning effort
+//! (category `thought_level`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -36,6 +37,16 @@ const ROUTING: [(&str, &str); 3] = [
     ("remote", "Remote provider"),
     ("local", "Local provider"),
     ("hybrid_auto", "Local first, remote when it fails"),
+];
+
+/// The reasoning efforts a session offers (`save_chat_settings` `reasoning_effort`;
+/// `default` clears it: the model's own).
+const EFFORT: [(&str, &str); 5] = [
+    ("default", "Model default"),
+    ("minimal", "Minimal"),
+    ("low", "Low"),
+    ("medium", "Medium"),
+    ("high", "High"),
 ];
 
 /// The project root for `cwd`: the nearest directory at or above it that holds
@@ -264,6 +275,12 @@ pub(super) async fn config_options(sess: &Sess) -> Result<Vec<SessionConfigOptio
     } else {
         "remote".to_owned()
     };
+    let effort = chat
+        .reasoning_effort
+        .as_deref()
+        .filter(|e| EFFORT.iter().any(|(v, _)| v == e))
+        .unwrap_or("default")
+        .to_owned();
     Ok(vec![
         SessionConfigOption::select("model", "Model", chat.model.to_string(), model_opts)
             .category(SessionConfigOptionCategory::Model)
@@ -277,6 +294,14 @@ pub(super) async fn config_options(sess: &Sess) -> Result<Vec<SessionConfigOptio
         SessionConfigOption::select("agent_mode", "Routing", routing, select(&ROUTING))
             .category(SessionConfigOptionCategory::Other("_routing".into()))
             .description("Which configured provider answers".to_owned()),
+        SessionConfigOption::select(
+            "reasoning_effort",
+            "Thinking",
+            effort,
+            select(&EFFORT),
+        )
+        .category(SessionConfigOptionCategory::ThoughtLevel)
+        .description("How much the model reasons before it answers (models that can)".to_owned()),
     ])
 }
 
@@ -333,7 +358,11 @@ pub(super) async fn set_config_option(
         "agent_mode" if ROUTING.iter().any(|(v, _)| *v == value) => {
             settings.agent_mode = Some(value)
         }
-        "tools" | "agent_mode" => {
+        "reasoning_effort" if value == "default" => settings.reasoning_effort = Some(None),
+        "reasoning_effort" if EFFORT.iter().any(|(v, _)| *v == value) => {
+            settings.reasoning_effort = Some(Some(value))
+        }
+        "tools" | "agent_mode" | "reasoning_effort" => {
             return Err(invalid(format!("{} has no value {value}", req.config_id.0)));
         }
         other => return Err(invalid(format!("unknown config option: {other}"))),
