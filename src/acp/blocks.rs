@@ -117,7 +117,10 @@ fn push_text(out: &mut Vec<Piece>, s: &str) {
 /// The value of attribute `name="…"` (or `'…'`) of an opening tag.
 fn attribute(open: &str, name: &str) -> Option<String> {
     let at = open.find(&format!("{name}="))? + name.len() + 1;
-    let quote = open[at..].chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let quote = open[at..]
+        .chars()
+        .next()
+        .filter(|c| *c == '"' || *c == '\'')?;
     let value = &open[at + 1..];
     let end = value.find(quote)?;
     Some(value[..end].to_owned())

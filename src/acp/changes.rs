@@ -8,18 +8,18 @@
 
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, Diff, PermissionOption, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
-    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
 };
 use agent_client_protocol::{Error as RpcError, UntypedMessage};
 use tokio::sync::mpsc;
 
 use super::context::{editor_read, keep_final_newline};
 use super::state::{Cx, Sess, notify, rpc};
-use crate::cli::{Client, Failure};
 use crate::edit::{CallReport, CallStatus};
 use crate::error::ErrorCode;
+use crate::front::{Client, Failure};
 use crate::protocol::action::Action;
 use crate::protocol::events::Change;
 use crate::protocol::params::{self, NonEmpty};

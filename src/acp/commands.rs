@@ -6,8 +6,8 @@ use agent_client_protocol::v1::schema::ClientCapabilities;
 
 use super::context::{ContextItem, add_context, locate_uri, read_text};
 use super::state::{Cx, Sess, rpc};
-use crate::cli::Client;
 use crate::apply::checkpoint::Checkpoint;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, NonEmpty};
 use crate::protocol::replies::{Ack, Checkpoints, RollbackResult, TokenEstimate};

@@ -9,8 +9,8 @@ use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{ClientCapabilities, ReadTextFileRequest};
 
 use super::state::{Cx, Sess, invalid, rpc};
-use crate::cli::Client;
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
 use crate::protocol::replies::Ack;
@@ -280,7 +280,9 @@ pub(super) async fn read_text(
     if caps.fs.read_text_file
         && let Some(text) = editor_read(sess, cx, &abs).await
     {
-        let disk = std::fs::read(&abs).ok().and_then(|b| String::from_utf8(b).ok());
+        let disk = std::fs::read(&abs)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok());
         return Ok(keep_final_newline(text, disk.as_deref()));
     }
     let bytes = crate::project::fsutil::read_regular(&abs)
@@ -317,4 +319,3 @@ pub(super) fn keep_final_newline(mut editor: String, disk: Option<&str>) -> Stri
     }
     editor
 }
-

@@ -6,14 +6,16 @@
 //! form: only from the last piece of text the user typed.
 
 use agent_client_protocol::Error as RpcError;
-use agent_client_protocol::v1::schema::{ClientCapabilities, ContentBlock, EmbeddedResourceResource};
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, ContentBlock, EmbeddedResourceResource,
+};
 
 use super::blocks::{self, Piece};
 use super::context::{
     ContextItem, attachment_kind, attachment_name, is_file, locate_path, locate_uri, read_text,
 };
 use super::state::{Cx, Sess, invalid};
-use crate::cli::Client;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::ChatView;

@@ -5,7 +5,7 @@
 //! -32601 for an unknown method, -32602 for bad params).
 //!
 //! Each ACP session is a bb7 chat driven by its own in-process stdio server
-//! ([`crate::cli::Client`]), so the ACP front has no session or turn logic of its own:
+//! ([`crate::front::Client`]), so the ACP front has no session or turn logic of its own:
 //! every ACP method becomes the bb7 actions docs/PROTOCOL.md ("bb7 acp") maps it to,
 //! and every guarantee of those actions holds here too. `state.rs` is what the
 //! handlers share; `session.rs` opens a session (the project, `.bb7/` made on first
@@ -28,12 +28,13 @@ mod stdio;
 
 use std::sync::Arc;
 
-use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptCapabilities, PromptRequest,
-    SessionCapabilities, SessionListCapabilities, SetSessionConfigOptionRequest,
-};
 use agent_client_protocol::Agent;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
+    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
+    NewSessionRequest, PromptCapabilities, PromptRequest, SessionCapabilities,
+    SessionListCapabilities, SetSessionConfigOptionRequest,
+};
 
 use state::Shared;
 
@@ -144,8 +145,7 @@ pub async fn serve_stdio() -> Result<(), String> {
         .on_receive_request(
             async move |req: AuthenticateRequest, responder, _cx| {
                 responder.respond_with_result(
-                    auth::authenticate(&req.method_id.0)
-                        .map(|()| AuthenticateResponse::new()),
+                    auth::authenticate(&req.method_id.0).map(|()| AuthenticateResponse::new()),
                 )
             },
             agent_client_protocol::on_receive_request!(),

@@ -7,10 +7,10 @@
 
 use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, ContentChunk, Cost,
-    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ClientCapabilities, ContentBlock, ContentChunk, Cost, PermissionOption, PermissionOptionKind,
+    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use tokio::sync::mpsc;
 
@@ -19,8 +19,8 @@ use super::commands::command;
 use super::context::{add_context, attach};
 use super::gather::gather;
 use super::state::{Cx, Sess, Shared, notify, retitle, rpc};
-use crate::cli::Client;
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};

@@ -15,8 +15,8 @@ use agent_client_protocol::v1::schema::{
 
 use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
 use crate::chat::model::{Message, Part};
-use crate::cli::Client;
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{ChatListing, ChatView, Opened};
@@ -167,7 +167,7 @@ pub(super) async fn list_sessions(
             cwd.display()
         )));
     }
-    let root = crate::cli::root::discover(&cwd);
+    let root = crate::front::root::discover(&cwd);
     let root = root.canonicalize().unwrap_or(root);
     let mut c = Client::start();
     match c

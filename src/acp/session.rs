@@ -19,8 +19,8 @@ use agent_client_protocol::v1::schema::{
 
 use super::replay;
 use super::state::{Cx, Sess, Shared, invalid, retitle, rpc};
-use crate::cli::Client;
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{Ack, ChatView, Created, Models, Opened};
@@ -64,7 +64,7 @@ fn project_root(cwd: &Path) -> Result<PathBuf, RpcError> {
             cwd.display()
         )));
     }
-    let root = crate::cli::root::discover(cwd);
+    let root = crate::front::root::discover(cwd);
     root.canonicalize()
         .map_err(|e| invalid(format!("cannot open {}: {e}", root.display())))
 }
@@ -294,14 +294,11 @@ pub(super) async fn config_options(sess: &Sess) -> Result<Vec<SessionConfigOptio
         SessionConfigOption::select("agent_mode", "Routing", routing, select(&ROUTING))
             .category(SessionConfigOptionCategory::Other("_routing".into()))
             .description("Which configured provider answers".to_owned()),
-        SessionConfigOption::select(
-            "reasoning_effort",
-            "Thinking",
-            effort,
-            select(&EFFORT),
-        )
-        .category(SessionConfigOptionCategory::ThoughtLevel)
-        .description("How much the model reasons before it answers (models that can)".to_owned()),
+        SessionConfigOption::select("reasoning_effort", "Thinking", effort, select(&EFFORT))
+            .category(SessionConfigOptionCategory::ThoughtLevel)
+            .description(
+                "How much the model reasons before it answers (models that can)".to_owned(),
+            ),
     ])
 }
 

@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client as AcpClient, Error as RpcError};
 use tokio::sync::mpsc;
 
-use crate::cli::{Client, Failure};
 use crate::error::ErrorCode;
+use crate::front::{Client, Failure};
 
 /// The ACP connection to the client, as handlers get it.
 pub(super) type Cx = ConnectionTo<AcpClient>;

@@ -66,25 +66,21 @@ pub(super) fn transport() -> Lines<
     Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>,
     Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>>,
 > {
-    let incoming = futures_util::stream::unfold(
-        Some(BufReader::new(tokio::io::stdin())),
-        async |state| {
+    let incoming =
+        futures_util::stream::unfold(Some(BufReader::new(tokio::io::stdin())), async |state| {
             let mut r = state?;
             match next_line(&mut r).await {
                 Ok(Some(line)) => Some((Ok(line), Some(r))),
                 Ok(None) => None,
                 Err(e) => Some((Err(e), None)),
             }
-        },
-    );
-    let outgoing = futures_util::sink::unfold(
-        tokio::io::stdout(),
-        async |mut out, line: String| {
+        });
+    let outgoing =
+        futures_util::sink::unfold(tokio::io::stdout(), async |mut out, line: String| {
             out.write_all(line.as_bytes()).await?;
             out.write_all(b"\n").await?;
             out.flush().await?;
             Ok::<_, std::io::Error>(out)
-        },
-    );
+        });
     Lines::new(Box::pin(outgoing), Box::pin(incoming))
 }

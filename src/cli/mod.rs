@@ -6,14 +6,15 @@ pub mod args;
 mod ask;
 mod attach;
 mod chat;
-mod client;
+// The in-process client and root discovery live a floor down, shared with `bb7 acp`.
+use crate::front::client;
 mod context;
 pub mod eval;
 mod info;
 pub mod prompt;
 pub mod render;
 mod review;
-pub mod root;
+pub use crate::front::root;
 mod session;
 pub mod terminal;
 
