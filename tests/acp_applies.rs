@@ -72,8 +72,12 @@ fn undo_twice_undoes_the_last_apply_then_the_one_before() {
     let (a, b) = (env.project.join("a.txt"), env.project.join("b.txt"));
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
-        prompt(&cx, &sid, vec![link(&file_uri(&a), "a.txt"), link(&file_uri(&b), "b.txt")])
-            .await?;
+        prompt(
+            &cx,
+            &sid,
+            vec![link(&file_uri(&a), "a.txt"), link(&file_uri(&b), "b.txt")],
+        )
+        .await?;
         prompt(&cx, &sid, vec![say("Uppercase alpha")]).await?;
         prompt(&cx, &sid, vec![say("Uppercase one")]).await?;
         assert_eq!(env.read("a.txt"), "ALPHA\nbeta\ngamma\ndelta\n");
@@ -105,7 +109,12 @@ fn a_refused_undo_does_not_say_rolled_back() {
     let a = env.project.join("a.txt");
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
-        prompt(&cx, &sid, vec![link(&file_uri(&a), "a.txt"), say("Uppercase alpha")]).await?;
+        prompt(
+            &cx,
+            &sid,
+            vec![link(&file_uri(&a), "a.txt"), say("Uppercase alpha")],
+        )
+        .await?;
         env.write("a.txt", "ALPHA (mine)\nbeta\ngamma\ndelta\n");
         ed.clear();
         prompt(&cx, &sid, vec![say("/undo")]).await?;
@@ -134,15 +143,27 @@ fn a_client_write_that_adds_a_line_still_leaves_exactly_the_text_and_undo_works(
     .map(|l| l["msg"]["params"]["prompt"].clone())
     .collect();
     // codecompanion types `\undo` and sends it as `/undo`.
-    assert!(prompts.iter().any(|p| p[0]["text"] == "/undo"), "{prompts:?}");
+    assert!(
+        prompts.iter().any(|p| p[0]["text"] == "/undo"),
+        "{prompts:?}"
+    );
     writes(&fake, "a.txt", "alpha\nBETA\ngamma\ndelta\n");
     let ed = Editor::new(true);
     ed.script(|s| s.write_to_disk_adding_a_line = true);
     let a = env.project.join("a.txt");
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
-        prompt(&cx, &sid, vec![link(&file_uri(&a), "a.txt"), say("Uppercase beta")]).await?;
-        assert_eq!(env.read("a.txt"), "alpha\nBETA\ngamma\ndelta\n", "no added line");
+        prompt(
+            &cx,
+            &sid,
+            vec![link(&file_uri(&a), "a.txt"), say("Uppercase beta")],
+        )
+        .await?;
+        assert_eq!(
+            env.read("a.txt"),
+            "alpha\nBETA\ngamma\ndelta\n",
+            "no added line"
+        );
         ed.clear();
         prompt(&cx, &sid, vec![say("/undo")]).await?;
         assert_eq!(answer(&ed, &sid), "Rolled back: restored a.txt");
@@ -204,7 +225,10 @@ fn a_conflicted_change_is_dropped_from_the_next_proposal() {
         prompt(&cx, &sid, vec![say("Uppercase delta")]).await?;
         let calls = of_kind(&ed, &sid, "tool_call");
         assert_eq!(calls.len(), 1, "{calls:?}");
-        assert_eq!(calls[0]["content"][0]["newText"], "alpha\nbeta\ngamma\nDELTA\n");
+        assert_eq!(
+            calls[0]["content"][0]["newText"],
+            "alpha\nbeta\ngamma\nDELTA\n"
+        );
         Ok(())
     }))
     .unwrap();
@@ -226,7 +250,12 @@ fn tool_call_ids_never_repeat_in_a_session() {
     let a = env.project.join("a.txt");
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
-        prompt(&cx, &sid, vec![link(&file_uri(&a), "a.txt"), say("Uppercase alpha")]).await?;
+        prompt(
+            &cx,
+            &sid,
+            vec![link(&file_uri(&a), "a.txt"), say("Uppercase alpha")],
+        )
+        .await?;
         prompt(&cx, &sid, vec![say("Uppercase alpha, please")]).await?;
         let calls = of_kind(&ed, &sid, "tool_call");
         assert_eq!(calls.len(), 2, "{calls:?}");

@@ -75,10 +75,17 @@ fn without_a_key_the_agent_method_is_offered_and_session_new_asks_for_auth() {
     let methods = init["result"]["authMethods"].as_array().unwrap().clone();
     assert_eq!(methods.len(), 1, "{init}");
     assert_eq!(methods[0]["id"], "bb7-config");
-    assert!(methods[0].get("type").is_none_or(|t| t == "agent"), "{init}");
+    assert!(
+        methods[0].get("type").is_none_or(|t| t == "agent"),
+        "{init}"
+    );
     let auth = a.call(2, "authenticate", json!({"methodId": "bb7-config"}));
     assert_eq!(auth["error"]["code"], -32000, "{auth}");
-    let new = a.call(3, "session/new", json!({"cwd": env.project, "mcpServers": []}));
+    let new = a.call(
+        3,
+        "session/new",
+        json!({"cwd": env.project, "mcpServers": []}),
+    );
     assert_eq!(new["error"]["code"], -32000, "{new}");
     assert!(
         new["error"]["data"]["message"]
@@ -126,7 +133,10 @@ fn a_terminal_client_gets_the_login_method_and_the_key_it_stores_authenticates()
     let out = login.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(!err.contains("sk-or-test"), "the key is never echoed: {err}");
+    assert!(
+        !err.contains("sk-or-test"),
+        "the key is never echoed: {err}"
+    );
     let path = env.home.join(".config/bb7/config.json");
     let cfg: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(cfg["api_key"], "sk-or-test");
@@ -141,7 +151,11 @@ fn a_terminal_client_gets_the_login_method_and_the_key_it_stores_authenticates()
     a.call(1, "initialize", json!({"protocolVersion": 1}));
     let auth = a.call(2, "authenticate", json!({"methodId": "bb7-config"}));
     assert!(auth.get("result").is_some(), "{auth}");
-    let new = a.call(3, "session/new", json!({"cwd": env.project, "mcpServers": []}));
+    let new = a.call(
+        3,
+        "session/new",
+        json!({"cwd": env.project, "mcpServers": []}),
+    );
     assert!(new["result"]["sessionId"].is_string(), "{new}");
 }
 

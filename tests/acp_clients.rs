@@ -58,7 +58,11 @@ fn last_user(body: &Value) -> String {
         None => raw,
     };
     match inner.strip_prefix("Files in context:") {
-        Some(rest) => rest.split_once("\n\n").map(|(_, t)| t).unwrap_or("").to_owned(),
+        Some(rest) => rest
+            .split_once("\n\n")
+            .map(|(_, t)| t)
+            .unwrap_or("")
+            .to_owned(),
         None => inner,
     }
 }
@@ -134,7 +138,10 @@ fn codecompanions_shared_file_is_context_the_model_may_edit() {
     let writes = ed.seen.lock().unwrap().writes.clone();
     assert_eq!(
         writes,
-        vec![(env.project.join("a.txt"), "alpha\nBETA\ngamma\ndelta\n".to_owned())]
+        vec![(
+            env.project.join("a.txt"),
+            "alpha\nBETA\ngamma\ndelta\n".to_owned()
+        )]
     );
 }
 
@@ -147,7 +154,10 @@ fn codecompanions_attachment_of_a_changed_buffer_snapshots_the_file_again() {
     let attachment = prompts[4].clone();
     fake.push_sse(response("", "Seen.", vec![]));
     let ed = Editor::new(true);
-    ed.buffer(&env.project.join("a.txt"), "alpha\nbeta\ngamma\ndelta (unsaved)\n");
+    ed.buffer(
+        &env.project.join("a.txt"),
+        "alpha\nbeta\ngamma\ndelta (unsaved)\n",
+    );
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
         prompt(&cx, &sid, attachment).await?;
@@ -159,7 +169,10 @@ fn codecompanions_attachment_of_a_changed_buffer_snapshots_the_file_again() {
     }))
     .unwrap();
     let body = fake.chat_bodies().pop().unwrap();
-    assert!(prompt_text(&body).contains("delta (unsaved)"), "the buffer's text");
+    assert!(
+        prompt_text(&body).contains("delta (unsaved)"),
+        "the buffer's text"
+    );
     let asked = last_user(&body);
     assert!(!asked.contains("<attachment"), "{asked}");
     assert_eq!(asked.trim(), "Uppercase beta in a.txt");
@@ -205,7 +218,10 @@ fn avantes_repeated_messages_are_sent_once_and_its_read_keeps_the_final_newline(
     let writes = ed.seen.lock().unwrap().writes.clone();
     assert_eq!(
         writes,
-        vec![(env.project.join("a.txt"), "alpha\nBETA\ngamma\ndelta\n".to_owned())],
+        vec![(
+            env.project.join("a.txt"),
+            "alpha\nBETA\ngamma\ndelta\n".to_owned()
+        )],
         "the final newline the client's read dropped is kept"
     );
 }
@@ -251,7 +267,11 @@ fn avantes_selection_is_a_section_and_a_file_outside_is_refused_by_name() {
     let body = fake.chat_bodies().pop().unwrap();
     assert!(prompt_text(&body).contains("fn b() {}\nfn c() {}"));
     assert_eq!(last_user(&body).trim(), "Explain");
-    assert_eq!(fake.chat_bodies().len(), 1, "the refused prompt asked nothing");
+    assert_eq!(
+        fake.chat_bodies().len(),
+        1,
+        "the refused prompt asked nothing"
+    );
 }
 
 #[test]
@@ -287,7 +307,10 @@ fn zed_mentions_are_sections_or_refused_never_fake_files() {
     .unwrap();
     assert!(!env.project.join("src/a.rs?symbol=b").exists());
     let ctx = std::fs::read_to_string(env.project.join(".bb7/context.json")).unwrap_or_default();
-    assert!(!ctx.contains("?symbol") && !ctx.contains("?column"), "{ctx}");
+    assert!(
+        !ctx.contains("?symbol") && !ctx.contains("?column"),
+        "{ctx}"
+    );
 }
 
 #[test]
@@ -300,7 +323,12 @@ fn slash_commands_come_only_from_typed_text_and_blocks_are_separated() {
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
         // A link named like a command is context, and the typed text goes to the model.
-        prompt(&cx, &sid, vec![link(&file_uri(&a), "/undo"), say("What is this?")]).await?;
+        prompt(
+            &cx,
+            &sid,
+            vec![link(&file_uri(&a), "/undo"), say("What is this?")],
+        )
+        .await?;
         // The client's context block first, the typed command last: a command.
         prompt(
             &cx,
@@ -349,7 +377,12 @@ fn an_apply_keeps_the_final_newline_a_clients_read_drops() {
     let a = env.project.join("a.txt");
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
-        prompt(&cx, &sid, vec![resource(&file_uri(&a), A), say("Uppercase delta")]).await?;
+        prompt(
+            &cx,
+            &sid,
+            vec![resource(&file_uri(&a), A), say("Uppercase delta")],
+        )
+        .await?;
         let done = of_kind(&ed, &sid, "tool_call_update");
         assert_eq!(done.last().unwrap()["status"], "completed", "{done:?}");
         Ok(())

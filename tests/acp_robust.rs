@@ -42,7 +42,11 @@ fn cancel_ends_a_prompt_whose_read_the_client_never_answers() {
         let sid = new_session(&cx, &env.project).await?;
         let s = sid.clone();
         let (r, _) = tokio::join!(
-            prompt(&cx, &sid, vec![link(&file_uri(&a), "a.txt"), say("Explain")]),
+            prompt(
+                &cx,
+                &sid,
+                vec![link(&file_uri(&a), "a.txt"), say("Explain")]
+            ),
             async {
                 until(|| !ed.seen.lock().unwrap().reads.is_empty()).await;
                 cx.send_notification(CancelNotification::new(s.clone()))
@@ -78,8 +82,5 @@ fn load_honours_cwd_and_a_failed_load_leaves_no_project_behind() {
         Ok(())
     }))
     .unwrap();
-    assert!(
-        !other.join(".bb7").exists(),
-        "a failed load makes no .bb7/"
-    );
+    assert!(!other.join(".bb7").exists(), "a failed load makes no .bb7/");
 }

@@ -132,7 +132,9 @@ fn invalid_utf8_and_an_over_long_line_get_a_parse_error_and_the_agent_serves_on(
                      "params":{"cwd": env.project, "mcpServers": []}});
     a.send(&new.to_string());
     let sid = a.response(json!(2), &mut seen)["result"]["sessionId"].clone();
-    a.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/list\",\"params\":{\"x\":\"\xff\"}}");
+    a.send_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/list\",\"params\":{\"x\":\"\xff\"}}",
+    );
     let e = a.next();
     assert_eq!(e["error"]["code"], -32700, "{e}");
     assert_eq!(e["id"], Value::Null);
