@@ -1,0 +1,90 @@
+//! `bb7 acp`'s `session/list` and reload as a user meets them after a restart: a chat
+//! opened and left empty is not listed, `updatedAt` is the last activity, and a reload
+//! keeps consecutive user messages apart.
+
+mod acp_support;
+mod common;
+
+use acp_support::*;
+use agent_client_protocol::v1::schema::{ListSessionsRequest, LoadSessionRequest};
+use common::fake_env;
+use common::fake_model::*;
+use serde_json::{Value, json};
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn an_empty_chat_is_not_listed_and_updated_at_is_the_last_activity() {
+    let (env, fake) = fake_env(json!({}));
+    fake.push_sse(response("", "Hi.", vec![]));
+    let ed = Editor::new(false);
+    let mut used = String::new();
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        used = new_session(&cx, &env.project).await?;
+        // The editor opens another chat window and closes it without a word.
+        new_session(&cx, &env.project).await?;
+        prompt(&cx, &used, vec![say("Hello")]).await?;
+        Ok(())
+    }))
+    .unwrap();
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let list = cx
+            .send_request(ListSessionsRequest::new().cwd(env.project.clone()))
+            .block_task()
+            .await?;
+        let list = serde_json::to_value(&list).unwrap();
+        let sessions = list["sessions"].as_array().unwrap();
+        assert_eq!(sessions.len(), 1, "{list}");
+        assert_eq!(sessions[0]["sessionId"], used.as_str());
+        let chat = env.chat_json(&used);
+        let last = chat["messages"].as_array().unwrap().last().unwrap()["timestamp"].clone();
+        assert_eq!(sessions[0]["updatedAt"], last, "{list}");
+        Ok(())
+    }))
+    .unwrap();
+}
+
+#[test]
+fn a_reload_keeps_consecutive_user_messages_apart() {
+    let (env, fake) = fake_env(json!({}));
+    fake.push(http_error(402, "Insufficient credits on this key"));
+    fake.push_sse(response("", "Second answer.", vec![]));
+    let ed = Editor::new(false);
+    let mut sid = String::new();
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        sid = new_session(&cx, &env.project).await?;
+        assert!(prompt(&cx, &sid, vec![say("First")]).await.is_err());
+        prompt(&cx, &sid, vec![say("Second")]).await?;
+        Ok(())
+    }))
+    .unwrap();
+    let history = env.history(&sid);
+    let users: Vec<&String> = history
+        .iter()
+        .filter(|(r, _)| r == "user")
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(users.len(), 2, "{history:?}");
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        cx.send_request(LoadSessionRequest::new(sid.clone(), env.project.clone()))
+            .block_task()
+            .await?;
+        let kinds = ed.kinds(&sid);
+        let texts: Vec<Value> = ed
+            .updates(&sid)
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+            .map(|u| u["content"]["text"].clone())
+            .collect();
+        assert_eq!(texts, [json!("First"), json!("\n\nSecond")], "{kinds:?}");
+        Ok(())
+    }))
+    .unwrap();
+}
