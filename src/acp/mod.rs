@@ -20,6 +20,7 @@ mod changes;
 mod commands;
 mod context;
 mod gather;
+mod images;
 mod prompt;
 mod replay;
 mod session;

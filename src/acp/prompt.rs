@@ -18,6 +18,7 @@ use super::changes;
 use super::commands::command;
 use super::context::{add_context, attach};
 use super::gather::gather;
+use super::images::{self, ImageGuard};
 use super::state::{Cx, Sess, Shared, notify, retitle, rpc};
 use crate::error::ErrorCode;
 use crate::front::Client;
@@ -128,6 +129,8 @@ async fn turn(
         .await
         .map_err(rpc)?;
     let mut cancelled = false;
+    // Remote images in the answer become links (images.rs).
+    let mut images = ImageGuard::new(images::allowed());
     // The tool call of the read a permission was last asked for.
     let mut asked: Option<String> = None;
     loop {
@@ -143,13 +146,22 @@ async fn turn(
                 continue;
             }
         };
+        if !matches!(msg, TurnMessage::Chunk { .. }) {
+            let rest = images.finish();
+            if !rest.is_empty() {
+                notify(cx, sess, SessionUpdate::AgentMessageChunk(text_chunk(rest)));
+            }
+        }
         match msg {
             TurnMessage::Chunk { content, .. } => {
-                notify(
-                    cx,
-                    sess,
-                    SessionUpdate::AgentMessageChunk(text_chunk(content)),
-                );
+                let ready = images.push(&content);
+                if !ready.is_empty() {
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::AgentMessageChunk(text_chunk(ready)),
+                    );
+                }
             }
             TurnMessage::Thinking { content, .. } => {
                 notify(

@@ -108,6 +108,7 @@ pub(super) async fn replay(sess: &Sess, cx: &Cx) -> Result<(), RpcError> {
 
 /// One assistant message's parts, in order; whether any update was sent.
 fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part]) -> bool {
+    let allow_images = super::images::allowed();
     let mut sent = false;
     for (j, p) in parts.iter().enumerate() {
         let before = sent;
@@ -120,7 +121,11 @@ fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part
             }
             "text" => {
                 if let Some(t) = &p.content {
-                    notify(cx, sess, SessionUpdate::AgentMessageChunk(chunk(t)));
+                    let t = match allow_images {
+                        true => t.clone(),
+                        false => super::images::rewrite(t, true).0,
+                    };
+                    notify(cx, sess, SessionUpdate::AgentMessageChunk(chunk(&t)));
                 }
             }
             "tool_call" => {
