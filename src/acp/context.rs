@@ -29,11 +29,19 @@ impl ContextItem {
     /// How the first update of the answer names it: `a.txt (new)`, `a.txt (updated)`
     /// (snapshotted again), `b.rs:10–40` (a section).
     pub(super) fn label(&self, new: bool) -> String {
+        // A pasted image waits outside the project: its file name says enough.
+        let rel = match Path::new(&self.rel) {
+            p if p.is_absolute() => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| self.rel.clone()),
+            _ => self.rel.clone(),
+        };
         match self.range {
-            Some((a, b)) if a == b => format!("{}:{a}", self.rel),
-            Some((a, b)) => format!("{}:{a}\u{2013}{b}", self.rel),
-            None if new => format!("{} (new)", self.rel),
-            None => format!("{} (updated)", self.rel),
+            Some((a, b)) if a == b => format!("{}:{a}", rel),
+            Some((a, b)) => format!("{}:{a}\u{2013}{b}", rel),
+            None if new => format!("{} (new)", rel),
+            None => format!("{} (updated)", rel),
         }
     }
 }

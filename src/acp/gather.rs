@@ -31,6 +31,8 @@ pub(super) struct Gathered {
     pub message: String,
     /// The last piece of text the user typed: a slash command when it starts with `/`.
     pub typed: Option<String>,
+    /// Where pasted images wait until `context_add` has read them.
+    pub scratch: Vec<tempfile::TempDir>,
 }
 
 impl Gathered {
@@ -138,9 +140,10 @@ pub(super) async fn gather(
                     range,
                 });
             }
-            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
+            ContentBlock::Image(img) => image(&mut g, sess, img)?,
+            ContentBlock::Audio(_) => {
                 return Err(invalid(
-                    "bb7 takes text and files only (promptCapabilities has no image or audio)",
+                    "bb7 takes text, files and images only (promptCapabilities has no audio)",
                 ));
             }
             _ => return Err(invalid("unknown content block")),
@@ -199,4 +202,62 @@ async fn held_messages(c: &mut Client) -> Result<Vec<String>, RpcError> {
                 .join("\n\n")
         })
         .collect())
+}
+
+/// An `image` block: bb7's image attachment (docs/PROTOCOL.md, "Images"), with its
+/// limits and refusals. An image of a project file is `context_add` of that file; a
+/// pasted one (no `uri`, or not a project file) is written to a scratch file outside
+/// the project, which `context_add` reads as an external, read-only image.
+fn image(
+    g: &mut Gathered,
+    sess: &Sess,
+    img: agent_client_protocol::v1::schema::ImageContent,
+) -> Result<(), RpcError> {
+    if let Some(uri) = img.uri.as_deref().filter(|u| is_file(u))
+        && let Ok((rel, _)) = locate_uri(&sess.root, uri)
+        && sess.abs(&rel).is_file()
+    {
+        g.items.push(ContextItem {
+            rel,
+            content: String::new(),
+            range: None,
+        });
+        return Ok(());
+    }
+    let ext = match img.mime_type.to_ascii_lowercase().as_str() {
+        "image/png" => "png",
+        "image/jpeg" | "image/jpg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        other => {
+            return Err(invalid(format!(
+                "an image of type {other}: bb7 takes PNG, JPEG, GIF or WebP images"
+            )));
+        }
+    };
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(img.data.trim())
+        .map_err(|e| invalid(format!("an image whose data is not base64: {e}")))?;
+    let stem = img
+        .uri
+        .as_deref()
+        .map(super::context::attachment_name)
+        .map(|n| n.rsplit_once('.').map(|(s, _)| s.to_owned()).unwrap_or(n))
+        .filter(|n| !n.is_empty() && !n.contains(['/', '\\']) && n != "resource")
+        .unwrap_or_else(|| format!("image-{}", g.scratch.len() + 1));
+    let dir = tempfile::Builder::new()
+        .prefix("bb7-acp-image-")
+        .tempdir()
+        .map_err(|e| RpcError::new(-32603, format!("cannot keep the image: {e}")))?;
+    let path = dir.path().join(format!("{stem}.{ext}"));
+    std::fs::write(&path, bytes)
+        .map_err(|e| RpcError::new(-32603, format!("cannot keep the image: {e}")))?;
+    g.items.push(ContextItem {
+        rel: path.to_string_lossy().into_owned(),
+        content: String::new(),
+        range: None,
+    });
+    g.scratch.push(dir);
+    Ok(())
 }

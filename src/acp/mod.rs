@@ -45,7 +45,7 @@ pub use auth::login;
 pub const AGENT_NAME: &str = "bb7";
 
 /// The `initialize` answer: protocol v1 (the one bb7 speaks, whatever the client
-/// asked for), sessions that load and list, embedded context, and the authentication
+/// asked for), sessions that load and list, embedded context and images, and the authentication
 /// method `caps` allow (`auth.rs`).
 fn initialize(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> InitializeResponse {
     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
@@ -53,7 +53,7 @@ fn initialize(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> I
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
                 .session_capabilities(
                     SessionCapabilities::new().list(SessionListCapabilities::new()),
                 ),

@@ -76,6 +76,8 @@ async fn run(
     for item in g.items {
         labels.push(add_context(c, item).await?);
     }
+    // The pasted images are read: their scratch files go.
+    drop(g.scratch);
     for (kind, name, content) in g.attachments {
         labels.push(format!("{name} ({})", kind.replace('_', " ")));
         attach(c, kind, name, content).await?;
