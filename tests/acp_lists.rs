@@ -88,3 +88,55 @@ fn a_reload_keeps_consecutive_user_messages_apart() {
     }))
     .unwrap();
 }
+
+#[test]
+fn close_lets_an_empty_chat_go_resume_reopens_without_replay_and_delete_deletes() {
+    use agent_client_protocol::v1::schema::{
+        CloseSessionRequest, DeleteSessionRequest, ResumeSessionRequest,
+    };
+    let (env, fake) = fake_env(json!({}));
+    fake.push_sse(response("", "Hi.", vec![]));
+    fake.push_sse(response("", "Again.", vec![]));
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, init| {
+        let caps = serde_json::to_value(&init).unwrap()["agentCapabilities"]["sessionCapabilities"]
+            .clone();
+        assert!(
+            caps["close"].is_object() && caps["resume"].is_object() && caps["delete"].is_object(),
+            "{caps}"
+        );
+        let empty = new_session(&cx, &env.project).await?;
+        let used = new_session(&cx, &env.project).await?;
+        prompt(&cx, &used, vec![say("Hello")]).await?;
+        cx.send_request(CloseSessionRequest::new(empty.clone()))
+            .block_task()
+            .await?;
+        assert!(!env.chat_dir(&empty).exists(), "the empty chat is gone");
+        cx.send_request(CloseSessionRequest::new(used.clone()))
+            .block_task()
+            .await?;
+        assert!(env.chat_dir(&used).is_dir(), "a chat with messages stays");
+        assert!(prompt(&cx, &used, vec![say("Still?")]).await.is_err());
+        ed.clear();
+        cx.send_request(ResumeSessionRequest::new(used.clone(), env.project.clone()))
+            .block_task()
+            .await?;
+        assert!(
+            !ed.kinds(&used).iter().any(|k| k == "user_message_chunk"),
+            "resume replays nothing"
+        );
+        prompt(&cx, &used, vec![say("Again")]).await?;
+        cx.send_request(DeleteSessionRequest::new(used.clone()))
+            .block_task()
+            .await?;
+        assert!(!env.chat_dir(&used).exists(), "deleted");
+        let e = cx
+            .send_request(DeleteSessionRequest::new(used.clone()))
+            .block_task()
+            .await
+            .unwrap_err();
+        assert_eq!(i32::from(e.code), -32002, "{e:?}");
+        Ok(())
+    }))
+    .unwrap();
+}

@@ -32,9 +32,11 @@ use std::sync::Arc;
 use agent_client_protocol::Agent;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
-    Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest, LoadSessionRequest,
-    NewSessionRequest, PromptCapabilities, PromptRequest, SessionCapabilities,
-    SessionListCapabilities, SetSessionConfigOptionRequest,
+    CloseSessionRequest, DeleteSessionRequest, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionListCapabilities,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest,
 };
 
 use state::Shared;
@@ -55,7 +57,11 @@ fn initialize(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> I
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
                 .session_capabilities(
-                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new()),
                 ),
         )
         .agent_info(Implementation::new(AGENT_NAME, env!("CARGO_PKG_VERSION")).title("bb7"))
@@ -64,15 +70,7 @@ fn initialize(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> I
 /// Serves ACP on stdin/stdout until the client closes stdin.
 pub async fn serve_stdio() -> Result<(), String> {
     let shared = Arc::new(Shared::default());
-    let (s1, s2, s3, s4, s5, s6, s7) = (
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-    );
+    let [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10] = std::array::from_fn(|_| shared.clone());
     Agent
         .v1()
         .name("bb7")
@@ -137,6 +135,39 @@ pub async fn serve_stdio() -> Result<(), String> {
                 let st = s6.clone();
                 tokio::spawn(async move {
                     let r = session::set_config_option(&st, req).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ResumeSessionRequest, responder, cx| {
+                let st = s8.clone();
+                tokio::spawn(async move {
+                    let r = session::resume_session(&st, req, &cx).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CloseSessionRequest, responder, _cx| {
+                let st = s9.clone();
+                tokio::spawn(async move {
+                    let r = session::close_session(&st, req).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: DeleteSessionRequest, responder, _cx| {
+                let st = s10.clone();
+                tokio::spawn(async move {
+                    let r = session::delete_session(&st, req).await;
                     let _ = responder.respond_with_result(r);
                 });
                 Ok(())

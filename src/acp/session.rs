@@ -11,10 +11,12 @@ use std::sync::atomic::AtomicBool;
 
 use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, SessionConfigOption,
-    SessionConfigOptionCategory, SessionConfigSelectOption, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CloseSessionRequest,
+    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigSelectOption, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, UnstructuredCommandInput,
 };
 
 use super::replay;
@@ -124,10 +126,35 @@ pub(super) async fn load_session(
     req: LoadSessionRequest,
     cx: &Cx,
 ) -> Result<LoadSessionResponse, RpcError> {
-    let id = req.session_id.0.to_string();
-    // Open in this process already (loaded twice) in the project of `cwd`: the same
-    // chat, the same server. In another project `cwd` names its own chat of that id.
-    let root = project_root(&req.cwd)?;
+    let sess = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
+    replay::replay(&sess, cx).await?;
+    let options = config_options(&sess).await?;
+    commands(&sess, cx);
+    Ok(LoadSessionResponse::new().config_options(options))
+}
+
+/// `session/resume`: as `session/load`, without the replay of the history.
+pub(super) async fn resume_session(
+    st: &Shared,
+    req: ResumeSessionRequest,
+    cx: &Cx,
+) -> Result<ResumeSessionResponse, RpcError> {
+    let sess = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
+    let options = config_options(&sess).await?;
+    commands(&sess, cx);
+    Ok(ResumeSessionResponse::new().config_options(options))
+}
+
+/// Chat `id` of the project of `cwd` as an open session: the one open in this process
+/// (loaded twice) when it is that project's, else the chat selected on a new server.
+/// A project without `.bb7/`, or without the chat, is -32002 (nothing is created).
+async fn reopen(
+    st: &Shared,
+    id: String,
+    cwd: &Path,
+    cx: &Cx,
+) -> Result<std::sync::Arc<Sess>, RpcError> {
+    let root = project_root(cwd)?;
     let open_here = st
         .sessions
         .lock()
@@ -135,37 +162,98 @@ pub(super) async fn load_session(
         .get(&id)
         .filter(|s| s.root == root)
         .cloned();
-    let sess = match open_here {
-        Some(s) => s,
-        None => {
-            let (mut c, root) = open(&req.cwd, false).await.map_err(|e| {
-                if e.code == RpcError::invalid_params().code {
-                    RpcError::new(-32002, format!("Session not found: {id} ({})", e.message))
-                        .data(serde_json::json!({ "uri": id }))
-                } else {
-                    e
-                }
-            })?;
-            c.call::<Ack>(Action::ChatSelect(params::ChatSelect {
-                id: params::NonEmpty(id.clone()),
-                scope: params::Scope::default(),
-                read_only: None,
-            }))
+    if let Some(s) = open_here {
+        return Ok(s);
+    }
+    let (mut c, root) = open(cwd, false).await.map_err(|e| {
+        if e.code == RpcError::invalid_params().code {
+            RpcError::new(-32002, format!("Session not found: {id} ({})", e.message))
+                .data(serde_json::json!({ "uri": id }))
+        } else {
+            e
+        }
+    })?;
+    c.call::<Ack>(Action::ChatSelect(params::ChatSelect {
+        id: params::NonEmpty(id.clone()),
+        scope: params::Scope::default(),
+        read_only: None,
+    }))
+    .await
+    .map_err(|f| {
+        if f.is(ErrorCode::NotFound) {
+            RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id }))
+        } else {
+            rpc(f)
+        }
+    })?;
+    Ok(register(st, id, root, c, cx).await)
+}
+
+/// `session/close`: the session's prompt is cancelled, its server let go; a chat
+/// that holds no message is deleted (an editor opens one for every chat window, and
+/// an empty one would stay in every list).
+pub(super) async fn close_session(
+    st: &Shared,
+    req: CloseSessionRequest,
+) -> Result<CloseSessionResponse, RpcError> {
+    let sess = st.session(&req.session_id.0).await?;
+    sess.cancel();
+    {
+        // Waits for a running prompt to end.
+        let mut c = sess.conn.lock().await;
+        if let Ok(chat) = c
+            .call::<ChatView>(Action::ChatGet(params::NoParams {}))
             .await
-            .map_err(|f| {
-                if f.is(ErrorCode::NotFound) {
-                    RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id }))
-                } else {
-                    rpc(f)
-                }
-            })?;
-            register(st, id, root, c, cx).await
+            && chat.messages.is_empty()
+        {
+            let _ = c
+                .call::<Ack>(Action::ChatDelete(params::ChatRef {
+                    id: params::NonEmpty(sess.id.clone()),
+                    scope: params::Scope::default(),
+                }))
+                .await;
+        }
+        // The server ends and lets the chat go (its lock, the title task).
+        let _ = c.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
+    }
+    st.sessions.lock().await.remove(&sess.id);
+    Ok(CloseSessionResponse::new())
+}
+
+/// `session/delete`: `chat_delete` of the session's chat, in its project when it is
+/// open in this process (closed first), else in the project of the agent's working
+/// directory; an unknown chat is -32002.
+pub(super) async fn delete_session(
+    st: &Shared,
+    req: DeleteSessionRequest,
+) -> Result<DeleteSessionResponse, RpcError> {
+    let id = req.session_id.0.to_string();
+    let open_here = st.sessions.lock().await.remove(&id);
+    let delete = Action::ChatDelete(params::ChatRef {
+        id: params::NonEmpty(id.clone()),
+        scope: params::Scope::default(),
+    });
+    let r = match open_here {
+        Some(sess) => {
+            sess.cancel();
+            let mut c = sess.conn.lock().await;
+            let r = c.call::<Ack>(delete).await;
+            let _ = c.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
+            r
+        }
+        None => {
+            let cwd = std::env::current_dir().map_err(|e| RpcError::new(-32603, e.to_string()))?;
+            let (mut c, _) = open(&cwd, false).await?;
+            c.call::<Ack>(delete).await
         }
     };
-    replay::replay(&sess, cx).await?;
-    let options = config_options(&sess).await?;
-    commands(&sess, cx);
-    Ok(LoadSessionResponse::new().config_options(options))
+    match r {
+        Ok(_) => Ok(DeleteSessionResponse::new()),
+        Err(f) if f.is(ErrorCode::NotFound) => {
+            Err(RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id })))
+        }
+        Err(f) => Err(rpc(f)),
+    }
 }
 
 /// Keeps `c` as session `id`.
