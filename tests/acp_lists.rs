@@ -84,6 +84,14 @@ fn a_reload_keeps_consecutive_user_messages_apart() {
             .map(|u| u["content"]["text"].clone())
             .collect();
         assert_eq!(texts, [json!("First"), json!("\n\nSecond")], "{kinds:?}");
+        // Each message its own messageId, so a client that reads it keeps them apart.
+        let ids: Vec<Value> = ed
+            .updates(&sid)
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+            .map(|u| u["messageId"].clone())
+            .collect();
+        assert!(ids[0].is_string() && ids[0] != ids[1], "{ids:?}");
         Ok(())
     }))
     .unwrap();

@@ -37,6 +37,15 @@ fn usage_update_cost_is_the_chats_running_total() {
         let total = usage[1]["cost"]["amount"].as_f64().unwrap();
         assert!((total - 0.003).abs() < 1e-9, "{usage:?}");
         assert_eq!(usage[1]["used"], 120, "the turn's tokens, not a sum");
+        // Each answer is its own message.
+        let ids: Vec<Value> = ed
+            .updates(&sid)
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| u["messageId"].clone())
+            .collect();
+        assert!(ids.iter().all(Value::is_string), "{ids:?}");
+        assert_ne!(ids.first(), ids.last(), "{ids:?}");
         Ok(())
     }))
     .unwrap();

@@ -21,6 +21,11 @@ use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{ChatListing, ChatView, Opened};
 
+/// The `messageId` of the chat's message `i` in a replay.
+fn msg_id(sess: &Sess, i: usize) -> String {
+    format!("{}-m{i}", sess.id)
+}
+
 fn chunk(s: &str) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(s.to_owned())))
 }
@@ -76,7 +81,13 @@ pub(super) async fn replay(sess: &Sess, cx: &Cx) -> Result<(), RpcError> {
                     if after_user {
                         t.insert_str(0, "\n\n");
                     }
-                    notify(cx, sess, SessionUpdate::UserMessageChunk(chunk(&t)));
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::UserMessageChunk(
+                            chunk(&t).message_id(msg_id(sess, i).as_str()),
+                        ),
+                    );
                     after_user = true;
                 }
             }
@@ -116,7 +127,13 @@ fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part
         match p.kind.as_str() {
             "thinking" => {
                 if let Some(t) = &p.content {
-                    notify(cx, sess, SessionUpdate::AgentThoughtChunk(chunk(t)));
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::AgentThoughtChunk(
+                            chunk(t).message_id(msg_id(sess, i).as_str()),
+                        ),
+                    );
                 }
             }
             "text" => {
@@ -125,7 +142,13 @@ fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part
                         true => t.clone(),
                         false => super::images::rewrite(t, true).0,
                     };
-                    notify(cx, sess, SessionUpdate::AgentMessageChunk(chunk(&t)));
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::AgentMessageChunk(
+                            chunk(&t).message_id(msg_id(sess, i).as_str()),
+                        ),
+                    );
                 }
             }
             "tool_call" => {

@@ -276,6 +276,7 @@ async fn register(
         title: Mutex::new(String::new()),
         tag: super::state::process_tag(),
         calls: std::sync::atomic::AtomicU64::new(0),
+        message: Mutex::new(None),
     });
     st.sessions.lock().await.insert(id, sess.clone());
     if let Some(mut titles) = titles {

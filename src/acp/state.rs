@@ -67,6 +67,8 @@ pub(super) struct Sess {
     pub(super) tag: String,
     /// Tool calls numbered so far in this process.
     pub(super) calls: std::sync::atomic::AtomicU64,
+    /// The `messageId` of the running prompt's answer.
+    pub(super) message: Mutex<Option<String>>,
 }
 
 impl Sess {
@@ -82,6 +84,10 @@ impl Sess {
 
     /// Starts a prompt: the receiver gets `()` when the client cancels it.
     pub fn start_prompt(&self) -> mpsc::UnboundedReceiver<()> {
+        let id = self.call_id("msg");
+        if let Ok(mut m) = self.message.lock() {
+            *m = Some(id);
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         if let Ok(mut p) = self.prompting.lock() {
             *p = Some(tx);
@@ -93,6 +99,9 @@ impl Sess {
     pub fn end_prompt(&self) {
         if let Ok(mut p) = self.prompting.lock() {
             *p = None;
+        }
+        if let Ok(mut m) = self.message.lock() {
+            *m = None;
         }
     }
 
@@ -149,7 +158,19 @@ pub(super) fn invalid(message: impl Into<String>) -> RpcError {
 }
 
 /// Sends `update` for session `sess`; a closed connection only ends the prompt later.
+/// The agent's chunks of a prompt carry the prompt's `messageId` (a change of it
+/// starts a new message, so a client never joins two answers into one).
 pub(super) fn notify(cx: &Cx, sess: &Sess, update: SessionUpdate) {
+    let current = sess.message.lock().ok().and_then(|m| m.clone());
+    let update = match (update, current) {
+        (SessionUpdate::AgentMessageChunk(c), Some(id)) if c.message_id.is_none() => {
+            SessionUpdate::AgentMessageChunk(c.message_id(id.as_str()))
+        }
+        (SessionUpdate::AgentThoughtChunk(c), Some(id)) if c.message_id.is_none() => {
+            SessionUpdate::AgentThoughtChunk(c.message_id(id.as_str()))
+        }
+        (u, _) => u,
+    };
     let _ = cx.send_notification(SessionNotification::new(sess.id.clone(), update));
 }
 
