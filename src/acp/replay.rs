@@ -91,11 +91,7 @@ pub(super) async fn replay(sess: &Sess, cx: &Cx) -> Result<(), RpcError> {
                     after_user = true;
                 }
             }
-            "assistant" => {
-                if assistant(sess, cx, messages, i, &m.parts) {
-                    after_user = false;
-                }
-            }
+            "assistant" if assistant(sess, cx, messages, i, &m.parts) => after_user = false,
             _ => {}
         }
         if let Some(d) = &m.diff_error {

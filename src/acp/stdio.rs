@@ -61,11 +61,13 @@ async fn next_line(r: &mut BufReader<Stdin>) -> std::io::Result<Option<String>> 
     ))
 }
 
+/// Where the JSON-RPC layer writes its lines.
+type Outgoing = Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>;
+/// Where it reads them.
+type Incoming = Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>>;
+
 /// The transport: lines of stdin in, lines to stdout out.
-pub(super) fn transport() -> Lines<
-    Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>,
-    Pin<Box<dyn Stream<Item = std::io::Result<String>> + Send>>,
-> {
+pub(super) fn transport() -> Lines<Outgoing, Incoming> {
     let incoming =
         futures_util::stream::unfold(Some(BufReader::new(tokio::io::stdin())), async |state| {
             let mut r = state?;
