@@ -193,6 +193,12 @@ fn avantes_repeated_messages_are_sent_once_and_its_read_keeps_the_final_newline(
         prompt(&cx, &sid, prompts[0].clone()).await?;
         // [a.txt link, <previous_user_message>Uppercase beta in a.txt, …Say hello, …]
         prompt(&cx, &sid, prompts[2].clone()).await?;
+        let said = ed.text(&sid, "agent_message_chunk");
+        assert_eq!(
+            said.matches("Context: a.txt").count(),
+            1,
+            "the same file linked again is not listed again: {said}"
+        );
         let calls = of_kind(&ed, &sid, "tool_call");
         assert_eq!(calls.len(), 1, "{calls:?}");
         assert_eq!(
@@ -390,4 +396,46 @@ fn an_apply_keeps_the_final_newline_a_clients_read_drops() {
     .unwrap();
     let writes = ed.seen.lock().unwrap().writes.clone();
     assert_eq!(writes, vec![(a, "alpha\nbeta\ngamma\nDELTA\n".to_owned())]);
+}
+
+/// avante's prompt: its repeated messages, newest first, and its note.
+fn avante(messages: &[&str]) -> Vec<ContentBlock> {
+    let mut blocks: Vec<ContentBlock> = messages
+        .iter()
+        .map(|m| {
+            say(&format!(
+                "<previous_user_message>{m}</previous_user_message>"
+            ))
+        })
+        .collect();
+    blocks.push(say(&format!(
+        "<system_context>Continuing from previous session with {} recent user messages</system_context>",
+        messages.len()
+    )));
+    blocks
+}
+
+#[test]
+fn an_avante_command_runs_once_though_avante_repeats_it() {
+    let (env, fake) = fake_env(json!({}));
+    fake.push_sse(response("", "Hello.", vec![]));
+    let ed = Editor::new(true);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, avante(&["/tokens"])).await?;
+        assert!(
+            ed.text(&sid, "agent_message_chunk")
+                .starts_with("The next request sends about")
+        );
+        ed.clear();
+        prompt(&cx, &sid, avante(&["Say hello", "/tokens"])).await?;
+        assert_eq!(ed.text(&sid, "agent_message_chunk"), "Hello.");
+        Ok(())
+    }))
+    .unwrap();
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 1);
+    let all = prompt_text(&bodies[0]);
+    assert!(!all.contains("/tokens"), "{all}");
+    assert_eq!(last_user(&bodies[0]).trim(), "Say hello");
 }

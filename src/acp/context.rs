@@ -13,7 +13,7 @@ use crate::error::ErrorCode;
 use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
-use crate::protocol::replies::Ack;
+use crate::protocol::replies::{Ack, FileContent};
 
 /// One file the prompt brings into the context.
 pub(super) struct ContextItem {
@@ -47,8 +47,12 @@ impl ContextItem {
 }
 
 /// Adds `item` to the chat's context; a file already there is snapshotted again.
-/// Returns its label (see [`ContextItem::label`]).
-pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<String, RpcError> {
+/// Returns its label (see [`ContextItem::label`]), `None` for a file whose snapshot
+/// already holds this text.
+pub(super) async fn add_context(
+    c: &mut Client,
+    item: ContextItem,
+) -> Result<Option<String>, RpcError> {
     let mut new = true;
     let label_new = item.label(true);
     let label_old = item.label(false);
@@ -73,6 +77,18 @@ pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<Str
             match r {
                 Err(f) if f.is(ErrorCode::Conflict) => {
                     new = false;
+                    // The same text again (avante links the same files with every
+                    // prompt): nothing to snapshot, nothing to list.
+                    let held = c
+                        .call::<FileContent>(Action::GetContextFile(params::GetContextFile {
+                            path: NonEmpty(item.rel.clone()),
+                            start_line: None,
+                            end_line: None,
+                        }))
+                        .await;
+                    if held.is_ok_and(|h| h.content == item.content) {
+                        return Ok(None);
+                    }
                     c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
                         path: NonEmpty(item.rel.clone()),
                         content: item.content,
@@ -84,10 +100,10 @@ pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<Str
         }
     };
     match r {
-        Ok(_) if new => Ok(label_new),
-        Ok(_) => Ok(label_old),
+        Ok(_) if new => Ok(Some(label_new)),
+        Ok(_) => Ok(Some(label_old)),
         // The same section again: it is there already.
-        Err(f) if f.is(ErrorCode::Conflict) && item.range.is_some() => Ok(label_new),
+        Err(f) if f.is(ErrorCode::Conflict) && item.range.is_some() => Ok(None),
         Err(f) => Err(rpc(f)),
     }
 }

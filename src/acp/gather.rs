@@ -152,9 +152,18 @@ pub(super) async fn gather(
     if !previous.is_empty() {
         // avante repeats the last user messages, the new one among them: what the chat
         // holds already is not sent again.
+        // A slash command is no chat message, so the chat never holds one: only the
+        // newest repeated message may be one (the user just typed it); an older one
+        // ran when it was new and is dropped, never run again nor sent to the model.
         let held = held_messages(c).await?;
-        for m in blocks::new_messages(&previous, &held) {
-            g.typed(&m);
+        let fresh = blocks::new_messages(&previous, &held);
+        let last = fresh.len().saturating_sub(1);
+        for (i, m) in fresh.iter().enumerate() {
+            let newest = i == last && previous.first() == Some(m);
+            if m.trim_start().starts_with('/') && !newest {
+                continue;
+            }
+            g.typed(m);
         }
     }
     Ok(g)

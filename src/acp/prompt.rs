@@ -74,7 +74,7 @@ async fn run(
     };
     let mut labels = Vec::new();
     for item in g.items {
-        labels.push(add_context(c, item).await?);
+        labels.extend(add_context(c, item).await?);
     }
     // The pasted images are read: their scratch files go.
     drop(g.scratch);
