@@ -292,19 +292,22 @@ async fn write_through_editor(
     cx: &Cx,
 ) -> Result<(), String> {
     let write = async |t: &str| {
-        cx.send_request(WriteTextFileRequest::new(
-            sess.id.clone(),
-            abs.to_path_buf(),
-            t.to_owned(),
-        ))
-        .block_task()
-        .await
-        .map(|_| ())
-        .map_err(|e| {
+        let call = cx
+            .send_request(WriteTextFileRequest::new(
+                sess.id.clone(),
+                abs.to_path_buf(),
+                t.to_owned(),
+            ))
+            .block_task();
+        // A client that never answers must not hold the session.
+        let answer = tokio::time::timeout(super::context::EDITOR_READ_TIMEOUT, call)
+            .await
+            .map_err(|_| "no answer".to_owned())
+            .and_then(|r| r.map_err(|e| e.message));
+        answer.map(|_| ()).map_err(|why| {
             format!(
-                "The editor refused to write {path} ({}); bb7 recorded the change as \
-                 applied, but the file holds what it held",
-                e.message
+                "The editor did not write {path} ({why}); bb7 recorded the change as \
+                 applied, but the file may hold what it held"
             )
         })
     };

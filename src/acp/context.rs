@@ -315,8 +315,9 @@ pub(super) async fn read_text(
         .map_err(|_| invalid(format!("{rel} is not UTF-8 text")))
 }
 
-/// How long bb7 waits for the editor's answer to `fs/read_text_file` before it reads
-/// the disk instead: a client that never answers must not hold the session.
+/// How long bb7 waits for the editor's answer to `fs/read_text_file` (before it reads
+/// the disk instead) or `fs/write_text_file`: a client that never answers must not
+/// hold the session.
 pub(super) const EDITOR_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The editor's text of `abs` (`fs/read_text_file`); `None` when the client refuses
