@@ -197,6 +197,10 @@ fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part
     sent
 }
 
+/// How many of the newest chats `session/list` reads for their last activity and
+/// whether they are empty.
+const LOADED_IN_LIST: usize = 300;
+
 /// `session/list`: the chats of the project of `cwd` (the agent's own directory when
 /// absent) that hold a message, or are open in this process, most recently active
 /// first (`updatedAt`: the last message's time, else the chat's creation); a directory
@@ -241,8 +245,15 @@ pub(super) async fn list_sessions(
         false,
     );
     let mut rows: Vec<(String, SessionInfo)> = Vec::new();
-    for s in list.chats.iter() {
-        let (empty, updated) = match store.load(&s.id) {
+    for (n, s) in list.chats.iter().enumerate() {
+        // Past the newest few hundred, a chat is listed as `chat_list` gives it: one
+        // load per chat would make a long list slow.
+        let loaded = if n < LOADED_IN_LIST {
+            store.load(&s.id)
+        } else {
+            Err(crate::error::Error::invalid("not loaded"))
+        };
+        let (empty, updated) = match loaded {
             Ok(chat) => {
                 let last = chat.messages.iter().rev().find_map(|m| m.timestamp.clone());
                 (
