@@ -283,3 +283,25 @@ fn a_write_over_an_existing_file_shows_its_text_and_applies_exactly_that() {
     .unwrap();
     assert_eq!(env.read("b.txt"), "three\n");
 }
+
+#[test]
+fn through_the_editor_a_write_over_an_existing_file_replaces_exactly_the_text_shown() {
+    let (env, fake) = project();
+    writes(&fake, "b.txt", "three\n");
+    let ed = Editor::new(true);
+    let b = env.project.join("b.txt");
+    // An unsaved buffer: that is the text the write replaces, and the one shown.
+    ed.buffer(&b, "one\ntwo (unsaved)\n");
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("Replace b.txt")]).await?;
+        let calls = of_kind(&ed, &sid, "tool_call");
+        assert_eq!(calls[0]["content"][0]["oldText"], "one\ntwo (unsaved)\n");
+        let done = of_kind(&ed, &sid, "tool_call_update");
+        assert_eq!(done.last().unwrap()["status"], "completed", "{done:?}");
+        Ok(())
+    }))
+    .unwrap();
+    let writes = ed.seen.lock().unwrap().writes.clone();
+    assert_eq!(writes, vec![(b, "three\n".to_owned())]);
+}
