@@ -305,3 +305,32 @@ fn through_the_editor_a_write_over_an_existing_file_replaces_exactly_the_text_sh
     let writes = ed.seen.lock().unwrap().writes.clone();
     assert_eq!(writes, vec![(b, "three\n".to_owned())]);
 }
+
+#[test]
+fn undo_reaches_an_editor_whose_buffer_took_the_apply_unsaved() {
+    let (env, fake) = project();
+    writes(&fake, "a.txt", "ALPHA\nbeta\ngamma\ndelta\n");
+    let ed = Editor::new(true);
+    let a = env.project.join("a.txt");
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(
+            &cx,
+            &sid,
+            vec![resource(&file_uri(&a), A), say("Uppercase alpha")],
+        )
+        .await?;
+        assert_eq!(env.read("a.txt"), A, "the buffer took it, the disk did not");
+        ed.clear();
+        prompt(&cx, &sid, vec![say("/undo")]).await?;
+        assert_eq!(answer(&ed, &sid), "Rolled back: restored a.txt");
+        ed.clear();
+        prompt(&cx, &sid, vec![say("/undo")]).await?;
+        assert!(answer(&ed, &sid).starts_with("Nothing to undo"));
+        Ok(())
+    }))
+    .unwrap();
+    let buffer = ed.script.lock().unwrap().buffers.get(&a).cloned();
+    assert_eq!(buffer.as_deref(), Some(A), "the buffer has its text back");
+    assert_eq!(env.read("a.txt"), A);
+}

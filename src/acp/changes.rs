@@ -262,7 +262,7 @@ async fn current_text(
 }
 
 /// The file on disk as UTF-8 text, if it is.
-fn disk_text(abs: &std::path::Path) -> Option<String> {
+pub(super) fn disk_text(abs: &std::path::Path) -> Option<String> {
     std::fs::read(abs)
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
@@ -283,7 +283,7 @@ fn with_disk_endings(text: String, disk: Option<&str>) -> String {
 /// the text without its last one, so the file holds exactly `text` and the
 /// checkpoint, made from `text`, matches what was written (the next `/undo` finds
 /// the file as the apply left it).
-async fn write_through_editor(
+pub(super) async fn write_through_editor(
     sess: &Sess,
     caps: &ClientCapabilities,
     abs: &std::path::Path,
