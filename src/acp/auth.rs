@@ -89,10 +89,14 @@ pub fn login() -> Result<String, String> {
     eprint!("OpenRouter API key (https://openrouter.ai/keys) for bb7: ");
     let _ = std::io::stderr().flush();
     let mut line = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .map_err(|e| format!("cannot read the key: {e}"))?;
+    let echo = EchoOff::on_stdin();
+    let read = std::io::stdin().lock().read_line(&mut line);
+    if echo.is_some() {
+        // The user's Enter was not echoed either.
+        eprintln!();
+    }
+    drop(echo);
+    read.map_err(|e| format!("cannot read the key: {e}"))?;
     let key = line.trim();
     if key.is_empty() {
         return Err("no key given: nothing stored".into());
@@ -134,5 +138,46 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
         let mut f = opts.open(path)?;
         f.write_all(bytes)?;
         f.sync_all()
+    }
+}
+
+/// The terminal on stdin with its echo off while this lives (the key is not shown as
+/// it is typed); `None` when stdin is no terminal.
+struct EchoOff {
+    #[cfg(unix)]
+    saved: libc::termios,
+}
+
+impl EchoOff {
+    #[cfg(unix)]
+    fn on_stdin() -> Option<EchoOff> {
+        // SAFETY: `termios` is plain data that tcgetattr fills; fd 0 is stdin, and an
+        // error (not a terminal) leaves it unused.
+        let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+        if unsafe { libc::tcgetattr(0, &mut saved) } != 0 {
+            return None;
+        }
+        let mut quiet = saved;
+        quiet.c_lflag &= !libc::ECHO;
+        // SAFETY: a termios tcgetattr filled, with one flag cleared.
+        if unsafe { libc::tcsetattr(0, libc::TCSANOW, &quiet) } != 0 {
+            return None;
+        }
+        Some(EchoOff { saved })
+    }
+
+    #[cfg(not(unix))]
+    fn on_stdin() -> Option<EchoOff> {
+        None
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        // SAFETY: the settings tcgetattr gave, back on the same fd.
+        unsafe {
+            libc::tcsetattr(0, libc::TCSANOW, &self.saved);
+        }
     }
 }
