@@ -210,4 +210,28 @@ mod tests {
         );
         assert_eq!(find_lines("a\nb\nc\n", "b\nc\n"), Some((2, 3)));
     }
+
+    #[test]
+    fn odd_text_never_panics() {
+        let odd = [
+            "é<attachment filepath=\"é\">ü</attachment>ß",
+            "<attachment filepath='x'",
+            "<attachment>no path</attachment>",
+            "<selected_code><path>ö</path>",
+            "<selected_code><snippet>x</snippet></selected_code>",
+            "<previous_user_message>",
+            "<previous_user_messageX>y</previous_user_messageX>",
+            "Sharing the following file as context:",
+            "Sharing the following file as context: \n",
+            "<<<>>>\u{1F600}<system_context",
+        ];
+        for t in odd {
+            let _ = split(t);
+            let _ = find_lines(t, "ü");
+        }
+        assert_eq!(
+            split("<attachment>no path</attachment>"),
+            vec![Piece::Text("<attachment>no path</attachment>".into())]
+        );
+    }
 }
