@@ -14,6 +14,7 @@ pub mod diff;
 pub mod edit;
 pub mod error;
 pub mod filecache;
+pub mod front;
 pub mod llm;
 pub mod mcp;
 pub mod output;

@@ -73,7 +73,19 @@ fn main() -> std::process::ExitCode {
     if let Command::Serve = command {
         return serve();
     }
-    if let Command::Acp = command {
+    if let Command::Acp { login } = command {
+        if login {
+            return match bb7::acp::login() {
+                Ok(done) => {
+                    eprintln!("bb7: {done}");
+                    std::process::ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("bb7: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
         return acp();
     }
     let Some(runtime) = runtime() else {

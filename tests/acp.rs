@@ -34,7 +34,8 @@ fn initialize_new_and_list_make_a_project_on_first_use() {
         );
         assert_eq!(init["agentInfo"]["name"], "bb7");
         assert!(init["agentInfo"]["version"].as_str().is_some());
-        assert_eq!(init["authMethods"], json!([]));
+        // The ACP Registry lists agents that offer a method (tests/acp_auth.rs).
+        assert_eq!(init["authMethods"][0]["id"], "bb7-config");
         let r = cx
             .send_request(agent_client_protocol::v1::schema::NewSessionRequest::new(
                 &env.project,
@@ -114,17 +115,24 @@ fn context_blocks_reach_the_model_and_the_answer_streams_in_order() {
             .into_iter()
             .filter(|k| k != "available_commands_update")
             .collect();
+        // The first update lists the context the prompt brought.
+        assert_eq!(kinds[0], "agent_message_chunk", "{kinds:?}");
         let first_msg = kinds
             .iter()
+            .skip(1)
             .position(|k| k == "agent_message_chunk")
-            .unwrap();
+            .unwrap()
+            + 1;
         let thought = kinds
             .iter()
             .position(|k| k == "agent_thought_chunk")
             .unwrap();
         let usage = kinds.iter().position(|k| k == "usage_update").unwrap();
         assert!(thought < first_msg && first_msg < usage, "{kinds:?}");
-        assert_eq!(ed.text(&sid, "agent_message_chunk"), "The answer.");
+        assert_eq!(
+            ed.text(&sid, "agent_message_chunk"),
+            "Context: src/lib.rs (new), src/big.rs:2\u{2013}3\n\nThe answer."
+        );
         assert_eq!(ed.text(&sid, "agent_thought_chunk"), "Thinking it over.");
         let u = ed
             .updates(&sid)

@@ -250,7 +250,11 @@ fn allow_always_applies_the_rest_unasked_and_new_files_go_to_the_editor() {
             (env.project.join("n2.txt"), "second\n".to_owned()),
         ]
     );
-    assert!(seen.reads.is_empty(), "a new file has nothing to read");
+    // A new file has nothing to merge: the only reads check what the editor wrote.
+    assert_eq!(
+        seen.reads,
+        vec![env.project.join("n1.txt"), env.project.join("n2.txt")]
+    );
     assert!(!env.project.join("n1.txt").exists() && !env.project.join("n2.txt").exists());
     let checkpoints = std::fs::read_dir(env.project.join(".bb7/checkpoints")).unwrap();
     assert_eq!(

@@ -48,6 +48,12 @@ impl Agent {
         }
     }
 
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
     fn send(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).unwrap();
         self.stdin.write_all(b"\n").unwrap();
@@ -113,6 +119,47 @@ fn malformed_json_rpc_gets_standard_errors_and_the_agent_keeps_serving() {
     a.send(&new.to_string());
     let r = a.response(json!(6), &mut seen);
     assert!(r["result"]["sessionId"].as_str().is_some(), "{r}");
+}
+
+#[test]
+fn invalid_utf8_and_an_over_long_line_get_a_parse_error_and_the_agent_serves_on() {
+    let (env, _fake) = fake_env(json!({}));
+    let mut a = Agent::start(&env);
+    let mut seen = Vec::new();
+    a.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#);
+    a.response(json!(1), &mut seen);
+    let new = json!({"jsonrpc":"2.0","id":2,"method":"session/new",
+                     "params":{"cwd": env.project, "mcpServers": []}});
+    a.send(&new.to_string());
+    let sid = a.response(json!(2), &mut seen)["result"]["sessionId"].clone();
+    a.send_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/list\",\"params\":{\"x\":\"\xff\"}}",
+    );
+    let e = a.next();
+    assert_eq!(e["error"]["code"], -32700, "{e}");
+    assert_eq!(e["id"], Value::Null);
+    // Over the 64 MiB line limit.
+    let long = vec![b'x'; 64 * 1024 * 1024 + 1];
+    a.send_bytes(&long);
+    let e = a.next();
+    assert_eq!(e["error"]["code"], -32700, "{e}");
+    // The open session serves on.
+    let list = json!({"jsonrpc":"2.0","id":4,"method":"session/list",
+                      "params":{"cwd": env.project}});
+    a.send(&list.to_string());
+    let r = a.response(json!(4), &mut seen);
+    let ids: Vec<Value> = r["result"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].clone())
+        .collect();
+    assert!(ids.contains(&sid) || ids.is_empty(), "{r}");
+    let set = json!({"jsonrpc":"2.0","id":5,"method":"session/set_config_option",
+                     "params":{"sessionId": sid, "configId": "tools", "value": "ask"}});
+    a.send(&set.to_string());
+    let r = a.response(json!(5), &mut seen);
+    assert!(r.get("result").is_some(), "{r}");
 }
 
 #[test]

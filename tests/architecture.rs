@@ -18,6 +18,7 @@ const FLOORS: &[&[&str]] = &[
     &["protocol"],
     &["turn"],
     &["server"],
+    &["front"],
     &["cli", "acp", "lib", "main"],
 ];
 
@@ -184,4 +185,29 @@ fn no_import_points_up_and_no_files_import_each_other() {
         }
     }
     assert!(loops.is_empty(), "modules on an import loop: {loops:?}");
+}
+
+/// The two fronts stand side by side on the top floor: neither the command line nor
+/// `bb7 acp` imports the other (what both need is on the floor below, `front`).
+#[test]
+fn the_fronts_do_not_import_each_other() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let all = modules(&src);
+    let mut across = Vec::new();
+    for (m, p) in &all {
+        let other = match m[0].as_str() {
+            "cli" => "acp",
+            "acp" => "cli",
+            _ => continue,
+        };
+        for to in imports(m, p, &all) {
+            if to[0] == other {
+                across.push(format!("{} -> {}", m.join("/"), to.join("/")));
+            }
+        }
+    }
+    assert!(
+        across.is_empty(),
+        "fronts importing each other: {across:#?}"
+    );
 }

@@ -8,17 +8,18 @@
 
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ContentBlock, Diff, PermissionOption, PermissionOptionKind,
-    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
-    SessionUpdate, TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    TextContent, ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
 };
 use agent_client_protocol::{Error as RpcError, UntypedMessage};
 use tokio::sync::mpsc;
 
+use super::context::{editor_read, keep_final_newline};
 use super::state::{Cx, Sess, notify, rpc};
-use crate::cli::{Client, Failure};
 use crate::edit::{CallReport, CallStatus};
 use crate::error::ErrorCode;
+use crate::front::{Client, Failure};
 use crate::protocol::action::Action;
 use crate::protocol::events::Change;
 use crate::protocol::params::{self, NonEmpty};
@@ -95,7 +96,7 @@ fn apply_failure(path: &str, f: Failure, in_editor: bool) -> String {
     };
     format!(
         "Not applied: {whose} overlap the model's change to {path} at {}. Nothing was \
-         written; the change stays pending in bb7 (reject it, or ask the model again)",
+         written and the change is dropped; ask the model again",
         ranges.join(", ")
     )
 }
@@ -111,12 +112,13 @@ pub(super) async fn review(
     cancel: &mut mpsc::UnboundedReceiver<()>,
     cx: &Cx,
 ) -> Result<bool, RpcError> {
-    for change in changes {
+    for (i, change) in changes.iter().enumerate() {
         let (path, file_id, seen) = match change {
             Change::Edit { path, file_id, .. } => (path, file_id, true),
             Change::Write { path, file_id, .. } => (path, file_id, false),
         };
-        let id = format!("edit-{file_id}");
+        let _ = file_id;
+        let id = sess.call_id("edit");
         let abs = sess.abs(path);
         let old_text = if seen {
             c.call::<FileContent>(Action::GetContextFile(params::GetContextFile {
@@ -128,7 +130,8 @@ pub(super) async fn review(
             .ok()
             .map(|f| f.content.into_owned())
         } else {
-            None
+            // A new file over one that exists: the proposal shows what it replaces.
+            current_text(sess, caps, &abs, cx).await
         };
         let new_text = c
             .call::<FileContent>(Action::GetOutputFile(params::PathOnly::new(path)))
@@ -140,12 +143,13 @@ pub(super) async fn review(
             .kind(ToolKind::Edit)
             .status(ToolCallStatus::Pending)
             .content(vec![ToolCallContent::Diff(
-                Diff::new(abs.clone(), new_text).old_text(old_text),
+                Diff::new(abs.clone(), new_text).old_text(old_text.clone()),
             )])
             .locations(vec![ToolCallLocation::new(abs.clone())])
             .raw_input(serde_json::json!({ "path": path }));
         announce(sess, cx, call);
         if cancel.try_recv().is_ok() {
+            drop_undecided(c, &changes[i..]).await;
             return Ok(true);
         }
         let decision = if sess.allow_always.load(std::sync::atomic::Ordering::Relaxed) {
@@ -178,7 +182,10 @@ pub(super) async fn review(
             match answer {
                 Some(Ok(r)) => match r.outcome {
                     RequestPermissionOutcome::Selected(s) => s.option_id.0.to_string(),
-                    _ => return Ok(true),
+                    _ => {
+                        drop_undecided(c, &changes[i..]).await;
+                        return Ok(true);
+                    }
                 },
                 Some(Err(e)) => {
                     finish(
@@ -193,7 +200,10 @@ pub(super) async fn review(
                     );
                     continue;
                 }
-                None => return Ok(true),
+                None => {
+                    drop_undecided(c, &changes[i..]).await;
+                    return Ok(true);
+                }
             }
         };
         match decision.as_str() {
@@ -202,9 +212,15 @@ pub(super) async fn review(
                     sess.allow_always
                         .store(true, std::sync::atomic::Ordering::Relaxed);
                 }
-                match apply(sess, caps, c, path, cx).await {
+                let shown = (!seen).then_some(old_text.as_deref()).flatten();
+                match apply(sess, caps, c, path, shown, cx).await {
                     Ok(()) => finish(sess, cx, &id, ToolCallStatus::Completed, None),
                     Err(message) => {
+                        // Not written: the change leaves bb7's review, so it does not
+                        // ride into the next proposal for this file.
+                        let _ = c
+                            .call::<Ack>(Action::OutputDelete(params::PathOnly::new(path)))
+                            .await;
                         finish(sess, cx, &id, ToolCallStatus::Failed, Some(message));
                     }
                 }
@@ -224,27 +240,116 @@ pub(super) async fn review(
     Ok(false)
 }
 
+/// The text of existing file `abs` as the user has it: the editor's (with the final
+/// newline the disk has, see [`keep_final_newline`]) when it reads files, else the
+/// disk's; `None` when there is no such file or it is not text.
+async fn current_text(
+    sess: &Sess,
+    caps: &ClientCapabilities,
+    abs: &std::path::Path,
+    cx: &Cx,
+) -> Option<String> {
+    if !abs.is_file() {
+        return None;
+    }
+    let disk = disk_text(abs);
+    if caps.fs.read_text_file
+        && let Some(t) = editor_read(sess, cx, abs).await
+    {
+        return Some(keep_final_newline(t, disk.as_deref()));
+    }
+    disk
+}
+
+/// The file on disk as UTF-8 text, if it is.
+pub(super) fn disk_text(abs: &std::path::Path) -> Option<String> {
+    std::fs::read(abs)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+}
+
+/// `text` (LF, as `apply_file` answers) with the line endings of the file on disk: CRLF
+/// when the disk file has CRLF line endings.
+fn with_disk_endings(text: String, disk: Option<&str>) -> String {
+    match disk {
+        Some(d) if d.contains("\r\n") && !text.contains('\r') => text.replace('\n', "\r\n"),
+        _ => text,
+    }
+}
+
+/// Writes `text` to `abs` through the editor (`fs/write_text_file`) and reads it back
+/// when the client reads files: a client whose write appends a line break
+/// (codecompanion.nvim splits the text on `\n` and writes each piece as a line) gets
+/// the text without its last one, so the file holds exactly `text` and the
+/// checkpoint, made from `text`, matches what was written (the next `/undo` finds
+/// the file as the apply left it).
+pub(super) async fn write_through_editor(
+    sess: &Sess,
+    caps: &ClientCapabilities,
+    abs: &std::path::Path,
+    path: &str,
+    text: &str,
+    cx: &Cx,
+) -> Result<(), String> {
+    let write = async |t: &str| {
+        let call = cx
+            .send_request(WriteTextFileRequest::new(
+                sess.id.clone(),
+                abs.to_path_buf(),
+                t.to_owned(),
+            ))
+            .block_task();
+        // A client that never answers must not hold the session.
+        let answer = tokio::time::timeout(super::context::EDITOR_READ_TIMEOUT, call)
+            .await
+            .map_err(|_| "no answer".to_owned())
+            .and_then(|r| r.map_err(|e| e.message));
+        answer.map(|_| ()).map_err(|why| {
+            format!(
+                "The editor did not write {path} ({why}); bb7 recorded the change as \
+                 applied, but the file may hold what it held"
+            )
+        })
+    };
+    write(text).await?;
+    if !caps.fs.read_text_file {
+        return Ok(());
+    }
+    let Some(back) = editor_read(sess, cx, abs).await else {
+        return Ok(());
+    };
+    if back != text
+        && let Some(shorter) = text.strip_suffix('\n')
+        && back.strip_suffix('\n') == Some(text)
+    {
+        write(shorter).await?;
+    }
+    Ok(())
+}
+
 /// Applies the output of `path`: onto the editor's text when the client reads and
 /// writes files, else onto the file on disk; a new file through `fs/write_text_file`
-/// when the client writes files, else on disk. The error is the message for the user
-/// (a conflict names the lines; nothing is written then).
+/// when the client writes files, else on disk. `shown` is, for a write over an
+/// existing file the model did not see, the text the proposal showed it replacing:
+/// the apply then writes the output over exactly that text, and refuses when the
+/// file changed since. The error is the message for the user (a conflict names the
+/// lines; nothing is written then).
 async fn apply(
     sess: &Sess,
     caps: &ClientCapabilities,
     c: &mut Client,
     path: &str,
+    shown: Option<&str>,
     cx: &Cx,
 ) -> Result<(), String> {
     let abs = sess.abs(path);
     let through_editor = caps.fs.read_text_file && caps.fs.write_text_file;
+    let disk = disk_text(&abs);
     let editor_text = if abs.exists() {
         match through_editor {
-            true => cx
-                .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.clone()))
-                .block_task()
+            true => editor_read(sess, cx, &abs)
                 .await
-                .ok()
-                .map(|r| r.content),
+                .map(|t| keep_final_newline(t, disk.as_deref())),
             false => None,
         }
     } else if caps.fs.write_text_file {
@@ -254,39 +359,50 @@ async fn apply(
     } else {
         None
     };
+    if let Some(shown) = shown {
+        let now = editor_text.as_deref().or(disk.as_deref());
+        if now != Some(shown) {
+            return Err(format!(
+                "Not applied: {path} changed since the proposal showed it. Nothing was \
+                 written and the change is dropped; ask the model again"
+            ));
+        }
+    }
     let in_editor = editor_text.is_some();
     let applied: Applied = c
         .call(Action::ApplyFile(params::ApplyFile {
             path: NonEmpty(path.to_owned()),
             destination: None,
-            force: None,
+            // The user allowed replacing exactly the text the proposal showed.
+            force: shown.map(|_| true),
             editor_content: editor_text,
         }))
         .await
         .map_err(|f: Failure| apply_failure(path, f, in_editor))?;
     if in_editor {
-        cx.send_request(WriteTextFileRequest::new(
-            sess.id.clone(),
-            abs,
-            applied.content.into_owned(),
-        ))
-        .block_task()
-        .await
-        .map_err(|e| {
-            format!(
-                "The editor refused to write {path} ({}); bb7 recorded the change as \
-                 applied, but the file holds what it held",
-                e.message
-            )
-        })?;
+        let text = with_disk_endings(applied.content.into_owned(), disk.as_deref());
+        write_through_editor(sess, caps, &abs, path, &text, cx).await?;
     }
     Ok(())
 }
 
+/// Drops the changes a cancel left undecided from bb7's review, so none of them rides
+/// into the next proposal of its file.
+async fn drop_undecided(c: &mut Client, changes: &[Change]) {
+    for change in changes {
+        let path = match change {
+            Change::Edit { path, .. } | Change::Write { path, .. } => path,
+        };
+        let _ = c
+            .call::<Ack>(Action::OutputDelete(params::PathOnly::new(path)))
+            .await;
+    }
+}
+
 /// A `diff_error`: each failed file call as a failed tool call with its message.
-pub(super) fn failed(sess: &Sess, cx: &Cx, request: &str, errors: &[String], calls: &[CallReport]) {
+pub(super) fn failed(sess: &Sess, cx: &Cx, errors: &[String], calls: &[CallReport]) {
     let mut shown = 0;
-    for (i, call) in calls.iter().enumerate() {
+    for call in calls {
         if call.status != CallStatus::Failed {
             continue;
         }
@@ -297,7 +413,7 @@ pub(super) fn failed(sess: &Sess, cx: &Cx, request: &str, errors: &[String], cal
             .clone()
             .unwrap_or_else(|| "the edit failed".into());
         let mut tc = ToolCall::new(
-            format!("{request}-call-{i}"),
+            sess.call_id("call"),
             format!("{} {path}: not applied", call.tool),
         )
         .kind(ToolKind::Edit)
@@ -313,7 +429,7 @@ pub(super) fn failed(sess: &Sess, cx: &Cx, request: &str, errors: &[String], cal
             cx,
             sess,
             SessionUpdate::ToolCall(
-                ToolCall::new(format!("{request}-diff-error"), "The model's edits")
+                ToolCall::new(sess.call_id("diff-error"), "The model's edits")
                     .kind(ToolKind::Edit)
                     .status(ToolCallStatus::Failed)
                     .content(vec![text(errors.join("\n"))]),

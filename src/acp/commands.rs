@@ -4,12 +4,16 @@
 use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::ClientCapabilities;
 
-use super::context::{ContextItem, add_context, locate_uri, read_text};
+use super::changes::{disk_text, write_through_editor};
+use super::context::{
+    ContextItem, add_context, editor_read, keep_final_newline, locate_uri, read_text,
+};
 use super::state::{Cx, Sess, rpc};
-use crate::cli::Client;
+use crate::apply::checkpoint::Checkpoint;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, NonEmpty};
-use crate::protocol::replies::{Ack, Checkpoints, RollbackResult, TokenEstimate};
+use crate::protocol::replies::{Ack, CheckpointView, Checkpoints, RollbackResult, TokenEstimate};
 
 /// A slash command's answer; `None` when `cmd` is not one (the text goes to the
 /// model as it is).
@@ -56,38 +60,7 @@ pub(super) async fn command(
                 done.join(", ")
             )))
         }
-        "undo" => {
-            let list: Checkpoints = c
-                .call(Action::CheckpointList(params::CheckpointList {
-                    chat_id: Some(sess.id.clone()),
-                }))
-                .await
-                .map_err(rpc)?;
-            let Some(last) = list.checkpoints.last() else {
-                return Ok(Some(
-                    "Nothing to undo: bb7 applied no change in this chat".into(),
-                ));
-            };
-            let r: RollbackResult = c
-                .call(Action::CheckpointRollback(params::CheckpointRollback {
-                    checkpoint_id: NonEmpty(last.checkpoint_id.to_string()),
-                    mode: "hard_all".into(),
-                    force: None,
-                    hunk_ids: None,
-                }))
-                .await
-                .map_err(rpc)?;
-            let lines: Vec<String> = r
-                .files
-                .iter()
-                .map(|f| match (&f.restored, &f.reason) {
-                    (true, _) => format!("restored {}", f.path),
-                    (false, Some(why)) => format!("{}: {why}", f.path),
-                    (false, None) => format!("{}: not restored", f.path),
-                })
-                .collect();
-            Ok(Some(format!("Rolled back: {}", lines.join("; "))))
-        }
+        "undo" => undo(sess, caps, c, cx).await.map(Some),
         "tokens" => {
             let e: TokenEstimate = c
                 .call(Action::EstimateTokens(params::EstimateTokens {
@@ -107,4 +80,163 @@ pub(super) async fn command(
         }
         _ => Ok(None),
     }
+}
+
+/// `/undo`: rolls back the chat's newest apply that no rollback undid yet
+/// (`checkpoint::last_undoable`), so a second `/undo` undoes the apply before it and
+/// never re-applies the first. A file changed since the apply is left alone and named;
+/// when no file could be restored the answer says nothing was rolled back.
+async fn undo(
+    sess: &Sess,
+    caps: &ClientCapabilities,
+    c: &mut Client,
+    cx: &Cx,
+) -> Result<String, RpcError> {
+    let list: Checkpoints = c
+        .call(Action::CheckpointList(params::CheckpointList {
+            chat_id: Some(sess.id.clone()),
+        }))
+        .await
+        .map_err(rpc)?;
+    let list: Vec<Checkpoint> = list
+        .checkpoints
+        .iter()
+        .map(|s| Checkpoint {
+            checkpoint_id: s.checkpoint_id.to_string(),
+            chat_id: s.chat_id.to_string(),
+            created_at: s.created_at.to_string(),
+            action: s.action.to_string(),
+            files: Vec::new(),
+            turn_id: s.turn_id.as_deref().map(str::to_owned),
+            rolls_back: s.rolls_back.as_deref().map(str::to_owned),
+        })
+        .collect();
+    let undone = sess.undone.lock().map(|u| u.clone()).unwrap_or_default();
+    let list: Vec<Checkpoint> = list
+        .into_iter()
+        .filter(|c| !undone.contains(&c.checkpoint_id))
+        .collect();
+    let Some(last) = crate::apply::checkpoint::last_undoable(&list) else {
+        return Ok(
+            "Nothing to undo: every change bb7 applied in this chat is rolled back (or none was)"
+                .into(),
+        );
+    };
+    if caps.fs.read_text_file
+        && caps.fs.write_text_file
+        && let Some(done) = undo_in_editor(sess, caps, c, &last.checkpoint_id, cx).await?
+    {
+        return Ok(done);
+    }
+    let r = c
+        .call::<RollbackResult>(Action::CheckpointRollback(params::CheckpointRollback {
+            checkpoint_id: NonEmpty(last.checkpoint_id.clone()),
+            mode: "hard_all".into(),
+            force: None,
+            hunk_ids: None,
+        }))
+        .await;
+    let r = match r {
+        Ok(r) => r,
+        Err(f) => return Ok(format!("Not rolled back: {}", f.message)),
+    };
+    let restored: Vec<&str> = r
+        .files
+        .iter()
+        .filter(|f| f.restored)
+        .map(|f| f.path.as_str())
+        .collect();
+    let kept: Vec<String> = r
+        .files
+        .iter()
+        .filter(|f| !f.restored)
+        .map(|f| match &f.reason {
+            Some(why) => format!("{}: {why}", f.path),
+            None => format!("{}: not restored", f.path),
+        })
+        .collect();
+    Ok(match (restored.is_empty(), kept.is_empty()) {
+        (true, _) => format!("Not rolled back: {}", kept.join("; ")),
+        (false, true) => format!("Rolled back: restored {}", restored.join(", ")),
+        (false, false) => format!(
+            "Rolled back: restored {}; left alone: {}",
+            restored.join(", "),
+            kept.join("; ")
+        ),
+    })
+}
+
+/// `/undo` through an editor that reads and writes files, whose applies went into its
+/// buffers (maybe unsaved, so the disk may still hold the text before): when every
+/// file of checkpoint `id` reads in the editor exactly as the apply left it, and on
+/// disk either so or as before it (nothing of the user's would be lost), the rollback
+/// is recorded on disk (`hard_all`, forced: the disk may hold the text before) and
+/// the editor gets each file's text before the apply. `None` when that does not hold:
+/// the disk rollback decides (and names what changed).
+async fn undo_in_editor(
+    sess: &Sess,
+    caps: &ClientCapabilities,
+    c: &mut Client,
+    id: &str,
+    cx: &Cx,
+) -> Result<Option<String>, RpcError> {
+    let cp: CheckpointView = c
+        .call(Action::CheckpointGet(params::CheckpointRef {
+            checkpoint_id: NonEmpty(id.to_owned()),
+        }))
+        .await
+        .map_err(rpc)?;
+    let mut plan = Vec::new();
+    for f in &cp.checkpoint.files {
+        // A file the apply created or deleted: the disk rollback handles it.
+        let (Some(before), Some(after)) = (&f.before_content, &f.after_content) else {
+            return Ok(None);
+        };
+        let abs = sess.abs(&f.path);
+        let disk = disk_text(&abs);
+        let Some(editor) = editor_read(sess, cx, &abs).await else {
+            return Ok(None);
+        };
+        let editor = keep_final_newline(editor, disk.as_deref());
+        let disk_ok = disk.as_deref() == Some(after) || disk.as_deref() == Some(before);
+        if editor != *after || !disk_ok {
+            return Ok(None);
+        }
+        plan.push((abs, f.path.clone(), before.clone()));
+    }
+    if plan.is_empty() {
+        return Ok(None);
+    }
+    let r = c
+        .call::<RollbackResult>(Action::CheckpointRollback(params::CheckpointRollback {
+            checkpoint_id: NonEmpty(id.to_owned()),
+            mode: "hard_all".into(),
+            force: Some(true),
+            hunk_ids: None,
+        }))
+        .await
+        .map_err(rpc)?;
+    if r.checkpoint_id.is_none()
+        && let Ok(mut u) = sess.undone.lock()
+    {
+        // Nothing changed on disk, so no rollback names this apply: remember it here.
+        u.push(id.to_owned());
+    }
+    let mut restored = Vec::new();
+    let mut failed = Vec::new();
+    for (abs, path, before) in plan {
+        match write_through_editor(sess, caps, &abs, &path, &before, cx).await {
+            Ok(()) => restored.push(path),
+            Err(why) => failed.push(why),
+        }
+    }
+    Ok(Some(match (restored.is_empty(), failed.is_empty()) {
+        (true, _) => format!("Not rolled back in the editor: {}", failed.join("; ")),
+        (false, true) => format!("Rolled back: restored {}", restored.join(", ")),
+        (false, false) => format!(
+            "Rolled back: restored {}; {}",
+            restored.join(", "),
+            failed.join("; ")
+        ),
+    }))
 }

@@ -9,11 +9,11 @@ use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{ClientCapabilities, ReadTextFileRequest};
 
 use super::state::{Cx, Sess, invalid, rpc};
-use crate::cli::Client;
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
-use crate::protocol::replies::Ack;
+use crate::protocol::replies::{Ack, FileContent};
 
 /// One file the prompt brings into the context.
 pub(super) struct ContextItem {
@@ -25,8 +25,37 @@ pub(super) struct ContextItem {
     pub range: Option<(u64, u64)>,
 }
 
+impl ContextItem {
+    /// How the first update of the answer names it: `a.txt (new)`, `a.txt (updated)`
+    /// (snapshotted again), `b.rs:10–40` (a section).
+    pub(super) fn label(&self, new: bool) -> String {
+        // A pasted image waits outside the project: its file name says enough.
+        let rel = match Path::new(&self.rel) {
+            p if p.is_absolute() => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| self.rel.clone()),
+            _ => self.rel.clone(),
+        };
+        match self.range {
+            Some((a, b)) if a == b => format!("{}:{a}", rel),
+            Some((a, b)) => format!("{}:{a}\u{2013}{b}", rel),
+            None if new => format!("{} (new)", rel),
+            None => format!("{} (updated)", rel),
+        }
+    }
+}
+
 /// Adds `item` to the chat's context; a file already there is snapshotted again.
-pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<(), RpcError> {
+/// Returns its label (see [`ContextItem::label`]), `None` for a file whose snapshot
+/// already holds this text.
+pub(super) async fn add_context(
+    c: &mut Client,
+    item: ContextItem,
+) -> Result<Option<String>, RpcError> {
+    let mut new = true;
+    let label_new = item.label(true);
+    let label_old = item.label(false);
     let r = match item.range {
         Some((start, end)) => {
             c.call::<Ack>(Action::ContextAddSection(params::ContextAddSection {
@@ -47,6 +76,19 @@ pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<(),
                 .await;
             match r {
                 Err(f) if f.is(ErrorCode::Conflict) => {
+                    new = false;
+                    // The same text again (avante links the same files with every
+                    // prompt): nothing to snapshot, nothing to list.
+                    let held = c
+                        .call::<FileContent>(Action::GetContextFile(params::GetContextFile {
+                            path: NonEmpty(item.rel.clone()),
+                            start_line: None,
+                            end_line: None,
+                        }))
+                        .await;
+                    if held.is_ok_and(|h| h.content == item.content) {
+                        return Ok(None);
+                    }
                     c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
                         path: NonEmpty(item.rel.clone()),
                         content: item.content,
@@ -58,9 +100,10 @@ pub(super) async fn add_context(c: &mut Client, item: ContextItem) -> Result<(),
         }
     };
     match r {
-        Ok(_) => Ok(()),
+        Ok(_) if new => Ok(Some(label_new)),
+        Ok(_) => Ok(Some(label_old)),
         // The same section again: it is there already.
-        Err(f) if f.is(ErrorCode::Conflict) && item.range.is_some() => Ok(()),
+        Err(f) if f.is(ErrorCode::Conflict) && item.range.is_some() => Ok(None),
         Err(f) => Err(rpc(f)),
     }
 }
@@ -133,11 +176,17 @@ pub(super) fn is_file(uri: &str) -> bool {
 }
 
 /// The project path a resource URI names, with the line range its fragment gives
-/// (`#L10:20`, `#L10-20`, `#L10-L20`, `#L10`). A path outside the project is refused.
+/// (`#L10:20`, `#L10-20`, `#L10-L20`, `#L10`). A query (Zed's `?symbol=…` and
+/// `?column=…` mentions) names a place in the file, not another file: it is dropped.
+/// A path outside the project, or a directory, is refused.
 pub(super) fn locate_uri(root: &Path, uri: &str) -> Result<(String, Option<(u64, u64)>), RpcError> {
     let (path, fragment) = match uri.split_once('#') {
         Some((p, f)) => (p, Some(f)),
         None => (uri, None),
+    };
+    let path = match path.split_once('?') {
+        Some((p, _)) if path.starts_with("file:") => p,
+        _ => path,
     };
     let path = match path
         .strip_prefix("file://")
@@ -153,7 +202,13 @@ pub(super) fn locate_uri(root: &Path, uri: &str) -> Result<(String, Option<(u64,
         }
         None => percent_decode(path),
     };
-    let p = Path::new(&path);
+    Ok((locate_path(root, &path)?, fragment.and_then(line_range)))
+}
+
+/// The project path of `path` (absolute, or relative to the project root) as an
+/// editor wrote it. A path outside the project, or a directory, is refused by name.
+pub(super) fn locate_path(root: &Path, path: &str) -> Result<String, RpcError> {
+    let p = Path::new(path);
     let abs = if p.is_absolute() {
         p.to_path_buf()
     } else {
@@ -166,7 +221,12 @@ pub(super) fn locate_uri(root: &Path, uri: &str) -> Result<(String, Option<(u64,
             root.display()
         ))
     })?;
-    Ok((rel, fragment.and_then(line_range)))
+    if root.join(&rel).is_dir() {
+        return Err(invalid(format!(
+            "{rel} is a directory: bb7 takes files as context; name the files in it"
+        )));
+    }
+    Ok(rel)
 }
 
 /// `abs` relative to `root` when it lies inside it (resolving `.`, `..` and the
@@ -241,17 +301,46 @@ pub(super) async fn read_text(
     cx: &Cx,
 ) -> Result<String, RpcError> {
     let abs = sess.abs(rel);
-    if caps.fs.read_text_file {
-        let r = cx
-            .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.clone()))
-            .block_task()
-            .await;
-        if let Ok(r) = r {
-            return Ok(r.content);
-        }
+    if caps.fs.read_text_file
+        && let Some(text) = editor_read(sess, cx, &abs).await
+    {
+        let disk = std::fs::read(&abs)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok());
+        return Ok(keep_final_newline(text, disk.as_deref()));
     }
     let bytes = crate::project::fsutil::read_regular(&abs)
         .map_err(|e| invalid(format!("cannot read {rel}: {e}")))?;
     crate::project::fsutil::text_from_bytes(bytes, rel)
         .map_err(|_| invalid(format!("{rel} is not UTF-8 text")))
+}
+
+/// How long bb7 waits for the editor's answer to `fs/read_text_file` (before it reads
+/// the disk instead) or `fs/write_text_file`: a client that never answers must not
+/// hold the session.
+pub(super) const EDITOR_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The editor's text of `abs` (`fs/read_text_file`); `None` when the client refuses
+/// or does not answer within [`EDITOR_READ_TIMEOUT`].
+pub(super) async fn editor_read(sess: &Sess, cx: &Cx, abs: &Path) -> Option<String> {
+    let call = cx
+        .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.to_path_buf()))
+        .block_task();
+    match tokio::time::timeout(EDITOR_READ_TIMEOUT, call).await {
+        Ok(Ok(r)) => Some(r.content),
+        _ => None,
+    }
+}
+
+/// `editor`'s text with the final newline of the file on disk: a client whose read
+/// drops it (avante.nvim) must not make an apply drop it from the file.
+pub(super) fn keep_final_newline(mut editor: String, disk: Option<&str>) -> String {
+    if let Some(d) = disk
+        && d.ends_with('\n')
+        && !editor.is_empty()
+        && !editor.ends_with('\n')
+    {
+        editor.push_str(if d.ends_with("\r\n") { "\r\n" } else { "\n" });
+    }
+    editor
 }

@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::state::{Cx, Sess, invalid, rpc};
-use crate::cli::Client;
+use crate::front::Client;
 use crate::config::mcp::McpServerSpec;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, NonEmpty};
@@ -126,7 +126,7 @@ pub(super) async fn start(
 /// A prompt's text `/mcp:SERVER:PROMPT name=value …` rendered by its server (its
 /// embedded resources attached); `None` when the text is no such command.
 pub(super) async fn render(c: &mut Client, text: &str) -> Result<Option<String>, RpcError> {
-    let Some(line) = crate::cli::mcp::parse_prompt_line(text) else {
+    let Some(line) = crate::front::mcp_line::parse_prompt_line(text) else {
         return Ok(None);
     };
     let line = line.map_err(invalid)?;

@@ -5,7 +5,7 @@
 //! -32601 for an unknown method, -32602 for bad params).
 //!
 //! Each ACP session is a bb7 chat driven by its own in-process stdio server
-//! ([`crate::cli::Client`]), so the ACP front has no session or turn logic of its own:
+//! ([`crate::front::Client`]), so the ACP front has no session or turn logic of its own:
 //! every ACP method becomes the bb7 actions docs/PROTOCOL.md ("bb7 acp") maps it to,
 //! and every guarantee of those actions holds here too. `state.rs` is what the
 //! handlers share; `session.rs` opens a session (the project, `.bb7/` made on first
@@ -14,44 +14,59 @@
 //! `changes.rs` turns the files a turn wrote into reviewed tool calls and applies the
 //! allowed ones; `replay.rs` replays a loaded chat and lists the project's chats.
 
+mod auth;
+mod blocks;
 mod changes;
 mod commands;
 mod context;
+mod gather;
+mod images;
 mod mcp;
 mod prompt;
 mod replay;
 mod session;
 mod state;
+mod stdio;
 
 use std::sync::Arc;
 
+use agent_client_protocol::Agent;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptCapabilities, PromptRequest,
-    SessionCapabilities, SessionListCapabilities, SetSessionConfigOptionRequest,
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
+    CloseSessionRequest, DeleteSessionRequest, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionListCapabilities,
+    SessionResumeCapabilities, SetSessionConfigOptionRequest,
 };
-use agent_client_protocol::{Agent, Stdio};
 
 use state::Shared;
+
+pub use auth::login;
 
 /// The agent's name in `initialize`'s `agentInfo`.
 pub const AGENT_NAME: &str = "bb7";
 
 /// The `initialize` answer: protocol v1 (the one bb7 speaks, whatever the client
-/// asked for), sessions that load and list, embedded context, no authentication (a
-/// missing key is named by the first prompt's error).
-fn initialize() -> InitializeResponse {
+/// asked for), sessions that load and list, embedded context and images, and the authentication
+/// method `caps` allow (`auth.rs`).
+fn initialize(caps: &agent_client_protocol::v1::schema::ClientCapabilities) -> InitializeResponse {
     InitializeResponse::new(agent_client_protocol::schema::ProtocolVersion::V1)
+        .auth_methods(auth::methods(caps))
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+                .prompt_capabilities(PromptCapabilities::new().embedded_context(true).image(true))
                 // MCP servers for their resources and prompts (acp/mcp.rs).
                 .mcp_capabilities(
                     agent_client_protocol::v1::schema::McpCapabilities::new().http(true),
                 )
                 .session_capabilities(
-                    SessionCapabilities::new().list(SessionListCapabilities::new()),
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new()),
                 ),
         )
         .agent_info(Implementation::new(AGENT_NAME, env!("CARGO_PKG_VERSION")).title("bb7"))
@@ -60,15 +75,7 @@ fn initialize() -> InitializeResponse {
 /// Serves ACP on stdin/stdout until the client closes stdin.
 pub async fn serve_stdio() -> Result<(), String> {
     let shared = Arc::new(Shared::default());
-    let (s1, s2, s3, s4, s5, s6, s7) = (
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-        shared.clone(),
-    );
+    let [s1, s2, s3, s4, s5, s6, s7, s8, s9, s10] = std::array::from_fn(|_| shared.clone());
     Agent
         .v1()
         .name("bb7")
@@ -77,7 +84,7 @@ pub async fn serve_stdio() -> Result<(), String> {
                 if let Ok(mut caps) = s1.caps.lock() {
                     *caps = req.client_capabilities.clone();
                 }
-                responder.respond(initialize())
+                responder.respond(initialize(&req.client_capabilities))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -85,7 +92,10 @@ pub async fn serve_stdio() -> Result<(), String> {
             async move |req: NewSessionRequest, responder, cx| {
                 let st = s2.clone();
                 tokio::spawn(async move {
-                    let r = session::new_session(&st, req, &cx).await;
+                    let r = match auth::ready() {
+                        Ok(()) => session::new_session(&st, req, &cx).await,
+                        Err(why) => Err(auth::required(why)),
+                    };
                     let _ = responder.respond_with_result(r);
                 });
                 Ok(())
@@ -136,6 +146,47 @@ pub async fn serve_stdio() -> Result<(), String> {
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |req: ResumeSessionRequest, responder, cx| {
+                let st = s8.clone();
+                tokio::spawn(async move {
+                    let r = session::resume_session(&st, req, &cx).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CloseSessionRequest, responder, _cx| {
+                let st = s9.clone();
+                tokio::spawn(async move {
+                    let r = session::close_session(&st, req).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: DeleteSessionRequest, responder, _cx| {
+                let st = s10.clone();
+                tokio::spawn(async move {
+                    let r = session::delete_session(&st, req).await;
+                    let _ = responder.respond_with_result(r);
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: AuthenticateRequest, responder, _cx| {
+                responder.respond_with_result(
+                    auth::authenticate(&req.method_id.0).map(|()| AuthenticateResponse::new()),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |n: CancelNotification, _cx| {
                 // Answered by the prompt it stops (`stopReason: cancelled`).
@@ -146,7 +197,7 @@ pub async fn serve_stdio() -> Result<(), String> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(stdio::transport())
         .await
         .map_err(|e| e.message)
 }

@@ -7,22 +7,21 @@
 
 use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, ContentChunk, Cost, EmbeddedResourceResource,
-    PermissionOption, PermissionOptionKind, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, StopReason, TextContent,
-    ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ClientCapabilities, ContentBlock, ContentChunk, Cost, PermissionOption, PermissionOptionKind,
+    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use tokio::sync::mpsc;
 
 use super::changes;
 use super::commands::command;
-use super::context::{
-    ContextItem, add_context, attach, attachment_kind, attachment_name, is_file, locate_uri,
-    read_text,
-};
-use super::state::{Cx, Sess, Shared, invalid, notify, retitle, rpc};
-use crate::cli::Client;
+use super::context::{add_context, attach};
+use super::gather::gather;
+use super::images::{self, ImageGuard};
+use super::state::{Cx, Sess, Shared, notify, retitle, rpc};
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
@@ -68,76 +67,49 @@ async fn run(
     cancel: &mut mpsc::UnboundedReceiver<()>,
     cx: &Cx,
 ) -> Result<PromptResponse, RpcError> {
-    let mut message = String::new();
-    let mut items = Vec::new();
-    let mut attachments = Vec::new();
-    for block in blocks {
-        match block {
-            ContentBlock::Text(t) => message.push_str(&t.text),
-            ContentBlock::Resource(r) => match r.resource {
-                // A diff, diagnostics, a command's output: an attachment of that kind.
-                EmbeddedResourceResource::TextResourceContents(t)
-                    if let Some(kind) =
-                        attachment_kind(&sess.root, t.mime_type.as_deref(), &t.uri) =>
-                {
-                    attachments.push((kind, attachment_name(&t.uri), t.text));
-                }
-                // Text that is no file (an editor's rule, a fetched page, a symbol) is
-                // part of the message; a file is context.
-                EmbeddedResourceResource::TextResourceContents(t) if !is_file(&t.uri) => {
-                    message.push_str(&format!("\n\n{}:\n{}\n", t.uri, t.text));
-                }
-                EmbeddedResourceResource::TextResourceContents(t) => {
-                    let (rel, range) = locate_uri(&sess.root, &t.uri)?;
-                    items.push(ContextItem {
-                        rel,
-                        content: t.text,
-                        range,
-                    });
-                }
-                EmbeddedResourceResource::BlobResourceContents(b) => {
-                    return Err(invalid(format!(
-                        "{}: bb7 takes text files only, not binary resources",
-                        b.uri
-                    )));
-                }
-                _ => return Err(invalid("unknown resource kind")),
-            },
-            ContentBlock::ResourceLink(l) if !is_file(&l.uri) => {
-                // A resource an MCP server of the session lists is read and attached.
-                if !super::mcp::attach_link(c, &l.uri).await? {
-                    message.push_str(&format!(" {} ({})", l.name, l.uri));
-                }
-            }
-            ContentBlock::ResourceLink(l) => {
-                let (rel, range) = locate_uri(&sess.root, &l.uri)?;
-                let content = read_text(sess, caps, &rel, cx).await?;
-                items.push(ContextItem {
-                    rel,
-                    content,
-                    range,
-                });
-            }
-            ContentBlock::Image(_) | ContentBlock::Audio(_) => {
-                return Err(invalid(
-                    "bb7 takes text and files only (promptCapabilities has no image or audio)",
-                ));
-            }
-            _ => return Err(invalid("unknown content block")),
-        }
+    // A cancel ends the prompt even while the client has not answered a read.
+    let g = tokio::select! {
+        g = gather(sess, caps, c, blocks, cx) => g?,
+        Some(()) = cancel.recv() => return Ok(PromptResponse::new(StopReason::Cancelled)),
+    };
+    let mut labels = Vec::new();
+    for item in g.items {
+        labels.extend(add_context(c, item).await?);
     }
-    for item in items {
-        add_context(c, item).await?;
-    }
-    for (kind, name, content) in attachments {
+    // The pasted images are read: their scratch files go.
+    drop(g.scratch);
+    for (kind, name, content) in g.attachments {
+        labels.push(format!("{name} ({})", kind.replace('_', " ")));
         attach(c, kind, name, content).await?;
     }
-    // `/mcp:SERVER:PROMPT …`: the server's rendered prompt is the message.
-    if let Some(text) = super::mcp::render(c, message.trim()).await? {
-        message = text;
+    let mut message = g.message;
+    let mut typed = g.typed;
+    // `/mcp:SERVER:PROMPT …` typed by the user: the server's rendered prompt stands in
+    // for it in the message, and it is no command of bb7's.
+    if let Some(t) = typed.as_deref()
+        && let Some(text) = super::mcp::render(c, t.trim()).await?
+    {
+        if let Some(at) = message.rfind(t) {
+            message.replace_range(at..at + t.len(), &text);
+        } else {
+            message = text;
+        }
+        typed = None;
     }
-    let trimmed = message.trim();
-    if let Some(cmd) = trimmed.strip_prefix('/')
+    if !labels.is_empty() {
+        // The answer's first update: what the model will see besides the message.
+        notify(
+            cx,
+            sess,
+            SessionUpdate::AgentMessageChunk(text_chunk(format!(
+                "Context: {}\n\n",
+                labels.join(", ")
+            ))),
+        );
+    }
+    // A slash command only from what the user typed, never from a resource or link.
+    if let Some(typed) = &typed
+        && let Some(cmd) = typed.trim().strip_prefix('/')
         && let Some(reply) = command(sess, caps, c, cmd, cx).await?
     {
         notify(
@@ -147,7 +119,7 @@ async fn run(
         );
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
-    if trimmed.is_empty() {
+    if message.trim().is_empty() {
         // Context only: nothing to ask the model.
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
@@ -173,7 +145,8 @@ async fn turn(
         .await
         .map_err(rpc)?;
     let mut cancelled = false;
-    let mut steps = 0usize;
+    // Remote images in the answer become links (images.rs).
+    let mut images = ImageGuard::new(images::allowed());
     // The tool call of the read a permission was last asked for.
     let mut asked: Option<String> = None;
     loop {
@@ -189,13 +162,22 @@ async fn turn(
                 continue;
             }
         };
+        if !matches!(msg, TurnMessage::Chunk { .. }) {
+            let rest = images.finish();
+            if !rest.is_empty() {
+                notify(cx, sess, SessionUpdate::AgentMessageChunk(text_chunk(rest)));
+            }
+        }
         match msg {
             TurnMessage::Chunk { content, .. } => {
-                notify(
-                    cx,
-                    sess,
-                    SessionUpdate::AgentMessageChunk(text_chunk(content)),
-                );
+                let ready = images.push(&content);
+                if !ready.is_empty() {
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::AgentMessageChunk(text_chunk(ready)),
+                    );
+                }
             }
             TurnMessage::Thinking { content, .. } => {
                 notify(
@@ -218,7 +200,6 @@ async fn turn(
                     // an edit that the review after the turn shows.
                     _ => continue,
                 };
-                steps += 1;
                 let kind = match name.as_str() {
                     "search_project" => ToolKind::Search,
                     "read_file" | "list_files" => ToolKind::Read,
@@ -235,7 +216,7 @@ async fn turn(
                             .raw_input(arguments),
                     )),
                     None => SessionUpdate::ToolCall(
-                        ToolCall::new(format!("{id}-step-{steps}"), title)
+                        ToolCall::new(sess.call_id("step"), title)
                             .kind(kind)
                             .status(status)
                             .raw_input(arguments),
@@ -248,7 +229,7 @@ async fn turn(
                 payload,
                 ..
             } => {
-                let call_id = format!("read-{approval_id}");
+                let call_id = sess.call_id("read");
                 let approved =
                     !cancelled && ask_read(sess, cx, &call_id, payload.description()).await;
                 asked = Some(call_id);
@@ -310,7 +291,7 @@ async fn turn(
                 truncated,
                 ..
             } => {
-                usage_update(sess, cx, &usage);
+                usage_update(sess, c, cx, &usage).await;
                 if cancelled {
                     return Ok(PromptResponse::new(StopReason::Cancelled));
                 }
@@ -331,11 +312,11 @@ async fn turn(
                 usage,
                 ..
             } => {
-                usage_update(sess, cx, &usage);
+                usage_update(sess, c, cx, &usage).await;
                 if cancelled {
                     return Ok(PromptResponse::new(StopReason::Cancelled));
                 }
-                changes::failed(sess, cx, &id, &errors, &tool_calls);
+                changes::failed(sess, cx, &errors, &tool_calls);
                 return Ok(PromptResponse::new(StopReason::EndTurn));
             }
             TurnMessage::Error { message, code, .. } => {
@@ -351,17 +332,32 @@ async fn turn(
     }
 }
 
-/// A `usage_update` with the turn's tokens and cost.
-fn usage_update(sess: &Sess, cx: &Cx, usage: &crate::llm::Usage) {
+/// A `usage_update` (ACP's session usage): `used` = the turn's tokens (prompt and
+/// completion: what the context holds after it), `size` = the model's context window,
+/// `cost` = the chat's running total (every answer's recorded cost, this one's
+/// included).
+async fn usage_update(sess: &Sess, c: &mut Client, cx: &Cx, usage: &crate::llm::Usage) {
     if usage.total_tokens == 0 && usage.cost == 0.0 {
         return;
     }
+    let total = match c
+        .call::<ChatView>(Action::ChatGet(params::NoParams {}))
+        .await
+    {
+        Ok(chat) => chat
+            .messages
+            .iter()
+            .filter_map(|m| m.extra.get("usage")?.get("cost")?.as_f64())
+            .sum::<f64>()
+            .max(usage.cost),
+        Err(_) => usage.cost,
+    };
     let size = sess.context_length().unwrap_or(0).max(usage.total_tokens);
     notify(
         cx,
         sess,
         SessionUpdate::UsageUpdate(
-            UsageUpdate::new(usage.total_tokens, size).cost(Cost::new(usage.cost, "USD")),
+            UsageUpdate::new(usage.total_tokens, size).cost(Cost::new(total, "USD")),
         ),
     );
 }

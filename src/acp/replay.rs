@@ -15,11 +15,16 @@ use agent_client_protocol::v1::schema::{
 
 use super::state::{Cx, Sess, Shared, invalid, notify, rpc};
 use crate::chat::model::{Message, Part};
-use crate::cli::Client;
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{ChatListing, ChatView, Opened};
+
+/// The `messageId` of the chat's message `i` in a replay.
+fn msg_id(sess: &Sess, i: usize) -> String {
+    format!("{}-m{i}", sess.id)
+}
 
 fn chunk(s: &str) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(s.to_owned())))
@@ -58,16 +63,35 @@ pub(super) async fn replay(sess: &Sess, cx: &Cx) -> Result<(), RpcError> {
         .await
         .map_err(rpc)?;
     let messages: &[Message] = &chat.messages;
+    // A client joins consecutive chunks of one kind into one message: a user message
+    // that follows another with nothing between (an answer that failed or was
+    // cancelled before any text) starts with a blank line, so the two stay apart.
+    let mut after_user = false;
     for (i, m) in messages.iter().enumerate() {
         match m.role.as_str() {
             "user" => {
-                for p in m.parts.iter().filter(|p| p.kind == "text") {
-                    if let Some(t) = &p.content {
-                        notify(cx, sess, SessionUpdate::UserMessageChunk(chunk(t)));
+                let text: Vec<&str> = m
+                    .parts
+                    .iter()
+                    .filter(|p| p.kind == "text")
+                    .filter_map(|p| p.content.as_deref())
+                    .collect();
+                if !text.is_empty() {
+                    let mut t = text.join("\n\n");
+                    if after_user {
+                        t.insert_str(0, "\n\n");
                     }
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::UserMessageChunk(
+                            chunk(&t).message_id(msg_id(sess, i).as_str()),
+                        ),
+                    );
+                    after_user = true;
                 }
             }
-            "assistant" => assistant(sess, cx, messages, i, &m.parts),
+            "assistant" if assistant(sess, cx, messages, i, &m.parts) => after_user = false,
             _ => {}
         }
         if let Some(d) = &m.diff_error {
@@ -83,23 +107,44 @@ pub(super) async fn replay(sess: &Sess, cx: &Cx) -> Result<(), RpcError> {
                         ))]),
                 ),
             );
+            after_user = false;
         }
     }
     Ok(())
 }
 
-/// One assistant message's parts, in order.
-fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part]) {
+/// One assistant message's parts, in order; whether any update was sent.
+fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part]) -> bool {
+    let allow_images = super::images::allowed();
+    let mut sent = false;
     for (j, p) in parts.iter().enumerate() {
+        let before = sent;
+        sent = true;
         match p.kind.as_str() {
             "thinking" => {
                 if let Some(t) = &p.content {
-                    notify(cx, sess, SessionUpdate::AgentThoughtChunk(chunk(t)));
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::AgentThoughtChunk(
+                            chunk(t).message_id(msg_id(sess, i).as_str()),
+                        ),
+                    );
                 }
             }
             "text" => {
                 if let Some(t) = &p.content {
-                    notify(cx, sess, SessionUpdate::AgentMessageChunk(chunk(t)));
+                    let t = match allow_images {
+                        true => t.clone(),
+                        false => super::images::rewrite(t, true).0,
+                    };
+                    notify(
+                        cx,
+                        sess,
+                        SessionUpdate::AgentMessageChunk(
+                            chunk(&t).message_id(msg_id(sess, i).as_str()),
+                        ),
+                    );
                 }
             }
             "tool_call" => {
@@ -146,15 +191,23 @@ fn assistant(sess: &Sess, cx: &Cx, messages: &[Message], i: usize, parts: &[Part
                     ),
                 );
             }
-            _ => {}
+            _ => sent = before,
         }
     }
+    sent
 }
 
+/// How many of the newest chats `session/list` reads for their last activity and
+/// whether they are empty.
+const LOADED_IN_LIST: usize = 300;
+
 /// `session/list`: the chats of the project of `cwd` (the agent's own directory when
-/// absent), newest first; a directory without `.bb7/` has none.
+/// absent) that hold a message, or are open in this process, most recently active
+/// first (`updatedAt`: the last message's time, else the chat's creation); a directory
+/// without `.bb7/` has none. A chat opened and left empty (an editor makes one for
+/// every chat window it opens) is not listed.
 pub(super) async fn list_sessions(
-    _st: &Shared,
+    st: &Shared,
     req: ListSessionsRequest,
 ) -> Result<ListSessionsResponse, RpcError> {
     let cwd = match req.cwd {
@@ -167,7 +220,7 @@ pub(super) async fn list_sessions(
             cwd.display()
         )));
     }
-    let root = crate::cli::root::discover(&cwd);
+    let root = crate::front::root::discover(&cwd);
     let root = root.canonicalize().unwrap_or(root);
     let mut c = Client::start();
     match c
@@ -186,14 +239,42 @@ pub(super) async fn list_sessions(
         .call(Action::ChatList(params::ChatList::default()))
         .await
         .map_err(rpc)?;
-    let sessions = list
-        .chats
-        .iter()
-        .map(|s| {
-            SessionInfo::new(s.id.clone(), root.clone())
-                .title(s.name.clone())
-                .updated_at(s.created.clone())
-        })
-        .collect();
-    Ok(ListSessionsResponse::new(sessions))
+    let open: Vec<String> = st.sessions.lock().await.keys().cloned().collect();
+    let store = crate::chat::store::ChatStore::new(
+        crate::project::Project { root: root.clone() }.state_dir(),
+        false,
+    );
+    let mut rows: Vec<(String, SessionInfo)> = Vec::new();
+    for (n, s) in list.chats.iter().enumerate() {
+        // Past the newest few hundred, a chat is listed as `chat_list` gives it: one
+        // load per chat would make a long list slow.
+        let loaded = if n < LOADED_IN_LIST {
+            store.load(&s.id)
+        } else {
+            Err(crate::error::Error::invalid("not loaded"))
+        };
+        let (empty, updated) = match loaded {
+            Ok(chat) => {
+                let last = chat.messages.iter().rev().find_map(|m| m.timestamp.clone());
+                (
+                    chat.messages.is_empty(),
+                    last.unwrap_or_else(|| s.created.clone()),
+                )
+            }
+            // Unreadable here: listed as the server lists it.
+            Err(_) => (false, s.created.clone()),
+        };
+        if empty && !open.contains(&s.id) {
+            continue;
+        }
+        let info = SessionInfo::new(s.id.clone(), root.clone())
+            .title(s.name.clone())
+            .updated_at(updated.clone());
+        rows.push((updated, info));
+    }
+    // RFC 3339 UTC times sort as text.
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    Ok(ListSessionsResponse::new(
+        rows.into_iter().map(|(_, i)| i).collect(),
+    ))
 }

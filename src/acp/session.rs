@@ -2,7 +2,8 @@
 //! project that `session/new`'s `cwd` lies in (the nearest directory at or above it
 //! that holds `.bb7/`; without one, `.bb7/` is created in `cwd` itself on first use).
 //! Its config options are the chat's model (category `model`), its retrieval tools
-//! (`off` / `ask` / `auto`) and its routing (`agent_mode`).
+//! (`off` / `ask` / `auto`), its routing (`agent_mode`) and its reasoning effort
+//! (category `thought_level`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -10,16 +11,18 @@ use std::sync::atomic::AtomicBool;
 
 use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, SessionConfigOption,
-    SessionConfigOptionCategory, SessionConfigSelectOption, SessionNotification, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CloseSessionRequest,
+    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigSelectOption, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, UnstructuredCommandInput,
 };
 
 use super::replay;
 use super::state::{Cx, Sess, Shared, invalid, retitle, rpc};
-use crate::cli::Client;
 use crate::error::ErrorCode;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{Ack, ChatView, Created, Models, Opened};
@@ -38,6 +41,16 @@ const ROUTING: [(&str, &str); 3] = [
     ("hybrid_auto", "Local first, remote when it fails"),
 ];
 
+/// The reasoning efforts a session offers (`save_chat_settings` `reasoning_effort`;
+/// `default` clears it: the model's own).
+const EFFORT: [(&str, &str); 5] = [
+    ("default", "Model default"),
+    ("minimal", "Minimal"),
+    ("low", "Low"),
+    ("medium", "Medium"),
+    ("high", "High"),
+];
+
 /// The project root for `cwd`: the nearest directory at or above it that holds
 /// `.bb7/`, else `cwd` itself. `cwd` must be an absolute directory.
 fn project_root(cwd: &Path) -> Result<PathBuf, RpcError> {
@@ -53,13 +66,15 @@ fn project_root(cwd: &Path) -> Result<PathBuf, RpcError> {
             cwd.display()
         )));
     }
-    let root = crate::cli::root::discover(cwd);
+    let root = crate::front::root::discover(cwd);
     root.canonicalize()
         .map_err(|e| invalid(format!("cannot open {}: {e}", root.display())))
 }
 
-/// A server opened on the project of `cwd`, `.bb7/` created when it has none.
-async fn open(cwd: &Path) -> Result<(Client, PathBuf), RpcError> {
+/// A server opened on the project of `cwd`, `.bb7/` created when it has none and
+/// `create` is set (a session to load needs none made: it cannot be in a project
+/// without one).
+async fn open(cwd: &Path, create: bool) -> Result<(Client, PathBuf), RpcError> {
     let root = project_root(cwd)?;
     let mut c = Client::start();
     let project_root = Some(root.to_string_lossy().into_owned());
@@ -68,6 +83,7 @@ async fn open(cwd: &Path) -> Result<(Client, PathBuf), RpcError> {
     });
     match c.call::<Opened>(init.clone()).await {
         Ok(_) => {}
+        Err(f) if f.is(ErrorCode::NotInitialized) && !create => return Err(rpc(f)),
         Err(f) if f.is(ErrorCode::NotInitialized) => {
             match c
                 .call::<Ack>(Action::Bb7Init(params::Init { project_root }))
@@ -92,7 +108,7 @@ pub(super) async fn new_session(
     req: NewSessionRequest,
     cx: &Cx,
 ) -> Result<NewSessionResponse, RpcError> {
-    let (mut c, root) = open(&req.cwd).await?;
+    let (mut c, root) = open(&req.cwd, true).await?;
     let created: Created = c
         .call(Action::ChatNew(params::ChatNew::default()))
         .await
@@ -111,34 +127,135 @@ pub(super) async fn load_session(
     req: LoadSessionRequest,
     cx: &Cx,
 ) -> Result<LoadSessionResponse, RpcError> {
-    let id = req.session_id.0.to_string();
-    // Open in this process already (loaded twice): the same chat, the same server.
-    let open_here = st.sessions.lock().await.get(&id).cloned();
-    let sess = match open_here {
-        Some(s) => s,
-        None => {
-            let (mut c, root) = open(&req.cwd).await?;
-            c.call::<Ack>(Action::ChatSelect(params::ChatSelect {
-                id: params::NonEmpty(id.clone()),
-                scope: params::Scope::default(),
-                read_only: None,
-            }))
-            .await
-            .map_err(|f| {
-                if f.is(ErrorCode::NotFound) {
-                    RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id }))
-                } else {
-                    rpc(f)
-                }
-            })?;
-            register(st, id, root, c, cx).await
-        }
-    };
+    let sess = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
     replay::replay(&sess, cx).await?;
     let options = config_options(&sess).await?;
     commands(&sess, cx);
     super::mcp::start(&sess, &req.mcp_servers, command_list(), cx).await?;
     Ok(LoadSessionResponse::new().config_options(options))
+}
+
+/// `session/resume`: as `session/load`, without the replay of the history.
+pub(super) async fn resume_session(
+    st: &Shared,
+    req: ResumeSessionRequest,
+    cx: &Cx,
+) -> Result<ResumeSessionResponse, RpcError> {
+    let sess = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
+    let options = config_options(&sess).await?;
+    commands(&sess, cx);
+    Ok(ResumeSessionResponse::new().config_options(options))
+}
+
+/// Chat `id` of the project of `cwd` as an open session: the one open in this process
+/// (loaded twice) when it is that project's, else the chat selected on a new server.
+/// A project without `.bb7/`, or without the chat, is -32002 (nothing is created).
+async fn reopen(
+    st: &Shared,
+    id: String,
+    cwd: &Path,
+    cx: &Cx,
+) -> Result<std::sync::Arc<Sess>, RpcError> {
+    let root = project_root(cwd)?;
+    let open_here = st
+        .sessions
+        .lock()
+        .await
+        .get(&id)
+        .filter(|s| s.root == root)
+        .cloned();
+    if let Some(s) = open_here {
+        return Ok(s);
+    }
+    let (mut c, root) = open(cwd, false).await.map_err(|e| {
+        if e.code == RpcError::invalid_params().code {
+            RpcError::new(-32002, format!("Session not found: {id} ({})", e.message))
+                .data(serde_json::json!({ "uri": id }))
+        } else {
+            e
+        }
+    })?;
+    c.call::<Ack>(Action::ChatSelect(params::ChatSelect {
+        id: params::NonEmpty(id.clone()),
+        scope: params::Scope::default(),
+        read_only: None,
+    }))
+    .await
+    .map_err(|f| {
+        if f.is(ErrorCode::NotFound) {
+            RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id }))
+        } else {
+            rpc(f)
+        }
+    })?;
+    Ok(register(st, id, root, c, cx).await)
+}
+
+/// `session/close`: the session's prompt is cancelled, its server let go; a chat
+/// that holds no message is deleted (an editor opens one for every chat window, and
+/// an empty one would stay in every list).
+pub(super) async fn close_session(
+    st: &Shared,
+    req: CloseSessionRequest,
+) -> Result<CloseSessionResponse, RpcError> {
+    let sess = st.session(&req.session_id.0).await?;
+    sess.cancel();
+    {
+        // Waits for a running prompt to end.
+        let mut c = sess.conn.lock().await;
+        if let Ok(chat) = c
+            .call::<ChatView>(Action::ChatGet(params::NoParams {}))
+            .await
+            && chat.messages.is_empty()
+        {
+            let _ = c
+                .call::<Ack>(Action::ChatDelete(params::ChatRef {
+                    id: params::NonEmpty(sess.id.clone()),
+                    scope: params::Scope::default(),
+                }))
+                .await;
+        }
+        // The server ends and lets the chat go (its lock, the title task).
+        let _ = c.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
+    }
+    st.sessions.lock().await.remove(&sess.id);
+    Ok(CloseSessionResponse::new())
+}
+
+/// `session/delete`: `chat_delete` of the session's chat, in its project when it is
+/// open in this process (closed first), else in the project of the agent's working
+/// directory; an unknown chat is -32002.
+pub(super) async fn delete_session(
+    st: &Shared,
+    req: DeleteSessionRequest,
+) -> Result<DeleteSessionResponse, RpcError> {
+    let id = req.session_id.0.to_string();
+    let open_here = st.sessions.lock().await.remove(&id);
+    let delete = Action::ChatDelete(params::ChatRef {
+        id: params::NonEmpty(id.clone()),
+        scope: params::Scope::default(),
+    });
+    let r = match open_here {
+        Some(sess) => {
+            sess.cancel();
+            let mut c = sess.conn.lock().await;
+            let r = c.call::<Ack>(delete).await;
+            let _ = c.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
+            r
+        }
+        None => {
+            let cwd = std::env::current_dir().map_err(|e| RpcError::new(-32603, e.to_string()))?;
+            let (mut c, _) = open(&cwd, false).await?;
+            c.call::<Ack>(delete).await
+        }
+    };
+    match r {
+        Ok(_) => Ok(DeleteSessionResponse::new()),
+        Err(f) if f.is(ErrorCode::NotFound) => {
+            Err(RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id })))
+        }
+        Err(f) => Err(rpc(f)),
+    }
 }
 
 /// Keeps `c` as session `id`.
@@ -159,6 +276,10 @@ async fn register(
         models: Mutex::new(Vec::new()),
         model: Mutex::new(String::new()),
         title: Mutex::new(String::new()),
+        tag: super::state::process_tag(),
+        calls: std::sync::atomic::AtomicU64::new(0),
+        message: Mutex::new(None),
+        undone: Mutex::new(Vec::new()),
     });
     st.sessions.lock().await.insert(id, sess.clone());
     if let Some(mut titles) = titles {
@@ -250,6 +371,12 @@ pub(super) async fn config_options(sess: &Sess) -> Result<Vec<SessionConfigOptio
     } else {
         "remote".to_owned()
     };
+    let effort = chat
+        .reasoning_effort
+        .as_deref()
+        .filter(|e| EFFORT.iter().any(|(v, _)| v == e))
+        .unwrap_or("default")
+        .to_owned();
     Ok(vec![
         SessionConfigOption::select("model", "Model", chat.model.to_string(), model_opts)
             .category(SessionConfigOptionCategory::Model)
@@ -263,6 +390,11 @@ pub(super) async fn config_options(sess: &Sess) -> Result<Vec<SessionConfigOptio
         SessionConfigOption::select("agent_mode", "Routing", routing, select(&ROUTING))
             .category(SessionConfigOptionCategory::Other("_routing".into()))
             .description("Which configured provider answers".to_owned()),
+        SessionConfigOption::select("reasoning_effort", "Thinking", effort, select(&EFFORT))
+            .category(SessionConfigOptionCategory::ThoughtLevel)
+            .description(
+                "How much the model reasons before it answers (models that can)".to_owned(),
+            ),
     ])
 }
 
@@ -319,7 +451,11 @@ pub(super) async fn set_config_option(
         "agent_mode" if ROUTING.iter().any(|(v, _)| *v == value) => {
             settings.agent_mode = Some(value)
         }
-        "tools" | "agent_mode" => {
+        "reasoning_effort" if value == "default" => settings.reasoning_effort = Some(None),
+        "reasoning_effort" if EFFORT.iter().any(|(v, _)| *v == value) => {
+            settings.reasoning_effort = Some(Some(value))
+        }
+        "tools" | "agent_mode" | "reasoning_effort" => {
             return Err(invalid(format!("{} has no value {value}", req.config_id.0)));
         }
         other => return Err(invalid(format!("unknown config option: {other}"))),

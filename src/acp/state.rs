@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client as AcpClient, Error as RpcError};
 use tokio::sync::mpsc;
 
-use crate::cli::{Client, Failure};
 use crate::error::ErrorCode;
+use crate::front::{Client, Failure};
 
 /// The ACP connection to the client, as handlers get it.
 pub(super) type Cx = ConnectionTo<AcpClient>;
@@ -62,11 +62,35 @@ pub(super) struct Sess {
     pub(super) model: Mutex<String>,
     /// The chat's name as the client last heard it.
     pub(super) title: Mutex<String>,
+    /// What makes this process's tool-call ids differ from those of an earlier
+    /// process serving the same session (its start time, base 36).
+    pub(super) tag: String,
+    /// Tool calls numbered so far in this process.
+    pub(super) calls: std::sync::atomic::AtomicU64,
+    /// The `messageId` of the running prompt's answer.
+    pub(super) message: Mutex<Option<String>>,
+    /// Checkpoints `/undo` rolled back in the editor where the disk held the text
+    /// before already (an unsaved buffer), so no rollback was recorded for them.
+    pub(super) undone: Mutex<Vec<String>>,
 }
 
 impl Sess {
+    /// A tool-call id no other tool call of the session has (Zed looks ids up across
+    /// the whole thread, so a new proposal must not reuse an old card's id):
+    /// `<what>-<tag>-<n>`.
+    pub fn call_id(&self, what: &str) -> String {
+        let n = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{what}-{}-{n}", self.tag)
+    }
+
     /// Starts a prompt: the receiver gets `()` when the client cancels it.
     pub fn start_prompt(&self) -> mpsc::UnboundedReceiver<()> {
+        let id = self.call_id("msg");
+        if let Ok(mut m) = self.message.lock() {
+            *m = Some(id);
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         if let Ok(mut p) = self.prompting.lock() {
             *p = Some(tx);
@@ -78,6 +102,9 @@ impl Sess {
     pub fn end_prompt(&self) {
         if let Ok(mut p) = self.prompting.lock() {
             *p = None;
+        }
+        if let Ok(mut m) = self.message.lock() {
+            *m = None;
         }
     }
 
@@ -134,7 +161,19 @@ pub(super) fn invalid(message: impl Into<String>) -> RpcError {
 }
 
 /// Sends `update` for session `sess`; a closed connection only ends the prompt later.
+/// The agent's chunks of a prompt carry the prompt's `messageId` (a change of it
+/// starts a new message, so a client never joins two answers into one).
 pub(super) fn notify(cx: &Cx, sess: &Sess, update: SessionUpdate) {
+    let current = sess.message.lock().ok().and_then(|m| m.clone());
+    let update = match (update, current) {
+        (SessionUpdate::AgentMessageChunk(c), Some(id)) if c.message_id.is_none() => {
+            SessionUpdate::AgentMessageChunk(c.message_id(id.as_str()))
+        }
+        (SessionUpdate::AgentThoughtChunk(c), Some(id)) if c.message_id.is_none() => {
+            SessionUpdate::AgentThoughtChunk(c.message_id(id.as_str()))
+        }
+        (u, _) => u,
+    };
     let _ = cx.send_notification(SessionNotification::new(sess.id.clone(), update));
 }
 
@@ -155,4 +194,22 @@ pub(super) fn retitle(cx: &Cx, sess: &Sess, name: &str) {
             SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(name.to_owned())),
         );
     }
+}
+
+/// A base-36 tag of the current time in milliseconds: see [`Sess::tag`].
+pub(super) fn process_tag() -> String {
+    let mut n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    loop {
+        let d = (n % 36) as u32;
+        out.push(std::char::from_digit(d, 36).unwrap_or('0'));
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.iter().rev().collect()
 }

@@ -31,7 +31,12 @@ pub enum Command {
     /// Serve the Agent Client Protocol (ACP v1) on stdin/stdout, for editors that run
     /// agents through it (Zed, JetBrains IDEs, Emacs agent-shell, codecompanion.nvim,
     /// avante.nvim); see the README.
-    Acp,
+    Acp {
+        /// Ask for an OpenRouter API key on the terminal, store it in the config
+        /// (mode 0600) and exit: the ACP `terminal` authentication method.
+        #[arg(long)]
+        login: bool,
+    },
     /// Create .bb7/ (per-project state) in the current directory.
     Init,
     /// Start a chat and make it active; prints its id.

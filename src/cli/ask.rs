@@ -8,19 +8,19 @@ use std::io::IsTerminal;
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::args::ToolsMode;
-use super::client::{Failure, Res};
 use super::prompt;
 use super::render::{Markdown, Waiting, paint, style};
 use super::session::Session;
 use super::terminal;
 use crate::chat::store::ChatStore;
+use crate::front::client::{Failure, Res};
 use crate::project::Project;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
 use crate::protocol::replies::{Ack, ChatView};
 
-use super::client::exit::INTERRUPTED;
+use crate::front::client::exit::INTERRUPTED;
 
 /// Options of `bb7 ask`.
 pub(super) struct AskOptions {
@@ -339,7 +339,7 @@ pub(super) async fn turn(
                     return Err(Failure::new(
                         "the answer was cut at the server's token limit (finish_reason \"length\"); it is saved but incomplete",
                     )
-                    .with_status(super::client::exit::TRUNCATED));
+                    .with_status(crate::front::client::exit::TRUNCATED));
                 }
                 return Ok(());
             }

@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Map, Value, json};
 
-use super::client::{Failure, Res};
 use super::session::Session;
 use super::terminal;
+use crate::front::client::{Failure, Res};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, NonEmpty};
 use crate::protocol::replies::{Attached, CustomizationInfo};

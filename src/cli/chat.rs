@@ -12,13 +12,13 @@ use rustyline::{Config, Editor};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::ask::{self, AskOptions};
-use super::client::{Failure, Res};
 use super::context;
 use super::info;
 use super::render::{Markdown, paint, paint_err, style};
 use super::review;
 use super::session::Session;
 use super::terminal;
+use crate::front::client::{Failure, Res};
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{Ack, ChatView, TokenEstimate};
@@ -144,7 +144,7 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     };
     match ask::turn(s, text, &opts, sigint, Some(Markdown::default())).await {
         // `turn` said that it stopped and that the partial answer is kept.
-        Err(f) if f.status == super::client::exit::INTERRUPTED => Ok(()),
+        Err(f) if f.status == crate::front::client::exit::INTERRUPTED => Ok(()),
         other => other,
     }
 }
@@ -452,7 +452,7 @@ impl LineReader {
 
     /// Prints what other bb7 processes did to this chat through its holder socket
     /// (`peer_change`, docs/PROTOCOL.md), above the prompt as it happens.
-    fn show_peer_changes(&mut self, c: &mut super::client::Client) {
+    fn show_peer_changes(&mut self, c: &mut crate::front::client::Client) {
         use rustyline::ExternalPrinter;
         let (Some(editor), Some(mut notes)) = (self.editor.as_mut(), c.notes()) else {
             return;

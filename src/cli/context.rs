@@ -1,11 +1,11 @@
 //! Context and output commands: `add`, `remove`, `status`, `diff`, `apply`, `reject`.
 
-use super::client::{Failure, Res, exit};
 use super::render;
 use super::session::Session;
 use super::terminal;
 use crate::diff::unified_diff;
 use crate::error::ErrorCode;
+use crate::front::client::{Failure, Res, exit};
 use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};

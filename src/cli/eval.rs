@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::client::{Failure, Res};
 use crate::config::{Config, GlobalState};
+use crate::front::client::{Failure, Res};
 use crate::llm::providers::{Endpoint, Providers};
 use crate::project::UserDirs;
 use metrics::ModeMetrics;

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use super::client::{Failure, Res};
 use super::prompt;
 use super::render::{Table, Waiting};
 use super::session::{Session, project_store};
 use crate::chat::model::Message;
+use crate::front::client::{Failure, Res};
 use crate::llm::models::ModelInfo;
 use crate::protocol::action::Action;
 use crate::protocol::params;

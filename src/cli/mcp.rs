@@ -2,9 +2,9 @@
 //! prompts"): `bb7 mcp list|allow|deny`, `bb7 add mcp:SERVER:URI`, and in `bb7 chat`
 //! `/add mcp:SERVER:URI` and `/mcp:SERVER:PROMPT name=value …`.
 
-use std::collections::BTreeMap;
 
-use super::client::{Failure, Res};
+use crate::front::client::{Failure, Res};
+use crate::front::mcp_line::{PromptLine, parse_prompt_line};
 use super::session::Session;
 use super::terminal::{self, Sink};
 use crate::protocol::action::Action;
@@ -153,56 +153,6 @@ pub(super) async fn add(s: &mut Session, text: &str) -> Res<()> {
         eprintln!("bb7: attached {}{cut}{only}", terminal::err(p));
     }
     Ok(())
-}
-
-/// A prompt command line, `/mcp:SERVER:PROMPT name=value name="two words" …`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptLine {
-    /// The server's name.
-    pub server: String,
-    /// The prompt's name.
-    pub name: String,
-    /// The arguments, name → value (a value in double quotes may hold blanks).
-    pub arguments: BTreeMap<String, String>,
-}
-
-/// Reads a prompt command line. `None`: the text does not start with
-/// `/mcp:SERVER:PROMPT`. Errors: a word after it that is not `name=value`, or an
-/// unclosed quote.
-pub fn parse_prompt_line(text: &str) -> Option<Result<PromptLine, String>> {
-    let rest = text.trim().strip_prefix("/mcp:")?;
-    let (head, mut args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let (server, name) = head.split_once(':')?;
-    if server.is_empty() || name.is_empty() {
-        return None;
-    }
-    let mut arguments = BTreeMap::new();
-    loop {
-        args = args.trim_start();
-        if args.is_empty() {
-            break;
-        }
-        let Some((key, after)) = args.split_once('=') else {
-            return Some(Err(format!("{args}: prompt arguments are name=value")));
-        };
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            return Some(Err(format!("{key}: prompt arguments are name=value")));
-        }
-        let (value, next) = match after.strip_prefix('"') {
-            Some(quoted) => match quoted.split_once('"') {
-                Some((v, next)) => (v, next),
-                None => return Some(Err(format!("{key}: the quote is not closed"))),
-            },
-            None => after.split_once(char::is_whitespace).unwrap_or((after, "")),
-        };
-        arguments.insert(key.to_owned(), value.to_owned());
-        args = next;
-    }
-    Some(Ok(PromptLine {
-        server: server.to_owned(),
-        name: name.to_owned(),
-        arguments,
-    }))
 }
 
 /// `/mcp:SERVER:PROMPT name=value …`: renders the prompt (its embedded resources are

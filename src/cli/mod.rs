@@ -6,7 +6,8 @@ pub mod args;
 mod ask;
 mod attach;
 mod chat;
-mod client;
+// The in-process client and root discovery live a floor down, shared with `bb7 acp`.
+use crate::front::client;
 mod context;
 pub mod eval;
 mod info;
@@ -14,7 +15,7 @@ pub mod mcp;
 pub mod prompt;
 pub mod render;
 mod review;
-pub mod root;
+pub use crate::front::root;
 mod session;
 pub mod terminal;
 
@@ -330,7 +331,7 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Mcp { cmd } => mcp::run(s, cmd).await,
         Command::Eval(_) => Ok(()),
         // `bb7 acp` is served by `main` (`acp::serve_stdio`), never as a command here.
-        Command::Acp => Err(Failure::new(
+        Command::Acp { .. } => Err(Failure::new(
             "bb7 acp serves ACP on stdin/stdout: run it as an agent",
         )),
     }

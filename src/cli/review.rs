@@ -1,10 +1,10 @@
 //! Hunk review and checkpoints from a shell: `review`, `checkpoints`, `rollback`.
 
-use super::client::{Failure, Res, exit};
 use super::render::{self, Table};
 use super::session::Session;
 use super::terminal;
 use crate::apply::checkpoint::Checkpoint;
+use crate::front::client::{Failure, Res, exit};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, HunkSelection, NonEmpty};
 use crate::protocol::replies::{

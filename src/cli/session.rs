@@ -5,11 +5,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::client::{Client, Failure, Res};
-use super::root;
 use super::terminal;
 use crate::chat::store::ChatStore;
 use crate::error::ErrorCode;
+use crate::front::client::{Client, Failure, Res};
+use crate::front::root;
 use crate::project::Project;
 use crate::protocol::action::Action;
 use crate::protocol::params;

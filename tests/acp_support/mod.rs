@@ -45,6 +45,13 @@ pub struct Script {
     pub decision: String,
     /// Open buffers: path → text (unsaved edits); other paths read from disk.
     pub buffers: HashMap<PathBuf, String>,
+    /// avante.nvim's read: the text without the file's final newline.
+    pub read_drops_final_newline: bool,
+    /// codecompanion.nvim's write: to disk, each `\n`-separated piece of the text as
+    /// a line, so a text that ends in `\n` gains an empty last line.
+    pub write_to_disk_adding_a_line: bool,
+    /// Never answer `fs/read_text_file` (a stuck client).
+    pub read_never_answers: bool,
 }
 
 /// The scripted editor.
@@ -63,9 +70,17 @@ impl Editor {
             script: Arc::new(Mutex::new(Script {
                 decision: "allow".into(),
                 buffers: HashMap::new(),
+                read_drops_final_newline: false,
+                write_to_disk_adding_a_line: false,
+                read_never_answers: false,
             })),
             fs,
         }
+    }
+
+    /// Changes the script.
+    pub fn script(&self, f: impl FnOnce(&mut Script)) {
+        f(&mut self.script.lock().unwrap());
     }
 
     pub fn decide(&self, d: &str) {
@@ -184,9 +199,26 @@ where
         .on_receive_request(
             async move |r: ReadTextFileRequest, responder, _cx| {
                 e3.seen.lock().unwrap().reads.push(r.path.clone());
-                let buf = e3.script.lock().unwrap().buffers.get(&r.path).cloned();
+                let (buf, drop_nl, stuck) = {
+                    let s = e3.script.lock().unwrap();
+                    (
+                        s.buffers.get(&r.path).cloned(),
+                        s.read_drops_final_newline,
+                        s.read_never_answers,
+                    )
+                };
+                if stuck {
+                    // Keep the responder unanswered for good.
+                    std::mem::forget(responder);
+                    return Ok(());
+                }
                 match buf.or_else(|| std::fs::read_to_string(&r.path).ok()) {
-                    Some(t) => responder.respond(ReadTextFileResponse::new(t)),
+                    Some(mut t) => {
+                        if drop_nl && t.ends_with('\n') {
+                            t.pop();
+                        }
+                        responder.respond(ReadTextFileResponse::new(t))
+                    }
                     None => responder.respond_with_error(Error::new(-32002, "no such file")),
                 }
             },
@@ -199,12 +231,17 @@ where
                     .unwrap()
                     .writes
                     .push((r.path.clone(), r.content.clone()));
-                // The editor's buffer takes the text; the user saves it later.
-                e4.script
-                    .lock()
-                    .unwrap()
-                    .buffers
-                    .insert(r.path.clone(), r.content.clone());
+                let mut script = e4.script.lock().unwrap();
+                if script.write_to_disk_adding_a_line {
+                    let lines: Vec<&str> = r.content.split('\n').collect();
+                    let mut text = lines.join("\n");
+                    text.push('\n');
+                    std::fs::write(&r.path, text).unwrap();
+                } else {
+                    // The editor's buffer takes the text; the user saves it later.
+                    script.buffers.insert(r.path.clone(), r.content.clone());
+                }
+                drop(script);
                 responder.respond(WriteTextFileResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
