@@ -199,7 +199,8 @@ impl Session {
             })
             .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
             .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
-        let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
+        // The snapshot as it was added, line endings included.
+        let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot_exact(cf)?;
         Ok(FileContent {
             path: key.into(),
             content: content.into(),
