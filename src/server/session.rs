@@ -482,15 +482,24 @@ impl Session {
     /// Folds the active chat's context journal into its `chat.json`
     /// (`chat::journal`), so the next reader (the reference BB-7 too) finds one file:
     /// when the chat is let go and at the end of input. A failure leaves the journal,
-    /// which the next open replays. A chat opened without its lock (`read_only`) is
-    /// never saved: its journal belongs to the process that holds it.
+    /// which the next open replays. A chat opened without its lock (`read_only`), or
+    /// taken over by another process since (invariant 7), is never saved: its journal
+    /// belongs to the process that holds it.
     pub fn fold_journal(&self) {
         if !self.read_only
             && let Some(a) = &self.active
             && a.store.has_journal(&a.chat.id)
+            && self.check_active_held().is_ok()
         {
             let _ = a.store.save(&a.chat);
         }
+    }
+
+    /// Adds of the active chat journaled and not yet folded into its `chat.json`.
+    pub fn journal_adds(&self) -> usize {
+        self.active
+            .as_ref()
+            .map_or(0, |a| a.store.journal_adds(&a.chat.id))
     }
 
     fn deactivate(&mut self) {
