@@ -1,0 +1,90 @@
+//! What a multi-round turn tells the model about its file changes, and what the trace
+//! records of retrieval results (docs/PROTOCOL.md, "bb7's retrieval semantics" and
+//! the event table).
+
+mod common;
+
+use common::fake_model::*;
+use common::{Bb7, fake_env};
+use serde_json::{Value, json};
+
+/// A response whose only content is these tool calls.
+fn calls(list: Vec<(&str, Value)>) -> Vec<Step> {
+    let mut steps = vec![role()];
+    for (i, (name, args)) in list.into_iter().enumerate() {
+        steps.extend(tool_call(i, name, args, 2));
+    }
+    steps.extend([finish("tool_calls"), usage(10, 5, 0.0), done()]);
+    steps
+}
+
+fn tool_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn completed_events(b: &mut Bb7) -> Vec<Value> {
+    let page = b.ok(json!({"action": "events_get", "after": 0}));
+    page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "tool.call.completed")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn an_early_file_call_is_staged_for_review_and_result_lines_count_the_result() {
+    let (env, fake) = fake_env(json!({}));
+    let src = "fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\n";
+    env.write("src/lib.rs", src);
+    env.write("src/main.rs", "fn main() { a(); }\n");
+    let (mut b, _id) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "src/lib.rs", "content": src}));
+    b.ok(json!({"action": "save_chat_settings", "tools": "auto"}));
+    // Round one: a file change beside three retrieval calls; round two answers.
+    let first = calls(vec![
+        (
+            "edit_file",
+            json!({"edits": [{"path": "src/lib.rs", "old_string": "fn a() {}", "new_string": "fn aa() {}"}]}),
+        ),
+        ("read_file", json!({"file_path": "src/lib.rs"})),
+        ("search_project", json!({"query": "fn "})),
+        ("list_files", json!({"glob": "**/*.rs"})),
+    ]);
+    fake.push_sse(first);
+    fake.push_sse(response("", "Renamed a.", vec![]));
+    let done = b.turn("rename a");
+    assert_eq!(done["type"], "done", "{done}");
+    assert_eq!(done["output_files"], json!(["src/lib.rs"]));
+
+    let results = tool_messages(&fake.chat_bodies()[1]);
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(
+        results[0].contains("staged for the user's review"),
+        "{}",
+        results[0]
+    );
+    assert!(!results[0].contains("applied when"), "{}", results[0]);
+    // Nothing reached the user's file: the change waits for review.
+    assert_eq!(env.read("src/lib.rs"), src);
+
+    let done: Vec<_> = completed_events(&mut b);
+    let lines = |name: &str| {
+        done.iter()
+            .find(|e| e["data"]["tool"] == name || e["data"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {done:#?}"))["data"]["result_lines"]
+            .clone()
+    };
+    // The read gave 4 lines, the listing 2 files; the search's snippets have lines
+    // from both files (4 of lib.rs, 1 of main.rs).
+    assert_eq!(lines("read_file"), 4, "{done:#?}");
+    assert_eq!(lines("list_files"), 2, "{done:#?}");
+    assert_eq!(lines("search_project"), 5, "{done:#?}");
+}
