@@ -216,7 +216,12 @@ mod tests {
         let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
         png.extend(640u32.to_be_bytes());
         png.extend(480u32.to_be_bytes());
+        // Cut short before the bit depth: no readable header.
+        assert_eq!(dimensions(&png), None);
+        png.extend([8, 6, 0, 0, 0]);
         assert_eq!(dimensions(&png), Some((640, 480)));
+        png[24] = 7;
+        assert_eq!(dimensions(&png), None, "bit depth 7");
         assert_eq!(tokens(Some((640, 480))), 410);
         assert_eq!(tokens(Some((4000, 3000))), MAX_IMAGE_TOKENS);
         let gif = b"GIF89a\x20\x00\x10\x00".to_vec();
