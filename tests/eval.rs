@@ -24,13 +24,24 @@ fn bb7(home: &Path, args: &[&str]) -> Output {
         .expect("run bb7")
 }
 
+/// The `--json` report; the exit status is checked against it: non-zero exactly when
+/// a task failed.
 fn report(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "bb7 eval failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("--json prints one JSON document")
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let r: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("--json prints one JSON document ({e}): {stderr}"));
+    let failed = r["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["success"] != true)
+        .count();
+    assert_eq!(out.status.success(), failed == 0, "{stderr}");
+    if failed > 0 {
+        assert!(stderr.contains(&format!("{failed} of ")), "{stderr}");
+        assert!(stderr.contains("tasks failed"), "{stderr}");
+    }
+    r
 }
 
 /// The entry of `report[list]` whose `key` is `name`.
@@ -144,8 +155,10 @@ fn the_table_puts_the_modes_side_by_side() {
             "kt-no-tools",
         ],
     );
+    // A task failed (kt-no-tools in local): the exit status says so.
+    assert_eq!(out.status.code(), Some(1));
     assert!(
-        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).contains("1 of 6 tasks failed"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -213,6 +226,7 @@ fn a_recorded_live_run_keeps_no_key_and_replays_the_same() {
     let exchange = &trace["exchanges"][0];
     assert_eq!(exchange["provider"], "remote");
     assert_eq!(exchange["request"]["model"], "vendor/model");
+    assert_eq!(exchange["model"], "vendor/model", "the exchange names its model");
     assert!(
         exchange["response"]
             .as_str()
@@ -220,9 +234,23 @@ fn a_recorded_live_run_keeps_no_key_and_replays_the_same() {
             .contains("data: [DONE]")
     );
 
-    let replayed = report(&bb7(
+    // Replayed with the default remote model, the trace is of another model: refused.
+    let other = report(&bb7(
         &env.home,
         &[&args[..], &["--replay", traces_arg]].concat(),
+    ));
+    let why = entry(&other, "tasks", "task", "js-const")["failures"].to_string();
+    assert!(
+        why.contains("answered by \\\"vendor/model\\\"; the remote provider is configured with \\\"remote-model\\\""),
+        "{why}"
+    );
+    let replayed = report(&bb7(
+        &env.home,
+        &[
+            &args[..],
+            &["--replay", traces_arg, "--remote-model", "vendor/model"],
+        ]
+        .concat(),
     ));
     let m = mode(&replayed, "remote");
     assert_eq!(m["successes"], 1, "{replayed}");
@@ -654,4 +682,50 @@ fn the_overhead_report_has_its_three_parts() {
             "no {row:?} in\n{table}"
         );
     }
+}
+
+/// A trace replays only as the run it was made of: a remote trace relabelled local
+/// (its mode, or its mode and providers), or one whose exchanges name no model, is
+/// refused, and the exit status says a task failed.
+#[test]
+fn a_replay_refuses_a_trace_of_another_mode_or_model() {
+    let home = tempfile::tempdir().unwrap();
+    let shipped = shipped_trace("remote", "js-const");
+    let run = |trace: &Value| {
+        let dir = home.path().join("traces");
+        std::fs::create_dir_all(dir.join("local")).unwrap();
+        std::fs::write(dir.join("local/js-const.json"), trace.to_string()).unwrap();
+        let out = bb7(
+            home.path(),
+            &[
+                "eval", "--replay", dir.to_str().unwrap(), "--mode", "local", "--task",
+                "js-const", "--json",
+            ],
+        );
+        let r = report(&out);
+        assert_eq!(out.status.code(), Some(1));
+        let t = task_result(&r, "js-const").clone();
+        assert_eq!(t["success"], false, "{t}");
+        t["failures"].to_string()
+    };
+    // Moved under local/ as it is.
+    let why = run(&shipped);
+    assert!(why.contains("the trace is of mode \\\"remote\\\", not \\\"local\\\""), "{why}");
+    // Relabelled: mode and providers say local; the model that answered does not.
+    let mut relabelled = shipped.clone();
+    relabelled["mode"] = json!("local");
+    for e in relabelled["exchanges"].as_array_mut().unwrap() {
+        e["provider"] = json!("local");
+    }
+    let why = run(&relabelled);
+    assert!(
+        why.contains("answered by \\\"remote-model\\\"; the local provider is configured with \\\"local-model\\\""),
+        "{why}"
+    );
+    // Relabelled and stripped of its models.
+    for e in relabelled["exchanges"].as_array_mut().unwrap() {
+        e.as_object_mut().unwrap().remove("model");
+    }
+    let why = run(&relabelled);
+    assert!(why.contains("exchange 1 of the trace names no model"), "{why}");
 }
