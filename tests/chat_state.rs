@@ -110,3 +110,46 @@ fn force_unlock_takes_a_chat_whose_holder_answers() {
     b.ok(json!({"action": "chat_force_unlock", "id": id}));
     b.ok(json!({"action": "chat_select", "id": id}));
 }
+
+#[test]
+fn a_held_chat_viewed_read_only_can_be_forked() {
+    let (env, fake) = common::fake_env(json!({}));
+    let (mut holder, id) = env.with_chat();
+    env.add(&mut holder, "a.txt", "alpha\n");
+    fake.push_sse(common::fake_model::response("", "Hello.", vec![]));
+    assert_eq!(holder.turn("first question")["type"], "done");
+    fake.push_sse(common::fake_model::response("", "Again.", vec![]));
+    assert_eq!(holder.turn("second question")["type"], "done");
+    let messages = holder.ok(json!({"action": "chat_get"}))["messages"].clone();
+    let second = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .unwrap();
+
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    assert_eq!(b.err(json!({"action": "chat_select", "id": id}))["code"], "locked");
+    b.ok(json!({"action": "chat_select", "id": id, "read_only": true}));
+    // The view reads; it does not write.
+    let e = b.err(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));
+    assert_eq!(e["code"], "locked", "{e}");
+    // A branch at the second question: a new chat of this process, with the context.
+    let f = b.ok(json!({"action": "fork_chat", "chat_id": id, "fork_message_index": second}));
+    assert_eq!(f["fork_message_content"], "second question", "{f}");
+    let new_id = f["new_chat_id"].as_str().unwrap().to_owned();
+    assert_ne!(new_id, id);
+    let list = b.ok(json!({"action": "context_list"}));
+    assert_eq!(list["files"][0]["path"], "a.txt", "{list}");
+    // The fork is this process's: it writes there.
+    env.add(&mut b, "b.txt", "b\n");
+    // The held chat is untouched and still its holder's.
+    env.add(&mut holder, "c.txt", "c\n");
+    b.ok(json!({"action": "chat_select", "id": id, "read_only": true}));
+    let list = b.ok(json!({"action": "context_list"}));
+    assert_eq!(list["files"].as_array().unwrap().len(), 2, "{list}");
+    // A copy of its context into a new chat works from the view too.
+    let c = b.ok(json!({"action": "chat_new_with_context", "source_chat_id": id}));
+    assert!(c["id"].is_string(), "{c}");
+}

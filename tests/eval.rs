@@ -572,7 +572,7 @@ fn tool_calls_count_what_bb7_handled_not_what_the_trace_holds() {
     .chain(["data: [DONE]\n\n".to_owned()])
     .collect();
     let trace = json!({"task": "js-const", "mode": "remote", "source": "hand-written",
-        "exchanges": [{"provider": "remote", "response": sse, "latency_ms": 100, "expect_tools": true}]});
+        "exchanges": [{"provider": "remote", "model": "remote-model", "response": sse, "latency_ms": 100, "expect_tools": true}]});
     std::fs::create_dir_all(traces.join("remote")).unwrap();
     std::fs::write(traces.join("remote/js-const.json"), trace.to_string()).unwrap();
     let r = replay_tasks(home.path(), &[shipped_task("js-const")], &traces, "remote");

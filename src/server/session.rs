@@ -653,13 +653,20 @@ impl Session {
 }
 
 /// Whether action `name` may run while the active chat is open read-only: actions
-/// that read, and those that leave it (another chat, a new one, another project).
+/// that read, and those that leave it (another chat, a new one, another project, a
+/// fork or a copy of its context, which read the viewed chat and make a new one).
 fn allowed_read_only(name: &str) -> bool {
     use super::guests::{Policy, policy};
     matches!(policy(name), Policy::Read | Policy::Leave)
         || matches!(
             name,
-            "init" | "bb7_init" | "chat_new" | "chat_force_unlock" | "chat_select"
+            "init"
+                | "bb7_init"
+                | "chat_new"
+                | "chat_force_unlock"
+                | "chat_select"
+                | "fork_chat"
+                | "chat_new_with_context"
         )
 }
 
