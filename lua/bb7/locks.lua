@@ -20,7 +20,7 @@ local refused = nil ---@type {id: string, pid: integer?}?
 function M.report(id, err)
   local pid = type(err.data) == 'table' and err.data.holder_pid or nil
   refused = { id = id, pid = pid }
-  say('This chat is open in another bb7 process' .. (pid and (' (PID ' .. pid .. ')') or '') .. '; :BB7Unlock takes it over', levels.WARN)
+  say('This chat is open in another bb7 process' .. (pid and (' (PID ' .. pid .. ')') or '') .. '; shown read-only: cf on one of your messages forks it, :BB7Unlock takes it over', levels.WARN)
 end
 
 local function take_over(chat)

@@ -91,10 +91,12 @@ impl Session {
             Some(a) => ChatActive {
                 id: Some(a.chat.id.as_str().into()),
                 global: Some(a.store.global),
+                read_only: self.read_only.then_some(true),
             },
             None => ChatActive {
                 id: None,
                 global: None,
+                read_only: None,
             },
         })
     }
