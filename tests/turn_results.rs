@@ -88,3 +88,40 @@ fn an_early_file_call_is_staged_for_review_and_result_lines_count_the_result() {
     assert_eq!(lines("list_files"), 2, "{done:#?}");
     assert_eq!(lines("search_project"), 5, "{done:#?}");
 }
+
+/// A read waiting for approval says what the file is: its lines and size, or that
+/// there is no such file (docs/PROTOCOL.md, "approved retrieval tools").
+#[test]
+fn read_approvals_carry_the_files_size_and_existence() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("notes.md", "one\ntwo\n");
+    let (mut b, _id) = env.with_chat();
+    b.ok(json!({"action": "save_chat_settings", "tools": "ask"}));
+    fake.push_sse(calls(vec![
+        ("read_file", json!({"file_path": "notes.md"})),
+        ("read_file", json!({"file_path": "gone.md"})),
+    ]));
+    fake.push_sse(response("", "Done.", vec![]));
+    let rid = b.send(json!({"action": "send", "content": "read them"}));
+    let mut payloads = Vec::new();
+    let done = loop {
+        let m = b.reply_to(&rid);
+        match m["type"].as_str() {
+            Some("tool_approval") => {
+                payloads.push(m["payload"].clone());
+                b.ok(json!({"action": "tool_approve", "approval_id": m["approval_id"], "approved": true}));
+            }
+            Some("done" | "error" | "diff_error") => break m,
+            _ => {}
+        }
+    };
+    assert_eq!(done["type"], "done", "{done}");
+    assert_eq!(payloads[0]["description"], "Read notes.md (2 lines, 8 B)");
+    assert_eq!(
+        (&payloads[0]["exists"], &payloads[0]["bytes"], &payloads[0]["lines"]),
+        (&json!(true), &json!(8), &json!(2))
+    );
+    assert_eq!(payloads[1]["description"], "Read gone.md (no such file)");
+    assert_eq!(payloads[1]["exists"], false);
+    assert!(payloads[1].get("bytes").is_none(), "{}", payloads[1]);
+}
