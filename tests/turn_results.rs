@@ -125,3 +125,50 @@ fn read_approvals_carry_the_files_size_and_existence() {
     assert_eq!(payloads[1]["exists"], false);
     assert!(payloads[1].get("bytes").is_none(), "{}", payloads[1]);
 }
+
+/// Each edit of a change says what it replaced, where and how it was found, and the
+/// change the file's size before and after (docs/PROTOCOL.md, "typed change payloads").
+#[test]
+fn an_edit_payload_carries_each_edit_and_how_it_matched() {
+    let (env, fake) = fake_env(json!({}));
+    let src = "fn a() {\n    one();\n    two();\n}\nfn b() {}\n";
+    env.write("src/lib.rs", src);
+    let (mut b, _id) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "src/lib.rs", "content": src}));
+    let big = "x".repeat(5000);
+    fake.push_sse(response(
+        "",
+        "Done.",
+        vec![(
+            "edit_file",
+            json!({"edits": [
+                {"path": "src/lib.rs", "old_string": "fn b() {}", "new_string": format!("fn b() {{ let _ = \"{big}\"; }}")},
+                {"path": "src/lib.rs", "old_string": "one();\ntwo();", "new_string": "three();"},
+            ]}),
+        )],
+    ));
+    let done = b.turn("change it");
+    assert_eq!(done["type"], "done", "{done}");
+    let change = &done["changes"][0];
+    assert_eq!(change["type"], "edit");
+    assert_eq!(
+        change["description"],
+        "Edit src/lib.rs: 2 hunks, +2 \u{2212}3 (was 5 lines, now 4)",
+        "{change}"
+    );
+    assert_eq!(change["existing_bytes"], src.len());
+    let edits = change["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 2, "{change}");
+    // The first: found as it is on line 5; its new text is large, so only its hash.
+    assert_eq!(edits[0]["matched"], "exact");
+    assert_eq!((&edits[0]["start_line"], &edits[0]["end_line"]), (&json!(5), &json!(5)));
+    assert_eq!(edits[0]["old_text"], "fn b() {}");
+    assert!(edits[0].get("new_text").is_none(), "{}", edits[0]);
+    assert_eq!(edits[0]["new_sha256"].as_str().unwrap().len(), 64);
+    assert!(edits[0]["new_bytes"].as_u64().unwrap() > 5000);
+    // The second: found up to indentation, on lines 2-3.
+    assert_eq!(edits[1]["matched"], "tolerant");
+    assert_eq!(edits[1]["tolerance"], "indentation");
+    assert_eq!((&edits[1]["start_line"], &edits[1]["end_line"]), (&json!(2), &json!(3)));
+    assert_eq!(edits[1]["new_text"], "three();");
+}

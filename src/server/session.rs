@@ -27,6 +27,7 @@ use crate::turn::stream::TurnOutcome;
 
 mod chats;
 mod complete;
+mod edit_details;
 mod estimate;
 mod files;
 mod fork;

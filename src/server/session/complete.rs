@@ -313,7 +313,14 @@ impl Session {
             .writes
             .iter()
             .map(|(path, content)| {
-                change_payload(path, plan.bases.get(path).cloned().flatten(), content, root)
+                let mut change =
+                    change_payload(path, plan.bases.get(path).cloned().flatten(), content, root);
+                if let (Change::Edit { edits, .. }, Some(Some(base))) =
+                    (&mut change, plan.bases.get(path))
+                {
+                    *edits = super::edit_details::edit_details(path, base, &plan.reports);
+                }
+                change
             })
             .collect())
     }
@@ -560,8 +567,9 @@ pub fn change_payload(
             Change::Edit {
                 path: path.to_owned(),
                 description: format!(
-                    "Edit {path}: {hunks} hunk{}, +{added} \u{2212}{removed}",
-                    if hunks == 1 { "" } else { "s" }
+                    "Edit {path}: {hunks} hunk{}, +{added} \u{2212}{removed} (was {} lines, now {content_lines})",
+                    if hunks == 1 { "" } else { "s" },
+                    old.lines().count()
                 ),
                 file_id,
                 file_exists: root.join(path).exists(),
@@ -569,6 +577,9 @@ pub fn change_payload(
                 content_lines,
                 diff_lines: unified.lines().count(),
                 unified_diff: unified,
+                existing_bytes: old.len(),
+                content_bytes: content.len(),
+                edits: Vec::new(),
             }
         }
         None => {
