@@ -55,7 +55,11 @@ fn chat_json_lists_added_files_once_adds_pause() {
     let chat: Value =
         serde_json::from_slice(&std::fs::read(env.chat_dir(&id).join("chat.json")).unwrap())
             .unwrap();
-    assert!(chat.get("context_journal").is_none(), "{}", chat["context_journal"]);
+    assert!(
+        chat.get("context_journal").is_none(),
+        "{}",
+        chat["context_journal"]
+    );
     env.add(&mut b, "late.txt", "late\n");
     wait_listed(&env, &id, "late.txt");
     assert!(b.close().success());
@@ -71,7 +75,10 @@ fn force_unlock_takes_a_live_holders_chat_and_the_old_holder_writes_nothing_more
 
     let mut new = env.spawn();
     new.ok(json!({"action": "init", "project_root": env.project}));
-    assert_eq!(new.err(json!({"action": "chat_select", "id": id}))["code"], "locked");
+    assert_eq!(
+        new.err(json!({"action": "chat_select", "id": id}))["code"],
+        "locked"
+    );
     new.ok(json!({"action": "chat_force_unlock", "id": id}));
     new.ok(json!({"action": "chat_select", "id": id}));
     env.add(&mut new, "b.txt", "b\n");
@@ -83,10 +90,7 @@ fn force_unlock_takes_a_live_holders_chat_and_the_old_holder_writes_nothing_more
     signal("-CONT", old.child.id());
     let e = old.err(json!({"action": "context_add", "path": "c.txt", "content": "c\n"}));
     assert_eq!(e["code"], "locked", "{e}");
-    assert!(
-        e["message"].as_str().unwrap().contains("taken over"),
-        "{e}"
-    );
+    assert!(e["message"].as_str().unwrap().contains("taken over"), "{e}");
     assert!(old.close().success());
     assert_eq!(
         std::fs::read(env.chat_dir(&id).join("chat.json")).unwrap(),
@@ -94,7 +98,12 @@ fn force_unlock_takes_a_live_holders_chat_and_the_old_holder_writes_nothing_more
         "the process that lost the chat rewrote chat.json"
     );
     let list = new.ok(json!({"action": "context_list"}));
-    let paths: Vec<_> = list["files"].as_array().unwrap().iter().map(|f| f["path"].clone()).collect();
+    let paths: Vec<_> = list["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].clone())
+        .collect();
     assert_eq!(paths, [json!("a.txt"), json!("b.txt")]);
     assert!(new.close().success());
     assert_eq!(listed(&env, &id), ["a.txt", "b.txt"]);
@@ -130,7 +139,10 @@ fn a_held_chat_viewed_read_only_can_be_forked() {
 
     let mut b = env.spawn();
     b.ok(json!({"action": "init", "project_root": env.project}));
-    assert_eq!(b.err(json!({"action": "chat_select", "id": id}))["code"], "locked");
+    assert_eq!(
+        b.err(json!({"action": "chat_select", "id": id}))["code"],
+        "locked"
+    );
     b.ok(json!({"action": "chat_select", "id": id, "read_only": true}));
     // The view reads; it does not write.
     let e = b.err(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));

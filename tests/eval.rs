@@ -226,7 +226,10 @@ fn a_recorded_live_run_keeps_no_key_and_replays_the_same() {
     let exchange = &trace["exchanges"][0];
     assert_eq!(exchange["provider"], "remote");
     assert_eq!(exchange["request"]["model"], "vendor/model");
-    assert_eq!(exchange["model"], "vendor/model", "the exchange names its model");
+    assert_eq!(
+        exchange["model"], "vendor/model",
+        "the exchange names its model"
+    );
     assert!(
         exchange["response"]
             .as_str()
@@ -698,8 +701,14 @@ fn a_replay_refuses_a_trace_of_another_mode_or_model() {
         let out = bb7(
             home.path(),
             &[
-                "eval", "--replay", dir.to_str().unwrap(), "--mode", "local", "--task",
-                "js-const", "--json",
+                "eval",
+                "--replay",
+                dir.to_str().unwrap(),
+                "--mode",
+                "local",
+                "--task",
+                "js-const",
+                "--json",
             ],
         );
         let r = report(&out);
@@ -710,7 +719,10 @@ fn a_replay_refuses_a_trace_of_another_mode_or_model() {
     };
     // Moved under local/ as it is.
     let why = run(&shipped);
-    assert!(why.contains("the trace is of mode \\\"remote\\\", not \\\"local\\\""), "{why}");
+    assert!(
+        why.contains("the trace is of mode \\\"remote\\\", not \\\"local\\\""),
+        "{why}"
+    );
     // Relabelled: mode and providers say local; the model that answered does not.
     let mut relabelled = shipped.clone();
     relabelled["mode"] = json!("local");
@@ -727,5 +739,8 @@ fn a_replay_refuses_a_trace_of_another_mode_or_model() {
         e.as_object_mut().unwrap().remove("model");
     }
     let why = run(&relabelled);
-    assert!(why.contains("exchange 1 of the trace names no model"), "{why}");
+    assert!(
+        why.contains("exchange 1 of the trace names no model"),
+        "{why}"
+    );
 }

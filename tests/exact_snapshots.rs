@@ -28,8 +28,14 @@ fn crlf_and_mixed_files_are_stored_as_sent_and_edited_end_to_end() {
     assert_eq!(list["files"][1]["version"], file_id("mix.txt", MIXED));
     // The snapshots hold those bytes, and read back as they were added.
     let dir = env.chat_dir(&id);
-    assert_eq!(std::fs::read(dir.join("context/win.txt")).unwrap(), CRLF.as_bytes());
-    assert_eq!(std::fs::read(dir.join("context/mix.txt")).unwrap(), MIXED.as_bytes());
+    assert_eq!(
+        std::fs::read(dir.join("context/win.txt")).unwrap(),
+        CRLF.as_bytes()
+    );
+    assert_eq!(
+        std::fs::read(dir.join("context/mix.txt")).unwrap(),
+        MIXED.as_bytes()
+    );
     let got = b.ok(json!({"action": "get_context_file", "path": "mix.txt"}));
     assert_eq!(got["content"], MIXED);
     let section = b.ok(
@@ -64,7 +70,13 @@ fn crlf_and_mixed_files_are_stored_as_sent_and_edited_end_to_end() {
     let prompt = prompt_text(&fake.chat_bodies()[0]);
     assert!(!prompt.contains('\r'), "the model is shown LF text");
     let st = b.ok(json!({"action": "get_file_statuses"}));
-    let win = st["files"].as_array().unwrap().iter().find(|f| f["path"] == "win.txt" && f["start_line"].is_null()).unwrap().clone();
+    let win = st["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "win.txt" && f["start_line"].is_null())
+        .unwrap()
+        .clone();
     assert_eq!(win["status"], "M", "{win}");
     b.ok(json!({"action": "apply_file", "path": "win.txt"}));
     b.ok(json!({"action": "apply_file", "path": "mix.txt"}));
@@ -72,7 +84,10 @@ fn crlf_and_mixed_files_are_stored_as_sent_and_edited_end_to_end() {
     assert_eq!(env.read("mix.txt"), "alpha\r\nBETA\ngamma\r\n");
     // After the apply the snapshot is again the file's bytes, under their id.
     let list = b.ok(json!({"action": "context_list"}));
-    assert_eq!(list["files"][0]["version"], file_id("win.txt", "one\r\nTWO\r\nthree\r\n"));
+    assert_eq!(
+        list["files"][0]["version"],
+        file_id("win.txt", "one\r\nTWO\r\nthree\r\n")
+    );
     assert_eq!(
         std::fs::read(dir.join("context/win.txt")).unwrap(),
         b"one\r\nTWO\r\nthree\r\n"
@@ -88,5 +103,8 @@ fn crlf_and_mixed_files_are_stored_as_sent_and_edited_end_to_end() {
     // An update with the same bytes is no change; with LF bytes it is a new version.
     b.ok(json!({"action": "context_update", "path": "mix.txt", "content": "alpha\nBETA\ngamma\n"}));
     let list = b.ok(json!({"action": "context_list"}));
-    assert_eq!(list["files"][1]["version"], file_id("mix.txt", "alpha\nBETA\ngamma\n"));
+    assert_eq!(
+        list["files"][1]["version"],
+        file_id("mix.txt", "alpha\nBETA\ngamma\n")
+    );
 }

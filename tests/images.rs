@@ -226,7 +226,13 @@ fn an_image_whose_header_cannot_be_read_is_refused_at_the_add() {
     // Cut short after the chunk name: no width and height either.
     std::fs::write(env.project.join("cut.png"), &png()[..20]).unwrap();
     let e = b.err(json!({"action": "context_add", "path": "cut.png", "content": ""}));
-    assert!(e["message"].as_str().unwrap().contains("not a valid PNG image"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid PNG image"),
+        "{e}"
+    );
     let list = b.ok(json!({"action": "context_list"}));
     assert_eq!(list["files"], json!([]));
     // A well-formed header is read.
@@ -246,7 +252,10 @@ fn the_model_list_is_fetched_before_an_image_is_sent_to_a_model_it_may_not_read(
     let e = b.reply_to(&rid);
     assert_eq!(e["type"], "error", "{e}");
     assert!(
-        e["message"].as_str().unwrap().contains("fake/model does not read images"),
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("fake/model does not read images"),
         "{e}"
     );
     assert!(fake.chat_bodies().is_empty(), "nothing was sent");

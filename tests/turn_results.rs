@@ -118,7 +118,11 @@ fn read_approvals_carry_the_files_size_and_existence() {
     assert_eq!(done["type"], "done", "{done}");
     assert_eq!(payloads[0]["description"], "Read notes.md (2 lines, 8 B)");
     assert_eq!(
-        (&payloads[0]["exists"], &payloads[0]["bytes"], &payloads[0]["lines"]),
+        (
+            &payloads[0]["exists"],
+            &payloads[0]["bytes"],
+            &payloads[0]["lines"]
+        ),
         (&json!(true), &json!(8), &json!(2))
     );
     assert_eq!(payloads[1]["description"], "Read gone.md (no such file)");
@@ -152,8 +156,7 @@ fn an_edit_payload_carries_each_edit_and_how_it_matched() {
     let change = &done["changes"][0];
     assert_eq!(change["type"], "edit");
     assert_eq!(
-        change["description"],
-        "Edit src/lib.rs: 2 hunks, +2 \u{2212}3 (was 5 lines, now 4)",
+        change["description"], "Edit src/lib.rs: 2 hunks, +2 \u{2212}3 (was 5 lines, now 4)",
         "{change}"
     );
     assert_eq!(change["existing_bytes"], src.len());
@@ -161,7 +164,10 @@ fn an_edit_payload_carries_each_edit_and_how_it_matched() {
     assert_eq!(edits.len(), 2, "{change}");
     // The first: found as it is on line 5; its new text is large, so only its hash.
     assert_eq!(edits[0]["matched"], "exact");
-    assert_eq!((&edits[0]["start_line"], &edits[0]["end_line"]), (&json!(5), &json!(5)));
+    assert_eq!(
+        (&edits[0]["start_line"], &edits[0]["end_line"]),
+        (&json!(5), &json!(5))
+    );
     assert_eq!(edits[0]["old_text"], "fn b() {}");
     assert!(edits[0].get("new_text").is_none(), "{}", edits[0]);
     assert_eq!(edits[0]["new_sha256"].as_str().unwrap().len(), 64);
@@ -169,6 +175,88 @@ fn an_edit_payload_carries_each_edit_and_how_it_matched() {
     // The second: found up to indentation, on lines 2-3.
     assert_eq!(edits[1]["matched"], "tolerant");
     assert_eq!(edits[1]["tolerance"], "indentation");
-    assert_eq!((&edits[1]["start_line"], &edits[1]["end_line"]), (&json!(2), &json!(3)));
+    assert_eq!(
+        (&edits[1]["start_line"], &edits[1]["end_line"]),
+        (&json!(2), &json!(3))
+    );
     assert_eq!(edits[1]["new_text"], "three();");
+}
+
+/// A file the model read through an approved `read_file` may be edited though it is
+/// not in context: it joins the context (marked as added by retrieval) and the edit
+/// is a proposal reviewed like any other. A file it did not read still may not be.
+#[test]
+fn a_file_the_model_read_can_be_edited_and_joins_the_context() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("notes.py", "x = 1\r\ny = 2\r\n");
+    env.write("other.py", "z = 3\n");
+    let (mut b, id) = env.with_chat();
+    b.ok(json!({"action": "save_chat_settings", "tools": "ask"}));
+    fake.push_sse(calls(vec![("read_file", json!({"file_path": "notes.py"}))]));
+    fake.push_sse(response(
+        "",
+        "Changed y.",
+        vec![(
+            "edit_file",
+            json!({"edits": [{"path": "notes.py", "old_string": "y = 2", "new_string": "y = 20"}]}),
+        )],
+    ));
+    let rid = b.send(json!({"action": "send", "content": "make y bigger"}));
+    let done = loop {
+        let m = b.reply_to(&rid);
+        match m["type"].as_str() {
+            Some("tool_approval") => {
+                b.ok(json!({"action": "tool_approve", "approval_id": m["approval_id"], "approved": true}));
+            }
+            Some("done" | "error" | "diff_error") => break m,
+            _ => {}
+        }
+    };
+    assert_eq!(done["type"], "done", "{done}");
+    assert_eq!(done["output_files"], json!(["notes.py"]));
+    assert_eq!(done["changes"][0]["type"], "edit", "{done}");
+    // The user's file is untouched: the change waits for review.
+    assert_eq!(env.read("notes.py"), "x = 1\r\ny = 2\r\n");
+    let list = b.ok(json!({"action": "context_list"}));
+    let entry = &list["files"][0];
+    assert_eq!(entry["path"], "notes.py", "{list}");
+    assert_eq!(entry["meta"]["added_by"], "retrieval", "{list}");
+    assert_eq!(
+        entry["version"],
+        common::file_id("notes.py", "x = 1\r\ny = 2\r\n")
+    );
+    let st = b.ok(json!({"action": "get_file_statuses"}));
+    assert_eq!(st["files"][0]["status"], "M", "{st}");
+    let review = b.ok(json!({"action": "review_get", "path": "notes.py"}));
+    assert_eq!(
+        review["files"][0]["hunks"].as_array().unwrap().len(),
+        1,
+        "{review}"
+    );
+    b.ok(json!({"action": "apply_file", "path": "notes.py"}));
+    assert_eq!(env.read("notes.py"), "x = 1\r\ny = 20\r\n");
+    let chat = b.ok(json!({"action": "chat_get"}));
+    let added = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap().iter())
+        .find(|p| p["action"] == "UserAddFile" && p["path"] == "notes.py")
+        .cloned()
+        .unwrap_or_else(|| panic!("no add event in {chat}"));
+    assert_eq!(added["added_by"], "retrieval", "{added}");
+    let _ = id;
+
+    // A file the model did not read stays out of reach.
+    fake.push_sse(response(
+        "",
+        "Changed z.",
+        vec![(
+            "edit_file",
+            json!({"edits": [{"path": "other.py", "old_string": "z = 3", "new_string": "z = 30"}]}),
+        )],
+    ));
+    let end = b.turn("make z bigger");
+    assert_eq!(end["type"], "diff_error", "{end}");
+    assert_eq!(env.read("other.py"), "z = 3\n");
 }

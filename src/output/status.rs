@@ -248,9 +248,9 @@ pub fn statuses(
         } else {
             Entry::InContext {
                 output_differs: output_error.is_some()
-                    || output
-                        .as_ref()
-                        .is_some_and(|o| Some(o.lf_sha256()) != snap.as_ref().map(|s| s.lf_sha256())),
+                    || output.as_ref().is_some_and(|o| {
+                        Some(o.lf_sha256()) != snap.as_ref().map(|s| s.lf_sha256())
+                    }),
             }
         };
         // An attachment is no file: nothing on disk to compare it with.

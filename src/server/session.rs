@@ -33,6 +33,7 @@ mod files;
 mod fork;
 mod models;
 mod project;
+mod read_edits;
 mod review;
 mod route;
 mod send;

@@ -26,9 +26,7 @@ pub fn check_binding(
 ) -> Vec<String> {
     let mut failures = Vec::new();
     if trace_mode != mode {
-        failures.push(format!(
-            "the trace is of mode {trace_mode:?}, not {mode:?}"
-        ));
+        failures.push(format!("the trace is of mode {trace_mode:?}, not {mode:?}"));
     }
     for (i, e) in trace.iter().enumerate() {
         let want = model_of(&e.provider);

@@ -298,7 +298,8 @@ impl Session {
             return Ok(());
         };
         let path = dirs.state.join("models.json");
-        let Some(list) = crate::llm::models::ModelsCache::load(&path).or_else(|| self.fetch_models_now(&path))
+        let Some(list) =
+            crate::llm::models::ModelsCache::load(&path).or_else(|| self.fetch_models_now(&path))
         else {
             return Ok(());
         };
