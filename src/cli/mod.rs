@@ -9,6 +9,7 @@ mod chat;
 mod client;
 mod context;
 pub mod eval;
+mod fork;
 mod info;
 pub mod prompt;
 pub mod render;

@@ -86,6 +86,9 @@ fn detail(base: &str, old: &str, new: &str, replace_all: bool) -> EditDetail {
 
 type Located = (&'static str, Option<&'static str>, Option<(usize, usize)>);
 
+/// A tolerance: its name and how it makes a line comparable.
+type Tolerance = (&'static str, fn(&str) -> String);
+
 /// How `old` is found in `base`, and its first and last line there (1-based).
 fn locate(base: &str, old: &str) -> Located {
     let old_lf = old.replace("\r\n", "\n");
@@ -96,7 +99,7 @@ fn locate(base: &str, old: &str) -> Located {
         return ("exact", None, Some((start, end)));
     }
     let lines: Vec<&str> = base.lines().collect();
-    let norms: [(&'static str, fn(&str) -> String); 3] = [
+    let norms: [Tolerance; 3] = [
         ("trailing_whitespace", |l| l.trim_end().to_owned()),
         ("indentation", |l| l.trim().to_owned()),
         ("whitespace", loose),
