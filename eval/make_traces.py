@@ -527,11 +527,18 @@ def write_json(path, value):
         f.write("\n")
 
 
+# The models `bb7 eval --replay` configures by default (--local-model, --remote-model).
+MODELS = {"local": "local-model", "remote": "remote-model"}
+
+
 def write_trace(tid, mode, ex):
     for e in ex:
         # Unless it says otherwise, an exchange is of a run with the default `auto`
         # edit format on a fresh home: its request offers tools.
         e.setdefault("expect_tools", True)
+        # The model that answered, as `bb7 eval --replay` configures each provider:
+        # a replay refuses an exchange of another model (or of none).
+        e.setdefault("model", MODELS[e["provider"]])
     write_json(os.path.join(ROOT, "traces", mode, tid + ".json"),
                {"task": tid, "mode": mode, "source": "hand-written", "date": DATE,
                 "exchanges": ex})

@@ -40,6 +40,12 @@ pub struct Facts {
     /// Hex sha256 of the text with LF line endings and without one final newline: two
     /// files with equal `sync_hash` differ at most in those.
     pub sync_hash: String,
+    /// Hex sha256 of the text with LF line endings, when that differs from the text
+    /// (it has CRLF endings); see [`Facts::lf_sha256`].
+    /// Entries cached before the field existed lack it; they are of LF texts (the
+    /// snapshots and outputs it is compared for were stored with LF then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lf_sha256: Option<String>,
     /// Lines in the text (a final line without a newline counts).
     pub lines: usize,
     /// Length in bytes.
@@ -57,13 +63,14 @@ impl Facts {
         let mut h = Sha256::new();
         h.update(body.as_bytes());
         let sync_hash = hex::encode(h.clone().finalize());
-        let sha256 = if lf.len() == text.len() {
-            if body.len() < text.len() {
-                h.update(b"\n");
-            }
-            hex::encode(h.finalize())
+        if body.len() < lf.len() {
+            h.update(b"\n");
+        }
+        let lf_hash = hex::encode(h.finalize());
+        let (sha256, lf_sha256) = if lf.len() == text.len() {
+            (lf_hash, None)
         } else {
-            hex::encode(Sha256::digest(text.as_bytes()))
+            (hex::encode(Sha256::digest(text.as_bytes())), Some(lf_hash))
         };
         let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count()
             + usize::from(!text.is_empty() && !text.ends_with('\n'));
@@ -71,9 +78,16 @@ impl Facts {
             sha256,
             sync_hash,
             lines,
+            lf_sha256,
             bytes: text.len() as u64,
             tokens: None,
         }
+    }
+
+    /// Hex sha256 of the text with LF line endings: what the model and the review
+    /// see of a snapshot, which is stored with the endings it was added with.
+    pub fn lf_sha256(&self) -> &str {
+        self.lf_sha256.as_deref().unwrap_or(&self.sha256)
     }
 }
 

@@ -40,8 +40,8 @@ struct Cli {
     #[arg(long, global = true)]
     chat: Option<String>,
     /// Take the chat over when another bb7 process (an editor, a running `bb7 ask`)
-    /// holds it, as `bb7 unlock --force` does: if that process goes on, both save the
-    /// chat and each save overwrites the other's messages.
+    /// holds it, as `bb7 unlock --force` does: that process then refuses its next save
+    /// and writes nothing more to the chat.
     #[arg(long, global = true)]
     take_over: bool,
     /// Colour the output: auto (on a terminal, unless NO_COLOR is set), always, never.

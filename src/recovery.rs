@@ -97,7 +97,7 @@ pub fn drop_torn_snapshots(chat: &mut Chat, files: ChatFiles) -> bool {
     let before = chat.context_files.len();
     let (keep, torn): (Vec<_>, Vec<_>) = std::mem::take(&mut chat.context_files)
         .into_iter()
-        .partition(|cf| match files.read_snapshot(cf) {
+        .partition(|cf| match files.read_snapshot_exact(cf) {
             Ok(text) => {
                 let version = match (cf.start_line, cf.end_line) {
                     (Some(s), Some(e)) => crate::chat::ids::section_version(&cf.path, s, e, &text),

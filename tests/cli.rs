@@ -75,6 +75,8 @@ fn a_shell_session_from_init_to_apply() {
         err.contains("Edit src/main.rs: 1 hunk, +1 \u{2212}1"),
         "{err}"
     );
+    // What the edit matched: where, and how.
+    assert!(err.contains(", exact, 1 line \u{2192} 1 line\n"), "{err}");
     assert!(
         err.contains("bb7: 120 tokens (3 cached), $0.0015\n"),
         "{err}"

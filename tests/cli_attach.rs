@@ -197,6 +197,8 @@ fn add_of_an_image_file_adds_an_image() {
     let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
     png.extend(2u32.to_be_bytes());
     png.extend(2u32.to_be_bytes());
+    // Bit depth 8, RGBA, and the header's other fields: a header bb7 can read.
+    png.extend([8, 6, 0, 0, 0]);
     std::fs::write(env.project.join("shot.png"), &png).unwrap();
     let o = ok(&env, &["add", "shot.png"]);
     assert!(

@@ -100,7 +100,7 @@ fn unlock_refuses_while_the_holder_runs_and_takes_a_dead_ones_chat() {
     assert!(err.contains(&format!("PID {}", holder.trim())), "{err}");
     assert!(err.contains(&id), "{err}");
     assert!(err.contains("--force"), "{err}");
-    assert!(err.contains("overwrites"), "{err}");
+    assert!(err.contains("refuses its next save"), "{err}");
     assert_eq!(std::fs::read_to_string(&lock).unwrap(), holder);
     // Beside it, a command is served by the editor itself (its holder socket).
     assert!(stdout(&ok(&env, &["status"])).contains("f.txt"));

@@ -196,9 +196,10 @@ fn apply_writes_the_file_keeps_crlf_and_refreshes_context() {
     );
     assert!(!env.chat_dir(&id).join("output/win.txt").exists());
     let list = b.ok(json!({"action": "context_list"}));
+    // The snapshot is the file's bytes after the apply, CRLF included.
     assert_eq!(
         list["files"][0]["version"],
-        file_id("win.txt", "one\nTWO\nthree\n")
+        file_id("win.txt", "one\r\nTWO\r\nthree\r\n")
     );
     let st = b.ok(json!({"action": "get_file_statuses"}));
     assert_eq!(st["files"][0]["status"], "");

@@ -70,7 +70,7 @@ fn blocks_format_sends_no_tools_and_lands_the_block_as_a_change() {
     assert_eq!(done["output_files"], json!(["src/main.rs"]));
     assert_eq!(
         done["changes"][0]["description"],
-        "Edit src/main.rs: 1 hunk, +1 \u{2212}1"
+        "Edit src/main.rs: 1 hunk, +1 \u{2212}1 (was 4 lines, now 4)"
     );
     assert_eq!(
         env.output(&chat, "src/main.rs").unwrap(),

@@ -24,13 +24,24 @@ fn bb7(home: &Path, args: &[&str]) -> Output {
         .expect("run bb7")
 }
 
+/// The `--json` report; the exit status is checked against it: non-zero exactly when
+/// a task failed.
 fn report(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "bb7 eval failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("--json prints one JSON document")
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let r: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("--json prints one JSON document ({e}): {stderr}"));
+    let failed = r["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["success"] != true)
+        .count();
+    assert_eq!(out.status.success(), failed == 0, "{stderr}");
+    if failed > 0 {
+        assert!(stderr.contains(&format!("{failed} of ")), "{stderr}");
+        assert!(stderr.contains("tasks failed"), "{stderr}");
+    }
+    r
 }
 
 /// The entry of `report[list]` whose `key` is `name`.
@@ -144,8 +155,10 @@ fn the_table_puts_the_modes_side_by_side() {
             "kt-no-tools",
         ],
     );
+    // A task failed (kt-no-tools in local): the exit status says so.
+    assert_eq!(out.status.code(), Some(1));
     assert!(
-        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).contains("1 of 6 tasks failed"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -213,6 +226,10 @@ fn a_recorded_live_run_keeps_no_key_and_replays_the_same() {
     let exchange = &trace["exchanges"][0];
     assert_eq!(exchange["provider"], "remote");
     assert_eq!(exchange["request"]["model"], "vendor/model");
+    assert_eq!(
+        exchange["model"], "vendor/model",
+        "the exchange names its model"
+    );
     assert!(
         exchange["response"]
             .as_str()
@@ -220,9 +237,23 @@ fn a_recorded_live_run_keeps_no_key_and_replays_the_same() {
             .contains("data: [DONE]")
     );
 
-    let replayed = report(&bb7(
+    // Replayed with the default remote model, the trace is of another model: refused.
+    let other = report(&bb7(
         &env.home,
         &[&args[..], &["--replay", traces_arg]].concat(),
+    ));
+    let why = entry(&other, "tasks", "task", "js-const")["failures"].to_string();
+    assert!(
+        why.contains("answered by \\\"vendor/model\\\"; the remote provider is configured with \\\"remote-model\\\""),
+        "{why}"
+    );
+    let replayed = report(&bb7(
+        &env.home,
+        &[
+            &args[..],
+            &["--replay", traces_arg, "--remote-model", "vendor/model"],
+        ]
+        .concat(),
     ));
     let m = mode(&replayed, "remote");
     assert_eq!(m["successes"], 1, "{replayed}");
@@ -544,7 +575,7 @@ fn tool_calls_count_what_bb7_handled_not_what_the_trace_holds() {
     .chain(["data: [DONE]\n\n".to_owned()])
     .collect();
     let trace = json!({"task": "js-const", "mode": "remote", "source": "hand-written",
-        "exchanges": [{"provider": "remote", "response": sse, "latency_ms": 100, "expect_tools": true}]});
+        "exchanges": [{"provider": "remote", "model": "remote-model", "response": sse, "latency_ms": 100, "expect_tools": true}]});
     std::fs::create_dir_all(traces.join("remote")).unwrap();
     std::fs::write(traces.join("remote/js-const.json"), trace.to_string()).unwrap();
     let r = replay_tasks(home.path(), &[shipped_task("js-const")], &traces, "remote");

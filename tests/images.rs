@@ -211,3 +211,63 @@ fn an_image_is_sent_as_an_anthropic_image_block() {
         json!({"type": "base64", "media_type": "image/png", "data": base64(&png())})
     );
 }
+
+#[test]
+fn an_image_whose_header_cannot_be_read_is_refused_at_the_add() {
+    let (env, _fake) = fake_env(json!({}));
+    let (mut b, _id) = env.with_chat();
+    // A PNG signature followed by noise: no IHDR chunk to read the size from.
+    let mut noise = b"\x89PNG\r\n\x1a\n".to_vec();
+    noise.extend((0u32..200).map(|i| (i * 37 % 251) as u8));
+    std::fs::write(env.project.join("logo.png"), &noise).unwrap();
+    let e = b.err(json!({"action": "context_add", "path": "logo.png", "content": ""}));
+    let msg = e["message"].as_str().unwrap();
+    assert!(msg.contains("logo.png is not a valid PNG image"), "{e}");
+    // Cut short after the chunk name: no width and height either.
+    std::fs::write(env.project.join("cut.png"), &png()[..20]).unwrap();
+    let e = b.err(json!({"action": "context_add", "path": "cut.png", "content": ""}));
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a valid PNG image"),
+        "{e}"
+    );
+    let list = b.ok(json!({"action": "context_list"}));
+    assert_eq!(list["files"], json!([]));
+    // A well-formed header is read.
+    std::fs::write(env.project.join("ok.png"), png()).unwrap();
+    b.ok(json!({"action": "context_add", "path": "ok.png", "content": ""}));
+}
+
+#[test]
+fn the_model_list_is_fetched_before_an_image_is_sent_to_a_model_it_may_not_read() {
+    let (env, fake) = fake_env(json!({}));
+    models(&fake, &["text"]);
+    let (mut b, _id) = env.with_chat();
+    // No get_models: bb7 has never fetched the list.
+    std::fs::write(env.project.join("shot.png"), png()).unwrap();
+    b.ok(json!({"action": "context_add", "path": "shot.png", "content": ""}));
+    let rid = b.send(json!({"action": "send", "content": "what is this?"}));
+    let e = b.reply_to(&rid);
+    assert_eq!(e["type"], "error", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("fake/model does not read images"),
+        "{e}"
+    );
+    assert!(fake.chat_bodies().is_empty(), "nothing was sent");
+    // The list is cached: a second send does not fetch it again.
+    let fetched = |fake: &FakeModel| {
+        fake.requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/models"))
+            .count()
+    };
+    assert_eq!(fetched(&fake), 1);
+    let rid = b.send(json!({"action": "send", "content": "and now?"}));
+    assert_eq!(b.reply_to(&rid)["type"], "error");
+    assert_eq!(fetched(&fake), 1);
+}

@@ -193,7 +193,11 @@ fn ask_mode_waits_for_approval_and_honours_a_denial() {
                 approvals += 1;
                 assert_eq!(m["payload"]["type"], "read");
                 let path = m["payload"]["path"].as_str().unwrap().to_owned();
-                assert_eq!(m["payload"]["description"], format!("Read {path}"));
+                // The description says what the file is: the user does not approve blind.
+                let desc = m["payload"]["description"].as_str().unwrap();
+                assert!(desc.starts_with(&format!("Read {path} (")), "{desc}");
+                assert!(desc.contains(" line"), "{desc}");
+                assert_eq!(m["payload"]["exists"], true, "{m}");
                 // Approve the README, deny the source.
                 let r = b.ok(json!({"action": "tool_approve", "approval_id": m["approval_id"], "approved": path == "README.md"}));
                 assert_eq!(r["type"], "ok");
@@ -346,7 +350,13 @@ fn read_file_takes_file_path() {
         match m["type"].as_str() {
             Some("tool_approval") => {
                 assert_eq!(m["payload"]["path"], "src/lib.rs", "{m}");
-                assert_eq!(m["payload"]["description"], "Read src/lib.rs lines 1-2");
+                assert_eq!(
+                    m["payload"]["description"],
+                    "Read src/lib.rs lines 1-2 (3 lines, 56 B)"
+                );
+                assert_eq!(m["payload"]["exists"], true, "{m}");
+                assert_eq!(m["payload"]["bytes"], 56, "{m}");
+                assert_eq!(m["payload"]["lines"], 3, "{m}");
                 b.ok(json!({"action": "tool_approve", "approval_id": m["approval_id"], "approved": true}));
             }
             Some("done" | "error" | "diff_error") => break m,

@@ -271,25 +271,26 @@ fn a_chat_is_held_by_one_process_at_a_time() {
     second.ok(json!({"action": "chat_select", "id": id}));
     drop(second);
 
-    // chat_force_unlock refuses a live holder that answers on its socket, saying so
-    // and how to go on; with `force` it breaks the lock anyway.
+    // chat_force_unlock with `careful` refuses a live holder that answers on its
+    // socket, saying so and how to go on; without it, it takes the chat (the reference
+    // plugin's "Force unlock chat?").
     let mut third = env.spawn();
     third.ok(json!({"action": "init", "project_root": env.project}));
     third.ok(json!({"action": "chat_select", "id": id}));
     let mut fourth = env.spawn();
     fourth.ok(json!({"action": "init", "project_root": env.project}));
     fourth.err(json!({"action": "chat_select", "id": id}));
-    let e = fourth.err(json!({"action": "chat_force_unlock", "id": id}));
+    let e = fourth.err(json!({"action": "chat_force_unlock", "id": id, "careful": true}));
     assert_eq!(e["code"], "locked", "{e}");
     assert_eq!(e["data"]["holder_pid"], third.child.id(), "{e}");
     let message = e["message"].as_str().unwrap();
     assert!(
-        message.contains("live bb7 process") && message.contains("force: true"),
+        message.contains("live bb7 process") && message.contains("refuses its next save"),
         "{e}"
     );
     assert!(env.chat_dir(&id).join("lock").exists());
     fourth.err(json!({"action": "chat_select", "id": id}));
-    fourth.ok(json!({"action": "chat_force_unlock", "id": id, "force": true}));
+    fourth.ok(json!({"action": "chat_force_unlock", "id": id}));
     fourth.ok(json!({"action": "chat_select", "id": id}));
 }
 

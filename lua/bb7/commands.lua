@@ -353,8 +353,13 @@ function M.select_chat(id)
   -- The Message pane's text stays the draft of the chat it was typed for.
   require('bb7.ui.message').save()
   local _, err = api.chat_select({ id = id })
+  if err and err.code == 'locked' then
+    -- Held by another bb7 process: shown read-only, to read and to fork (cf).
+    require('bb7.locks').report(id, err)
+    _, err = api.chat_select({ id = id, read_only = true })
+  end
   if err then
-    return err.code == 'locked' and require('bb7.locks').report(id, err) or report('select the chat', err)
+    return report('select the chat', err)
   end
   layout().open()
   render().refresh()

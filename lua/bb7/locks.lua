@@ -1,7 +1,8 @@
 -- Chats held by another bb7 process (docs/PROTOCOL.md, `locked`): a chat open in
 -- another Neovim or `bb7 chat` cannot be selected here; :BB7Unlock takes it over after
--- a confirmation, since both processes could then write it, and asks once more when
--- the holder is running and answers (the binary refuses it without `force`).
+-- a confirmation, and asks once more when the holder is running and answers (the
+-- binary refuses a `careful` unlock then): once taken, the old holder refuses its next
+-- save and writes nothing more to the chat.
 
 local api = require('bb7.api')
 local util = require('bb7.util')
@@ -19,24 +20,24 @@ local refused = nil ---@type {id: string, pid: integer?}?
 function M.report(id, err)
   local pid = type(err.data) == 'table' and err.data.holder_pid or nil
   refused = { id = id, pid = pid }
-  say('This chat is open in another bb7 process' .. (pid and (' (PID ' .. pid .. ')') or '') .. '; :BB7Unlock takes it over', levels.WARN)
+  say('This chat is open in another bb7 process' .. (pid and (' (PID ' .. pid .. ')') or '') .. '; shown read-only: cf on one of your messages forks it, :BB7Unlock takes it over', levels.WARN)
 end
 
 local function take_over(chat)
   local pid = refused and refused.id == chat.id and refused.pid or nil
-  local question = string.format('Chat "%s" is held by another bb7 process%s. If it is still running, both may write the chat and one loses its changes. Take it over?', chat.name or chat.id, pid and (' (PID ' .. pid .. ')') or '')
+  local question = string.format('Chat "%s" is held by another bb7 process%s. If it is still running, it will refuse to save anything more to this chat. Take it over?', chat.name or chat.id, pid and (' (PID ' .. pid .. ')') or '')
   if vim.fn.confirm(question, '&Take over\n&Cancel', 2) ~= 1 then
     return
   end
-  local _, err = api.call('chat_force_unlock', { id = chat.id })
+  local _, err = api.call('chat_force_unlock', { id = chat.id, careful = true })
   if err and err.code == 'locked' then
     -- The holder is running and answers: it surely writes the chat too.
     local live = type(err.data) == 'table' and err.data.holder_pid or pid
-    local again = string.format('Chat "%s" is open in a running bb7 process%s that answers. Close it there first, or take it anyway and lose whichever changes are saved last?', chat.name or chat.id, live and (' (PID ' .. live .. ')') or '')
+    local again = string.format('Chat "%s" is open in a running bb7 process%s that answers. Close it there first, or take it anyway (what it has not saved yet stays unsaved)?', chat.name or chat.id, live and (' (PID ' .. live .. ')') or '')
     if vim.fn.confirm(again, '&Take anyway\n&Cancel', 2) ~= 1 then
       return
     end
-    _, err = api.call('chat_force_unlock', { id = chat.id, force = true })
+    _, err = api.call('chat_force_unlock', { id = chat.id })
   end
   if err then
     return say('Failed to unlock: ' .. err.message, levels.ERROR)

@@ -263,7 +263,8 @@ pub fn apply_output(
     } else {
         "UserApplyFile"
     };
-    let mut part = record_content(chat, files, &dest_rel, &merged.lf, event)?;
+    // The snapshot becomes the bytes now in the file, in its own line endings.
+    let mut part = record_content(chat, files, &dest_rel, &merged.text, event)?;
     if args.destination.is_some() {
         part.original_path = Some(rel.clone());
     }

@@ -10,7 +10,8 @@
 //! The journal is folded into `chat.json` by any full save of the chat
 //! (`ChatStore::save` writes the whole chat and names no journal), when it holds as
 //! many adds as the chat has context entries (so folding costs a constant per add),
-//! and when the chat is let go.
+//! when adds pause (the server's request loop folds a journal a moment after its
+//! last add, so `chat.json` is current then), and when the chat is let go.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -152,12 +153,17 @@ impl ChatStore {
 
     /// Whether chat `id` has adds in a journal that `chat.json` does not hold yet.
     pub fn has_journal(&self, id: &str) -> bool {
-        self.chat_dir(id).is_ok_and(|dir| {
+        self.journal_adds(id) > 0
+    }
+
+    /// How many adds of chat `id` are in its journal and not yet in `chat.json`.
+    pub fn journal_adds(&self, id: &str) -> usize {
+        self.chat_dir(id).map_or(0, |dir| {
             open_journals()
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .get(&dir)
-                .is_some_and(|o| o.records > 0)
+                .map_or(0, |o| o.records)
         })
     }
 

@@ -186,8 +186,9 @@ pub enum Command {
     Unlock {
         /// Chat id (from `bb7 chats`).
         id: Option<String>,
-        /// Take the chat even from a process that still runs. Both processes may then
-        /// save the chat, and each save overwrites the other's messages.
+        /// Take the chat even from a process that still runs. That process then
+        /// refuses its next save and writes nothing more to the chat; what it had not
+        /// saved stays unsaved there.
         #[arg(long)]
         force: bool,
     },

@@ -333,6 +333,12 @@ pub(super) async fn turn(
                 }
                 for ch in &changes {
                     eprintln!("bb7: {}", terminal::err(ch.description()));
+                    // What each edit matched: where, and whether exactly.
+                    if let crate::protocol::events::Change::Edit { edits, .. } = ch {
+                        for e in edits {
+                            eprintln!("bb7:   {}", terminal::err(&e.summary()));
+                        }
+                    }
                 }
                 eprintln!("bb7: {}", usage.summary());
                 if truncated {

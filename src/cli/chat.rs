@@ -43,6 +43,8 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /tokens           what the next question costs: tokens and price
   /new [NAME]       start a new chat
   /chats [ID]       list the chats, or switch to one (a unique prefix will do)
+  /fork [N]         a new chat branched before your N-th question (default:
+                    the last); works on a chat held elsewhere, shown read-only
   /run CMD          run CMD and attach its output and exit status
   /test CMD         run CMD and attach its output only when it fails
   /rules            the rules files (AGENTS.md, …) the model is given
@@ -216,6 +218,7 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             let name = (!args.is_empty()).then(|| args.join(" "));
             info::new_chat(s, name).await?;
         }
+        "fork" => super::fork::fork(s, first.as_deref()).await?,
         "chats" => match first {
             Some(_) => {
                 let id = info::resolve_chat(s, &args.join(" ")).await?;
@@ -347,7 +350,7 @@ struct ChatHelper {
 const COMMANDS: &[&str] = &[
     "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
     "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats", "/help", "/quit",
-    "/mcp",
+    "/mcp", "/fork",
 ];
 
 impl Validator for ChatHelper {
@@ -557,7 +560,7 @@ mod tests {
         for c in [
             "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply",
             "/undo", "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats",
-            "/help",
+            "/fork", "/help",
         ] {
             assert!(super::HELP.contains(c), "{c}");
         }

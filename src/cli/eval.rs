@@ -45,6 +45,13 @@ pub struct EvalArgs {
     /// Run live and store every task's model exchanges as traces in DIR.
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// On replay: the model the local provider is configured with; a trace whose
+    /// local answers name another is refused.
+    #[arg(long, value_name = "MODEL", default_value = "local-model")]
+    pub local_model: String,
+    /// On replay: the model the remote provider is configured with (likewise).
+    #[arg(long, value_name = "MODEL", default_value = "remote-model")]
+    pub remote_model: String,
     /// Print the metrics and every task's result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -58,7 +65,8 @@ struct Report<'a> {
 }
 
 /// Runs the eval. Errors: no tasks, a broken task or trace file, a mode whose provider
-/// is not configured (live), or no local port.
+/// is not configured (live), or no local port; and, after the report is printed, any
+/// task that failed (exit status 1), so that CI need not read the report.
 pub async fn eval(args: EvalArgs) -> Res<()> {
     let mut tasks = task::load_tasks(&args.tasks).map_err(Failure::new)?;
     if !args.only.is_empty() {
@@ -78,7 +86,7 @@ pub async fn eval(args: EvalArgs) -> Res<()> {
     let exe = std::env::current_exe()
         .map_err(|e| Failure::new(format!("cannot find the bb7 binary: {e}")))?;
     let (local, remote, config) = match &args.replay {
-        Some(_) => replay_endpoints().await?,
+        Some(_) => replay_endpoints(&args.local_model, &args.remote_model).await?,
         None => live_endpoints(&modes).await?,
     };
     let mut all_metrics = Vec::new();
@@ -129,6 +137,13 @@ pub async fn eval(args: EvalArgs) -> Res<()> {
     } else {
         print!("{}", metrics::table(&all_metrics));
     }
+    let failed = all_results.iter().filter(|r| !r.success).count();
+    if failed > 0 {
+        return Err(Failure::new(format!(
+            "{failed} of {} tasks failed",
+            all_results.len()
+        )));
+    }
     Ok(())
 }
 
@@ -145,8 +160,9 @@ fn failures(r: &TaskResult) -> String {
 
 type Endpoints = (EvalEndpoint, EvalEndpoint, serde_json::Map<String, Value>);
 
-/// Replay endpoints and the config that names them (no key anywhere).
-async fn replay_endpoints() -> Res<Endpoints> {
+/// Replay endpoints and the config that names them and their models (no key
+/// anywhere).
+async fn replay_endpoints(local_model: &str, remote_model: &str) -> Res<Endpoints> {
     let local = EvalEndpoint::start("local", None)
         .await
         .map_err(Failure::new)?;
@@ -155,10 +171,10 @@ async fn replay_endpoints() -> Res<Endpoints> {
         .map_err(Failure::new)?;
     let config = json!({
         "providers": {
-            "local": {"base_url": local.url, "model": "local-model"},
-            "remote": {"base_url": remote.url, "model": "remote-model"}
+            "local": {"base_url": local.url, "model": local_model},
+            "remote": {"base_url": remote.url, "model": remote_model}
         },
-        "default_model": "remote-model",
+        "default_model": remote_model,
         "retry_backoff_ms": 10
     });
     Ok((local, remote, object(config)))

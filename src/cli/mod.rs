@@ -10,6 +10,7 @@ mod chat;
 use crate::front::client;
 mod context;
 pub mod eval;
+mod fork;
 mod info;
 pub mod mcp;
 pub mod prompt;
@@ -106,8 +107,8 @@ fn reads_only(cmd: &Command) -> bool {
 /// `bb7 unlock [ID]` and `--take-over`: takes chat `id` (default: the project's active
 /// chat) from the process holding it, then makes it active here. Returns the id.
 /// Without `force` a holder that still runs keeps the chat: the failure names its PID
-/// (exit status 4), since two processes saving one chat overwrite each other's
-/// messages (docs/ARCHITECTURE.md, invariant 7).
+/// (exit status 4), since what it has not saved yet would not be saved (it refuses its
+/// next save once the chat is taken, docs/ARCHITECTURE.md, invariant 7).
 async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String> {
     let Some(id) = id.or_else(|| active_in_index(&s.root)) else {
         return Err(Failure::new(
@@ -124,17 +125,18 @@ async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String>
             Some(ErrorCode::Locked),
             format!(
                 "chat {id} is held by a running process (PID {pid}: an editor or a running \
-                 `bb7`); close the chat there first. `bb7 unlock --force` takes it anyway, \
-                 but then both processes save the chat and each save overwrites the \
-                 other's messages"
+                 `bb7`); close the chat there first. `bb7 unlock --force` takes it anyway: \
+                 that process then refuses its next save and writes nothing more to the \
+                 chat, so what it had not saved stays unsaved"
             ),
         ));
     }
     s.c.call::<Ack>(Action::ChatForceUnlock(params::ForceUnlock {
         id: params::NonEmpty(id.clone()),
         scope: params::Scope::default(),
-        // The holder's answer was weighed above: a live one is taken only on --force.
-        force: Some(force),
+        // The holder was weighed above: a live one is taken only on --force.
+        force: None,
+        careful: Some(!force),
     }))
     .await?;
     s.select(&id).await?;

@@ -112,11 +112,15 @@ impl Session {
                 if self.join_holder(id).await {
                     return Ok(());
                 }
-                if self.reads_only && self.open_read_only(id).await {
+                if (self.reads_only || self.in_chat) && self.open_read_only(id).await {
                     let who = pid.map(|p| format!(" by PID {p}")).unwrap_or_default();
-                    eprintln!(
-                        "bb7: chat {id} is held{who}, which does not answer; read as it is on disk"
-                    );
+                    // `bb7 chat` shows a held chat to read and to branch (`/fork`).
+                    let more = if self.in_chat {
+                        " and read-only here: /fork N branches it; `bb7 unlock --force` takes it"
+                    } else {
+                        "; read as it is on disk"
+                    };
+                    eprintln!("bb7: chat {id} is held{who}, which does not answer{more}");
                     return Ok(());
                 }
                 Err(held(id, pid, &f.message))

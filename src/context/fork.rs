@@ -253,24 +253,35 @@ pub fn restore_context(
     (out, warnings)
 }
 
-/// The form of `text` (as it is, without its final newline, or with one added)
-/// whose version is `recorded`, if any: that is the text the model saw.
+/// The form of `text` (as it is, without its final newline, or with one added; in
+/// its own line endings or, as chats stored before snapshots kept them, LF) whose
+/// version is `recorded`, if any: that is the text the model saw.
 fn unchanged_variant(
     text: &str,
     recorded: &str,
     version_of: impl Fn(&str) -> String,
 ) -> Option<String> {
+    let lf = to_lf(text);
+    let lf_stripped = lf.strip_suffix('\n');
+    let lf_added = format!("{lf}\n");
     let stripped = text.strip_suffix('\n');
     let added = format!("{text}\n");
-    [Some(text), stripped, Some(added.as_str())]
-        .into_iter()
-        .flatten()
-        .find(|t| version_of(t) == recorded)
-        .map(str::to_owned)
+    [
+        Some(text),
+        stripped,
+        Some(added.as_str()),
+        Some(&*lf),
+        lf_stripped,
+        Some(lf_added.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|t| version_of(t) == recorded)
+    .map(str::to_owned)
 }
 
-/// The current text of a context path (LF line endings), or `None` when it cannot be
-/// read. Relative paths need a project root.
+/// The current text of a context path (in its own line endings), or `None` when it
+/// cannot be read. Relative paths need a project root.
 fn read_current(root: Option<&Path>, path: &str) -> Option<String> {
     let abs = match root {
         Some(root) => match locate(root, path).ok()? {
@@ -280,7 +291,7 @@ fn read_current(root: Option<&Path>, path: &str) -> Option<String> {
         None if Path::new(path).is_absolute() => Path::new(path).to_path_buf(),
         None => return None,
     };
-    read_text(&abs, path).ok().map(|t| to_lf(&t).into_owned())
+    read_text(&abs, path).ok()
 }
 
 /// The read-only and external flags a file had at message `upto`: from the current

@@ -56,13 +56,12 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
 pub fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     let be16 = |i: usize| Some(u16::from_be_bytes([*bytes.get(i)?, *bytes.get(i + 1)?]) as u32);
     let le16 = |i: usize| Some(u16::from_le_bytes([*bytes.get(i)?, *bytes.get(i + 1)?]) as u32);
-    let be32 = |i: usize| Some(u32::from_be_bytes(bytes.get(i..i + 4)?.try_into().ok()?));
     let le24 = |i: usize| {
         let b = bytes.get(i..i + 3)?;
         Some(u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16)
     };
     match sniff(bytes)? {
-        "image/png" => Some((be32(16)?, be32(20)?)),
+        "image/png" => png_header(bytes),
         "image/gif" => Some((le16(6)?, le16(8)?)),
         "image/webp" => match bytes.get(12..16)? {
             b"VP8 " => Some((le16(26)? & 0x3FFF, le16(28)? & 0x3FFF)),
@@ -95,6 +94,33 @@ pub fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
             None
         }
     }
+}
+
+/// Width and height from a PNG's IHDR chunk, which must come first and be well
+/// formed (RFC 2083, 4.1.1: length 13, width and height 1..2^31, a bit depth the
+/// colour type allows, compression and filter method 0, interlace 0 or 1); `None`
+/// for anything else, such as noise after the signature.
+fn png_header(bytes: &[u8]) -> Option<(u32, u32)> {
+    let h = bytes.get(8..29)?;
+    let be32 = |i: usize| u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+    let (len, (w, hgt)) = (be32(0), (be32(8), be32(12)));
+    let (depth, colour, compression, filter, interlace) = (h[16], h[17], h[18], h[19], h[20]);
+    let depth_ok = match colour {
+        0 => [1, 2, 4, 8, 16].contains(&depth),
+        3 => [1, 2, 4, 8].contains(&depth),
+        2 | 4 | 6 => [8, 16].contains(&depth),
+        _ => false,
+    };
+    let dim_ok = |d: u32| d > 0 && d < 1 << 31;
+    (len == 13
+        && &h[4..8] == b"IHDR"
+        && dim_ok(w)
+        && dim_ok(hgt)
+        && depth_ok
+        && compression == 0
+        && filter == 0
+        && interlace <= 1)
+        .then_some((w, hgt))
 }
 
 /// Tokens an image of `size` is counted as: width × height / 750, rounded up, at most
@@ -132,7 +158,8 @@ pub fn entry_media_type(cf: &ContextFile) -> &str {
 
 /// Adds (or replaces) the image `rel` with the file's `bytes` as an image attachment:
 /// its base64 snapshot and meta `{media_type, bytes, width, height, tokens}`.
-/// Errors: the bytes are not a PNG, JPEG, GIF or WebP image, or larger than
+/// Errors: the bytes are not a PNG, JPEG, GIF or WebP image, its header gives no
+/// width and height (`… is not a valid PNG image …`), or it is larger than
 /// [`MAX_IMAGE_BYTES`].
 pub fn add(chat: &mut Chat, files: ChatFiles, rel: &str, bytes: &[u8]) -> Result<Attached> {
     add_with(chat, files, rel, bytes, Map::new())
@@ -159,7 +186,16 @@ pub fn add_with(
             MAX_IMAGE_BYTES / 1024
         )));
     }
-    let size = dimensions(bytes);
+    // A file with an image's signature whose header cannot be read would be sent and
+    // refused by the provider: it is refused here, at the add.
+    let size = dimensions(bytes).filter(|&(w, h)| w > 0 && h > 0);
+    let Some(size) = size else {
+        let format = media_type.trim_start_matches("image/").to_ascii_uppercase();
+        return Err(Error::invalid(format!(
+            "{rel} is not a valid {format} image: its header (width and height) cannot be read; is the file damaged or cut short?"
+        )));
+    };
+    let size = Some(size);
     let mut meta = Map::new();
     meta.insert("media_type".into(), json!(media_type));
     meta.insert("bytes".into(), json!(bytes.len()));
@@ -193,7 +229,12 @@ mod tests {
         let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
         png.extend(640u32.to_be_bytes());
         png.extend(480u32.to_be_bytes());
+        // Cut short before the bit depth: no readable header.
+        assert_eq!(dimensions(&png), None);
+        png.extend([8, 6, 0, 0, 0]);
         assert_eq!(dimensions(&png), Some((640, 480)));
+        png[24] = 7;
+        assert_eq!(dimensions(&png), None, "bit depth 7");
         assert_eq!(tokens(Some((640, 480))), 410);
         assert_eq!(tokens(Some((4000, 3000))), MAX_IMAGE_TOKENS);
         let gif = b"GIF89a\x20\x00\x10\x00".to_vec();

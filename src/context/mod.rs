@@ -88,9 +88,21 @@ impl<'a> ChatFiles<'a> {
         self.store.chat_path(self.id, &rel).map(Some)
     }
 
-    /// The snapshot text of a context entry; chats written by the reference BB-7 are
-    /// read from its file names (see [`ChatFiles::reference_snapshot_path`]).
+    /// The snapshot text of a context entry with LF line endings, as the model, the
+    /// edit matcher and the review see it; the stored bytes are the content as added
+    /// (see [`ChatFiles::read_snapshot_exact`], docs/ARCHITECTURE.md "What is stored").
     pub fn read_snapshot(&self, cf: &ContextFile) -> Result<String> {
+        self.read_snapshot_exact(cf).map(|t| match to_lf(&t) {
+            std::borrow::Cow::Borrowed(_) => t,
+            std::borrow::Cow::Owned(lf) => lf,
+        })
+    }
+
+    /// The snapshot of a context entry exactly as stored: the bytes that were added,
+    /// line endings included, whose hash is the entry's `version`. Chats written by
+    /// the reference BB-7 are read from its file names (see
+    /// [`ChatFiles::reference_snapshot_path`]).
+    pub fn read_snapshot_exact(&self, cf: &ContextFile) -> Result<String> {
         let missing = |e: Error| {
             if e.code == ErrorCode::NotFound {
                 Error::not_found(format!("Context snapshot of {} is missing", cf.path))
@@ -263,9 +275,9 @@ pub fn new_file(
     if !known_absent && find_file(chat, &path).is_some() {
         return Err(Error::new(ErrorCode::Conflict, FILE_EXISTS));
     }
-    let content = to_lf(content);
+    // Stored as sent: the version is the protocol's file id of these bytes.
     let cf = ContextFile {
-        version: ids::file_version(&path, &content),
+        version: ids::file_version(&path, content),
         readonly: readonly || loc.is_external(),
         external: loc.is_external(),
         path,
@@ -274,7 +286,7 @@ pub fn new_file(
         kind: None,
         meta: None,
     };
-    files.write_snapshot(&cf, &content)?;
+    files.write_snapshot(&cf, content)?;
     let event = event_message(event_for("UserAddFile", &cf));
     Ok((cf, event))
 }
@@ -314,8 +326,7 @@ pub fn new_section(
     }
     let path = stored_key(loc)?;
     fsutil::check_storable(content, &path)?;
-    let content = to_lf(content);
-    let text = section_text(&content, start, end)?;
+    let text = section_text(content, start, end)?;
     if chat
         .context_files
         .iter()
@@ -343,14 +354,13 @@ pub fn new_section(
 pub fn update_file(chat: &mut Chat, files: ChatFiles, path: &str, content: &str) -> Result<()> {
     let i = find_file(chat, path).ok_or_else(|| Error::not_found(FILE_NOT_FOUND))?;
     fsutil::check_storable(content, path)?;
-    let content = to_lf(content);
-    let version = ids::file_version(path, &content);
+    let version = ids::file_version(path, content);
     if chat.context_files[i].version == version {
         return Ok(());
     }
     let prev = std::mem::replace(&mut chat.context_files[i].version, version);
     let cf = chat.context_files[i].clone();
-    files.write_snapshot(&cf, &content)?;
+    files.write_snapshot(&cf, content)?;
     push_event(
         chat,
         Part {

@@ -48,7 +48,9 @@ pub fn diff_local_done(
     let output = files
         .read_output(&rel)?
         .ok_or_else(|| Error::not_found(FILE_NOT_FOUND))?;
-    let local = read_text_opt(&abs, &rel)?.map(|t| to_lf(&t).into_owned());
+    // The snapshot records the file's bytes; comparisons are of LF text.
+    let raw = read_text_opt(&abs, &rel)?;
+    let local = raw.as_deref().map(|t| to_lf(t).into_owned());
     let snapshot =
         find_file(chat, &rel).and_then(|i| files.read_snapshot(&chat.context_files[i]).ok());
     let Some(local) = local else {
@@ -57,7 +59,8 @@ pub fn diff_local_done(
     // The output may lack the final newline the file on disk has (the reference
     // plugin sends context without it), so taking every hunk is still `full`.
     if same_text(&local, &to_lf(&output)) {
-        let event = record_content(chat, files, &rel, &local, "UserApplyFile")?;
+        let exact = raw.as_deref().unwrap_or(&local);
+        let event = record_content(chat, files, &rel, exact, "UserApplyFile")?;
         files.remove_output(&rel)?;
         push_event(chat, event);
         return Ok("full");
@@ -65,7 +68,8 @@ pub fn diff_local_done(
     if snapshot.as_deref().is_some_and(|s| same_text(s, &local)) {
         return Ok("none");
     }
-    let event = record_content(chat, files, &rel, &local, "UserWriteFile")?;
+    let exact = raw.as_deref().unwrap_or(&local);
+    let event = record_content(chat, files, &rel, exact, "UserWriteFile")?;
     push_event(chat, event);
     Ok("partial")
 }

@@ -248,9 +248,9 @@ pub fn statuses(
         } else {
             Entry::InContext {
                 output_differs: output_error.is_some()
-                    || output
-                        .as_ref()
-                        .is_some_and(|o| Some(&o.sha256) != snap.as_ref().map(|s| &s.sha256)),
+                    || output.as_ref().is_some_and(|o| {
+                        Some(o.lf_sha256()) != snap.as_ref().map(|s| s.lf_sha256())
+                    }),
             }
         };
         // An attachment is no file: nothing on disk to compare it with.
@@ -260,7 +260,7 @@ pub fn statuses(
             disk_facts(base, root, cf)
         };
         let on_disk = match (&output, &snap, &disk) {
-            (Some(o), Some(sn), Some(d)) if o.sha256 != sn.sha256 && !cf.external => {
+            (Some(o), Some(sn), Some(d)) if o.lf_sha256() != sn.lf_sha256() && !cf.external => {
                 held_on_disk(files, root, &cf.path, Some((cf, sn)), o, d)
             }
             _ => None,
@@ -293,7 +293,9 @@ pub fn statuses(
             output_tokens: out_tokens,
             context_content,
             output_content,
-            context_hash: (!contents).then(|| snap.map(|s| s.sha256)).flatten(),
+            context_hash: (!contents)
+                .then(|| snap.map(|s| s.lf_sha256().to_owned()))
+                .flatten(),
             output_hash: (!contents).then(|| output.map(|o| o.sha256)).flatten(),
             start_line: cf.start_line,
             end_line: cf.end_line,

@@ -260,7 +260,8 @@ fn locked_error(pid: Option<u32>) -> Error {
     Error::new(
         ErrorCode::Locked,
         format!(
-            "Chat is locked by another bb7 process{who}; use chat_force_unlock to take it over"
+            "Chat is locked by another bb7 process{who}; chat_force_unlock takes it over \
+             (that process then refuses its next save and writes nothing more to it)"
         ),
     )
     .with_data(crate::error::ErrorData {

@@ -199,6 +199,16 @@ pub enum Change {
         unified_diff: String,
         /// Lines of `unified_diff`.
         diff_lines: usize,
+        /// Bytes of the version the model saw.
+        #[serde(default)]
+        existing_bytes: usize,
+        /// Bytes of the output.
+        #[serde(default)]
+        content_bytes: usize,
+        /// Each search/replace edit of the response on this file, in order: what it
+        /// replaced, where and how it was found. Empty for a whole-file write.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        edits: Vec<EditDetail>,
     },
     /// A whole file the model had not seen.
     Write {
@@ -219,6 +229,78 @@ pub enum Change {
         /// The first lines.
         preview: String,
     },
+}
+
+/// One search/replace edit of an `edit` change (docs/PROTOCOL.md, "typed change
+/// payloads"): its old and new text (or, over [`EditDetail::TEXT_LIMIT`] bytes, their
+/// sha256), and where and how its old text was found in the version the model saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EditDetail {
+    /// First line (1-based) of the matched text in the version the model saw; absent
+    /// when it cannot be told (the text was found only after an earlier edit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<usize>,
+    /// Last line of the matched text (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<usize>,
+    /// `exact` (the old text as it is in the file, line endings aside) or `tolerant`.
+    pub matched: String,
+    /// For a tolerant match, the first tolerance that finds it: `trailing_whitespace`,
+    /// `indentation`, `whitespace` (inner runs and typographic characters), or
+    /// `other` (blank lines at the ends, escapes, a cut first or last line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<String>,
+    /// Whether the edit replaced every occurrence (`replace_all`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_all: bool,
+    /// The model's old text, when at most `TEXT_LIMIT` bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_text: Option<String>,
+    /// The model's new text, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_text: Option<String>,
+    /// Bytes of the old text.
+    pub old_bytes: usize,
+    /// Bytes of the new text.
+    pub new_bytes: usize,
+    /// Hex sha256 of the old text, when the text itself is left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_sha256: Option<String>,
+    /// Hex sha256 of the new text, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_sha256: Option<String>,
+}
+
+impl EditDetail {
+    /// The largest old or new text carried as it is (4 KiB); a longer one is given by
+    /// its size and sha256.
+    pub const TEXT_LIMIT: usize = 4096;
+
+    /// One line for the user: `lines 3-5, exact, 3 lines → 2 lines` or
+    /// `line 7, tolerant (indentation), 1 line → 1 line`.
+    pub fn summary(&self) -> String {
+        let at = match (self.start_line, self.end_line) {
+            (Some(s), Some(e)) if s == e => format!("line {s}, "),
+            (Some(s), Some(e)) => format!("lines {s}-{e}, "),
+            _ => String::new(),
+        };
+        let how = match &self.tolerance {
+            Some(t) => format!("{} ({t})", self.matched),
+            None => self.matched.clone(),
+        };
+        let count = |t: &Option<String>, bytes: usize| match t {
+            Some(t) => match crate::text::model_lines(t).len() {
+                1 => "1 line".to_owned(),
+                n => format!("{n} lines"),
+            },
+            None => format!("{bytes} bytes"),
+        };
+        format!(
+            "{at}{how}, {} \u{2192} {}",
+            count(&self.old_text, self.old_bytes),
+            count(&self.new_text, self.new_bytes)
+        )
+    }
 }
 
 impl Change {

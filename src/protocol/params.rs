@@ -92,8 +92,9 @@ pub struct ChatRef {
     pub scope: Scope,
 }
 
-/// `chat_force_unlock`: the chat, and whether to take it even from a holder that
-/// answers on its holder socket.
+/// `chat_force_unlock`: the chat, taken from whichever process holds it (as the
+/// reference BB-7 does: the old holder refuses its next save, so nothing is lost), or
+/// with `careful` only from a holder that does not answer on its holder socket.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ForceUnlock {
     /// The chat id (10 hex characters).
@@ -101,10 +102,14 @@ pub struct ForceUnlock {
     /// Which store.
     #[serde(flatten)]
     pub scope: Scope,
-    /// Take the lock from a live holder that answers too (the user confirmed that
-    /// both processes may then save the chat over each other).
+    /// Accepted for older clients; the chat is taken with or without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
+    /// Ask the holder first: refuse (`locked`, with `data.holder_pid`) when a live
+    /// holder answers on its holder socket, whose requests then belong there. bb7's own
+    /// front-ends send it before they ask the user whether to take the chat anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub careful: Option<bool>,
 }
 
 /// `chat_select`: one chat by id, and how to open it.

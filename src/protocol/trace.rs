@@ -77,7 +77,7 @@ impl JobTrace {
         let data = EventData {
             status: Some(status.to_owned()),
             result_bytes: Some(result.len() as u64),
-            result_lines: lines.then(|| result.lines().count() as u64),
+            result_lines: lines.then(|| result_lines(result)),
             is_error: Some(is_error),
             ..data.clone()
         };
@@ -165,5 +165,34 @@ impl JobTrace {
             };
             t.outbox.emit(&msg, None);
         }
+    }
+}
+
+/// The lines a retrieval result gives the model, not those of its one-line JSON
+/// envelope: a read's `content` lines, a search's snippet lines, a listing's files
+/// (the result shapes of `tools::reads`). A result of another shape counts its own
+/// lines.
+fn result_lines(result: &str) -> u64 {
+    #[derive(serde::Deserialize)]
+    struct Snippet {
+        #[serde(default)]
+        snippet: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        content: Option<String>,
+        files: Option<Vec<serde::de::IgnoredAny>>,
+        results: Option<Vec<Snippet>>,
+    }
+    let count = |t: &str| crate::text::line_count(t) as u64;
+    match serde_json::from_str::<Shape>(result) {
+        Ok(Shape {
+            content: Some(c), ..
+        }) => count(&c),
+        Ok(Shape {
+            results: Some(r), ..
+        }) => r.iter().map(|s| count(&s.snippet)).sum(),
+        Ok(Shape { files: Some(f), .. }) => f.len() as u64,
+        _ => count(result),
     }
 }

@@ -33,6 +33,11 @@ fn guarded(what: &str, step: impl FnOnce()) {
     }
 }
 
+/// How long after the last context add the journal is folded into `chat.json`, so
+/// that the file is current within a second after adds stop while a run of adds
+/// still costs the same per add (docs/ARCHITECTURE.md, "Durability" 10).
+const FOLD_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// How long running turns get to save their partial results at shutdown.
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
@@ -199,7 +204,10 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         outbox: outbox.clone(),
     });
     let mut read_error = None;
+    // When the journaled adds are folded: FOLD_AFTER after the last one seen.
+    let mut fold = JournalFold::default();
     loop {
+        fold.seen(session.journal_adds());
         // While the client does not read what is queued, no new request is read
         // (invariant 14): background work still finishes meanwhile.
         let has_room = room.has_room();
@@ -214,6 +222,13 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
             line = lines.recv(), if has_room => line,
             Some(ev) = guest_lines.recv(), if has_room => {
                 guarded("answering another bb7 process", || holder.on_event(&mut session, ev, &ctx));
+                continue;
+            }
+            _ = fold.due(), if fold.armed() => {
+                guarded("folding the context journal", || session.fold_journal());
+                // A fold that could not happen (the chat was taken over) is not
+                // retried until another add.
+                fold.at = None;
                 continue;
             }
         };
@@ -313,6 +328,37 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
     match read_error {
         Some(e) => Err(e),
         None => Ok(0),
+    }
+}
+
+/// The debounce of the context journal's fold: armed while adds are journaled, its
+/// deadline moved on by each new add, so a run of adds folds once, after it.
+#[derive(Default)]
+struct JournalFold {
+    adds: usize,
+    at: Option<tokio::time::Instant>,
+}
+
+impl JournalFold {
+    /// Notes the journal's current count of adds; a new one moves the deadline on.
+    fn seen(&mut self, adds: usize) {
+        if adds == 0 {
+            *self = JournalFold::default();
+        } else if adds != self.adds {
+            // A new add (or another chat's journal): the deadline moves on.
+            self.adds = adds;
+            self.at = Some(tokio::time::Instant::now() + FOLD_AFTER);
+        }
+    }
+
+    fn armed(&self) -> bool {
+        self.at.is_some()
+    }
+
+    async fn due(&self) {
+        if let Some(at) = self.at {
+            tokio::time::sleep_until(at).await;
+        }
     }
 }
 

@@ -27,6 +27,7 @@ use crate::turn::stream::TurnOutcome;
 
 mod chats;
 mod complete;
+mod edit_details;
 mod estimate;
 mod files;
 mod fork;
@@ -34,6 +35,7 @@ mod mcp;
 mod mcp_state;
 mod models;
 mod project;
+mod read_edits;
 mod review;
 mod route;
 mod send;
@@ -491,15 +493,24 @@ impl Session {
     /// Folds the active chat's context journal into its `chat.json`
     /// (`chat::journal`), so the next reader (the reference BB-7 too) finds one file:
     /// when the chat is let go and at the end of input. A failure leaves the journal,
-    /// which the next open replays. A chat opened without its lock (`read_only`) is
-    /// never saved: its journal belongs to the process that holds it.
+    /// which the next open replays. A chat opened without its lock (`read_only`), or
+    /// taken over by another process since (invariant 7), is never saved: its journal
+    /// belongs to the process that holds it.
     pub fn fold_journal(&self) {
         if !self.read_only
             && let Some(a) = &self.active
             && a.store.has_journal(&a.chat.id)
+            && self.check_active_held().is_ok()
         {
             let _ = a.store.save(&a.chat);
         }
+    }
+
+    /// Adds of the active chat journaled and not yet folded into its `chat.json`.
+    pub fn journal_adds(&self) -> usize {
+        self.active
+            .as_ref()
+            .map_or(0, |a| a.store.journal_adds(&a.chat.id))
     }
 
     fn deactivate(&mut self) {
@@ -653,13 +664,20 @@ impl Session {
 }
 
 /// Whether action `name` may run while the active chat is open read-only: actions
-/// that read, and those that leave it (another chat, a new one, another project).
+/// that read, and those that leave it (another chat, a new one, another project, a
+/// fork or a copy of its context, which read the viewed chat and make a new one).
 fn allowed_read_only(name: &str) -> bool {
     use super::guests::{Policy, policy};
     matches!(policy(name), Policy::Read | Policy::Leave)
         || matches!(
             name,
-            "init" | "bb7_init" | "chat_new" | "chat_force_unlock" | "chat_select"
+            "init"
+                | "bb7_init"
+                | "chat_new"
+                | "chat_force_unlock"
+                | "chat_select"
+                | "fork_chat"
+                | "chat_new_with_context"
         )
 }
 

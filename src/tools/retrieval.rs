@@ -274,10 +274,21 @@ impl RetrievalCall {
 pub enum ApprovalPayload {
     /// `read_file`.
     Read {
-        /// `Read <path>`, with ` lines a-b` when both ends are given.
+        /// `Read <path>`, with ` lines a-b` when both ends are given, and what the
+        /// file is: `(120 lines, 3.2 KiB)` or `(no such file)`.
         description: String,
         /// The path as the model wrote it.
         path: String,
+        /// Whether the path names a regular file in the project (so the user does
+        /// not approve a read blind); absent when it was not looked at.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exists: Option<bool>,
+        /// The file's size in bytes, when it exists.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<u64>,
+        /// Its lines, when it exists and is text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lines: Option<u64>,
     },
     /// `search_project`.
     Search {
@@ -323,6 +334,9 @@ impl Read {
                 ApprovalPayload::Read {
                     description: format!("Read {path}{range}"),
                     path,
+                    exists: None,
+                    bytes: None,
+                    lines: None,
                 }
             }
             Read::Search(a) => {

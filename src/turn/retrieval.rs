@@ -128,6 +128,8 @@ pub(super) async fn retrieval_step(
     };
     let payload = read.approval_payload();
     let description = payload.description().to_owned();
+    // What the user approves names what the file is (its size, or that it is none).
+    let payload = with_file_facts(payload, &spec.root);
     outbox.emit(&step("requested", &description), Some(&spec.request_id));
     spec.trace.tool_requested(&traced);
     if spec.tools == ToolsMode::Ask {
@@ -206,3 +208,54 @@ impl Drop for StopOnDrop {
 
 /// How long a retrieval read of the project may take before the model is told it failed.
 const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A read's payload with what `root`'s file is: whether it exists, its size and
+/// lines, also said in `description`. A path outside the project, or one the
+/// retrieval tools withhold (likely secrets), is only said not to be readable.
+fn with_file_facts(
+    mut payload: crate::tools::retrieval::ApprovalPayload,
+    root: &std::path::Path,
+) -> crate::tools::retrieval::ApprovalPayload {
+    if let crate::tools::retrieval::ApprovalPayload::Read {
+        description,
+        path,
+        exists,
+        bytes,
+        lines,
+    } = &mut payload
+    {
+        let found = crate::project::paths::locate_in_project(root, path)
+            .ok()
+            .filter(|(rel, _)| !crate::tools::reads::is_secret(rel))
+            .and_then(|(_, abs)| Some((abs.metadata().ok()?, abs)))
+            .filter(|(m, _)| m.is_file());
+        match found {
+            Some((meta, abs)) => {
+                *exists = Some(true);
+                *bytes = Some(meta.len());
+                *lines = crate::project::fsutil::read_text(&abs, path)
+                    .ok()
+                    .map(|t| crate::text::line_count(&t) as u64);
+                let size = match *lines {
+                    Some(n) => format!("{n} line{}, ", if n == 1 { "" } else { "s" }),
+                    None => String::new(),
+                };
+                description.push_str(&format!(" ({size}{})", human_bytes(meta.len())));
+            }
+            None => {
+                *exists = Some(false);
+                description.push_str(" (no such file)");
+            }
+        }
+    }
+    payload
+}
+
+/// A size for people: `812 B`, `3.2 KiB`, `1.5 MiB`.
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..1024 => format!("{n} B"),
+        1024..1_048_576 => format!("{:.1} KiB", n as f64 / 1024.0),
+        _ => format!("{:.1} MiB", n as f64 / 1_048_576.0),
+    }
+}

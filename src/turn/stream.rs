@@ -24,6 +24,11 @@ pub use crate::turn::spec::{
     ClientAnswer, EditChannel, Interactions, ToolStep, TurnOutcome, TurnSpec,
 };
 
+/// The tool result of a file call in a round before the last: its changes are
+/// collected and, when the response ends, proposed to the user, who reviews them;
+/// nothing reaches the user's files before they apply them (docs/PROTOCOL.md).
+const STAGED_FOR_REVIEW: &str = "Recorded: your file changes are staged for the user's review when your response is complete; the user's files change only when the user applies them.";
+
 #[derive(Default)]
 struct CallParts {
     id: String,
@@ -416,7 +421,7 @@ pub async fn run(
                     }
                 }
             } else {
-                "Recorded; your file changes are applied when your response is complete.".to_owned()
+                STAGED_FOR_REVIEW.to_owned()
             };
             results.push(ChatMessage::tool_result(&call.id, result));
         }

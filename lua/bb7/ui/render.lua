@@ -126,7 +126,7 @@ function M.draw_chats()
   local lines, rows = {}, {}
   for _, c in ipairs(R.chats or {}) do
     local mark = state.chat_streaming(c.id) and (require('bb7').spinner() .. ' ') or (chat and chat.id == c.id) and '▸ ' or '  '
-    local line = mark .. (c.pinned and '^ ' or '') .. c.name .. (c.locked and ' (locked)' or '')
+    local line = mark .. (c.pinned and '^ ' or '') .. c.name .. (c.locked and ' (held)' or '')
     table.insert(lines, util.truncate(line, width))
     rows[#lines] = c
   end

@@ -214,9 +214,57 @@ impl Conn {
 }
 
 impl Runner {
+    /// The model the replay config gives provider `p` (`local`, `remote`).
+    fn model_of(&self, p: &str) -> Option<String> {
+        self.config
+            .get("providers")
+            .and_then(|ps| ps.get(p))
+            .and_then(|e| e.get("model"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    /// A failed result when `trace` does not bind this run (another mode, an exchange
+    /// of another model or of none): its answers are not this configuration's, so
+    /// nothing is replayed.
+    fn refuse(&self, task: &Task, trace: &Trace) -> Option<(TaskResult, Trace)> {
+        if !self.replay {
+            return None;
+        }
+        let failures =
+            super::verify::check_binding(&trace.mode, &self.mode, &trace.exchanges, |p| {
+                self.model_of(p)
+            });
+        if failures.is_empty() {
+            return None;
+        }
+        let result = TaskResult {
+            task: task.id.clone(),
+            mode: self.mode.clone(),
+            language: task.language.clone(),
+            tags: task.tags.clone(),
+            must_refuse: task.expect.refusal,
+            outcome: "failed".into(),
+            failures,
+            ..TaskResult::default()
+        };
+        let empty = Trace {
+            task: task.id.clone(),
+            mode: self.mode.clone(),
+            source: None,
+            date: None,
+            server: None,
+            exchanges: Vec::new(),
+        };
+        Some((result, empty))
+    }
+
     /// Runs `task` replaying `trace` (or live when `None`); returns its result and the
     /// exchanges it made (the trace to record).
     pub async fn run(&self, task: &Task, trace: Option<&Trace>) -> (TaskResult, Trace) {
+        if let Some(refused) = trace.and_then(|t| self.refuse(task, t)) {
+            return refused;
+        }
         let exchanges: Vec<Exchange> = trace.map(|t| t.exchanges.clone()).unwrap_or_default();
         self.local.load(exchanges.clone());
         self.remote.load(exchanges);
@@ -256,19 +304,11 @@ impl Runner {
         }
         if let (true, Some(trace)) = (self.replay, trace) {
             let unused = self.local.unused() + self.remote.unused();
-            let model_of = |p: &str| {
-                self.config
-                    .get("providers")
-                    .and_then(|ps| ps.get(p))
-                    .and_then(|e| e.get("model"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-            };
             result.failures.extend(super::verify::check_requests(
                 &trace.exchanges,
                 &served,
                 unused,
-                model_of,
+                |p| self.model_of(p),
             ));
         }
         let answering: u64 = served.iter().map(|e| e.answer_ms).sum();

@@ -197,6 +197,11 @@ impl EvalEndpoint {
         // A recording keeps what was sent; a replay keeps the trace's expectation.
         if !self.replaying() {
             exchange.request = exchange.sent.clone();
+            exchange.model = exchange
+                .sent
+                .get("model")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned);
         }
         let stall = Duration::from_millis(exchange.stall_ms);
         // Counted before a stall: bb7 may give up on a slow answer and end the task.

@@ -120,6 +120,11 @@ pub struct Trace {
 pub struct Exchange {
     /// `local` or `remote`: which endpoint answered.
     pub provider: String,
+    /// The model that answered (the request's `model` when recorded). A replay
+    /// refuses a trace with an exchange that names none, or names another model than
+    /// the one the replay configures for its provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The request body as sent (headers, and with them credentials, are not kept).
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub request: Value,

@@ -14,6 +14,38 @@ use serde_json::Value;
 
 use super::task::{Exchange, Task};
 
+/// Why a trace cannot be replayed as a run of `mode` (empty when it can): it was
+/// made for another mode, or an exchange names no model or another model than
+/// `model_of` gives its provider (the replay's configuration), so its answers are
+/// not this configuration's.
+pub fn check_binding(
+    trace_mode: &str,
+    mode: &str,
+    trace: &[Exchange],
+    model_of: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    if trace_mode != mode {
+        failures.push(format!("the trace is of mode {trace_mode:?}, not {mode:?}"));
+    }
+    for (i, e) in trace.iter().enumerate() {
+        let want = model_of(&e.provider);
+        match (&e.model, want) {
+            (None, _) => failures.push(format!(
+                "exchange {} of the trace names no model; record it again, or write it with its model",
+                i + 1
+            )),
+            (Some(m), Some(want)) if *m != want => failures.push(format!(
+                "exchange {} of the trace was answered by {m:?}; the {} provider is configured with {want:?}",
+                i + 1,
+                e.provider
+            )),
+            _ => {}
+        }
+    }
+    failures
+}
+
 /// The failures of a replayed task, in words: `trace` is the trace's exchanges in
 /// order, `served` what the endpoints answered in the order the requests arrived,
 /// `unused` the trace's answers no request asked for, and `model_of` the model the

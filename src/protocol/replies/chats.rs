@@ -100,6 +100,10 @@ reply_types! {
         /// Whether it is a global chat.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub global: Option<bool>,
+        /// `true` when it is open read-only (`chat_select` with `read_only`: another
+        /// process holds it); absent otherwise.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub read_only: Option<bool>,
     }
 
     /// `search_chats`.

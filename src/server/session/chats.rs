@@ -91,10 +91,12 @@ impl Session {
             Some(a) => ChatActive {
                 id: Some(a.chat.id.as_str().into()),
                 global: Some(a.store.global),
+                read_only: self.read_only.then_some(true),
             },
             None => ChatActive {
                 id: None,
                 global: None,
+                read_only: None,
             },
         })
     }
@@ -218,11 +220,13 @@ impl Session {
     }
 
     /// `chat_force_unlock`: removes the chat's lock file so the next `chat_select`
-    /// takes it, unless a live process holds it and answers on its holder socket
-    /// (then its requests belong there) and `force` is not set. The probe runs off
-    /// the request loop, for at most `guests::PROBE_TIMEOUT`, and answers later.
-    /// Errors: no such chat (`not_found`); `locked` (with `data.holder_pid`) when the
-    /// holder answers.
+    /// takes it, from a live holder too (the reference BB-7's "Force unlock chat?"):
+    /// that process refuses its next save and writes nothing to the chat again
+    /// (invariant 7). With `careful`, a live holder that answers on its holder socket
+    /// keeps it (then its requests belong there); that probe runs off the request loop,
+    /// for at most `guests::PROBE_TIMEOUT`, and answers later. Errors: no such chat
+    /// (`not_found`); with `careful`, `locked` (with `data.holder_pid`) when the holder
+    /// answers.
     pub(super) fn chat_force_unlock(
         &mut self,
         args: params::ForceUnlock,
@@ -238,7 +242,7 @@ impl Session {
         }
         let dir = store.chat_dir(&id)?;
         let holder = crate::project::lock::holder(&dir);
-        let Some(pid) = holder.filter(|_| args.force != Some(true)) else {
+        let Some(pid) = holder.filter(|_| args.careful == Some(true)) else {
             store.remove_chat_file(&id, "lock")?;
             return Ok(NowOrLater::Now(Ack {}));
         };
@@ -413,9 +417,9 @@ fn held_live(id: &str, pid: u32) -> Error {
         format!(
             "Chat {id} is held by a live bb7 process (PID {pid}) that answers on its holder \
              socket: send your requests there (a command-line bb7 does so by itself), or \
-             close the chat in that process. To take it anyway, send chat_force_unlock with \
-             force: true; then both processes save the chat and each save overwrites the \
-             other's messages"
+             close the chat in that process. To take it anyway, send chat_force_unlock \
+             without careful; that process then refuses its next save and writes \
+             nothing more to the chat, so changes it had not saved stay unsaved there"
         ),
     )
     .with_data(crate::error::ErrorData {

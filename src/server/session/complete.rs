@@ -43,6 +43,8 @@ impl Session {
             Some(a) if a.chat.id == key.id && a.store.global == key.global => a.chat.clone(),
             _ => store.load(&key.id)?,
         };
+        let turns: Vec<&TurnOutcome> = std::iter::once(&*first).chain(repair.as_deref()).collect();
+        let read = super::read_edits::read_paths(&chat, &turns, &root);
         let background = ctx.background.clone();
         // The validation gate runs with the plan, on its thread: copying the project
         // and running the command take as long as they take (invariant 15).
@@ -76,7 +78,7 @@ impl Session {
                     repair: repair.as_deref(),
                 };
                 let plan_of = |calls: &[ToolCall], blocks: &[ProposedEdit]| {
-                    plan_calls(&store, &chat, &key, calls, blocks, mode, &root)
+                    plan_calls(&store, &chat, &key, (calls, blocks), mode, &root, &read)
                 };
                 let calls = ended.calls_to_plan();
                 let mut plan = plan_of(&calls, &ended.blocks_to_plan());
@@ -182,7 +184,15 @@ impl Session {
         }
         super::trace::trace_turn_end(first, &completion.event);
         let messages = std::mem::take(&mut completion.messages);
-        let total = self.change_chat(&key, |chat, _| {
+        let committed = plan.ok() && !plan.writes.is_empty();
+        let total = self.change_chat(&key, |chat, files| {
+            // A file edited because the model read it joins the context first.
+            if committed {
+                let turns: Vec<&TurnOutcome> = std::iter::once(first).chain(repair).collect();
+                let read = super::read_edits::read_paths(chat, &turns, &root);
+                let added = super::read_edits::add_read_files(chat, files, &plan, &read, &root)?;
+                chat.messages.extend(added);
+            }
             chat.messages.extend(messages);
             Ok(chat_usage(chat))
         })?;
@@ -313,7 +323,14 @@ impl Session {
             .writes
             .iter()
             .map(|(path, content)| {
-                change_payload(path, plan.bases.get(path).cloned().flatten(), content, root)
+                let mut change =
+                    change_payload(path, plan.bases.get(path).cloned().flatten(), content, root);
+                if let (Change::Edit { edits, .. }, Some(Some(base))) =
+                    (&mut change, plan.bases.get(path))
+                {
+                    *edits = super::edit_details::edit_details(path, base, &plan.reports);
+                }
+                change
             })
             .collect())
     }
@@ -388,17 +405,19 @@ mod debug_hook {
 
 /// Plans `calls` and then `blocks` (SEARCH/REPLACE blocks of the answer text) of the
 /// chat `key` against `chat` as it is now: the edit engine, then the server's own guard.
+/// A file the model `read` (`read_edits`) may be edited though it is not in context.
 fn plan_calls(
     store: &ChatStore,
     chat: &Chat,
     key: &ChatKey,
-    calls: &[ToolCall],
-    blocks: &[ProposedEdit],
+    (calls, blocks): (&[ToolCall], &[ProposedEdit]),
     mode: DiffMode,
     root: &std::path::Path,
+    read: &std::collections::BTreeSet<String>,
 ) -> Plan {
     let files = ChatFiles::new(store, &key.id);
-    let access = |rel: &str| file_access(chat, files, rel);
+    let access =
+        |rel: &str| super::read_edits::widen(file_access(chat, files, rel), rel, read, root);
     let edits: Vec<_> = calls
         .iter()
         .map(|c| crate::tools::file::proposed_edit(c, mode))
@@ -560,8 +579,9 @@ pub fn change_payload(
             Change::Edit {
                 path: path.to_owned(),
                 description: format!(
-                    "Edit {path}: {hunks} hunk{}, +{added} \u{2212}{removed}",
-                    if hunks == 1 { "" } else { "s" }
+                    "Edit {path}: {hunks} hunk{}, +{added} \u{2212}{removed} (was {} lines, now {content_lines})",
+                    if hunks == 1 { "" } else { "s" },
+                    old.lines().count()
                 ),
                 file_id,
                 file_exists: root.join(path).exists(),
@@ -569,6 +589,9 @@ pub fn change_payload(
                 content_lines,
                 diff_lines: unified.lines().count(),
                 unified_diff: unified,
+                existing_bytes: old.len(),
+                content_bytes: content.len(),
+                edits: Vec::new(),
             }
         }
         None => {

@@ -199,7 +199,8 @@ impl Session {
             })
             .or_else(|| a.chat.context_files.iter().find(|c| c.path == key))
             .ok_or_else(|| Error::not_found(context::FILE_NOT_FOUND))?;
-        let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot(cf)?;
+        // The snapshot as it was added, line endings included.
+        let content = ChatFiles::new(&a.store, &a.chat.id).read_snapshot_exact(cf)?;
         Ok(FileContent {
             path: key.into(),
             content: content.into(),
@@ -277,8 +278,13 @@ impl Session {
 
     /// Refuses a turn of `chat` with `model` when the chat holds images and the saved
     /// model list says the model reads no images (`input_modalities` without `image`).
-    /// A model the list does not know, or that does not say, is given the images.
-    pub(super) fn check_images(&self, chat: &crate::chat::model::Chat, model: &str) -> Result<()> {
+    /// With no list saved yet, it is fetched (and saved) first. A model the list does
+    /// not know, or that does not say, is given the images.
+    pub(super) fn check_images(
+        &mut self,
+        chat: &crate::chat::model::Chat,
+        model: &str,
+    ) -> Result<()> {
         let images: Vec<&str> = chat
             .context_files
             .iter()
@@ -291,7 +297,9 @@ impl Session {
         let Some(dirs) = &self.dirs else {
             return Ok(());
         };
-        let Some(list) = crate::llm::models::ModelsCache::load(&dirs.state.join("models.json"))
+        let path = dirs.state.join("models.json");
+        let Some(list) =
+            crate::llm::models::ModelsCache::load(&path).or_else(|| self.fetch_models_now(&path))
         else {
             return Ok(());
         };

@@ -10,7 +10,6 @@ use crate::error::Result;
 use crate::project::fsutil::read_text;
 use crate::protocol::params;
 use crate::protocol::replies::*;
-use crate::text::to_lf;
 
 impl Session {
     /// The project root for reading project files; `None` in global-only mode.
@@ -90,7 +89,7 @@ impl Session {
                     cf.version = ids::file_version(&cf.path, &text);
                     text
                 }
-                None => src_files.read_snapshot(&cf)?,
+                None => src_files.read_snapshot_exact(&cf)?,
             };
             files.write_snapshot(&cf, &text)?;
             context::push_event(&mut chat, context::event_for(add_action(&cf), &cf));
@@ -101,12 +100,11 @@ impl Session {
         Ok(Created { id: new_id.into() })
     }
 
-    /// The current text (LF) of a context path on disk, if it can be read.
+    /// The current text of a context path on disk, as it is (a snapshot holds the
+    /// file's own line endings), if it can be read.
     fn read_fresh(&self, path: &str) -> Option<String> {
         let loc = self.locate(path).ok()?;
-        read_text(loc.abs(), path)
-            .ok()
-            .map(|t| to_lf(&t).into_owned())
+        read_text(loc.abs(), path).ok()
     }
 }
 

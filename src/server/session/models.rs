@@ -18,6 +18,9 @@ use crate::protocol::replies::*;
 use serde_json::Value;
 use std::sync::Arc;
 
+/// How long a decision that needs the model list waits for its first fetch.
+const MODELS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Hours the model list in `~/.bb7/models.json` is used before it is fetched again.
 const MODELS_TTL_HOURS: i64 = 24;
 
@@ -224,6 +227,28 @@ impl Session {
             }
         });
         Ok(NowOrLater::Later)
+    }
+
+    /// Fetches the model list and saves it at `cache_path`, waiting for it on this
+    /// thread, at most [`MODELS_WAIT`]: for a decision that needs the list when none
+    /// was ever fetched (may this model read images?), once, since the list is then
+    /// cached. `None` when it cannot be fetched in time, or on a runtime that cannot
+    /// wait here (a single-threaded one).
+    pub(super) fn fetch_models_now(&mut self, cache_path: &std::path::Path) -> Option<ModelsCache> {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        let handle = Handle::try_current().ok()?;
+        if handle.runtime_flavor() != RuntimeFlavor::MultiThread {
+            return None;
+        }
+        let provider = self.provider().ok()?;
+        let answer = tokio::task::block_in_place(|| {
+            handle.block_on(async {
+                tokio::time::timeout(MODELS_WAIT, provider.get_json("models".into())).await
+            })
+        });
+        let cache = ModelsCache::new(parse_models(&answer.ok()?.ok()?));
+        let _ = write_json_atomic(cache_path, &cache);
+        Some(cache)
     }
 
     /// `get_balance`: `{"type":"balance","total_credits","total_usage"}` from
