@@ -117,8 +117,14 @@ fn ask_mode_prompts_on_the_terminal_and_clarifications_are_asked_there() {
     let err = screen.join().unwrap();
     assert!(status.success(), "{err}");
     assert_eq!(stdout(&o), "Thanks.\n");
-    assert!(err.contains("Read secret.txt. Allow? [y/N]"), "{err}");
-    assert!(err.contains("Read other.txt. Allow? [y/N]"), "{err}");
+    assert!(
+        err.contains("Read secret.txt (1 line, 7 B). Allow? [y/N]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Read other.txt (1 line, 6 B). Allow? [y/N]"),
+        "{err}"
+    );
     assert!(err.contains("Which one did you mean?"), "{err}");
     let last = tool_results(&fake.chat_bodies()[3]);
     assert!(last[0].contains("hidden"), "{last:?}");

@@ -142,7 +142,7 @@ fn sent_by_the_plugin() -> BTreeSet<String> {
                 let list = piece.split("})").next().unwrap_or_default();
                 names.extend(list.split('\'').skip(1).step_by(2).map(str::to_owned));
             }
-            for call in ["action(", "call(", "request(", "notify("] {
+            for call in ["action(", "call(", "request(", "request_sync(", "notify("] {
                 for piece in text.split(call).skip(1) {
                     let piece = piece.trim_start();
                     let Some(quote) = piece.chars().next().filter(|c| *c == '\'' || *c == '"')

@@ -2,9 +2,9 @@
 //! question (default: the last), the held chat shown read-only included (docs/PROTOCOL.md,
 //! "One chat, many front-ends"). The question comes back to be asked again.
 
-use super::client::{Failure, Res};
 use super::session::Session;
 use super::terminal;
+use crate::front::client::{Failure, Res};
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::{ChatView, ForkResult};

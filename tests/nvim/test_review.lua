@@ -223,7 +223,7 @@ test(':BB7Tools: reads are approved through vim.ui.select and shown in the previ
   require('bb7').send('what does the readme say?')
   H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
   vim.ui.select = real
-  H.eq(asked, 'BB-7: Read README.md?', 'approval prompt')
+  H.eq(asked, 'BB-7: Read README.md (1 line, 15 B)?', 'approval prompt')
   local preview = H.pane('preview')
   H.truthy(vim.tbl_contains(preview, '· Read README.md lines 1-1'), 'tool step shown: ' .. vim.inspect(preview))
   H.truthy(vim.tbl_contains(preview, 'The readme says hello.'), 'answer shown')
