@@ -40,7 +40,8 @@ impl Session {
     }
 
     /// Writes the model's text `s` to stdout now (answers stream): without terminal
-    /// control characters on a terminal, byte for byte anywhere else (see
+    /// control characters on a terminal, printable text byte for byte and controls
+    /// escaped anywhere else (see
     /// [`terminal::text`]).
     pub(super) fn out(&self, s: &str) {
         let s = terminal::text(s, terminal::Sink::Stdout);

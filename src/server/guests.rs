@@ -33,8 +33,9 @@ pub enum GuestEvent {
         chat: ChatKey,
         /// The guest's PID, as the kernel tells it.
         pid: Option<u32>,
-        /// The line (at most `protocol::MAX_LINE_BYTES`), or `None` when it was longer.
-        bytes: Option<Vec<u8>>,
+        /// The line (at most `protocol::MAX_LINE_BYTES`), or, when it was longer, the
+        /// request id its start named.
+        bytes: Result<Vec<u8>, Option<String>>,
     },
     /// Guest `conn` closed its connection: its route goes, its turns are cancelled.
     Closed {
@@ -215,8 +216,8 @@ async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
         // A guest that does not read its answers is not read either (invariant 14).
         backlog.room().await;
         let bytes = match reader.next().await {
-            Ok(Line::Text(b)) => Some(b),
-            Ok(Line::TooLong) => None,
+            Ok(Line::Text(b)) => Ok(b),
+            Ok(Line::TooLong(id)) => Err(id),
             Ok(Line::Eof) | Err(_) => break,
         };
         let ev = GuestEvent::Line {

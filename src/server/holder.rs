@@ -5,9 +5,9 @@
 
 use crate::chat::ChatKey;
 use crate::error::{Error, ErrorCode};
+use crate::protocol::Request;
 use crate::protocol::events::PeerChange;
 use crate::protocol::outbox::{guest_id, guest_route};
-use crate::protocol::{MAX_LINE_BYTES, Request};
 
 use super::guests::{self, GuestEvent, Hub, Listener, Policy};
 use super::session::{Ctx, Session};
@@ -82,13 +82,14 @@ impl Holder {
                 bytes,
             } => (conn, chat, pid, bytes),
         };
-        let Some(bytes) = bytes else {
-            let e = Error::invalid(format!(
-                "Request line too long: the limit is {} MiB",
-                MAX_LINE_BYTES / (1024 * 1024)
-            ));
-            ctx.outbox.send_error(&e, Some(&guest_id(conn, None)));
-            return;
+        let bytes = match bytes {
+            Ok(b) => b,
+            Err(own) => {
+                let e = super::too_long();
+                ctx.outbox
+                    .send_error(&e, Some(&guest_id(conn, own.as_deref())));
+                return;
+            }
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;

@@ -223,14 +223,8 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
                 read_error = Some(e);
                 break;
             }
-            Some(Ok(Line::TooLong)) => {
-                outbox.send_error(
-                    &Error::invalid(format!(
-                        "Request line too long: the limit is {} MiB",
-                        MAX_LINE_BYTES / (1024 * 1024)
-                    )),
-                    None,
-                );
+            Some(Ok(Line::TooLong(id))) => {
+                outbox.send_error(&too_long(), id.as_deref());
                 continue;
             }
             Some(Ok(Line::Text(b))) => b,
@@ -314,6 +308,15 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         Some(e) => Err(e),
         None => Ok(0),
     }
+}
+
+/// The error for a request line over [`MAX_LINE_BYTES`]; it carries the request id
+/// the line's start names (`protocol::head`).
+pub(super) fn too_long() -> Error {
+    Error::invalid(format!(
+        "Request line too long: the limit is {} MiB; nothing of it was done",
+        MAX_LINE_BYTES / (1024 * 1024)
+    ))
 }
 
 /// Makes the allocator give large buffers back to the system when they are freed.
