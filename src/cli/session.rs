@@ -137,8 +137,15 @@ impl Session {
         let Some(dir) = project_store(&self.root).and_then(|st| st.chat_dir(id).ok()) else {
             return false;
         };
-        let Ok(stream) = crate::server::guests::connect(&dir).await else {
-            return false;
+        let stream = match crate::server::guests::connect(&dir).await {
+            Ok(s) => s,
+            Err(e) => {
+                // A planted socket is ignored, and the user told what it was.
+                if e.kind() == std::io::ErrorKind::PermissionDenied {
+                    eprintln!("bb7: warning: {}", terminal::err(&e.to_string()));
+                }
+                return false;
+            }
         };
         let mut guest = Client::guest(stream);
         // The holder must answer, and for this chat.
