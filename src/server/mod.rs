@@ -184,6 +184,8 @@ fn write_stdout(mut rx: mpsc::UnboundedReceiver<String>, backlog: &Backlog) {
 /// reached the disk; dropping `outbox` then lets the writer finish.
 async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
     return_large_buffers_to_the_os();
+    // A crashed bb7's validation copies go (off the request path).
+    std::thread::spawn(crate::project::scratch::sweep_stale);
     let room = outbox.backlog();
     let (internal_tx, mut internal) = mpsc::unbounded_channel();
     let ctx = Ctx {
@@ -297,6 +299,8 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
     guarded("saving interrupted answers", || {
         session.interrupt_planning(&ctx)
     });
+    // No validation command outlives bb7.
+    crate::project::scratch::kill_running();
     guarded("folding the context journal", || session.fold_journal());
     // Deferred state writes reach the disk before the chat locks are let go
     // (docs/ARCHITECTURE.md, "Durability" 8).

@@ -220,6 +220,10 @@ pub struct Session {
     /// The active chat was opened without its lock (`chat_select` with `read_only`):
     /// only actions that read it are served.
     read_only: bool,
+    /// Chats a client of this process set to `hybrid_auto` (`save_chat_settings`):
+    /// with the config's `agent_mode`, the only ways the validation command runs, so a
+    /// planted chat file never makes bb7 run it (docs/ARCHITECTURE.md, invariant 17).
+    hybrid_chosen: std::collections::HashSet<ChatKey>,
 }
 
 impl Default for Session {
@@ -259,6 +263,7 @@ impl Session {
             tracer: Default::default(),
             outbox: None,
             read_only: false,
+            hybrid_chosen: Default::default(),
         }
     }
 
