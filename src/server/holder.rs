@@ -85,7 +85,7 @@ impl Holder {
         let bytes = match bytes {
             Ok(b) => b,
             Err(own) => {
-                let e = super::too_long();
+                let e = super::lines::too_long();
                 ctx.outbox
                     .send_error(&e, Some(&guest_id(conn, own.as_deref())));
                 return;

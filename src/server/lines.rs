@@ -102,3 +102,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 }
+
+/// The error for a request line over [`MAX_LINE_BYTES`]; it is sent with the request
+/// id the line's start names (`protocol::head`).
+pub(super) fn too_long() -> crate::error::Error {
+    crate::error::Error::invalid(format!(
+        "Request line too long: the limit is {} MiB; nothing of it was done",
+        MAX_LINE_BYTES / (1024 * 1024)
+    ))
+}

@@ -11,9 +11,9 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::error::{Error, ErrorCode};
+use crate::protocol::Request;
 use crate::protocol::outbox::{Backlog, Outbox};
-use crate::protocol::{MAX_LINE_BYTES, Request};
-use lines::{Line, LineCutter, LineReader};
+use lines::{Line, LineCutter, LineReader, too_long};
 use session::{Ctx, Flow, Session};
 
 /// Lines of the client on their way to the request loop.
@@ -312,15 +312,6 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         Some(e) => Err(e),
         None => Ok(0),
     }
-}
-
-/// The error for a request line over [`MAX_LINE_BYTES`]; it carries the request id
-/// the line's start names (`protocol::head`).
-pub(super) fn too_long() -> Error {
-    Error::invalid(format!(
-        "Request line too long: the limit is {} MiB; nothing of it was done",
-        MAX_LINE_BYTES / (1024 * 1024)
-    ))
 }
 
 /// Makes the allocator give large buffers back to the system when they are freed.
