@@ -1,8 +1,10 @@
 //! Hostile ground on the terminal: model text, reasoning and file names printed by the
 //! command line never carry control characters or bidi overrides to a terminal (OSC 52
-//! would write the user's clipboard); piped, the answer is the model's text byte for
-//! byte and other data is escaped, not dropped. Joiners of real scripts and emoji
-//! (ZWJ, ZWNJ, ZWSP) pass everywhere.
+//! would write the user's clipboard); piped, the answer keeps every printable
+//! character byte for byte but no C0/C1 control other than tab and newline leaves bb7
+//! raw (a file later shown with `cat` or `less -R` would run it), and other data is
+//! escaped, not dropped. Joiners of real scripts and emoji (ZWJ, ZWNJ, ZWSP) pass
+//! everywhere.
 
 mod cli_support;
 mod common;
@@ -34,27 +36,28 @@ fn has_controls(s: &str) -> bool {
         .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
 }
 
+/// The hostile answer as a pipe receives it: controls as visible escapes, the rest
+/// (a bidi override is a format character, not a control) byte for byte.
+const PIPED: &str = "Hello \\u{1b}]52;c;ZXZpbA==\\u{7}there\u{202e}dlrow\\u{9d} and bye\n";
+
 #[test]
-fn piped_answers_are_byte_for_byte_and_other_data_is_escaped() {
+fn piped_answers_keep_text_and_escape_controls() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("a.txt", "a\n")]);
     hostile_answer(&fake);
     let o = ok(&env, &["ask", "--thinking", "hi"]);
     let out = stdout(&o);
     let err = stderr(&o);
-    assert_eq!(
-        out,
-        format!("Hello {OSC52}there\u{202e}dlrow\u{9d} and bye\n"),
+    assert_eq!(out, PIPED, "{out:?}");
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\u{9d}'),
         "{out:?}"
     );
     assert!(!has_controls(&err), "{err:?}");
     assert!(err.contains("thinking \\u{1b}[2Jhard"), "{err:?}");
     // `show` prints the stored answer the same way.
     let shown = stdout(&ok(&env, &["show", "--last"]));
-    assert_eq!(
-        shown,
-        format!("Hello {OSC52}there\u{202e}dlrow\u{9d} and bye\n")
-    );
+    assert_eq!(shown, PIPED);
 }
 
 const JOINED: &str = "می\u{200c}خواهم क्\u{200d}ष 👩\u{200d}👩\u{200d}👧 ❤\u{fe0f} long\u{200b}word";

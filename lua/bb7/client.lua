@@ -212,9 +212,13 @@ function M.request(action, fields, on_reply, on_stream)
   end
   state.next_id = state.next_id + 1
   local id = 'nv' .. state.next_id
-  local req = vim.tbl_extend('force', fields or {}, { action = action, request_id = id })
+  local req = vim.tbl_extend('force', fields or {}, { action = action })
+  req.request_id = nil
   state.pending[id] = { reply = on_reply, stream = on_stream }
-  vim.fn.chansend(state.job, vim.json.encode(req) .. '\n')
+  -- request_id first: bb7 answers even a line it refuses whole (over its size limit)
+  -- with the id it reads from the line's start (docs/PROTOCOL.md "Conventions").
+  local body = vim.json.encode(req):sub(2)
+  vim.fn.chansend(state.job, '{"request_id":"' .. id .. '",' .. body .. '\n')
   return id
 end
 

@@ -242,7 +242,7 @@ impl EventLog {
         let tail = match tails.get(path) {
             Some(t) if t.len == len => *t,
             _ => Tail {
-                next: last_seq(path, len) + 1,
+                next: last_seq(path, len).saturating_add(1),
                 len,
             },
         };
@@ -263,7 +263,7 @@ impl EventLog {
         tails.insert(
             path.to_path_buf(),
             Tail {
-                next: event.seq + 1,
+                next: event.seq.saturating_add(1),
                 len: written,
             },
         );
@@ -440,5 +440,33 @@ mod tests {
             )
             .unwrap();
         assert_eq!(next.seq, 2001);
+    }
+
+    /// A planted `seq` of 2^64−1 saturates the counter instead of wrapping it to 0.
+    #[test]
+    fn a_planted_last_seq_saturates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let e = Event {
+            seq: u64::MAX,
+            job_id: "job_1".into(),
+            time: "2026-01-01T00:00:00.000Z".into(),
+            kind: EventKind::ToolCallCompleted,
+            data: EventData::default(),
+        };
+        std::fs::write(&path, serde_json::to_string(&e).unwrap() + "\n").unwrap();
+        let log = EventLog::default();
+        for _ in 0..2 {
+            let next = log
+                .append(
+                    &path,
+                    dir.path(),
+                    "job_2",
+                    EventKind::JobStarted,
+                    EventData::default(),
+                )
+                .unwrap();
+            assert_eq!(next.seq, u64::MAX);
+        }
     }
 }

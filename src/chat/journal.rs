@@ -201,6 +201,8 @@ impl ChatStore {
         let mut whole = true;
         for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             match serde_json::from_slice::<Record>(line) {
+                // A planted or repeated add is dropped, the replay goes on.
+                Ok(r) if !plausible(&r.entry, &chat.context_files) => {}
                 Ok(r) => {
                     chat.context_files.push(r.entry);
                     chat.messages.push(r.event);
@@ -227,6 +229,32 @@ impl ChatStore {
         }
         Ok(())
     }
+}
+
+/// Whether a journal's file `entry` may join `known`: not a second entry for the same
+/// file or section, and a project path that stays inside the project (relative, no
+/// `..` component) or an external one that is absolute (docs/ARCHITECTURE.md, "State
+/// files": the journal is untrusted input like every state file).
+fn plausible(entry: &ContextFile, known: &[ContextFile]) -> bool {
+    // Attachments are named texts, not paths.
+    if entry.kind.is_some() {
+        return true;
+    }
+    let p = Path::new(&entry.path);
+    let shape_ok = if entry.external {
+        p.is_absolute()
+    } else {
+        !entry.path.is_empty()
+            && p.components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+    };
+    let duplicate = known.iter().any(|k| {
+        k.path == entry.path
+            && k.start_line == entry.start_line
+            && k.end_line == entry.end_line
+            && k.kind.is_none()
+    });
+    shape_ok && !duplicate
 }
 
 /// Removes the journals in the chat directory `dir` other than `keep`.

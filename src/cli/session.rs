@@ -40,7 +40,8 @@ impl Session {
     }
 
     /// Writes the model's text `s` to stdout now (answers stream): without terminal
-    /// control characters on a terminal, byte for byte anywhere else (see
+    /// control characters on a terminal, printable text byte for byte and controls
+    /// escaped anywhere else (see
     /// [`terminal::text`]).
     pub(super) fn out(&self, s: &str) {
         let s = terminal::text(s, terminal::Sink::Stdout);
@@ -140,8 +141,15 @@ impl Session {
         let Some(dir) = project_store(&self.root).and_then(|st| st.chat_dir(id).ok()) else {
             return false;
         };
-        let Ok(stream) = crate::server::guests::connect(&dir).await else {
-            return false;
+        let stream = match crate::server::guests::connect(&dir).await {
+            Ok(s) => s,
+            Err(e) => {
+                // A planted socket is ignored, and the user told what it was.
+                if e.kind() == std::io::ErrorKind::PermissionDenied {
+                    eprintln!("bb7: warning: {}", terminal::err(&e.to_string()));
+                }
+                return false;
+            }
         };
         let mut guest = Client::guest(stream);
         // The holder must answer, and for this chat.

@@ -7,10 +7,13 @@
 //! other format characters of real scripts and emoji included (ZWJ, ZWNJ, ZWSP,
 //! variation selectors, bidi marks). Line breaks and tabs pass.
 //!
-//! When the output is not a terminal, the model's answer ([`text`]) is written byte
-//! for byte (`bb7 ask > notes.md` holds exactly what the model wrote); other data
-//! (names, notes, reasoning on stderr) gets a visible `\u{…}` escape in place of each
-//! neutralised character, so nothing is silently lost.
+//! When the output is not a terminal, the model's answer ([`text`]) keeps every
+//! printable character byte for byte (joiners, bidi marks, emoji), but no C0 or C1
+//! control other than tab and line feed leaves bb7 raw: a file read later with `cat`
+//! or `less -R` would run them (an OSC 52 clipboard write); each gets a visible
+//! `\u{…}` escape, and a CR is dropped. Other data (names, notes,
+//! reasoning on stderr) gets the escape for every neutralised character, so nothing
+//! is silently lost.
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
@@ -37,14 +40,36 @@ pub fn safe(text: &str, sink: Sink) -> Cow<'_, str> {
     clean(text, is_tty(sink))
 }
 
-/// The model's answer for `sink`: on a terminal as [`safe`]; anywhere else unchanged,
-/// byte for byte.
+/// The model's answer for `sink`: on a terminal as [`safe`]; anywhere else every
+/// printable character byte for byte, controls escaped ([`controls_escaped`]).
 pub fn text(text: &str, sink: Sink) -> Cow<'_, str> {
     if is_tty(sink) {
         clean(text, true)
     } else {
-        Cow::Borrowed(text)
+        controls_escaped(text)
     }
+}
+
+/// `text` with each C0/C1 control other than tab and line feed as a visible `\u{…}`
+/// escape, a CR dropped; everything else unchanged.
+pub fn controls_escaped(text: &str) -> Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(bad) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\r' {
+            // CRLF answers arrive in chunks: a CR is dropped, never escaped.
+            continue;
+        }
+        if bad(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// `text` for standard error (see [`safe`]).
@@ -90,6 +115,15 @@ mod tests {
             "ok\\u{1b}]52;c;ZXZpbA==\\u{7} \\u{1b}[2Jred\\u{202e}txt\\u{9d}\\u{d}\n\tend\\u{2067}"
         );
         assert!(matches!(clean("plain\n", true), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn piped_answers_keep_text_and_escape_controls() {
+        let t = "a\u{1b}]52;c;eA==\u{7}b\r\n\tc\u{9b}d \u{200d}\u{202e}";
+        assert_eq!(
+            controls_escaped(t),
+            "a\\u{1b}]52;c;eA==\\u{7}b\n\tc\\u{9b}d \u{200d}\u{202e}"
+        );
     }
 
     #[test]

@@ -8,9 +8,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 use crate::error::{ErrorCode, ErrorData};
-use crate::protocol::MessageKind;
 use crate::protocol::action::Action;
 use crate::protocol::events::{PeerChange, TurnMessage};
+use crate::protocol::{MAX_LINE_BYTES, MessageKind};
 
 /// Exit statuses of the one-shot commands (listed in `bb7 --help`).
 pub mod exit {
@@ -83,12 +83,48 @@ impl Failure {
 /// The result of a command step.
 pub type Res<T> = Result<T, Failure>;
 
-/// The envelope of a request line: the request and its id.
+/// The envelope of a request line: its id first, so that even a line the server
+/// refuses whole (over `protocol::MAX_LINE_BYTES`) is answered with it
+/// (`protocol::head`), then the request.
 #[derive(Serialize)]
 struct Line<'a> {
+    request_id: &'a str,
     #[serde(flatten)]
     req: &'a Action,
-    request_id: &'a str,
+}
+
+/// The refusal of a request whose line would be over [`MAX_LINE_BYTES`]: it names
+/// what made it so big (the file, the attachment, the message) and its size, before
+/// anything is sent.
+fn too_large(req: &Action, line_bytes: usize) -> Failure {
+    let what = match req {
+        Action::ContextAdd(p) => Some((format!("file {}", p.path.0), p.content.len())),
+        Action::ContextUpdate(p) => Some((format!("file {}", p.path.0), p.content.len())),
+        Action::ContextAddSection(p) => Some((format!("section of {}", p.path.0), p.content.len())),
+        Action::ContextAttach(p) => Some((format!("attachment {}", p.name.0), p.content.len())),
+        Action::Send(p) => Some(("the message".to_owned(), p.content.len())),
+        _ => None,
+    };
+    let limit = MAX_LINE_BYTES / (1024 * 1024);
+    let mib = |n: usize| format!("{:.1} MiB", n as f64 / (1024.0 * 1024.0));
+    let message = match what {
+        Some((what, size)) => format!(
+            "{} is too large to send: {} as text, {} as a request line (JSON escaping \
+             grows control characters and quotes); the limit is {limit} MiB",
+            // A file name may hold control characters: never raw to a terminal.
+            what.chars()
+                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+                .collect::<String>(),
+            mib(size),
+            mib(line_bytes)
+        ),
+        None => format!(
+            "request {} is too large to send: {}; the limit is {limit} MiB",
+            req.name(),
+            mib(line_bytes)
+        ),
+    };
+    Failure::new(message)
 }
 
 /// An `error` reply, as far as the command line reads it.
@@ -233,6 +269,9 @@ impl Client {
             request_id: &id,
         })
         .map_err(|e| Failure::new(format!("cannot encode a request: {e}")))?;
+        if line.len() > MAX_LINE_BYTES {
+            return Err(too_large(req, line.len()));
+        }
         line.push('\n');
         self.input
             .write_all(line.as_bytes())

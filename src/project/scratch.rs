@@ -49,7 +49,14 @@ pub fn validate(
     command: &str,
     timeout: Duration,
 ) -> Validation {
-    let scratch = match tempfile::Builder::new().prefix("bb7-validate-").tempdir() {
+    sweep_stale();
+    use std::os::unix::fs::PermissionsExt;
+    // 0700: the copy holds what the project's own modes may hide from other users.
+    let scratch = match tempfile::Builder::new()
+        .prefix(&format!("{PREFIX}{}-", std::process::id()))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+    {
         Ok(d) => d,
         Err(e) => return Validation::failed(format!("cannot make a scratch directory: {e}")),
     };
@@ -70,6 +77,97 @@ pub fn validate(
         }
     }
     run(scratch.path(), command, timeout)
+}
+
+/// The scratch copies' name prefix in the temporary directory; the PID of the bb7
+/// that made one follows, so a later bb7 knows a crashed one's copy.
+const PREFIX: &str = "bb7-validate-";
+
+/// Removes the scratch copies that a bb7 no longer running left behind (killed before
+/// it could remove them), when this user owns them. Called at start and before each
+/// validation; errors are ignored (another bb7 may be removing the same copy).
+pub fn sweep_stale() {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        // SAFETY: kill(2) with signal 0 only asks whether the process exists.
+        let alive = pid > 0
+            && (unsafe { libc::kill(pid, 0) } == 0
+                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM));
+        if meta.is_dir() && meta.uid() == uid && !alive {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// The process groups of the validation commands running now: killed whole when bb7
+/// stops ([`kill_running`]).
+static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// Kills every running validation command's process group (at shutdown, so no check
+/// outlives bb7).
+pub fn kill_running() {
+    let groups = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
+    for g in groups {
+        // SAFETY: kill(2) with a negated process group id has no memory effects.
+        unsafe {
+            libc::kill(-g, libc::SIGKILL);
+        }
+    }
+}
+
+/// Whether environment variable `name` is one the validation command must not see:
+/// bb7's own keys and the model providers' (their API keys and tokens).
+fn withheld(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "BB7_",
+        "OPENROUTER_",
+        "OPENAI_",
+        "ANTHROPIC_",
+        "GEMINI_",
+        "GOOGLE_API",
+        "MISTRAL_",
+        "GROQ_",
+        "DEEPSEEK_",
+        "XAI_",
+        "TOGETHER_",
+        "AZURE_OPENAI",
+        "COHERE_",
+        "FIREWORKS_",
+        "HF_",
+        "HUGGINGFACE_",
+        "OLLAMA_",
+        "LLAMA_",
+        "PERPLEXITY_",
+        "CEREBRAS_",
+    ];
+    let upper = name.to_ascii_uppercase();
+    PREFIXES.iter().any(|p| upper.starts_with(p))
+        || [
+            "_API_KEY",
+            "_TOKEN",
+            "_SECRET",
+            "_SECRET_KEY",
+            "_ACCESS_KEY",
+        ]
+        .iter()
+        .any(|s| upper.ends_with(s))
 }
 
 /// Copies the regular files of `root` a walk finds into `to`.
@@ -122,12 +220,32 @@ fn run(dir: &Path, command: &str, timeout: Duration) -> Validation {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(k, _)| !k.to_str().is_none_or(withheld)))
         .process_group(0)
         .spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => return Validation::failed(format!("cannot start sh: {e}")),
     };
+    let group = child.id() as i32;
+    if let Ok(mut g) = RUNNING.lock() {
+        g.push(group);
+    }
+    let result = wait(&mut child, timeout);
+    // The whole group goes at the end, whatever the shell left running.
+    // SAFETY: kill(2) with a negated process group id has no memory effects.
+    unsafe {
+        libc::kill(-group, libc::SIGKILL);
+    }
+    if let Ok(mut g) = RUNNING.lock() {
+        g.retain(|&x| x != group);
+    }
+    result
+}
+
+/// Waits at most `timeout` for the command.
+fn wait(child: &mut std::process::Child, timeout: Duration) -> Validation {
     let started = Instant::now();
     loop {
         match child.try_wait() {

@@ -5,6 +5,7 @@
 pub mod action;
 pub mod events;
 mod fields;
+pub mod head;
 pub mod outbox;
 pub mod params;
 pub mod replies;
@@ -46,7 +47,7 @@ impl Request {
     /// `Missing required field: action`, `Field 'action' must be a string`.
     pub fn parse(line: &[u8]) -> std::result::Result<Request, BadLine> {
         let value: Value = serde_json::from_slice(line).map_err(|_| BadLine {
-            request_id: None,
+            request_id: head::request_id_at_start(line),
             error: Error::invalid("Invalid JSON"),
         })?;
         let Value::Object(fields) = value else {

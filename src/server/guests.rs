@@ -33,8 +33,9 @@ pub enum GuestEvent {
         chat: ChatKey,
         /// The guest's PID, as the kernel tells it.
         pid: Option<u32>,
-        /// The line (at most `protocol::MAX_LINE_BYTES`), or `None` when it was longer.
-        bytes: Option<Vec<u8>>,
+        /// The line (at most `protocol::MAX_LINE_BYTES`), or, when it was longer, the
+        /// request id its start named.
+        bytes: Result<Vec<u8>, Option<String>>,
     },
     /// Guest `conn` closed its connection: its route goes, its turns are cancelled.
     Closed {
@@ -81,6 +82,10 @@ impl Drop for Listener {
     }
 }
 
+/// The most guests one holder serves at once; a connection beyond them is closed at
+/// once (each may buffer up to `protocol::MAX_LINE_BYTES` of an unfinished line).
+pub const MAX_GUESTS: usize = 16;
+
 /// The next connection number.
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 
@@ -90,10 +95,9 @@ static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 /// (a file system without sockets, a path too long even through `/proc`).
 pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listener> {
     let path = chat_dir.join(SOCKET_NAME);
-    // A stale socket of a holder that died: the lock is ours now.
-    if std::fs::symlink_metadata(&path).is_ok() {
-        std::fs::remove_file(&path)?;
-    }
+    // A stale socket of a holder that died: the lock is ours now. Anything else there
+    // was planted (a folder would keep every guest out): it is set aside.
+    clear_socket_path(&path)?;
     let listener = with_short_path(&path, |p| {
         let l = std::os::unix::net::UnixListener::bind(p)?;
         // Only this user may connect; the peer check below says the same again.
@@ -104,13 +108,31 @@ pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listen
     let listener = UnixListener::from_std(listener)?;
     let ino = std::fs::symlink_metadata(&path)?.ino();
     let (hub, key) = (hub.clone(), chat.clone());
+    let room = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_GUESTS));
     let task = tokio::spawn(async move {
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors (EMFILE) or another transient error: waiting
+                    // keeps the loop from spinning while the holder's own work goes on.
+                    tracing::info!(error = %e, "holder socket accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            // Over the cap, a connection is closed at once: its descriptor and
+            // buffers never pile up beside the holder's own.
+            let Ok(permit) = room.clone().try_acquire_owned() else {
+                drop(stream);
                 continue;
             };
             let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
-            tokio::spawn(serve_guest(stream, conn, key.clone(), hub.clone()));
+            let (key, hub) = (key.clone(), hub.clone());
+            tokio::spawn(async move {
+                serve_guest(stream, conn, key, hub).await;
+                drop(permit);
+            });
         }
     });
     Ok(Listener {
@@ -121,17 +143,68 @@ pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listen
     })
 }
 
-/// Connects to the holder socket in `chat_dir`. Errors: no socket (`NotFound`), no
-/// process listening on it (`ConnectionRefused`: a holder that died, or one that
-/// serves no guests).
+/// Connects to the holder socket in `chat_dir`, trusting only what it checks: the
+/// chat's folder is a real folder owned by this user, the
+/// socket is a socket (not a symlink) owned by this user, and the process on the other
+/// end runs as this user (`SO_PEERCRED` on Linux, `getpeereid` elsewhere, through
+/// Tokio). A cloned repository can plant a `holder.sock` symlink to another user's
+/// socket; what fails a check is never sent a byte, and is logged as a warning naming
+/// it. Errors: no socket (`NotFound`), no process listening on it
+/// (`ConnectionRefused`: a holder that died, or one that serves no guests), a check
+/// that failed (`PermissionDenied`, naming the path and why).
 pub async fn connect(chat_dir: &Path) -> std::io::Result<UnixStream> {
     let path = chat_dir.join(SOCKET_NAME);
+    let refuse = |why: &str| {
+        let e = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("holder socket {} ignored: {why}", path.display()),
+        );
+        tracing::warn!(error = %e, "untrusted holder socket");
+        e
+    };
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = std::fs::symlink_metadata(chat_dir)?;
+    if !dir.is_dir() || dir.uid() != uid {
+        return Err(refuse("its chat folder is not a folder owned by this user"));
+    }
+    let meta = std::fs::symlink_metadata(&path)?;
+    use std::os::unix::fs::FileTypeExt;
+    if !meta.file_type().is_socket() {
+        return Err(refuse("it is not a socket (a symlink, a folder or a file)"));
+    }
+    if meta.uid() != uid {
+        return Err(refuse("it belongs to another user"));
+    }
     let std_stream = with_short_path(&path, |p| {
         let s = std::os::unix::net::UnixStream::connect(p)?;
         s.set_nonblocking(true)?;
         Ok(s)
     })?;
-    UnixStream::from_std(std_stream)
+    let stream = UnixStream::from_std(std_stream)?;
+    match stream.peer_cred() {
+        Ok(c) if c.uid() == uid => Ok(stream),
+        _ => Err(refuse("the process listening on it runs as another user")),
+    }
+}
+
+/// Moves whatever non-socket sits at the socket's path (a planted folder, a file) to
+/// `holder.sock.aside-{time}` so that the holder can bind; a stale socket or a symlink
+/// is removed.
+fn clear_socket_path(path: &Path) -> std::io::Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    use std::os::unix::fs::FileTypeExt;
+    if meta.file_type().is_socket() || meta.file_type().is_symlink() {
+        return std::fs::remove_file(path);
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let aside = path.with_file_name(format!("{SOCKET_NAME}.aside-{stamp}"));
+    tracing::warn!(path = %path.display(), aside = %aside.display(), "a non-socket at the holder socket's path was set aside");
+    std::fs::rename(path, aside)
 }
 
 /// How long a holder has to answer a probe ([`answers`]): its request loop never
@@ -215,8 +288,8 @@ async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
         // A guest that does not read its answers is not read either (invariant 14).
         backlog.room().await;
         let bytes = match reader.next().await {
-            Ok(Line::Text(b)) => Some(b),
-            Ok(Line::TooLong) => None,
+            Ok(Line::Text(b)) => Ok(b),
+            Ok(Line::TooLong(id)) => Err(id),
             Ok(Line::Eof) | Err(_) => break,
         };
         let ev = GuestEvent::Line {

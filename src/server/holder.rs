@@ -5,9 +5,9 @@
 
 use crate::chat::ChatKey;
 use crate::error::{Error, ErrorCode};
+use crate::protocol::Request;
 use crate::protocol::events::PeerChange;
 use crate::protocol::outbox::{guest_id, guest_route};
-use crate::protocol::{MAX_LINE_BYTES, Request};
 
 use super::guests::{self, GuestEvent, Hub, Listener, Policy};
 use super::session::{Ctx, Session};
@@ -82,13 +82,14 @@ impl Holder {
                 bytes,
             } => (conn, chat, pid, bytes),
         };
-        let Some(bytes) = bytes else {
-            let e = Error::invalid(format!(
-                "Request line too long: the limit is {} MiB",
-                MAX_LINE_BYTES / (1024 * 1024)
-            ));
-            ctx.outbox.send_error(&e, Some(&guest_id(conn, None)));
-            return;
+        let bytes = match bytes {
+            Ok(b) => b,
+            Err(own) => {
+                let e = super::lines::too_long();
+                ctx.outbox
+                    .send_error(&e, Some(&guest_id(conn, own.as_deref())));
+                return;
+            }
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
@@ -111,6 +112,13 @@ impl Holder {
         if policy == Policy::Leave {
             ctx.outbox.send(crate::protocol::ok(), Some(&id));
             ctx.outbox.remove_guest(conn);
+            return;
+        }
+        // The guest's chat is the holder's active chat (checked by `admit`): selecting
+        // it is answered without touching the session, so no option of it (`read_only`,
+        // a scope) can make the holder let its lock go.
+        if req.action == "chat_select" {
+            ctx.outbox.send(crate::protocol::ok(), Some(&id));
             return;
         }
         let result =
@@ -172,17 +180,32 @@ fn admit(
             ),
         ));
     }
-    if req.action == "chat_select" {
-        let named = req.fields.get("id").and_then(|v| v.as_str());
-        if named != Some(chat.id.as_str()) {
+    // A guest acts on the chat it was admitted to, nothing else: a chat action naming
+    // another chat (`chat_rename`, `chat_pin`, `chat_archive`, …) and any `chat_id`
+    // other than its own are refused.
+    let named_id = if req.action.starts_with("chat_") {
+        req.fields.get("id")
+    } else {
+        None
+    };
+    for named in [named_id, req.fields.get("chat_id")].into_iter().flatten() {
+        if named.as_str() != Some(chat.id.as_str()) {
             return Err(Error::new(
                 ErrorCode::Locked,
                 format!(
-                    "This connection serves chat {} only; switch chats in its own process",
+                    "This connection serves chat {} only; act on other chats in their own \
+                     process",
                     chat.id
                 ),
             ));
         }
+    }
+    // Following the event trace is the holder's own session state.
+    if req.action == "events_get" && req.fields.get("follow").is_some_and(|f| !f.is_null()) {
+        return Err(Error::new(
+            ErrorCode::Locked,
+            "A guest may read a chat's events but not change the holder's event follow",
+        ));
     }
     if req.action == "cancel"
         && let Some(obj) = req.fields.as_object_mut()

@@ -4,13 +4,15 @@
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use crate::protocol::MAX_LINE_BYTES;
+use crate::protocol::head::{HEAD_BYTES, request_id_at_start};
 
 /// One line read from the client.
 pub(super) enum Line {
     /// A complete line, without its `\n` (and `\r`).
     Text(Vec<u8>),
-    /// A line over the limit, skipped.
-    TooLong,
+    /// A line over the limit, skipped; the request id its start names, if any
+    /// (`protocol::head`).
+    TooLong(Option<String>),
     /// The end of the input.
     Eof,
 }
@@ -21,6 +23,8 @@ pub(super) enum Line {
 pub(super) struct LineCutter {
     buf: Vec<u8>,
     too_long: bool,
+    /// The start of an over-long line, to read its request id from.
+    head: Vec<u8>,
 }
 
 impl LineCutter {
@@ -34,7 +38,12 @@ impl LineCutter {
         if !self.too_long {
             if self.buf.len() + take > MAX_LINE_BYTES {
                 self.too_long = true;
-                self.buf = Vec::new();
+                let mut head = std::mem::take(&mut self.buf);
+                let room = HEAD_BYTES.saturating_sub(head.len()).min(take);
+                head.extend_from_slice(&available[..room]);
+                head.truncate(HEAD_BYTES);
+                head.shrink_to_fit();
+                self.head = head;
             } else {
                 self.buf.extend_from_slice(&available[..take]);
             }
@@ -44,7 +53,7 @@ impl LineCutter {
         };
         let mut buf = std::mem::take(&mut self.buf);
         if std::mem::take(&mut self.too_long) {
-            return (consumed, Some(Line::TooLong));
+            return (consumed, Some(self.too_long_line()));
         }
         if buf.last() == Some(&b'\r') {
             buf.pop();
@@ -52,11 +61,17 @@ impl LineCutter {
         (consumed, Some(Line::Text(buf)))
     }
 
+    /// The over-long line just skipped, with the id its start names.
+    fn too_long_line(&mut self) -> Line {
+        let head = std::mem::take(&mut self.head);
+        Line::TooLong(request_id_at_start(&head))
+    }
+
     /// The input ended: the unterminated rest, if any, is a last line.
     pub(super) fn finish(&mut self) -> Line {
         let buf = std::mem::take(&mut self.buf);
         match (std::mem::take(&mut self.too_long), buf.is_empty()) {
-            (true, _) => Line::TooLong,
+            (true, _) => self.too_long_line(),
             (false, true) => Line::Eof,
             (false, false) => Line::Text(buf),
         }
@@ -86,4 +101,13 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
         }
     }
+}
+
+/// The error for a request line over [`MAX_LINE_BYTES`]; it is sent with the request
+/// id the line's start names (`protocol::head`).
+pub(super) fn too_long() -> crate::error::Error {
+    crate::error::Error::invalid(format!(
+        "Request line too long: the limit is {} MiB; nothing of it was done",
+        MAX_LINE_BYTES / (1024 * 1024)
+    ))
 }

@@ -11,9 +11,9 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::error::{Error, ErrorCode};
+use crate::protocol::Request;
 use crate::protocol::outbox::{Backlog, Outbox};
-use crate::protocol::{MAX_LINE_BYTES, Request};
-use lines::{Line, LineCutter, LineReader};
+use lines::{Line, LineCutter, LineReader, too_long};
 use session::{Ctx, Flow, Session};
 
 /// Lines of the client on their way to the request loop.
@@ -189,6 +189,8 @@ fn write_stdout(mut rx: mpsc::UnboundedReceiver<String>, backlog: &Backlog) {
 /// reached the disk; dropping `outbox` then lets the writer finish.
 async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
     return_large_buffers_to_the_os();
+    // A crashed bb7's validation copies go (off the request path).
+    std::thread::spawn(crate::project::scratch::sweep_stale);
     let room = outbox.backlog();
     let (internal_tx, mut internal) = mpsc::unbounded_channel();
     let ctx = Ctx {
@@ -238,14 +240,8 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
                 read_error = Some(e);
                 break;
             }
-            Some(Ok(Line::TooLong)) => {
-                outbox.send_error(
-                    &Error::invalid(format!(
-                        "Request line too long: the limit is {} MiB",
-                        MAX_LINE_BYTES / (1024 * 1024)
-                    )),
-                    None,
-                );
+            Some(Ok(Line::TooLong(id))) => {
+                outbox.send_error(&too_long(), id.as_deref());
                 continue;
             }
             Some(Ok(Line::Text(b))) => b,
@@ -318,6 +314,8 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
     guarded("saving interrupted answers", || {
         session.interrupt_planning(&ctx)
     });
+    // No validation command outlives bb7.
+    crate::project::scratch::kill_running();
     guarded("folding the context journal", || session.fold_journal());
     // Deferred state writes reach the disk before the chat locks are let go
     // (docs/ARCHITECTURE.md, "Durability" 8).

@@ -230,6 +230,10 @@ pub struct Session {
     read_only: bool,
     /// The MCP servers, started on first use and stopped with the session.
     mcp: mcp_state::McpState,
+    /// Chats a client of this process set to `hybrid_auto` (`save_chat_settings`):
+    /// with the config's `agent_mode`, the only ways the validation command runs, so a
+    /// planted chat file never makes bb7 run it (docs/ARCHITECTURE.md, invariant 17).
+    hybrid_chosen: std::collections::HashSet<ChatKey>,
 }
 
 impl Default for Session {
@@ -270,6 +274,7 @@ impl Session {
             outbox: None,
             read_only: false,
             mcp: Default::default(),
+            hybrid_chosen: Default::default(),
         }
     }
 

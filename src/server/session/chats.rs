@@ -334,6 +334,16 @@ impl Session {
                 crate::config::AgentMode::parse(m)?.as_str().to_owned(),
             )),
         };
+        if let Some(m) = &agent_mode
+            && let Some(a) = &self.active
+        {
+            let key = super::chat_key(&a.store, &a.chat.id);
+            if m.as_deref() == Some(crate::config::AgentMode::HybridAuto.as_str()) {
+                self.hybrid_chosen.insert(key);
+            } else {
+                self.hybrid_chosen.remove(&key);
+            }
+        }
         self.mutate(|chat, _, _| {
             if let Some(m) = agent_mode {
                 chat.agent_mode = m;

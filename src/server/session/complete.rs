@@ -53,7 +53,14 @@ impl Session {
             .hybrid_validate_command
             .clone()
             .filter(|c| first.spec.route.is_hybrid_local() && !c.trim().is_empty())
-            .filter(|_| repair.is_none());
+            .filter(|_| repair.is_none())
+            // Only the user's own choice of `hybrid_auto` runs the command: the
+            // config's `agent_mode`, or a client of this process; a chat file that
+            // says `hybrid_auto` (perhaps planted in a clone) gets no validation.
+            .filter(|_| {
+                self.config.agent_mode == Some(crate::config::AgentMode::HybridAuto)
+                    || self.hybrid_chosen.contains(&key)
+            });
         let has_calls = !first.calls.is_empty()
             || !first.blocks.is_empty()
             || repair.as_ref().is_some_and(|r| !r.calls.is_empty());

@@ -444,6 +444,11 @@ impl Session {
         match self.in_flight.get(&target) {
             Some(f) => {
                 f.cancel.cancel();
+                // A turn being planned may be running its validation command: the
+                // check is killed, so `ok` never stands beside a command still running.
+                if f.planning.is_some() {
+                    crate::project::scratch::kill_running();
+                }
                 Ok(Ack {})
             }
             None => Err(Error::not_found("No active request to cancel")),

@@ -1,0 +1,57 @@
+//! The context journal is untrusted like every state file: a repeated add and a path
+//! that leaves the project are dropped, and a bad line ends the replay there, never
+//! the chat.
+
+mod common;
+
+use common::Env;
+use serde_json::{Value, json};
+
+#[test]
+fn planted_journal_lines_are_dropped_and_a_bad_line_ends_only_the_replay() {
+    let env = Env::new();
+    env.write("a.txt", "a\n");
+    env.write("b.txt", "b\n");
+    let (mut b, chat) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
+    // Killed: the journal is not folded into chat.json.
+    b.kill();
+    let dir = env.chat_dir(&chat);
+    let journal = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("journal-")
+        })
+        .expect("a journal holds the add");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let line = text.lines().next().unwrap().to_owned();
+    let with_path = |p: &str| {
+        let mut v: Value = serde_json::from_str(&line).unwrap();
+        v["entry"]["path"] = json!(p);
+        serde_json::to_string(&v).unwrap()
+    };
+    let planted = format!(
+        "{text}{line}\n{}\n{}\n{{not json\n{}\n",
+        with_path("../outside.txt"),
+        with_path("/etc/passwd"),
+        with_path("b.txt")
+    );
+    std::fs::write(&journal, planted).unwrap();
+
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": chat}));
+    let list = b.ok(json!({"action": "context_list"}));
+    let paths: Vec<&str> = list["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["a.txt"], "{list}");
+}
