@@ -1,0 +1,64 @@
+-- A working day, second pass: attachments, review and errors as a daily user meets them.
+local test, H = ...
+local L = vim.log.levels
+
+local function send_from_pane(text)
+  local layout = require('bb7.ui.layout')
+  vim.api.nvim_buf_set_lines(layout.buf('input'), 0, -1, false, vim.split(text, '\n'))
+  layout.focus('input')
+  require('bb7.ui.message').send()
+end
+
+test('attachments are context, never deleted: @ in Files, no stale warning, kept by send_stale=refresh', function()
+  H.project({ ['a.txt'] = 'one\n' })
+  require('bb7').setup({ binary = H.bin, send_stale = 'refresh' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add cmd echo pytest-output-here')
+  H.expect_note('BB-7: Attached command_output:echo pytest-output-here (exit 0)', L.INFO)
+  vim.cmd('BB7')
+  require('bb7.ui.render').refresh()
+  local files = table.concat(H.pane('files'), '\n')
+  H.truthy(not files:find('^D ') and not files:find('\nD '), 'no D for an attachment: ' .. files)
+  H.truthy(files:find('^@   .*pytest%-output%-here'), '@ marks an attachment: ' .. files)
+  H.eq(#require('bb7.ui.message').stale_files(), 0, 'an attachment is never stale')
+  H.script({ text = 'ok' })
+  send_from_pane('why does pytest fail?')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'the answer')
+  local body = vim.json.encode(H.requests()[#H.requests()].body)
+  H.truthy(body:find('pytest-output-here', 1, true), 'the attachment was sent')
+  H.eq(#require('bb7.client').request_sync('context_list', {}).files, 1, 'still in context')
+end)
+
+test(':BB7DiffLocal starts in your file, the model copy is not modifiable, q closes only its tab and nothing blocks :qa', function()
+  local proj = H.chat_with_output({ ['m.txt'] = 'a\nb\n' }, 'm.txt', { ['m.txt'] = 'A\nb\n' })
+  vim.cmd('BB7')
+  local ui_tab = vim.api.nvim_get_current_tabpage()
+  local tabs = #vim.api.nvim_list_tabpages()
+  -- The user's file is also shown in the UI's tab.
+  vim.cmd('edit m.txt')
+  vim.cmd('BB7DiffLocal m.txt')
+  H.truthy(vim.api.nvim_get_current_tabpage() ~= ui_tab, 'a tab of its own')
+  H.eq(vim.api.nvim_buf_get_name(0), proj .. '/m.txt', 'the cursor starts in your file')
+  local other
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(w) ~= vim.api.nvim_get_current_buf() then
+      other = vim.api.nvim_win_get_buf(w)
+    end
+  end
+  H.eq(vim.bo[other].modifiable, false, 'the model copy is not modifiable')
+  -- do takes the model's line into the user's file.
+  vim.cmd('1diffget')
+  H.eq(vim.api.nvim_buf_get_lines(0, 0, -1, false), { 'A', 'b' }, 'diffget into your file')
+  vim.cmd('write')
+  vim.api.nvim_feedkeys('q', 'x', false)
+  H.expect_note('Merged m.txt: full')
+  H.eq(vim.api.nvim_get_current_tabpage(), ui_tab, 'back in the UI tab')
+  H.eq(#vim.api.nvim_list_tabpages(), tabs, 'the diff tab closed, the UI tab kept')
+  H.truthy(require('bb7.ui.layout').win('input') ~= nil, 'the Message pane is still there')
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    H.truthy(not (vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified), 'no modified buffer: ' .. vim.api.nvim_buf_get_name(b))
+  end
+  -- q in the user's file elsewhere is Vim's q again.
+  H.eq(vim.fn.maparg('q', 'n', false, true).buffer, nil, 'no q mapping left on the file')
+end)
