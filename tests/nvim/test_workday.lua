@@ -62,3 +62,36 @@ test(':BB7DiffLocal starts in your file, the model copy is not modifiable, q clo
   -- q in the user's file elsewhere is Vim's q again.
   H.eq(vim.fn.maparg('q', 'n', false, true).buffer, nil, 'no q mapping left on the file')
 end)
+
+test('a gY take is in the checkpoint: rolling back undoes the taken hunk with the accepted one', function()
+  local proj = H.project({ ['a.txt'] = 'a1\na2\na3\na4\na5\na6\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add a.txt')
+  H.output(proj, 'a.txt', 'A1\na2\na3\na4\nA5\na6\n')
+  local mine = { 'a1', 'a2', 'a3', 'a4', 'mine', 'a6' }
+  vim.fn.writefile(mine, proj .. '/a.txt')
+  vim.cmd('BB7Review a.txt')
+  local review = require('bb7.review')
+  local buf = vim.api.nvim_get_current_buf()
+  local hunks = review.hunks(buf)
+  H.eq(#hunks, 2, 'two hunks drawn')
+  local real = vim.fn.confirm
+  vim.fn.confirm = function() return 1 end
+  vim.api.nvim_win_set_cursor(0, { hunks[1].first + 1, 0 })
+  H.feed('ga')
+  hunks = review.hunks(buf)
+  vim.api.nvim_win_set_cursor(0, { hunks[1].first + 1, 0 })
+  H.feed('gY')
+  vim.fn.confirm = real
+  H.eq(vim.fn.readfile(proj .. '/a.txt'), { 'A1', 'a2', 'a3', 'a4', 'A5', 'a6' }, 'both hunks in the file')
+  local client = require('bb7.client')
+  local cps = client.request_sync('checkpoint_list', {}).checkpoints
+  for i = #cps, 1, -1 do
+    local r = client.request_sync('checkpoint_rollback', { checkpoint_id = cps[i].checkpoint_id, mode = 'hard_all' })
+    for _, f in ipairs(r.files or {}) do
+      H.truthy(not f.conflict, 'no conflict rolling back: ' .. vim.inspect(f))
+    end
+  end
+  H.eq(vim.fn.readfile(proj .. '/a.txt'), mine, 'the file as the user had it, the taken hunk undone too')
+end)
