@@ -95,3 +95,38 @@ test('a gY take is in the checkpoint: rolling back undoes the taken hunk with th
   end
   H.eq(vim.fn.readfile(proj .. '/a.txt'), mine, 'the file as the user had it, the taken hunk undone too')
 end)
+
+-- A 5xx is tried four times (the first try and three retries), a 400 once.
+for _, case in ipairs({ { 'HTTP 500', { status = 500, message = 'upstream broke' }, 4 }, { 'HTTP 400', { status = 400, message = 'bad request' }, 1 } }) do
+  test('after an API error (' .. case[1] .. ') the question is handed back and not also in the chat: a retry sends it once', function()
+    H.project({}, { retry_backoff_ms = 1 })
+    vim.cmd('BB7Init')
+    vim.cmd('BB7NewChat')
+    vim.cmd('BB7')
+    for _ = 1, case[3] do
+      H.script(case[2])
+    end
+    send_from_pane('why does it fail?')
+    H.wait(function() return H.note('Failed to get a response') ~= nil end, 30000, 'the error')
+    local layout = require('bb7.ui.layout')
+    H.wait(function() return table.concat(vim.api.nvim_buf_get_lines(layout.buf('input'), 0, -1, false), '\n') == 'why does it fail?' end, 5000, 'handed back: ' .. vim.inspect(vim.api.nvim_buf_get_lines(layout.buf('input'), 0, -1, false)) .. vim.inspect(vim.tbl_map(function(n) return n.msg end, H.notes)))
+    local client = require('bb7.client')
+    local users = 0
+    for _, m in ipairs(client.request_sync('chat_get', {}).messages or {}) do
+      users = users + (m.role == 'user' and 1 or 0)
+    end
+    H.eq(users, 0, 'the question is not also in the chat')
+    H.script({ text = 'It works now.' })
+    H.notes = {}
+    send_from_pane(require('bb7.ui.message').text())
+    H.wait(function() return H.note('Response received') ~= nil end, 10000, 'the retry answered')
+    local msgs = H.requests()[#H.requests()].body.messages
+    local asked = 0
+    for _, m in ipairs(msgs) do
+      if m.role == 'user' and vim.json.encode(m.content):find('why does it fail?', 1, true) then
+        asked = asked + 1
+      end
+    end
+    H.eq(asked, 1, 'the retry sends the question once')
+  end)
+end
