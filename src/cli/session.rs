@@ -136,21 +136,27 @@ impl Session {
         let Some(dir) = project_store(&self.root).and_then(|st| st.chat_dir(id).ok()) else {
             return false;
         };
-        let Ok(stream) = crate::server::guests::connect(&dir).await else {
+        // A stopped holder (`bb7 chat` suspended with Ctrl-Z) still has its socket
+        // accepted by the kernel but never answers: past HOLDER_ANSWER it counts as a
+        // holder that does not answer (reads from disk, or exit 4 naming it).
+        let joined = tokio::time::timeout(HOLDER_ANSWER, async {
+            let stream = crate::server::guests::connect(&dir).await.ok()?;
+            let mut guest = Client::guest(stream);
+            // The holder must answer, and for this chat.
+            guest
+                .call::<Ack>(Action::ChatSelect(params::ChatSelect {
+                    id: params::NonEmpty(id.to_owned()),
+                    scope: params::Scope::default(),
+                    read_only: None,
+                }))
+                .await
+                .ok()?;
+            Some(guest)
+        })
+        .await;
+        let Ok(Some(guest)) = joined else {
             return false;
         };
-        let mut guest = Client::guest(stream);
-        // The holder must answer, and for this chat.
-        let answered = guest
-            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
-                id: params::NonEmpty(id.to_owned()),
-                scope: params::Scope::default(),
-                read_only: None,
-            }))
-            .await;
-        if answered.is_err() {
-            return false;
-        }
         let own = std::mem::replace(&mut self.c, guest);
         let mut own = own;
         let _ = own.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
@@ -187,6 +193,11 @@ impl Session {
         Ok(id)
     }
 }
+
+/// How long a holder has to answer a command's first request on its socket before it
+/// counts as one that does not answer (a stopped or hung process); a live holder
+/// answers `chat_select` in milliseconds.
+const HOLDER_ANSWER: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The failure for chat `id` held by process `pid` (the server's `data.holder_pid`):
 /// who holds it and the ways out. `server` is the server's own message, used when the
