@@ -81,6 +81,19 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         if text.is_empty() {
             continue;
         }
+        // A guest whose holder quit (Kakoune's :bb7-chat beside a pane that closed, an
+        // editor restarted) takes the chat over before the line goes anywhere: the
+        // typed line is never lost to a closed socket.
+        if s.guest && s.c.closed() {
+            if let Err(f) = s.rejoin(&id).await {
+                eprintln!(
+                    "{}",
+                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
+                );
+                continue;
+            }
+            editor.show_peer_changes(&mut s.c);
+        }
         let result = match text.strip_prefix('/') {
             Some(cmd) => match command(s, cmd).await {
                 Ok(Flow::Quit) => break,

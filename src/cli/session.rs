@@ -164,6 +164,28 @@ impl Session {
         true
     }
 
+    /// This session was a guest of chat `id`'s holder, which has quit: a fresh
+    /// in-process server opens the chat (taking its lock), or joins the process that
+    /// holds it now. Says which on stderr (docs/PROTOCOL.md, "One chat, many
+    /// front-ends").
+    pub(super) async fn rejoin(&mut self, id: &str) -> Res<()> {
+        let mut own = Client::start();
+        own.call::<crate::protocol::replies::Opened>(Action::Init(params::Init {
+            project_root: Some(self.root.to_string_lossy().into_owned()),
+        }))
+        .await?;
+        self.c = own;
+        self.guest = false;
+        self.select(id).await?;
+        let how = if self.guest {
+            "joined the process that holds it now"
+        } else {
+            "it is held here now"
+        };
+        eprintln!("bb7: the process holding chat {id} has quit; {how}");
+        Ok(())
+    }
+
     /// Opens chat `id` without its lock, for a command that only reads.
     async fn open_read_only(&mut self, id: &str) -> bool {
         self.c
