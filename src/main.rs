@@ -22,6 +22,7 @@ Exit status:
   5    `bb7 ask`: the server cut the answer at its token limit (finish_reason
        \"length\"); what came is saved, but it is incomplete
   130  stopped with Ctrl-C (the partial answer is kept)
+  141  the output was closed (`bb7 ask … 2>&1 | head`): bb7 stopped writing
 
 Environment:
   OPENROUTER_API_KEY  the API key (or api_key in ~/.config/bb7/config.json)
@@ -88,6 +89,7 @@ fn main() -> std::process::ExitCode {
         }
         return acp();
     }
+    quiet_on_closed_output();
     let Some(runtime) = runtime() else {
         return std::process::ExitCode::FAILURE;
     };
@@ -107,6 +109,27 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::from(f.status)
         }
     }
+}
+
+/// A reader that went away (`bb7 ask … 2>&1 | head`) is no failure of bb7. Rust ignores
+/// SIGPIPE, so a print to the closed pipe panics ("failed printing to stderr: Broken
+/// pipe"); that panic ends the command quietly with status 141, what a shell reports
+/// for a process ended by SIGPIPE (128 + 13). SIGPIPE itself stays ignored: `bb7 chat`
+/// also serves guests on a socket, whose writes must fail, not kill it.
+fn quiet_on_closed_output() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 /// The async runtime; `None` (with the reason on stderr) when it cannot start.

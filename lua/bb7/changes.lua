@@ -83,10 +83,26 @@ function M.diff_local(opts)
     return say('No output for ' .. path, levels.WARN)
   end
   vim.cmd('tabnew ' .. vim.fn.fnameescape(r.local_path))
+  local tab = vim.api.nvim_get_current_tabpage()
+  local local_win = vim.api.nvim_get_current_win()
   local local_buf = vim.api.nvim_get_current_buf()
   vim.cmd('rightbelow vert diffsplit ' .. vim.fn.fnameescape(r.output_path))
   local out_buf = vim.api.nvim_get_current_buf()
+  -- The model's copy is what the user merges from, never into: a `do` there would edit
+  -- the proposal (its file under .bb7/ is the binary's), and a modified copy would block
+  -- :qa. It goes with the tab.
   vim.bo[out_buf].readonly = true
+  vim.bo[out_buf].modifiable = false
+  vim.bo[out_buf].bufhidden = 'wipe'
+  -- The user's file is where the merge happens: `do` there takes the model's lines.
+  vim.api.nvim_set_current_win(local_win)
+  local function unmap()
+    for _, b in ipairs({ local_buf, out_buf }) do
+      if vim.api.nvim_buf_is_valid(b) then
+        pcall(vim.keymap.del, 'n', 'q', { buffer = b })
+      end
+    end
+  end
   local function done()
     if vim.bo[local_buf].modified then
       return say('Write ' .. path .. ' first (:w), then press q', levels.WARN)
@@ -97,13 +113,24 @@ function M.diff_local(opts)
     else
       say('Merged ' .. path .. ': ' .. d.outcome)
     end
-    vim.cmd('tabclose')
+    unmap()
+    -- Only the diff's own tab closes: the user's file may be shown in the UI's tab too.
+    if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
+      vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(tab))
+    end
     render().refresh()
   end
   for _, b in ipairs({ local_buf, out_buf }) do
-    vim.keymap.set('n', 'q', done, { buffer = b, desc = 'bb7: finish the local diff' })
+    -- `q` finishes the diff in its tab only; elsewhere (the user's file shown in another
+    -- tab) it stays Vim's `q`.
+    vim.keymap.set('n', 'q', function()
+      if vim.api.nvim_get_current_tabpage() ~= tab then
+        return vim.api.nvim_feedkeys('q', 'n', false)
+      end
+      done()
+    end, { buffer = b, desc = 'bb7: finish the local diff' })
   end
-  say('Merge with do/dp, write the file, then press q')
+  say('Merge with do (the model\'s lines into your file), write it (:w), then press q')
 end
 
 --- :BB7Review [path] reviews one file in its buffer; :BB7Review! lists every pending

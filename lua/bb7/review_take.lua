@@ -1,11 +1,9 @@
 -- Taking the model's version of one hunk that conflicts with the user's edits (the
 -- review's `take` key). The binary keeps such a hunk pending (it touches lines the user
--- changed), so the plugin writes it: the lines of the file that the hunk and the
--- user's overlapping edits cover are replaced by the model's version of them, after a
--- confirmation naming those lines, and the file is written. The file on disk then
--- holds the hunk, which the binary treats as applied (docs/PROTOCOL.md, `on_disk`):
--- review_apply records it as accepted, with a reason saying it was taken by hand, so
--- it leaves the review and the model reads what happened.
+-- changed); after a confirmation naming the lines that the hunk and the user's
+-- overlapping edits cover, review_apply's `take` has the binary replace them by the
+-- model's version (docs/PROTOCOL.md, `review_apply`), records it as accepted with a
+-- reason saying it was taken by hand, and puts it in the answer's checkpoint.
 
 local api = require('bb7.api')
 local util = require('bb7.util')
@@ -160,52 +158,35 @@ function M.take(buf, path, dh, added, on_done)
   if vim.fn.confirm(question, '&Yes\n&No', 2) ~= 1 then
     return
   end
-  local before = vim.api.nvim_buf_get_lines(buf, first - 1, first - 1 + count, false)
-  -- Puts `lines` where `old` lines are now and writes the file.
-  local function write(lines, old)
-    vim.api.nvim_buf_set_lines(buf, first - 1, first - 1 + #old, false, lines)
+  -- The binary writes the take (review_apply's `take`), so it is in the answer's
+  -- checkpoint like every accept: rolling the answer back undoes it too. Unsaved edits
+  -- are the user's and saved first, so the checkpoint's "before" holds them.
+  if vim.bo[buf].modified then
     vim.api.nvim_buf_call(buf, function()
       vim.cmd('silent write')
     end)
   end
-  -- Pressed again after a take that wrote but was not recorded: the lines already
-  -- hold the model's version and are not written twice.
-  local wrote = not vim.deep_equal(before, replacement)
-  if wrote then
-    write(replacement, before)
-  end
   local r = api.review_get({ path = path })
   local file = r and r.files and r.files[1]
-  local held = false
-  for _, h in ipairs(file and file.hunks or {}) do
-    held = held or (h.hunk_id == dh.hunk.hunk_id and h.on_disk == true)
-  end
-  if not held then
-    -- Accepting a hunk the binary does not find on disk would write it a second time:
-    -- the file is put back as it was and the hunk stays to be decided.
-    if wrote then
-      write(before, replacement)
-    end
-    on_done()
-    return util.say("Could not take the model's version of " .. where .. ' in ' .. path .. ' exactly; the file is unchanged. Edit it by hand, or reject the hunk', vim.log.levels.WARN)
-  end
   local reasons = {}
   for _, id in ipairs(ids) do
     reasons[id] = "taken by hand: the model's version replaced my conflicting edit in the file"
   end
   local applied, err = api.review_apply({
     path = path,
-    accept = ids,
+    accept = {},
     reject = {},
+    take = ids,
     reasons = reasons,
     expected_disk_hash = file and file.disk_hash or vim.NIL,
   })
+  util.reload(buf)
   local pending = on_done()
   local recorded = applied and vim.tbl_contains(applied.applied or {}, dh.hunk.hunk_id)
   if err then
-    util.say("Wrote the model's version, but the review did not record it: " .. err.message, vim.log.levels.WARN)
+    util.say("Could not take the model's version of " .. where .. ' in ' .. path .. ': ' .. err.message, vim.log.levels.WARN)
   elseif not recorded then
-    util.say("Wrote the model's version of " .. where .. ' in ' .. path .. ', but the review does not find it on disk; check the file and decide the hunk with ga or gr', vim.log.levels.WARN)
+    util.say("Could not take the model's version of " .. where .. ' in ' .. path .. ' exactly; the file is unchanged. Edit it by hand, or reject the hunk', vim.log.levels.WARN)
   else
     util.say("Took the model's version of " .. where .. ' in ' .. path .. (pending and '' or ('. Review of ' .. path .. ' done')))
   end

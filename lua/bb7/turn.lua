@@ -9,6 +9,39 @@ local M = {}
 local say, levels = util.say, vim.log.levels
 
 local stream_ui = util.lazy('bb7.ui.stream')
+local render = util.lazy('bb7.ui.render')
+
+-- An error after the model was called (code `api`: an HTTP error, a stream cut
+-- mid-answer) leaves the question saved in the chat (docs/PROTOCOL.md, "send"). Handed
+-- back as well, a retry would send it twice: it is taken out of the chat first
+-- (`chat_edit` truncates before it), so the chat and the Message pane never both hold it.
+-- Whether the take-back happened.
+local function take_back(chat_id, sent)
+  -- chat_get reads the active chat only.
+  if not state.chat() or state.chat().id ~= chat_id then
+    return false
+  end
+  local chat = api.call('chat_get', {})
+  local msgs = chat and chat.messages or {}
+  for i = #msgs, 1, -1 do
+    local m = msgs[i]
+    if m.role == 'user' then
+      local text = {}
+      for _, p in ipairs(m.parts or {}) do
+        if p.type == 'text' and p.content then
+          table.insert(text, p.content)
+        end
+      end
+      local own = m.content or table.concat(text, '')
+      if vim.trim(own) ~= vim.trim(sent) then
+        return false
+      end
+      local _, err = api.call('chat_edit', { chat_id = chat_id, message_index = i - 1, content = sent })
+      return err == nil
+    end
+  end
+  return false
+end
 
 -- `sent`, `chat_id`: the text sent and its chat, kept here since a send refused at once
 -- ends before its stream is recorded.
@@ -53,7 +86,12 @@ local function finished(rid, final, sent, sent_chat)
   -- A refused send (an error, not a cancel) gives the typed text back.
   chat_id = chat_id or sent_chat
   if final.type == 'error' and final.code ~= 'cancelled' and sent and chat_id then
-    require('bb7.ui.message').restore(chat_id, sent, final.message or final.code or '?')
+    local reason = final.message or final.code or '?'
+    if final.code == 'api' and take_back(chat_id, sent) then
+      reason = reason .. ' (taken out of the chat; send it again to retry)'
+      render().refresh()
+    end
+    require('bb7.ui.message').restore(chat_id, sent, reason)
   end
   vim.cmd('redrawstatus!')
 end

@@ -365,17 +365,30 @@ fn is_apply(action: &str) -> bool {
 }
 
 /// The checkpoint an undo rolls back among `list` (oldest first, one chat's): the
-/// newest apply that no later rollback undid. A second undo therefore undoes the apply
-/// before it, never the first undo.
+/// newest apply that later rollbacks have not undone whole. A second undo therefore
+/// undoes the apply before it, never the first undo; an apply a scoped rollback undid
+/// only part of (one hunk) is still the one to undo, since some of it is still applied.
+/// An apply is undone whole when, for each of its files (by its `before_hash`/
+/// `after_hash`, contents not needed), a rollback of it left the file as it was before.
 pub fn last_undoable(list: &[Checkpoint]) -> Option<&Checkpoint> {
     // Newest first: a rollback that a later rollback undid (a redo) undoes nothing.
-    let mut undone = std::collections::HashSet::new();
+    let mut undoers: std::collections::HashMap<&str, Vec<&Checkpoint>> =
+        std::collections::HashMap::new();
     for c in list.iter().rev() {
-        if undone.contains(c.checkpoint_id.as_str()) {
+        let undone = undoers.get(c.checkpoint_id.as_str()).is_some_and(|rbs| {
+            c.files.iter().all(|f| {
+                rbs.iter().any(|rb| {
+                    rb.files
+                        .iter()
+                        .any(|g| g.path == f.path && g.after_hash == f.before_hash)
+                })
+            })
+        });
+        if undone {
             continue;
         }
         if let Some(r) = &c.rolls_back {
-            undone.insert(r.as_str());
+            undoers.entry(r.as_str()).or_default().push(c);
         } else if is_apply(&c.action) {
             return Some(c);
         }

@@ -40,9 +40,12 @@ impl fmt::Display for Conflict {
                         }
                     })
                     .collect();
+                // "at line 7" for a single line, "at lines 7-9" / "at lines 3, 7" else.
+                let one = ranges.len() == 1 && ranges[0].end_line <= ranges[0].start_line;
                 write!(
                     f,
-                    "your edits on disk overlap the model's changes at lines {}",
+                    "your edits on disk overlap the model's changes at line{} {}",
+                    if one { "" } else { "s" },
                     list.join(", ")
                 )
             }
@@ -233,7 +236,12 @@ mod tests {
                 end_line: 9
             }])
         );
-        assert!(e.to_string().contains("lines 9"), "{e}");
+        assert!(e.to_string().ends_with("at line 9"), "one line: {e}");
+        let two = Conflict::Overlap(vec![LineRange {
+            start_line: 9,
+            end_line: 10,
+        }]);
+        assert!(two.to_string().ends_with("at lines 9-10"), "{two}");
         let m = merge(Some(BASE), &theirs, Some(&ours), true).unwrap();
         assert_eq!(
             m.text,

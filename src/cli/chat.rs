@@ -85,6 +85,19 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         if text.is_empty() {
             continue;
         }
+        // A guest whose holder quit (Kakoune's :bb7-chat beside a pane that closed, an
+        // editor restarted) takes the chat over before the line goes anywhere: the
+        // typed line is never lost to a closed socket.
+        if s.guest && s.c.closed() {
+            if let Err(f) = s.rejoin(&id).await {
+                eprintln!(
+                    "{}",
+                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
+                );
+                continue;
+            }
+            editor.show_peer_changes(&mut s.c);
+        }
         // MCP lines (`/mcp`, `/mcp:SERVER:PROMPT`, `/add mcp:…`): src/cli/mcp.rs.
         let mut text = text.to_owned();
         if let Some((done, rest)) = super::mcp::chat_line(s, &text).await {

@@ -260,14 +260,26 @@ pub(super) async fn undo(s: &mut Session, force: bool) -> Res<()> {
 }
 
 /// A listed checkpoint as far as [`crate::apply::checkpoint::last_undoable`] reads
-/// one (no contents).
+/// one (its files' paths and hashes, no contents).
 fn as_checkpoint(c: &crate::apply::checkpoint::CheckpointSummary) -> Checkpoint {
     Checkpoint {
         checkpoint_id: c.checkpoint_id.to_string(),
         chat_id: c.chat_id.to_string(),
         created_at: c.created_at.to_string(),
         action: c.action.to_string(),
-        files: Vec::new(),
+        files: c
+            .files
+            .iter()
+            .map(|f| crate::apply::checkpoint::CheckpointFile {
+                path: f.path.to_string(),
+                before_hash: f.before_hash.as_deref().map(str::to_owned),
+                after_hash: f.after_hash.as_deref().map(str::to_owned),
+                hunk_ids: f.hunk_ids.to_vec(),
+                before_content: None,
+                after_content: None,
+                proposed_content: None,
+            })
+            .collect(),
         turn_id: c.turn_id.as_deref().map(str::to_owned),
         rolls_back: c.rolls_back.as_deref().map(str::to_owned),
     }

@@ -141,33 +141,63 @@ impl Session {
         let Some(dir) = project_store(&self.root).and_then(|st| st.chat_dir(id).ok()) else {
             return false;
         };
-        let stream = match crate::server::guests::connect(&dir).await {
-            Ok(s) => s,
-            Err(e) => {
-                // A planted socket is ignored, and the user told what it was.
-                if e.kind() == std::io::ErrorKind::PermissionDenied {
-                    eprintln!("bb7: warning: {}", terminal::err(&e.to_string()));
+        // A stopped holder (`bb7 chat` suspended with Ctrl-Z) still has its socket
+        // accepted by the kernel but never answers: past HOLDER_ANSWER it counts as a
+        // holder that does not answer (reads from disk, or exit 4 naming it).
+        let joined = tokio::time::timeout(HOLDER_ANSWER, async {
+            let stream = match crate::server::guests::connect(&dir).await {
+                Ok(s) => s,
+                Err(e) => {
+                    // A planted socket is ignored, and the user told what it was.
+                    if e.kind() == std::io::ErrorKind::PermissionDenied {
+                        eprintln!("bb7: warning: {}", terminal::err(&e.to_string()));
+                    }
+                    return None;
                 }
-                return false;
-            }
-        };
-        let mut guest = Client::guest(stream);
-        // The holder must answer, and for this chat.
-        let answered = guest
-            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
-                id: params::NonEmpty(id.to_owned()),
-                scope: params::Scope::default(),
-                read_only: None,
-            }))
-            .await;
-        if answered.is_err() {
+            };
+            let mut guest = Client::guest(stream);
+            // The holder must answer, and for this chat.
+            guest
+                .call::<Ack>(Action::ChatSelect(params::ChatSelect {
+                    id: params::NonEmpty(id.to_owned()),
+                    scope: params::Scope::default(),
+                    read_only: None,
+                }))
+                .await
+                .ok()?;
+            Some(guest)
+        })
+        .await;
+        let Ok(Some(guest)) = joined else {
             return false;
-        }
+        };
         let own = std::mem::replace(&mut self.c, guest);
         let mut own = own;
         let _ = own.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
         self.guest = true;
         true
+    }
+
+    /// This session was a guest of chat `id`'s holder, which has quit: a fresh
+    /// in-process server opens the chat (taking its lock), or joins the process that
+    /// holds it now. Says which on stderr (docs/PROTOCOL.md, "One chat, many
+    /// front-ends").
+    pub(super) async fn rejoin(&mut self, id: &str) -> Res<()> {
+        let mut own = Client::start();
+        own.call::<crate::protocol::replies::Opened>(Action::Init(params::Init {
+            project_root: Some(self.root.to_string_lossy().into_owned()),
+        }))
+        .await?;
+        self.c = own;
+        self.guest = false;
+        self.select(id).await?;
+        let how = if self.guest {
+            "joined the process that holds it now"
+        } else {
+            "it is held here now"
+        };
+        eprintln!("bb7: the process holding chat {id} has quit; {how}");
+        Ok(())
     }
 
     /// Opens chat `id` without its lock, for a command that only reads.
@@ -199,6 +229,11 @@ impl Session {
         Ok(id)
     }
 }
+
+/// How long a holder has to answer a command's first request on its socket before it
+/// counts as one that does not answer (a stopped or hung process); a live holder
+/// answers `chat_select` in milliseconds.
+const HOLDER_ANSWER: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The failure for chat `id` held by process `pid` (the server's `data.holder_pid`):
 /// who holds it and the ways out. `server` is the server's own message, used when the

@@ -248,6 +248,12 @@ impl Client {
         }
     }
 
+    /// Whether the other end has gone (a holder that quit): nothing more can be read,
+    /// and a request would fail with "bb7 stopped".
+    pub fn closed(&self) -> bool {
+        self.lines.is_closed() && self.lines.is_empty()
+    }
+
     /// The `peer_change` notes of this session's server: what other bb7 processes did
     /// to the chat it holds. `None` after the first call.
     pub fn notes(&mut self) -> Option<mpsc::UnboundedReceiver<PeerChange>> {

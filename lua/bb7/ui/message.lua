@@ -104,7 +104,8 @@ function M.stale_files()
   local r = api.file_statuses()
   local render = require('bb7.ui.render')
   for _, f in ipairs(r and r.files or {}) do
-    if f.in_context and not f.external then
+    -- An attachment (`kind` set) has no file on disk: never stale, never deleted.
+    if f.in_context and not f.external and not f.kind then
       local st = render.frontend_status(f)
       if f.start_line and st ~= 'D' then
         st = f.out_of_sync and '~' or ''

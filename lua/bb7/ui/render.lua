@@ -78,12 +78,17 @@ function M.deleted(f)
   return not (buf and vim.bo[buf].modified)
 end
 
---- The frontend status of a context file: D (deleted on disk), R (read-only), ~ (local differs from the
---- snapshot), ~M (local differs and the model changed it too). Unsaved buffer text
---- counts as local; otherwise the server's `out_of_sync` is used when it sends one.
+--- The frontend status of a context file: @ (an attachment: diagnostics, command output,
+--- an image…, a snapshot with no file behind it, so never deleted nor stale), D (deleted on
+--- disk), R (read-only), ~ (local differs from the snapshot), ~M (local differs and the
+--- model changed it too). Unsaved buffer text counts as local; otherwise the server's
+--- `out_of_sync` is used when it sends one.
 ---@param f table a get_file_statuses row
 ---@return string
 function M.frontend_status(f)
+  if f.kind then
+    return '@'
+  end
   if f.in_context and not f.external and M.deleted(f) then
     return 'D'
   end
@@ -183,7 +188,7 @@ local function render_files()
   local b = set_lines('files', lines)
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
   for l, f in pairs(rows) do
-    local group = ({ D = 'Removed', M = 'Changed', A = 'Added', ['!A'] = 'WarningMsg', ['~'] = 'WarningMsg', ['~M'] = 'WarningMsg', R = 'Comment', S = 'Comment' })[f.shown_status]
+    local group = ({ ['@'] = 'Special', D = 'Removed', M = 'Changed', A = 'Added', ['!A'] = 'WarningMsg', ['~'] = 'WarningMsg', ['~M'] = 'WarningMsg', R = 'Comment', S = 'Comment' })[f.shown_status]
     if group then
       vim.api.nvim_buf_set_extmark(b, ns, l - 1, 0, { end_col = #f.shown_status, hl_group = group })
     end
