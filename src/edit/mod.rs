@@ -25,6 +25,7 @@ pub mod replay;
 pub mod request;
 pub mod splice;
 pub mod text;
+pub mod verify;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -495,6 +496,16 @@ fn apply_sr(
         }
         Err(err) => return Err(Failure::edit(err, &rel, prefix)),
     };
+    // The second reader must agree before anything is staged.
+    verify::check(&base.content, &e.old_string, &e.new_string, &content).map_err(|why| {
+        Failure::edit(
+            EditError::Invalid(format!(
+                "{why}; nothing was changed: send the edit again with old_string copied from the file"
+            )),
+            &rel,
+            prefix,
+        )
+    })?;
     pending.insert(rel, Pending { content, ..base });
     Ok(())
 }

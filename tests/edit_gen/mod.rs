@@ -117,6 +117,9 @@ pub const KINDS: [&str; 14] = [
 ];
 
 /// Outcome counts of one kind: correct, refused, wrong.
+/// Results the matcher got right that the second reader refused (over-refusals).
+pub static OVERRULED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 pub type Counts = BTreeMap<&'static str, [usize; 3]>;
 
 /// Runs `n` cases from `seed`; returns the counts and the first wrong cases (up to 5)
@@ -139,7 +142,18 @@ pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
             continue;
         };
         made += 1;
-        let got = search_replace(&case.file, &case.old, &case.new, false);
+        // Both readers, as the plan runs them: the matcher, then the independent check.
+        let got = search_replace(&case.file, &case.old, &case.new, false).and_then(|out| {
+            match bb7::edit::verify::check(&case.file, &case.old, &case.new, &out) {
+                Ok(()) => Ok(out),
+                Err(why) => {
+                    if out == case.intended {
+                        OVERRULED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Err(bb7::edit::EditError::Invalid(why))
+                }
+            }
+        });
         let slot = match &got {
             Ok(out) if *out == case.intended => 0,
             Err(_) => 1,
