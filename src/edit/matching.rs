@@ -149,28 +149,64 @@ fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
 
 /// A line of `new` that stands for code the model left out ("// ... existing code ...")
 /// and that is neither in `old` nor in the file: applying it would delete that code.
-fn placeholder<'n>(old: &str, new: &'n str, content: &str) -> Option<&'n str> {
-    new.lines().find(|line| {
-        let t = line.trim();
-        let body = ["//", "#", "--", "/*", "<!--", ";", "%"]
-            .iter()
-            .find_map(|p| t.strip_prefix(p))
-            .map(str::trim_start);
-        let Some(body) = body else { return false };
-        let lower = body.to_lowercase();
-        let elided = body.starts_with("...")
-            || body.starts_with('\u{2026}')
-            || [
+/// Read by shape, in any comment syntax (`//`, `#`, `--`, `;`, `%`, `/* */`, `<!-- -->`,
+/// JSX's `{/* */}`, Jinja's `{# #}`) or as a bare ellipsis (`...`, Python's `Ellipsis`
+/// statement included), in an edit that removes lines of `old`.
+fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
+    // One line replaced by `...` is a stub (`pass` to `...`); more is code left out.
+    let removes = old
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !new.lines().any(|n| n.trim() == l.trim()))
+        .count()
+        >= 2;
+    new.lines()
+        .find(|line| {
+            let t = line.trim();
+            let Some(body) = comment_body(t) else {
+                return false;
+            };
+            let lower = body.to_lowercase();
+            let leads = body.starts_with("...") || body.starts_with('\u{2026}');
+            let dotted = body.is_empty() || body.ends_with("...") || body.ends_with('\u{2026}');
+            let words = [
                 "existing code",
                 "rest of the",
                 "remaining code",
-                "unchanged code",
+                "unchanged",
                 "rest of code",
+                "omitted",
+                "as before",
+                "same as before",
             ]
             .iter()
             .any(|w| lower.contains(w));
-        elided && !old.lines().any(|l| l.trim() == t) && !content.lines().any(|l| l.trim() == t)
-    })
+            let elided = leads
+                || (dotted && removes)
+                || (words && body.split_whitespace().count() <= 8);
+            elided
+                && !old.lines().any(|l| l.trim() == t)
+                && !content.lines().any(|l| l.trim() == t)
+        })
+        .map(str::to_owned)
+        .filter(|_| !content.is_empty())
+}
+
+/// The text of a line that is only a comment or only an ellipsis (`Some("")` for a
+/// bare `...`); `None` for code.
+fn comment_body(t: &str) -> Option<&str> {
+    if !t.is_empty() && t.trim_matches(['.', '\u{2026}']).is_empty() {
+        return (t.contains("...") || t.contains('\u{2026}')).then_some("");
+    }
+    for (open, close) in [("{/*", "*/}"), ("{#", "#}"), ("/*", "*/"), ("<!--", "-->")] {
+        if let Some(b) = t.strip_prefix(open).and_then(|b| b.strip_suffix(close)) {
+            return Some(b.trim());
+        }
+    }
+    ["//", "#", "--", "/*", "<!--", ";", "%"]
+        .iter()
+        .find_map(|p| t.strip_prefix(p))
+        .map(|b| b.trim().trim_end_matches("*/").trim_end_matches("-->").trim())
 }
 
 /// `Some(wanted)` when the edit's only change is adding or removing the final newline.
