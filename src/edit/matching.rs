@@ -26,6 +26,13 @@ pub fn search_replace(
     new: &str,
     replace_all: bool,
 ) -> Result<String, EditError> {
+    // A byte-order mark is not text of line 1: the edit applies to the text after it,
+    // and the mark stays in front of whatever line 1 becomes.
+    const BOM: char = '\u{feff}';
+    if let Some(text) = content.strip_prefix(BOM) {
+        let (old, new) = (old.trim_start_matches(BOM), new.trim_start_matches(BOM));
+        return search_replace(text, old, new, replace_all).map(|out| format!("{BOM}{out}"));
+    }
     let out = replace_once(content, old, new, replace_all)?;
     if out == content {
         return Err(EditError::Invalid(
@@ -181,12 +188,9 @@ fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
             ]
             .iter()
             .any(|w| lower.contains(w));
-            let elided = leads
-                || (dotted && removes)
-                || (words && body.split_whitespace().count() <= 8);
-            elided
-                && !old.lines().any(|l| l.trim() == t)
-                && !content.lines().any(|l| l.trim() == t)
+            let elided =
+                leads || (dotted && removes) || (words && body.split_whitespace().count() <= 8);
+            elided && !old.lines().any(|l| l.trim() == t) && !content.lines().any(|l| l.trim() == t)
         })
         .map(str::to_owned)
         .filter(|_| !content.is_empty())
@@ -206,7 +210,12 @@ fn comment_body(t: &str) -> Option<&str> {
     ["//", "#", "--", "/*", "<!--", ";", "%"]
         .iter()
         .find_map(|p| t.strip_prefix(p))
-        .map(|b| b.trim().trim_end_matches("*/").trim_end_matches("-->").trim())
+        .map(|b| {
+            b.trim()
+                .trim_end_matches("*/")
+                .trim_end_matches("-->")
+                .trim()
+        })
 }
 
 /// `Some(wanted)` when the edit's only change is adding or removing the final newline.

@@ -75,6 +75,14 @@ pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), Stri
             ));
         }
         if rest(a.0).is_empty() {
+            // A blank line comes from new_string or from the blank lines around the region.
+            let blank = |l: &String| rest(l).is_empty();
+            if !news[0].iter().any(blank) && !removed.iter().any(|r| rest(r.0).is_empty()) {
+                return Err(format!(
+                    "line {at} of the result would be blank ({:?}), but new_string has no blank line",
+                    a.0
+                ));
+            }
             continue;
         }
         // A kept line rewritten from the model's copy.

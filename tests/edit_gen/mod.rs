@@ -249,6 +249,12 @@ fn make_case(src: &Source, kind: &str, rng: &mut Rng) -> Option<Case> {
     if old == new || old.trim().is_empty() {
         return None;
     }
+    // A re-indented copy that is, word for word, other lines of the file says those
+    // lines: the edit is no longer a mistake of the intended one.
+    let whole = |o: &str| file.starts_with(o) || file.contains(&format!("\n{o}"));
+    if ["shift_left", "shift_right", "unit_2_4", "tabs_spaces"].contains(&kind) && whole(&old) {
+        return None;
+    }
     Some(Case {
         file,
         old,
@@ -463,14 +469,11 @@ fn mistake(
             let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
             // A changed line dressed the same way has two readings (keep the file's
             // dress or take the model's): only kept lines are dressed.
-            if old
-                .split_inclusive('\n')
-                .any(|l| {
-                    dress(l).is_some()
-                        && old.split_inclusive('\n').filter(|o| *o == l).count()
-                            != new_lines.iter().filter(|n| **n == l).count()
-                })
-            {
+            if old.split_inclusive('\n').any(|l| {
+                dress(l).is_some()
+                    && old.split_inclusive('\n').filter(|o| *o == l).count()
+                        != new_lines.iter().filter(|n| **n == l).count()
+            }) {
                 return None;
             }
             let mut dressed = 0;
@@ -494,7 +497,10 @@ fn mistake(
                     }
                 })
                 .collect();
-            if dressed == 0 || file.matches(&old).count() != 1 || intended.matches(&new).count() != 1 {
+            if dressed == 0
+                || file.matches(&old).count() != 1
+                || intended.matches(&new).count() != 1
+            {
                 return None;
             }
             (
