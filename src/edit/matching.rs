@@ -236,10 +236,26 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
         .map(|(i, _)| i)
         .filter(|&i| on_token_boundaries(&text, i, old))
         .collect();
+    let starts = line_starts(&text);
+    // With replace_all too, an old_string that starts with indentation is a whole line
+    // (or the start of one, when the line goes on with nothing but old_string's text):
+    // a longer line that starts the same way is another line.
+    let hits: Vec<usize> = if replace_all && hits.len() > 1 && old.starts_with([' ', '\t']) {
+        hits.into_iter()
+            .filter(|&h| {
+                let line_start = starts[starts.partition_point(|&s| s <= h) - 1];
+                let end = h + old.len();
+                let rest_of_line = text[end..].split('\n').next().unwrap_or("");
+                text[line_start..h].trim().is_empty()
+                    && (old.ends_with('\n') || rest_of_line.trim().is_empty())
+            })
+            .collect()
+    } else {
+        hits
+    };
     if hits.is_empty() {
         return Ok(None);
     }
-    let starts = line_starts(&text);
     let line_at = |pos: usize| starts.partition_point(|&s| s <= pos) - 1;
     if hits.len() > 1 {
         if !replace_all {
