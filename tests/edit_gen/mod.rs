@@ -497,6 +497,13 @@ fn mistake(
                     }
                 })
                 .collect();
+            // The copy may say other lines up to indentation, closer than the dressed
+            // ones: then it is no longer a mistake of the intended edit.
+            let trim = |t: &str| t.lines().map(|l| l.trim().to_owned()).collect::<Vec<_>>();
+            let (ft, ot) = (trim(&file.replacen(&old, &old_d, 1)), trim(&old));
+            if ft.windows(ot.len()).any(|w| w == ot.as_slice()) {
+                return None;
+            }
             if dressed == 0
                 || file.matches(&old).count() != 1
                 || intended.matches(&new).count() != 1
