@@ -14,6 +14,10 @@ fn every_generated_mistake_lands_as_intended_or_is_refused() {
     assert!(sources.len() > 100, "only {} source files", sources.len());
     let (counts, wrong) = edit_gen::run(&sources, 0x5EED_0035, 3000);
     println!("{}", edit_gen::table(&counts));
+    println!(
+        "correct results the second reader refused: {}",
+        edit_gen::OVERRULED.load(std::sync::atomic::Ordering::Relaxed)
+    );
     let total: usize = counts.values().map(|c| c[0] + c[1] + c[2]).sum();
     assert!(total >= 3000, "only {total} cases were generated");
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n=========\n\n"));

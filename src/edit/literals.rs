@@ -43,6 +43,10 @@ fn opens(line: &str) -> Option<Open> {
     }
     let at = line.find("<<")?;
     let rest = line[at + 2..].trim_start_matches(['-', '~']);
+    // `<< EOF` (a space before the tag) is a heredoc in sh, bash and Ruby too; spaced,
+    // only an all-caps tag counts, so `cout << MAX;` stays an expression.
+    let spaced = rest.starts_with([' ', '\t']);
+    let rest = rest.trim_start_matches([' ', '\t']);
     let rest = rest.trim_start_matches(['\'', '"']);
     let tag: String = rest
         .chars()
@@ -52,7 +56,13 @@ fn opens(line: &str) -> Option<Open> {
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_uppercase() || c == '_');
-    (starts_well && !line[at..].starts_with("<<<")).then_some(Open::Heredoc(tag))
+    let caps = tag.len() >= 2
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        && !line[at..].contains(';');
+    (starts_well && (!spaced || caps) && !line[at..].starts_with("<<<"))
+        .then_some(Open::Heredoc(tag))
 }
 
 #[cfg(test)]

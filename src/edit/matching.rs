@@ -26,6 +26,13 @@ pub fn search_replace(
     new: &str,
     replace_all: bool,
 ) -> Result<String, EditError> {
+    // A byte-order mark is not text of line 1: the edit applies to the text after it,
+    // and the mark stays in front of whatever line 1 becomes.
+    const BOM: char = '\u{feff}';
+    if let Some(text) = content.strip_prefix(BOM) {
+        let (old, new) = (old.trim_start_matches(BOM), new.trim_start_matches(BOM));
+        return search_replace(text, old, new, replace_all).map(|out| format!("{BOM}{out}"));
+    }
     let out = replace_once(content, old, new, replace_all)?;
     if out == content {
         return Err(EditError::Invalid(
@@ -149,28 +156,66 @@ fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
 
 /// A line of `new` that stands for code the model left out ("// ... existing code ...")
 /// and that is neither in `old` nor in the file: applying it would delete that code.
-fn placeholder<'n>(old: &str, new: &'n str, content: &str) -> Option<&'n str> {
-    new.lines().find(|line| {
-        let t = line.trim();
-        let body = ["//", "#", "--", "/*", "<!--", ";", "%"]
-            .iter()
-            .find_map(|p| t.strip_prefix(p))
-            .map(str::trim_start);
-        let Some(body) = body else { return false };
-        let lower = body.to_lowercase();
-        let elided = body.starts_with("...")
-            || body.starts_with('\u{2026}')
-            || [
+/// Read by shape, in any comment syntax (`//`, `#`, `--`, `;`, `%`, `/* */`, `<!-- -->`,
+/// JSX's `{/* */}`, Jinja's `{# #}`) or as a bare ellipsis (`...`, Python's `Ellipsis`
+/// statement included), in an edit that removes lines of `old`.
+fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
+    // One line replaced by `...` is a stub (`pass` to `...`); more is code left out.
+    let removes = old
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !new.lines().any(|n| n.trim() == l.trim()))
+        .count()
+        >= 2;
+    new.lines()
+        .find(|line| {
+            let t = line.trim();
+            let Some(body) = comment_body(t) else {
+                return false;
+            };
+            let lower = body.to_lowercase();
+            let leads = body.starts_with("...") || body.starts_with('\u{2026}');
+            let dotted = body.is_empty() || body.ends_with("...") || body.ends_with('\u{2026}');
+            let words = [
                 "existing code",
                 "rest of the",
                 "remaining code",
-                "unchanged code",
+                "unchanged",
                 "rest of code",
+                "omitted",
+                "as before",
+                "same as before",
             ]
             .iter()
             .any(|w| lower.contains(w));
-        elided && !old.lines().any(|l| l.trim() == t) && !content.lines().any(|l| l.trim() == t)
-    })
+            let elided =
+                leads || (dotted && removes) || (words && body.split_whitespace().count() <= 8);
+            elided && !old.lines().any(|l| l.trim() == t) && !content.lines().any(|l| l.trim() == t)
+        })
+        .map(str::to_owned)
+        .filter(|_| !content.is_empty())
+}
+
+/// The text of a line that is only a comment or only an ellipsis (`Some("")` for a
+/// bare `...`); `None` for code.
+fn comment_body(t: &str) -> Option<&str> {
+    if !t.is_empty() && t.trim_matches(['.', '\u{2026}']).is_empty() {
+        return (t.contains("...") || t.contains('\u{2026}')).then_some("");
+    }
+    for (open, close) in [("{/*", "*/}"), ("{#", "#}"), ("/*", "*/"), ("<!--", "-->")] {
+        if let Some(b) = t.strip_prefix(open).and_then(|b| b.strip_suffix(close)) {
+            return Some(b.trim());
+        }
+    }
+    ["//", "#", "--", "/*", "<!--", ";", "%"]
+        .iter()
+        .find_map(|p| t.strip_prefix(p))
+        .map(|b| {
+            b.trim()
+                .trim_end_matches("*/")
+                .trim_end_matches("-->")
+                .trim()
+        })
 }
 
 /// `Some(wanted)` when the edit's only change is adding or removing the final newline.
@@ -191,10 +236,26 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
         .map(|(i, _)| i)
         .filter(|&i| on_token_boundaries(&text, i, old))
         .collect();
+    let starts = line_starts(&text);
+    // With replace_all too, an old_string that starts with indentation is a whole line
+    // (or the start of one, when the line goes on with nothing but old_string's text):
+    // a longer line that starts the same way is another line.
+    let hits: Vec<usize> = if replace_all && hits.len() > 1 && old.starts_with([' ', '\t']) {
+        hits.into_iter()
+            .filter(|&h| {
+                let line_start = starts[starts.partition_point(|&s| s <= h) - 1];
+                let end = h + old.len();
+                let rest_of_line = text[end..].split('\n').next().unwrap_or("");
+                text[line_start..h].trim().is_empty()
+                    && (old.ends_with('\n') || rest_of_line.trim().is_empty())
+            })
+            .collect()
+    } else {
+        hits
+    };
     if hits.is_empty() {
         return Ok(None);
     }
-    let starts = line_starts(&text);
     let line_at = |pos: usize| starts.partition_point(|&s| s <= pos) - 1;
     if hits.len() > 1 {
         if !replace_all {

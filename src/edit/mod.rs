@@ -25,6 +25,7 @@ pub mod replay;
 pub mod request;
 pub mod splice;
 pub mod text;
+pub mod verify;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -411,8 +412,8 @@ fn apply_call(
                 // The same edit sent again in this response is made once.
                 let same = |a: &SrEdit| {
                     a.path.trim_start_matches("./") == e.path.trim_start_matches("./")
-                        && a.old_string == e.old_string
-                        && a.new_string == e.new_string
+                        && same_text(&a.old_string, &e.old_string)
+                        && same_text(&a.new_string, &e.new_string)
                         && a.replace_all == e.replace_all
                 };
                 if applied.iter().any(same) {
@@ -442,6 +443,13 @@ fn apply_call(
         }
     }
     Ok(())
+}
+
+/// Two copies of an edit's text that differ at most in their final line endings (the
+/// same edit sent twice, once with a final newline and once without).
+fn same_text(a: &str, b: &str) -> bool {
+    let t = |s: &str| s.replace("\r\n", "\n").trim_end_matches('\n').to_owned();
+    t(a) == t(b)
 }
 
 /// The base version of a file an edit may change.
@@ -495,6 +503,16 @@ fn apply_sr(
         }
         Err(err) => return Err(Failure::edit(err, &rel, prefix)),
     };
+    // The second reader must agree before anything is staged.
+    verify::check(&base.content, &e.old_string, &e.new_string, &content).map_err(|why| {
+        Failure::edit(
+            EditError::Invalid(format!(
+                "{why}; nothing was changed: send the edit again with old_string copied from the file"
+            )),
+            &rel,
+            prefix,
+        )
+    })?;
     pending.insert(rel, Pending { content, ..base });
     Ok(())
 }

@@ -194,7 +194,16 @@ pub(super) fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
     let after = text[at + old.len()..].chars().next();
     let cuts_start = word(before) && word(old.chars().next());
     let cuts_end = word(after) && word(old.chars().next_back());
-    !(cuts_start || cuts_end)
+    // A hyphen between letters joins one name in CSS, HTML attributes, Lisp, shell
+    // options and package names: `width` is not found in `max-width`, nor `color:` in
+    // `background-color:`.
+    let alpha = |c: Option<char>| c.is_some_and(char::is_alphabetic);
+    let mut back = text[..at].chars().rev();
+    let joins_start = back.next() == Some('-') && alpha(back.next()) && alpha(old.chars().next());
+    let mut ahead = text[at + old.len()..].chars();
+    let joins_end =
+        ahead.next() == Some('-') && alpha(ahead.next()) && alpha(old.chars().next_back());
+    !(cuts_start || cuts_end || joins_start || joins_end)
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
 }
 
 /// The mistakes a model makes, each derived by rule from the exact edit.
-pub const KINDS: [&str; 14] = [
+pub const KINDS: [&str; 17] = [
     "exact",
     "shift_left",
     "shift_right",
@@ -114,7 +114,13 @@ pub const KINDS: [&str; 14] = [
     "elide",
     "duplicate_block",
     "escaped_quotes",
+    "typography_kept",
+    "inner_tab_kept",
+    "bom",
 ];
+
+/// Results the matcher got right that the second reader refused (over-refusals).
+pub static OVERRULED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Outcome counts of one kind: correct, refused, wrong.
 pub type Counts = BTreeMap<&'static str, [usize; 3]>;
@@ -139,7 +145,18 @@ pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
             continue;
         };
         made += 1;
-        let got = search_replace(&case.file, &case.old, &case.new, false);
+        // Both readers, as the plan runs them: the matcher, then the independent check.
+        let got = search_replace(&case.file, &case.old, &case.new, false).and_then(|out| {
+            match bb7::edit::verify::check(&case.file, &case.old, &case.new, &out) {
+                Ok(()) => Ok(out),
+                Err(why) => {
+                    if out == case.intended {
+                        OVERRULED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Err(bb7::edit::EditError::Invalid(why))
+                }
+            }
+        });
         let slot = match &got {
             Ok(out) if *out == case.intended => 0,
             Err(_) => 1,
@@ -230,6 +247,12 @@ fn make_case(src: &Source, kind: &str, rng: &mut Rng) -> Option<Case> {
     }
     let (file, old, new, intended) = mistake(kind, file, old, new, intended, rng, &tag)?;
     if old == new || old.trim().is_empty() {
+        return None;
+    }
+    // A re-indented copy that is, word for word, other lines of the file says those
+    // lines: the edit is no longer a mistake of the intended one.
+    let whole = |o: &str| file.starts_with(o) || file.contains(&format!("\n{o}"));
+    if ["shift_left", "shift_right", "unit_2_4", "tabs_spaces"].contains(&kind) && whole(&old) {
         return None;
     }
     Some(Case {
@@ -428,6 +451,78 @@ fn mistake(
             };
             (file, pad(&old), pad(&new), intended)
         }
+        "typography_kept" | "inner_tab_kept" => {
+            // The file writes a line the edit keeps with typographic quotes or an
+            // aligning tab; the model's copy has ASCII quotes or spaces.
+            let typo = kind == "typography_kept";
+            let dress = |l: &str| -> Option<String> {
+                if typo {
+                    l.contains('"').then(|| l.replace('"', "\u{201C}"))
+                } else {
+                    let t = l.trim_start();
+                    let at = t.find(' ').filter(|&i| i > 0 && !t.contains('"'))?;
+                    let cut = l.len() - t.len() + at;
+                    let rest = l[cut..].trim_start_matches(' ');
+                    Some(format!("{}\t{rest}", &l[..cut]))
+                }
+            };
+            let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+            // A changed line dressed the same way has two readings (keep the file's
+            // dress or take the model's): only kept lines are dressed.
+            if old.split_inclusive('\n').any(|l| {
+                dress(l).is_some()
+                    && old.split_inclusive('\n').filter(|o| *o == l).count()
+                        != new_lines.iter().filter(|n| **n == l).count()
+            }) {
+                return None;
+            }
+            let mut dressed = 0;
+            let mut old_d = String::new();
+            for l in old.split_inclusive('\n') {
+                match dress(l).filter(|_| new_lines.contains(&l)) {
+                    Some(d) => {
+                        dressed += 1;
+                        old_d.push_str(&d);
+                    }
+                    None => old_d.push_str(l),
+                }
+            }
+            let new_d: String = new_lines
+                .iter()
+                .map(|l| {
+                    if old.split_inclusive('\n').any(|o| o == *l) {
+                        dress(l).unwrap_or_else(|| (*l).to_owned())
+                    } else {
+                        (*l).to_owned()
+                    }
+                })
+                .collect();
+            // The copy may say other lines up to indentation, closer than the dressed
+            // ones: then it is no longer a mistake of the intended edit.
+            let trim = |t: &str| t.lines().map(|l| l.trim().to_owned()).collect::<Vec<_>>();
+            let (ft, ot) = (trim(&file.replacen(&old, &old_d, 1)), trim(&old));
+            if ft.windows(ot.len()).any(|w| w == ot.as_slice()) {
+                return None;
+            }
+            if dressed == 0
+                || file.matches(&old).count() != 1
+                || intended.matches(&new).count() != 1
+            {
+                return None;
+            }
+            (
+                file.replacen(&old, &old_d, 1),
+                old,
+                new.clone(),
+                intended.replacen(&new, &new_d, 1),
+            )
+        }
+        "bom" => (
+            format!("\u{FEFF}{file}"),
+            old,
+            new,
+            format!("\u{FEFF}{intended}"),
+        ),
         "crlf" => {
             if rng.below(2) == 0 {
                 // A CRLF file, the model's text in LF.

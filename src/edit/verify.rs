@@ -1,0 +1,322 @@
+//! The second reader: after the matcher has produced a file, this checks the result
+//! against the model's edit from the definition of an edit alone, sharing no code with
+//! the matcher's passes (docs/ARCHITECTURE.md, invariant "two readers").
+//!
+//! With `before` and `after` compared line by line, the changed region is what lies
+//! between their longest common first and last lines (so every line outside it is
+//! byte-identical by construction). Inside it:
+//!
+//! - a line the model kept (the same in `old_string` and `new_string`) is the file's
+//!   line, byte for byte: its typography, its inner tabs, its leading ideographic space;
+//! - a line that is new in the result holds the text of a line of `new_string` (after
+//!   its indentation), or, for an escaped `old_string`, of `new_string` read back with the
+//!   same escapes;
+//! - new lines take indentation by one mapping: deeper in the model's copy is deeper in
+//!   the result, equally deep is equally deep, as the matched lines show;
+//! - a file line that is gone was a line of `old_string`;
+//! - a byte-order mark stays at the start of the file and nowhere else;
+//! - new lines take the file's line endings.
+//!
+//! The first line that breaks a rule is named in the refusal.
+
+use similar::{Algorithm, DiffOp, capture_diff_slices};
+
+const BOM: char = '\u{feff}';
+
+/// Checks `after` as the result of replacing `old` with `new` in `before`.
+/// Errors: the message names the first line (1-based, in the result or the file) that
+/// breaks a rule, and why.
+pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), String> {
+    if before == after {
+        return Ok(());
+    }
+    let bom = |s: &str| s.starts_with(BOM);
+    if bom(before) != bom(after) && !new.contains(BOM) {
+        return Err("the byte-order mark at the start of the file would change".into());
+    }
+    let f = lines(before.strip_prefix(BOM).unwrap_or(before));
+    let g = lines(after.strip_prefix(BOM).unwrap_or(after));
+    if !new.contains(BOM) {
+        let had = f.iter().filter(|l| l.0.contains(BOM)).count();
+        if let Some(i) = g.iter().position(|l| l.0.contains(BOM))
+            && g.iter().filter(|l| l.0.contains(BOM)).count() > had
+        {
+            return Err(format!(
+                "line {} of the result would hold a byte-order mark; the mark belongs before line 1 only",
+                i + 1
+            ));
+        }
+    }
+    let p = f.iter().zip(&g).take_while(|(a, b)| a == b).count();
+    let s = f[p..]
+        .iter()
+        .rev()
+        .zip(g[p..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let removed = &f[p..f.len() - s];
+    let added = &g[p..g.len() - s];
+    let old_l = model(old);
+    let escaped = escapes(old);
+    let mut news = vec![model(new)];
+    if !escaped.is_empty() {
+        news.push(model(&unescape(new, &escaped)));
+    }
+    let kept = kept_lines(&old_l, &news[0]);
+    let eols: Vec<&str> = f.iter().map(|l| l.1).collect();
+    for (k, a) in added.iter().enumerate() {
+        let at = p + k + 1;
+        if removed.iter().any(|r| r.0 == a.0) {
+            continue;
+        }
+        if !a.1.is_empty() && !eols.contains(&a.1) {
+            return Err(format!(
+                "line {at} of the result would end with a line ending the file does not use"
+            ));
+        }
+        if rest(a.0).is_empty() {
+            // A blank line comes from new_string or from the blank lines around the region.
+            let blank = |l: &String| rest(l).is_empty();
+            if !news[0].iter().any(blank) && !removed.iter().any(|r| rest(r.0).is_empty()) {
+                return Err(format!(
+                    "line {at} of the result would be blank ({:?}), but new_string has no blank line",
+                    a.0
+                ));
+            }
+            continue;
+        }
+        // A kept line rewritten from the model's copy.
+        if let Some(r) = removed
+            .iter()
+            .find(|r| r.0 != a.0 && fold(r.0) == fold(a.0) && rest(r.0) != rest(a.0))
+            && kept.iter().any(|k| fold(k) == fold(a.0))
+        {
+            return Err(format!(
+                "line {at} is unchanged by the edit, but the result would rewrite it from the model's copy ({:?} instead of the file's {:?})",
+                a.0.trim(),
+                r.0.trim()
+            ));
+        }
+        let explained = news.iter().any(|nl| {
+            nl.iter().any(|n| {
+                let n = fold(n);
+                !n.is_empty() && fold(a.0).contains(&n)
+            })
+        }) || removed
+            .iter()
+            .any(|r| rest(r.0) == rest(a.0) || fragment(r.0, old, new) == Some(a.0.to_owned()));
+        if !explained {
+            return Err(format!(
+                "line {at} of the result ({:?}) is not a line of new_string",
+                a.0.trim()
+            ));
+        }
+    }
+    let mut olds = vec![old_l.clone()];
+    if !escaped.is_empty() {
+        olds.push(model(&unescape(old, &escaped)));
+    }
+    let old_f: Vec<String> = olds.iter().flatten().map(|l| fold(l)).collect();
+    let old_all = olds
+        .iter()
+        .map(|o| fold(&o.join(" ")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (k, r) in removed.iter().enumerate() {
+        if rest(r.0).is_empty() || added.iter().any(|a| a.0 == r.0) {
+            continue;
+        }
+        let fr = fold(r.0);
+        let in_old = old_f
+            .iter()
+            .any(|o| !o.is_empty() && (*o == fr || fr.contains(o.as_str())))
+            || old_all.contains(&fr);
+        if !in_old {
+            return Err(format!(
+                "line {} of the file ({:?}) would be removed, but old_string does not hold it",
+                p + k + 1,
+                r.0.trim()
+            ));
+        }
+    }
+    indentation(removed, added, &old_l, &news[0], p)
+}
+
+/// New lines keep the depth order of the model's copy, as measured against the file's
+/// lines the model's old lines matched.
+fn indentation(
+    removed: &[(&str, &str)],
+    added: &[(&str, &str)],
+    old: &[String],
+    new: &[String],
+    p: usize,
+) -> Result<(), String> {
+    // (model width, result width, result line) pairs.
+    let mut pairs: Vec<(usize, usize, usize)> = Vec::new();
+    for o in old.iter().filter(|o| !rest(o).is_empty()) {
+        let hits: Vec<&(&str, &str)> = removed.iter().filter(|r| rest(r.0) == rest(o)).collect();
+        if let [r] = hits[..] {
+            pairs.push((width(o), width(r.0), 0));
+        }
+    }
+    let mut changed = 0;
+    for (k, a) in added.iter().enumerate() {
+        if rest(a.0).is_empty() || removed.iter().any(|r| r.0 == a.0) {
+            continue;
+        }
+        let hits: Vec<&String> = new.iter().filter(|n| rest(n) == rest(a.0)).collect();
+        if let [n] = hits[..] {
+            if n.as_str() == a.0 {
+                continue;
+            }
+            changed += 1;
+            pairs.push((width(n), width(a.0), p + k + 1));
+        }
+    }
+    if changed == 0 {
+        return Ok(());
+    }
+    for x in &pairs {
+        for y in &pairs {
+            if x.2 == 0 || x.0 >= y.0 {
+                continue;
+            }
+            // Deeper in the model's copy must stay deeper in the result.
+            if x.1 >= y.1 && y.2 != 0 {
+                return Err(format!(
+                    "line {} would be indented as deep as or deeper than line {}, though new_string indents it less",
+                    x.2, y.2
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A single-line `old` replaced inside the file's line `line`.
+fn fragment(line: &str, old: &str, new: &str) -> Option<String> {
+    let (o, n) = (old.trim_end_matches('\n'), new.trim_end_matches('\n'));
+    if o.contains('\n') || n.contains('\n') || o.is_empty() || !line.contains(o) {
+        return None;
+    }
+    Some(line.replacen(o, n, 1))
+}
+
+/// Lines with their endings (`""` for a last line without one).
+fn lines(s: &str) -> Vec<(&str, &str)> {
+    s.split_inclusive('\n')
+        .map(|l| {
+            let t = l.trim_end_matches(['\n', '\r']);
+            (t, &l[t.len()..])
+        })
+        .collect()
+}
+
+fn model(s: &str) -> Vec<String> {
+    let s = s.replace("\r\n", "\n");
+    let s = s.strip_suffix('\n').unwrap_or(&s);
+    s.split('\n').map(str::to_owned).collect()
+}
+
+/// A line without its indentation (spaces and tabs only: an ideographic space is text).
+fn rest(l: &str) -> &str {
+    l.trim_matches([' ', '\t'])
+}
+
+fn width(l: &str) -> usize {
+    l.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+/// Text compared loosely: whitespace runs collapsed, the typographic characters models
+/// type as ASCII read as ASCII.
+fn fold(l: &str) -> String {
+    let mapped: String = l
+        .chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' => '\'',
+            '\u{201C}' | '\u{201D}' => '"',
+            '\u{2013}' | '\u{2014}' | '\u{2212}' => '-',
+            BOM => ' ',
+            c => c,
+        })
+        .collect();
+    mapped.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The lines equal in `old` and `new` (the line diff's equal runs).
+fn kept_lines(old: &[String], new: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, old, new) {
+        if let DiffOp::Equal { old_index, len, .. } = op {
+            out.extend(
+                old[old_index..old_index + len]
+                    .iter()
+                    .filter(|l| !rest(l).is_empty())
+                    .cloned(),
+            );
+        }
+    }
+    out
+}
+
+/// The escapes a single-line `old` uses (`n`, `t`, `"`, `\`).
+fn escapes(old: &str) -> Vec<char> {
+    if old.trim_end_matches('\n').contains('\n') {
+        return Vec::new();
+    }
+    ['n', 't', '"', '\\']
+        .into_iter()
+        .filter(|c| old.contains(&format!("\\{c}")))
+        .collect()
+}
+
+/// `s` with the escapes in `kinds` read back.
+fn unescape(s: &str, kinds: &[char]) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&k)) if kinds.contains(&k) => {
+                chars.next();
+                out.push(match k {
+                    'n' => '\n',
+                    't' => '\t',
+                    k => k,
+                });
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    #[test]
+    fn a_kept_line_keeps_the_files_typography() {
+        let before = "a\n“quoted” x\nb\n";
+        let bad = "a\n\"quoted\" x\nc\n";
+        let err = check(before, "a\n\"quoted\" x\nb\n", "a\n\"quoted\" x\nc\n", bad).unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
+        let good = "a\n“quoted” x\nc\n";
+        check(before, "a\n\"quoted\" x\nb\n", "a\n\"quoted\" x\nc\n", good).unwrap();
+    }
+
+    #[test]
+    fn a_bom_stays_in_front_of_line_1() {
+        let err = check("\u{feff}a\nb\n", "a\n", "z\na\n", "z\n\u{feff}a\nb\n").unwrap_err();
+        assert!(err.contains("byte-order mark"), "{err}");
+        check("\u{feff}a\nb\n", "a\n", "z\na\n", "\u{feff}z\na\nb\n").unwrap();
+    }
+
+    #[test]
+    fn a_line_from_nowhere_is_refused() {
+        let err = check("a\nb\nc\n", "b\n", "B\n", "a\nB\nX\n").unwrap_err();
+        assert!(err.contains("line 3"), "{err}");
+    }
+}
