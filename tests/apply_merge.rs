@@ -55,7 +55,7 @@ fn an_edit_on_the_same_lines_is_a_conflict_and_changes_nothing() {
     let e = b.err(json!({"action": "apply_file", "path": "f.txt"}));
     assert_eq!(e["code"], "conflict", "{e}");
     let msg = e["message"].as_str().unwrap();
-    assert!(msg.contains("lines 9"), "{msg}");
+    assert!(msg.contains("line 9"), "{msg}");
     // A client reads the file and the lines from `data`, not from the text.
     assert_eq!(e["data"]["path"], "f.txt", "{e}");
     assert_eq!(e["data"]["conflicts"][0]["start_line"], 9, "{e}");

@@ -76,10 +76,7 @@ fn apply_stops_at_a_conflict_unless_forced() {
     let err = stderr(&o);
     // One message per conflict, and it is the last line (what an editor shows).
     assert_eq!(err.matches("conflict: f.txt").count(), 1, "{err}");
-    assert!(
-        err.lines().last().unwrap_or("").contains("lines 3"),
-        "{err}"
-    );
+    assert!(err.lines().last().unwrap_or("").contains("line 3"), "{err}");
     assert!(err.contains("--force"), "{err}");
     assert_eq!(env.read("f.txt"), mine);
     let err = fails(&env, &["apply", "f.txt"]);

@@ -634,7 +634,7 @@ mod tests {
         );
         assert!(p.conflict && p.write.is_none(), "{p:?}");
         assert!(
-            p.reason.as_deref().unwrap_or("").contains("lines 1"),
+            p.reason.as_deref().unwrap_or("").contains("line 1"),
             "{p:?}"
         );
     }

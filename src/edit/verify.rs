@@ -20,6 +20,7 @@
 //! The first line that breaks a rule is named in the refusal.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
+use std::collections::{HashMap, HashSet};
 
 const BOM: char = '\u{feff}';
 
@@ -64,9 +65,29 @@ pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), Stri
     }
     let kept = kept_lines(&old_l, &news[0]);
     let eols: Vec<&str> = f.iter().map(|l| l.1).collect();
+    // Sets of the removed lines, so a large region (a replace_all over 70,000 lines) is
+    // checked in linear time rather than every added line against every removed one.
+    let removed_text: HashSet<&str> = removed.iter().map(|r| r.0).collect();
+    let removed_rest: HashSet<&str> = removed.iter().map(|r| rest(r.0)).collect();
+    let removed_blank = removed.iter().any(|r| rest(r.0).is_empty());
+    let mut removed_fold: HashMap<String, Vec<&str>> = HashMap::new();
+    for r in removed {
+        removed_fold.entry(fold(r.0)).or_default().push(r.0);
+    }
+    let fragments: HashSet<String> = removed
+        .iter()
+        .filter_map(|r| fragment(r.0, old, new))
+        .collect();
+    let news_fold: Vec<String> = news
+        .iter()
+        .flatten()
+        .map(|n| fold(n))
+        .filter(|n| !n.is_empty())
+        .collect();
+    let kept_fold: HashSet<String> = kept.iter().map(|k| fold(k)).collect();
     for (k, a) in added.iter().enumerate() {
         let at = p + k + 1;
-        if removed.iter().any(|r| r.0 == a.0) {
+        if removed_text.contains(a.0) {
             continue;
         }
         if !a.1.is_empty() && !eols.contains(&a.1) {
@@ -77,7 +98,7 @@ pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), Stri
         if rest(a.0).is_empty() {
             // A blank line comes from new_string or from the blank lines around the region.
             let blank = |l: &String| rest(l).is_empty();
-            if !news[0].iter().any(blank) && !removed.iter().any(|r| rest(r.0).is_empty()) {
+            if !news[0].iter().any(blank) && !removed_blank {
                 return Err(format!(
                     "line {at} of the result would be blank ({:?}), but new_string has no blank line",
                     a.0
@@ -86,25 +107,21 @@ pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), Stri
             continue;
         }
         // A kept line rewritten from the model's copy.
-        if let Some(r) = removed
-            .iter()
-            .find(|r| r.0 != a.0 && fold(r.0) == fold(a.0) && rest(r.0) != rest(a.0))
-            && kept.iter().any(|k| fold(k) == fold(a.0))
+        let fa = fold(a.0);
+        if let Some(r) = removed_fold
+            .get(&fa)
+            .and_then(|rs| rs.iter().find(|r| **r != a.0 && rest(r) != rest(a.0)))
+            && kept_fold.contains(&fa)
         {
             return Err(format!(
                 "line {at} is unchanged by the edit, but the result would rewrite it from the model's copy ({:?} instead of the file's {:?})",
                 a.0.trim(),
-                r.0.trim()
+                r.trim()
             ));
         }
-        let explained = news.iter().any(|nl| {
-            nl.iter().any(|n| {
-                let n = fold(n);
-                !n.is_empty() && fold(a.0).contains(&n)
-            })
-        }) || removed
-            .iter()
-            .any(|r| rest(r.0) == rest(a.0) || fragment(r.0, old, new) == Some(a.0.to_owned()));
+        let explained = news_fold.iter().any(|n| fa.contains(n.as_str()))
+            || removed_rest.contains(rest(a.0))
+            || fragments.contains(a.0);
         if !explained {
             return Err(format!(
                 "line {at} of the result ({:?}) is not a line of new_string",
@@ -122,8 +139,9 @@ pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), Stri
         .map(|o| fold(&o.join(" ")))
         .collect::<Vec<_>>()
         .join("\n");
+    let added_text: HashSet<&str> = added.iter().map(|a| a.0).collect();
     for (k, r) in removed.iter().enumerate() {
-        if rest(r.0).is_empty() || added.iter().any(|a| a.0 == r.0) {
+        if rest(r.0).is_empty() || added_text.contains(r.0) {
             continue;
         }
         let fr = fold(r.0);
@@ -159,9 +177,10 @@ fn indentation(
             pairs.push((width(o), width(r.0), 0));
         }
     }
+    let removed_text: HashSet<&str> = removed.iter().map(|r| r.0).collect();
     let mut changed = 0;
     for (k, a) in added.iter().enumerate() {
-        if rest(a.0).is_empty() || removed.iter().any(|r| r.0 == a.0) {
+        if rest(a.0).is_empty() || removed_text.contains(a.0) {
             continue;
         }
         let hits: Vec<&String> = new.iter().filter(|n| rest(n) == rest(a.0)).collect();
@@ -176,19 +195,31 @@ fn indentation(
     if changed == 0 {
         return Ok(());
     }
-    for x in &pairs {
-        for y in &pairs {
-            if x.2 == 0 || x.0 >= y.0 {
-                continue;
-            }
-            // Deeper in the model's copy must stay deeper in the result.
-            if x.1 >= y.1 && y.2 != 0 {
+    // Deeper in the model's copy must stay deeper in the result: no result line x with
+    // a smaller model width than a result line y may be as deep as y. Sorted by model
+    // width, each y is compared with the deepest x of a smaller width seen so far.
+    let mut lines: Vec<(usize, usize, usize)> = pairs.into_iter().filter(|x| x.2 != 0).collect();
+    lines.sort_by_key(|x| (x.0, x.2));
+    let mut deepest: Option<(usize, usize)> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let group = lines[i..].iter().take_while(|y| y.0 == lines[i].0).count();
+        for y in &lines[i..i + group] {
+            if let Some((depth, line)) = deepest
+                && depth >= y.1
+            {
                 return Err(format!(
-                    "line {} would be indented as deep as or deeper than line {}, though new_string indents it less",
-                    x.2, y.2
+                    "line {line} would be indented as deep as or deeper than line {}, though new_string indents it less",
+                    y.2
                 ));
             }
         }
+        for x in &lines[i..i + group] {
+            if deepest.is_none_or(|(d, _)| x.1 > d) {
+                deepest = Some((x.1, x.2));
+            }
+        }
+        i += group;
     }
     Ok(())
 }
