@@ -31,6 +31,7 @@ mod edit_details;
 mod estimate;
 mod files;
 mod fork;
+mod gauge;
 mod mcp;
 mod mcp_state;
 mod models;
