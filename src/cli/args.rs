@@ -208,8 +208,18 @@ pub enum Command {
         #[arg(long)]
         last: bool,
     },
-    /// List recent chats with their cost.
-    Log,
+    /// List recent chats with their cost (--today: today's turns of every project
+    /// against max_cost_per_day; --chat: the active chat's answers against
+    /// max_cost_per_chat).
+    Log {
+        /// Today's spend (local time, all projects) from ~/.bb7/usage.csv.
+        #[arg(long)]
+        today: bool,
+        /// The active chat's spend, answer by answer: set by `bb7 log --chat` (the
+        /// global `--chat` given without an id).
+        #[arg(skip)]
+        chat: bool,
+    },
     /// MCP servers' resources and prompts: `bb7 mcp list` shows them, `bb7 add
     /// mcp:SERVER:URI` attaches a resource, `bb7 mcp allow` lets this project's own
     /// servers start.

@@ -321,9 +321,13 @@ pub(super) async fn turn(
                 provider,
                 fallback_reason,
                 truncated,
+                budget_warnings,
                 ..
             } => {
                 lines.release(s);
+                for w in &budget_warnings {
+                    eprintln!("bb7: warning: {}", terminal::err(&w.message));
+                }
                 lines.close_all(s);
                 if cancelled {
                     return Err(aborted());

@@ -235,6 +235,7 @@ impl Session {
         let breakpoints = cache.breakpoints(&model);
         self.check_cost(&model, &prompt, breakpoints.is_some())?;
         self.check_window(store, chat, &model, &prompt)?;
+        self.check_budgets(chat)?;
         // The ledger is kept at once and written after the request went out: it is a
         // cache, and whichever of it and the user message reaches the disk first, an
         // entry for a message that is never saved is not used (it names another text),
