@@ -10,6 +10,7 @@ mod chat;
 use crate::front::client;
 mod context;
 pub mod eval;
+mod export;
 mod fork;
 mod info;
 pub mod mcp;
@@ -93,6 +94,7 @@ fn reads_only(cmd: &Command) -> bool {
         | Command::Diff { .. }
         | Command::Show { .. }
         | Command::Log { .. }
+        | Command::Export { .. }
         | Command::Checkpoints => true,
         Command::Review {
             accept,
@@ -330,6 +332,16 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             reset_tools,
         } => info::models(s, refresh, reset_tools).await,
         Command::Show { last } => info::show(s, last).await,
+        Command::Export {
+            format,
+            redact,
+            no_redact,
+            which,
+        } => {
+            let redact = (redact || no_redact).then_some(redact);
+            export::export(s, format, redact, which).await
+        }
+        Command::Import { file } => export::import(s, file).await,
         Command::Log { today: true, .. } => spend::today(s).await,
         Command::Log { chat: true, .. } => spend::chat(s).await,
         Command::Log { .. } => info::log(s).await,
