@@ -188,6 +188,7 @@ pub(super) async fn turn(
             chat_id: None,
             model: o.model.clone(),
             reasoning_effort: None,
+            queue: false,
         }))
         .await?;
     let mut lines = Lines {

@@ -37,6 +37,7 @@ mod mcp;
 mod mcp_state;
 mod models;
 mod project;
+mod queue;
 mod read_edits;
 mod review;
 mod route;
@@ -227,6 +228,8 @@ pub struct Session {
     /// The writer's outbox, kept from the first request, for trace events of
     /// handlers that answer at once (applies, rollbacks).
     outbox: Option<Outbox>,
+    /// Sends queued while their chat streams (`queue.rs`).
+    queues: queue::Queues,
     /// The active chat was opened without its lock (`chat_select` with `read_only`):
     /// only actions that read it are served.
     read_only: bool,
@@ -270,6 +273,7 @@ impl Session {
             estimates: Default::default(),
             tracer: Default::default(),
             outbox: None,
+            queues: Default::default(),
             read_only: false,
             mcp: Default::default(),
         }
