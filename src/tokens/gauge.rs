@@ -73,7 +73,7 @@ impl Gauge {
 pub fn short(n: u64) -> String {
     fn one_decimal(n: u64, unit: u64, suffix: &str) -> String {
         let tenths = (n * 10 + unit / 2) / unit;
-        if tenths % 10 == 0 || tenths >= 100 {
+        if tenths.is_multiple_of(10) || tenths >= 100 {
             format!("{}{suffix}", (tenths + 5) / 10)
         } else {
             format!("{}.{}{suffix}", tenths / 10, tenths % 10)
