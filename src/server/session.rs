@@ -38,6 +38,7 @@ mod mcp_state;
 mod models;
 mod project;
 mod queue;
+mod queue_state;
 mod read_edits;
 mod review;
 mod route;
@@ -229,7 +230,7 @@ pub struct Session {
     /// handlers that answer at once (applies, rollbacks).
     outbox: Option<Outbox>,
     /// Sends queued while their chat streams (`queue.rs`).
-    queues: queue::Queues,
+    queues: queue_state::Queues,
     /// The active chat was opened without its lock (`chat_select` with `read_only`):
     /// only actions that read it are served.
     read_only: bool,

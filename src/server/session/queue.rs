@@ -5,8 +5,6 @@
 //! note, for the user to see it: the next turn of that chat that ends well starts it,
 //! and `cancel` with a queued request's id drops that message.
 
-use std::collections::{HashMap, VecDeque};
-
 use super::{Call, Ctx, Session, chat_key};
 use crate::chat::ChatKey;
 use crate::error::{Error, ErrorCode, Result};
@@ -15,13 +13,6 @@ use crate::protocol::replies::Queued;
 
 /// What the message waits for after an answer that did not end well.
 const WAIT_NOTE: &str = "The answer before it ended in an error or was cancelled: this message waits. It is sent after the chat's next answer that ends well; cancel it with its request id.";
-
-/// The queued messages of each chat, oldest first, and the chats whose queue waits.
-#[derive(Default)]
-pub(super) struct Queues {
-    chats: HashMap<ChatKey, VecDeque<(params::Send, String)>>,
-    waiting: std::collections::HashSet<ChatKey>,
-}
 
 impl Session {
     /// Queues `args` when it asks to be queued and its chat streams; `Ok(true)` when
