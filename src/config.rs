@@ -39,6 +39,10 @@ pub struct Config {
     /// `done` warns once, and once it is spent a send fails before anything is billed.
     /// Unset: no limit.
     pub max_cost_per_chat: Option<f64>,
+    /// The remote model's context window in tokens, for the context gauge when
+    /// `providers.remote.context_window` is not set (docs/PROTOCOL.md, "Extension:
+    /// context gauge"). Unset: the models list's `context_length`.
+    pub context_window: Option<u64>,
     /// Budget of one local calendar day in USD, summed from `~/.bb7/usage.csv` (every
     /// project); warned and enforced as `max_cost_per_chat`. Unset: no limit.
     pub max_cost_per_day: Option<f64>,

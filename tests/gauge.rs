@@ -126,3 +126,15 @@ fn the_configured_context_window_is_the_window_and_bb7_status_shows_the_gauge() 
         "{stdout}"
     );
 }
+
+#[test]
+fn the_top_level_context_window_serves_the_remote_model() {
+    let (env, _fake) = fake_env(json!({"default_model": MODEL, "context_window": 8000}));
+    let (mut b, _id) = env.with_chat();
+    let e = estimate(&mut b);
+    assert_eq!(e["context_window"], 8000, "{e}");
+    assert!(
+        e["context_gauge"].as_str().unwrap().contains("/8k ("),
+        "{e}"
+    );
+}

@@ -18,8 +18,9 @@ const NAMED_FILES: usize = 3;
 impl Session {
     /// The context window of the model a turn of `chat` starts on, in tokens: the
     /// provider's `context_window` in the config, else for `local` what its server
-    /// reported (`n_ctx`, `loaded_context_length`, …), else for `remote` the saved
-    /// models list's `context_length` of `model`. `None` when none of them knows.
+    /// reported (`n_ctx`, `loaded_context_length`, …), else for `remote` the config's
+    /// top-level `context_window`, else the saved models list's `context_length` of
+    /// `model`. `None` when none of them knows.
     pub(super) fn context_window_of(&self, chat: &Chat, model: &str) -> Option<u64> {
         let role = providers::first_role(self.agent_mode_of(chat));
         let all = Providers::from_config(&self.config);
@@ -30,6 +31,9 @@ impl Session {
         match role {
             ProviderRole::Local => self.local_window.lock().ok().and_then(|w| *w),
             ProviderRole::Remote => {
+                if let Some(w) = self.config.context_window.filter(|w| *w > 0) {
+                    return Some(w);
+                }
                 let dirs = self.dirs.as_ref()?;
                 let list = crate::llm::models::ModelsCache::load(&dirs.state.join("models.json"))?;
                 let id = endpoint.model_for(model);
