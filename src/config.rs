@@ -35,6 +35,17 @@ pub struct Config {
     /// Largest expected input cost of one send in USD; a send expected to cost more
     /// fails before anything is billed. Unset: no limit.
     pub max_cost_per_send: Option<f64>,
+    /// Budget of one chat in USD (the sum of its answers' costs): at 80% a turn's
+    /// `done` warns once, and once it is spent a send fails before anything is billed.
+    /// Unset: no limit.
+    pub max_cost_per_chat: Option<f64>,
+    /// The remote model's context window in tokens, for the context gauge when
+    /// `providers.remote.context_window` is not set (docs/PROTOCOL.md, "Extension:
+    /// context gauge"). Unset: the models list's `context_length`.
+    pub context_window: Option<u64>,
+    /// Budget of one local calendar day in USD, summed from `~/.bb7/usage.csv` (every
+    /// project); warned and enforced as `max_cost_per_chat`. Unset: no limit.
+    pub max_cost_per_day: Option<f64>,
     /// One hidden repair round after partly failed edits.
     pub auto_retry_partial_edits: bool,
     /// Allow providers that retain data transiently (default true).

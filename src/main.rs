@@ -37,8 +37,8 @@ struct Cli {
     #[arg(long, global = true)]
     root: Option<PathBuf>,
     /// Chat to use for this command only (an id from `bb7 chats`); the active chat
-    /// stays as it is.
-    #[arg(long, global = true)]
+    /// stays as it is. `bb7 log --chat` without an id shows the chat's spend.
+    #[arg(long, global = true, num_args = 0..=1, default_missing_value = "")]
     chat: Option<String>,
     /// Take the chat over when another bb7 process (an editor, a running `bb7 ask`)
     /// holds it, as `bb7 unlock --force` does: that process then refuses its next save
@@ -59,7 +59,14 @@ fn main() -> std::process::ExitCode {
         bb7::debug_log::init_from_env();
         return serve();
     }
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // `--chat` without an id: `bb7 log --chat` asks for the active chat's spend.
+    if cli.chat.as_deref() == Some("") {
+        cli.chat = None;
+        if let Some(Command::Log { chat, .. }) = &mut cli.command {
+            *chat = true;
+        }
+    }
     let command = match cli.command {
         Some(c) => c,
         // On a terminal nobody types JSON: show what bb7 can do instead of waiting.

@@ -5,6 +5,9 @@
 
 use std::borrow::Cow;
 
+/// Likely secrets replaced with `[REDACTED:kind]` (`bb7 export`).
+pub mod redact;
+
 use crate::error::{Error, Result};
 
 /// Converts CRLF line endings to LF. Snapshots and outputs hold LF text; the ending

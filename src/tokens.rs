@@ -17,6 +17,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+/// The context gauge (tokens of the next request against the model's window).
+pub mod gauge;
 mod split;
 
 /// Texts longer than this are counted on their first this many bytes and scaled:

@@ -544,6 +544,7 @@ function M.register(entry)
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
   cmd('BB7Unlock', function() require('bb7.locks').unlock() end, { desc = 'Take over a chat held by another bb7 process' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })
+  cmd('BB7Export', function(o) require('bb7.export').run(o.args) end, { nargs = '*', complete = function() return require('bb7.export').complete() end, desc = 'Export the chat (md or json; secrets redacted in md)' })
 end
 
 return M

@@ -81,16 +81,22 @@ end
 
 --- Statusline component (lualine, or `%{v:lua.require'bb7'.status()}`):
 --- `bb7 ⠋` while a reply streams, `bb7 •` when a reply arrived while the UI was
---- hidden, else ''.
+--- hidden, else ''; followed by the context gauge (`~48k/200k (24%)`, with `!` from
+--- 80% and `FULL` at 100%) when the active chat's window is known.
 ---@return string
 function M.status()
+  local s = ''
   if state.streaming() then
-    return 'bb7 ' .. M.spinner()
+    s = 'bb7 ' .. M.spinner()
+  elseif state.unread() then
+    s = 'bb7 •'
   end
-  if state.unread() then
-    return 'bb7 •'
+  local gauge, level = require('bb7.ui.estimate').gauge()
+  if gauge then
+    gauge = gauge .. (level == 'full' and ' FULL' or level == 'warning' and ' !' or '')
+    s = (s == '' and 'bb7 ' or s .. ' ') .. gauge
   end
-  return ''
+  return s
 end
 
 --- Older name of status().

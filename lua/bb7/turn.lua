@@ -60,6 +60,10 @@ local function finished(rid, final, sent, sent_chat)
     if final.chat_id or (st and st.chat_id) then
       state.add_changes(final.chat_id or st.chat_id, final.changes or {})
     end
+    -- A budget this answer brought to 80% of its limit (docs/PROTOCOL.md, "Extension: budgets").
+    for _, w in ipairs(final.budget_warnings or {}) do
+      say(w.message, levels.WARN)
+    end
   elseif final.code == 'cancelled' then
     say('Cancelled')
   elseif final.type == 'diff_error' then

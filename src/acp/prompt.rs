@@ -141,6 +141,7 @@ async fn turn(
             chat_id: None,
             model: None,
             reasoning_effort: None,
+            queue: false,
         }))
         .await
         .map_err(rpc)?;

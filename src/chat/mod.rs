@@ -6,6 +6,8 @@ mod excerpt;
 pub mod ids;
 pub mod journal;
 mod list_cache;
+/// Titles made from the first question without a model.
+pub mod local_title;
 pub mod model;
 pub mod store;
 

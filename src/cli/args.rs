@@ -208,8 +208,41 @@ pub enum Command {
         #[arg(long)]
         last: bool,
     },
-    /// List recent chats with their cost.
-    Log,
+    /// Print a chat to share: Markdown as `bb7 show` prints it (likely secrets
+    /// redacted unless --no-redact), or JSON that `bb7 import` reads back (redacted
+    /// only with --redact).
+    Export {
+        /// md (default) or json.
+        #[arg(long, value_enum, default_value_t = super::export::Format::Md)]
+        format: super::export::Format,
+        /// Replace likely secrets (API keys, tokens, private keys, .env secrets)
+        /// with [REDACTED:kind].
+        #[arg(long, conflicts_with = "no_redact")]
+        redact: bool,
+        /// Keep the text as it is.
+        #[arg(long)]
+        no_redact: bool,
+        /// Id, id prefix or name (default: the active chat).
+        #[arg(value_name = "CHAT")]
+        which: Option<String>,
+    },
+    /// Read a JSON export (`bb7 export --format json`) into a new chat.
+    Import {
+        /// The export file.
+        file: std::path::PathBuf,
+    },
+    /// List recent chats with their cost (--today: today's turns of every project
+    /// against max_cost_per_day; --chat: the active chat's answers against
+    /// max_cost_per_chat).
+    Log {
+        /// Today's spend (local time, all projects) from ~/.bb7/usage.csv.
+        #[arg(long)]
+        today: bool,
+        /// The active chat's spend, answer by answer: set by `bb7 log --chat` (the
+        /// global `--chat` given without an id).
+        #[arg(skip)]
+        chat: bool,
+    },
     /// MCP servers' resources and prompts: `bb7 mcp list` shows them, `bb7 add
     /// mcp:SERVER:URI` attaches a resource, `bb7 mcp allow` lets this project's own
     /// servers start.

@@ -188,6 +188,7 @@ pub(super) async fn turn(
             chat_id: None,
             model: o.model.clone(),
             reasoning_effort: None,
+            queue: false,
         }))
         .await?;
     let mut lines = Lines {
@@ -321,9 +322,13 @@ pub(super) async fn turn(
                 provider,
                 fallback_reason,
                 truncated,
+                budget_warnings,
                 ..
             } => {
                 lines.release(s);
+                for w in &budget_warnings {
+                    eprintln!("bb7: warning: {}", terminal::err(&w.message));
+                }
                 lines.close_all(s);
                 if cancelled {
                     return Err(aborted());

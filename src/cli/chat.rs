@@ -329,6 +329,7 @@ async fn tokens(s: &mut Session) -> Res<()> {
             String::new()
         }
     };
+    println!("context {}", super::context::gauge_text(&e));
     println!(
         "{} tokens{cost}\n  context files {}\n  history {}\n  instructions {}\n  system prompt {}",
         paint(style::HEADING, &e.total.to_string()),

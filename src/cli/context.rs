@@ -9,7 +9,7 @@ use crate::front::client::{Failure, Res, exit};
 use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
-use crate::protocol::replies::{Ack, Applied, ContextList};
+use crate::protocol::replies::{Ack, Applied, ContextList, TokenEstimate};
 use crate::review::OnDisk;
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
@@ -261,6 +261,13 @@ fn status_mark(f: &FileStatus) -> String {
 pub(super) async fn status(s: &mut Session) -> Res<()> {
     s.active().await?;
     let r = s.statuses().await?;
+    // The gauge goes to stderr: stdout stays one `STATUS PATH` per line for scripts.
+    let e: TokenEstimate =
+        s.c.call(Action::EstimateTokens(params::EstimateTokens {
+            input_text: None,
+        }))
+        .await?;
+    eprintln!("bb7: context {}", gauge_text(&e));
     if r.files.is_empty() {
         eprintln!("bb7: no files in context and no pending changes (add some with `bb7 add`)");
         return Ok(());
@@ -292,6 +299,23 @@ pub(super) async fn status(s: &mut Session) -> Res<()> {
     }
     s.out_rendered(&text);
     Ok(())
+}
+
+/// The estimate's context gauge, coloured by its level (docs/PROTOCOL.md, "Extension:
+/// context gauge"), with a hint when it is full.
+pub(super) fn gauge_text(e: &TokenEstimate) -> String {
+    use crate::tokens::gauge::Level;
+    let colour = match e.context_level {
+        Level::Ok | Level::Unknown => render::style::DIM,
+        Level::Warning => render::style::HUNK,
+        Level::Full => render::style::ERROR,
+    };
+    let note = match e.context_level {
+        Level::Warning => " - nearly full",
+        Level::Full => " - full: a send is refused; drop context files",
+        _ => "",
+    };
+    format!("{}{note}", render::paint(colour, &e.context_gauge))
 }
 
 /// `bb7 diff [PATH]`.

@@ -215,7 +215,7 @@ fn text_of(m: &Message) -> String {
 
 /// The chat as Markdown: a heading per message, context events and tool steps as
 /// italic notes, system messages as quotes.
-fn markdown(chat: &ChatView) -> String {
+pub(super) fn markdown(chat: &ChatView) -> String {
     let mut md = format!("# {}\n\n_{} · {}_\n", chat.name, chat.id, chat.model);
     for m in chat.messages.iter() {
         let mut notes = Vec::new();

@@ -10,6 +10,7 @@ mod chat;
 use crate::front::client;
 mod context;
 pub mod eval;
+mod export;
 mod fork;
 mod info;
 pub mod mcp;
@@ -18,6 +19,7 @@ pub mod render;
 mod review;
 pub use crate::front::root;
 mod session;
+mod spend;
 pub mod terminal;
 
 use std::path::PathBuf;
@@ -91,7 +93,8 @@ fn reads_only(cmd: &Command) -> bool {
         Command::Status
         | Command::Diff { .. }
         | Command::Show { .. }
-        | Command::Log
+        | Command::Log { .. }
+        | Command::Export { .. }
         | Command::Checkpoints => true,
         Command::Review {
             accept,
@@ -329,7 +332,19 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             reset_tools,
         } => info::models(s, refresh, reset_tools).await,
         Command::Show { last } => info::show(s, last).await,
-        Command::Log => info::log(s).await,
+        Command::Export {
+            format,
+            redact,
+            no_redact,
+            which,
+        } => {
+            let redact = (redact || no_redact).then_some(redact);
+            export::export(s, format, redact, which).await
+        }
+        Command::Import { file } => export::import(s, file).await,
+        Command::Log { today: true, .. } => spend::today(s).await,
+        Command::Log { chat: true, .. } => spend::chat(s).await,
+        Command::Log { .. } => info::log(s).await,
         Command::Mcp { cmd } => mcp::run(s, cmd).await,
         Command::Eval(_) => Ok(()),
         // `bb7 acp` is served by `main` (`acp::serve_stdio`), never as a command here.

@@ -68,6 +68,38 @@ pub fn append(state_dir: &Path, line: &UsageLine) -> Result<()> {
         .map_err(|e| Error::io("Cannot write usage.csv", e))
 }
 
+/// The lines of `{state_dir}/usage.csv` logged on `day` (local time, the first column's
+/// date), as (time, project root, model, cost). A missing log has none; a line whose
+/// columns do not parse is skipped (the log is appended by every bb7 on the machine,
+/// and read as untrusted input).
+pub fn lines_on(state_dir: &Path, day: chrono::NaiveDate) -> Vec<(String, String, String, f64)> {
+    let Ok(text) = std::fs::read_to_string(state_dir.join(FILE_NAME)) else {
+        return Vec::new();
+    };
+    let prefix = day.format("%Y-%m-%dT").to_string();
+    text.lines()
+        .filter(|l| l.starts_with(&prefix))
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split(',').collect();
+            let cost: f64 = cols.last()?.trim().parse().ok()?;
+            (cols.len() == 7 && cost.is_finite() && cost >= 0.0).then(|| {
+                (
+                    cols[0].to_owned(),
+                    cols[1].to_owned(),
+                    cols[2].to_owned(),
+                    cost,
+                )
+            })
+        })
+        .collect()
+}
+
+/// USD spent on `day` (local time) by every bb7 on this machine, all projects: the sum
+/// of the costs [`lines_on`] that day.
+pub fn spent_on(state_dir: &Path, day: chrono::NaiveDate) -> f64 {
+    lines_on(state_dir, day).iter().map(|l| l.3).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +122,24 @@ mod tests {
             line.render(t),
             "2026-01-02T03:04:05,/p q,a/b,100,20,3,0.001500"
         );
+    }
+
+    #[test]
+    fn a_day_sums_its_own_lines_and_skips_damaged_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            "2026-01-01T23:59:59,/p,m,1,1,0,0.500000\n\
+             2026-01-02T00:00:01,/p,m,1,1,0,0.250000\n\
+             2026-01-02T10:00:00,/q,m,1,1,0,0.125000\n\
+             2026-01-02T11:00:00,/q,m,1,1,0,oops\n\
+             2026-01-02T12:00:00,bad\n",
+        )
+        .unwrap();
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 1, 2).unwrap();
+        assert_eq!(spent_on(dir.path(), day), 0.375);
+        assert_eq!(lines_on(dir.path(), day).len(), 2);
+        let none = chrono::NaiveDate::from_ymd_opt(2026, 1, 3).unwrap();
+        assert_eq!(spent_on(dir.path(), none), 0.0);
     }
 }

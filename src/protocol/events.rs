@@ -21,6 +21,19 @@ pub struct EventMessage {
     pub event: crate::chat::events::Event,
 }
 
+/// A budget at 80% or more of its limit after a turn (`done`'s `budget_warnings`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetWarning {
+    /// The config key: `max_cost_per_chat` or `max_cost_per_day`.
+    pub budget: String,
+    /// USD spent against it, this turn included.
+    pub spent: f64,
+    /// The limit in USD.
+    pub limit: f64,
+    /// The warning for the user.
+    pub message: String,
+}
+
 /// One message bb7 writes while a turn runs, or when it ends.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -133,6 +146,10 @@ pub enum TurnMessage {
         /// absent when it was not.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         truncated: bool,
+        /// Budgets this turn brought to 80% or more of their limit (docs/PROTOCOL.md,
+        /// "Extension: budgets"); absent when none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        budget_warnings: Vec<BudgetWarning>,
     },
     /// A dropped attempt of a `hybrid_auto` turn: the text streamed so far for this
     /// request is not the answer; a new attempt starts on `provider`.
@@ -343,6 +360,7 @@ mod tests {
             provider: None,
             fallback_reason: None,
             truncated: false,
+            budget_warnings: Vec::new(),
         };
         let error = TurnMessage::Error {
             message: "Response aborted by user.".into(),

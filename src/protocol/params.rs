@@ -481,6 +481,11 @@ pub struct Send {
     /// The reasoning effort (`""`/`none` for none; default: the chat's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_effort: Option<String>,
+    /// While a turn of the same chat runs: queue the message (reply `queued`) and send
+    /// it when that answer ends, instead of the `busy` error (docs/PROTOCOL.md,
+    /// "Extension: queue while streaming").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queue: bool,
 }
 
 /// `cancel`.

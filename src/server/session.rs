@@ -25,16 +25,21 @@ use crate::protocol::{Encoded, Request};
 use crate::turn::complete::system_message;
 use crate::turn::stream::TurnOutcome;
 
+mod budget;
 mod chats;
 mod complete;
 mod edit_details;
 mod estimate;
 mod files;
 mod fork;
+mod gauge;
 mod mcp;
 mod mcp_state;
 mod models;
+mod path_index;
 mod project;
+mod queue;
+mod queue_state;
 mod read_edits;
 mod review;
 mod route;
@@ -44,6 +49,7 @@ mod tokens;
 mod trace;
 
 pub use mcp_state::McpDone;
+use path_index::PathIndex;
 
 /// The chat this process drives (its lock is in `Session::locks`).
 struct Active {
@@ -51,50 +57,6 @@ struct Active {
     chat: Chat,
     /// The whole-file paths in context, for `context_add`'s duplicate check.
     paths: PathIndex,
-}
-
-/// A context's length and its last entry's path and start line.
-type ContextMark = (usize, Option<(String, Option<u64>)>);
-
-/// The set of whole-file paths in a chat's context, kept while the context is as it
-/// was when the set was made: its length and its last entry tell (entries are only
-/// appended at the end or removed, so any other change moves one of the two). A set
-/// that is not current is made again from the entries.
-#[derive(Debug, Default)]
-struct PathIndex {
-    seen: Option<ContextMark>,
-    paths: std::collections::HashSet<String>,
-}
-
-impl PathIndex {
-    fn mark(chat: &Chat) -> ContextMark {
-        let last = chat
-            .context_files
-            .last()
-            .map(|c| (c.path.clone(), c.start_line));
-        (chat.context_files.len(), last)
-    }
-
-    /// The set for `chat`'s context, made again when it is not current.
-    fn current(&mut self, chat: &Chat) -> &std::collections::HashSet<String> {
-        let mark = Self::mark(chat);
-        if self.seen.as_ref() != Some(&mark) {
-            self.paths = chat
-                .context_files
-                .iter()
-                .filter(|c| !c.is_section())
-                .map(|c| c.path.clone())
-                .collect();
-            self.seen = Some(mark);
-        }
-        &self.paths
-    }
-
-    /// Records that `path` was just appended to `chat`'s context.
-    fn added(&mut self, chat: &Chat, path: String) {
-        self.paths.insert(path);
-        self.seen = Some(Self::mark(chat));
-    }
 }
 
 /// What the server loop should do after a request.
@@ -225,6 +187,8 @@ pub struct Session {
     /// The writer's outbox, kept from the first request, for trace events of
     /// handlers that answer at once (applies, rollbacks).
     outbox: Option<Outbox>,
+    /// Sends queued while their chat streams (`queue.rs`).
+    queues: queue_state::Queues,
     /// The active chat was opened without its lock (`chat_select` with `read_only`):
     /// only actions that read it are served.
     read_only: bool,
@@ -272,6 +236,7 @@ impl Session {
             estimates: Default::default(),
             tracer: Default::default(),
             outbox: None,
+            queues: Default::default(),
             read_only: false,
             mcp: Default::default(),
             hybrid_chosen: Default::default(),

@@ -284,6 +284,7 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
             provider: Some(ended.provider().0),
             fallback_reason: ended.provider().1,
             truncated: ended.truncated(),
+            budget_warnings: Vec::new(),
         };
         (event, ended.truncated().then(|| TRUNCATED.to_owned()))
     };

@@ -31,7 +31,7 @@ test('estimate: tokens, cached part and cost of the next send in the Message tit
   vim.cmd('BB7')
   H.wait(function() return winbar('input'):find('~', 1, true) ~= nil end, 5000, 'an estimate in the title')
   local title = winbar('input')
-  H.truthy(title:match('^ Message  ~[%d%.]+k? tok %$%d%.%d%d%d%d · '), 'format: ' .. title)
+  H.truthy(title:match('^ Message  ~[%d%.]+k?/128k %(%d+%%%) %$%d%.%d%d%d%d · '), 'format: ' .. title)
   H.truthy(not title:find('cached', 1, true), 'nothing cached before the first request: ' .. title)
   local before = est().stats().reply.total
 
@@ -73,7 +73,7 @@ test('estimate: tokens, cached part and cost of the next send in the Message tit
   require('bb7').send('read this')
   H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
   H.wait(function() return winbar('input'):find('cached)', 1, true) ~= nil end, 5000, 'cached part: ' .. winbar('input'))
-  H.truthy(winbar('input'):match('^ Message  ~[%d%.]+k? tok %([%d%.]+k? cached%) %$%d'), 'with the cached part: ' .. winbar('input'))
+  H.truthy(winbar('input'):match('^ Message  ~[%d%.]+k?/128k %(%d+%%%) %([%d%.]+k? cached%) %$%d'), 'with the cached part: ' .. winbar('input'))
   vim.o.columns = 60
   vim.wait(50)
   require('bb7.ui.render').render_titles()

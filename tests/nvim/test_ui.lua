@@ -191,7 +191,7 @@ test('a pane resized by hand (<C-w>) keeps its size and its title is cut to it',
   local layout = require('bb7.ui.layout')
   H.truthy(not vim.endswith(winbar('preview'), '…'), 'the whole title fits first: ' .. winbar('preview'))
   -- Once the estimate is in, nothing else redraws the titles.
-  H.wait(function() return winbar('input'):find('tok', 1, true) ~= nil end, 10000, 'the estimate')
+  H.wait(function() return winbar('input'):find('~', 1, true) ~= nil end, 10000, 'the estimate')
   vim.api.nvim_win_set_width(layout.win('chats'), 60)
   -- What Neovim's main loop does after a resize (a script run with -l never reaches it).
   vim.api.nvim_exec_autocmds('WinResized', {})

@@ -44,16 +44,44 @@ function M.cost(usd)
   return string.format(usd < 0.01 and '$%.4f' or '$%.2f', usd)
 end
 
---- The estimate for the title, e.g. `~4.8k tok (4.1k cached) $0.0004`; '' when none
---- is known for the active chat.
----@return string
-function M.text()
+--- The active chat's last estimate, or nil.
+---@return table?
+local function current()
   local chat = state.chat()
   local r = E.reply
   if not chat or E.chat ~= chat.id or not r or not r.total then
+    return nil
+  end
+  return r
+end
+
+--- The context gauge of the active chat as the binary words it (`~48k/200k (24%)`)
+--- and its level (`ok`, `warning` from 80%, `full`: a send is refused), when the
+--- model's window is known; nil otherwise (an unknown window is never guessed).
+---@return string? gauge
+---@return string? level
+function M.gauge()
+  local r = current()
+  if not r or type(r.context_window) ~= 'number' or type(r.context_gauge) ~= 'string' then
+    return nil
+  end
+  return r.context_gauge, r.context_level
+end
+
+--- The estimate for the title, e.g. `~4.8k tok (4.1k cached) $0.0004`, or with a known
+--- window `~48k/200k (24%) (4.1k cached) $0.0004` (`!` after it from 80%, `FULL` at
+--- 100%); '' when none is known for the active chat.
+---@return string
+function M.text()
+  local r = current()
+  if not r then
     return ''
   end
+  local gauge, level = M.gauge()
   local s = '~' .. M.tokens(r.total) .. ' tok'
+  if gauge then
+    s = gauge .. (level == 'full' and ' FULL' or level == 'warning' and ' !' or '')
+  end
   if (r.cached_tokens or 0) > 0 then
     s = s .. ' (' .. M.tokens(r.cached_tokens) .. ' cached)'
   end

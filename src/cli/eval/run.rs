@@ -432,6 +432,7 @@ impl Runner {
                 chat_id: None,
                 model: None,
                 reasoning_effort: None,
+                queue: false,
             }))
             .await?;
         loop {

@@ -95,6 +95,21 @@ reply_types! {
         /// account; `null` when the model's price is unknown.
         #[serde(default)]
         pub expected_cost: Option<f64>,
+        /// The model's context window in tokens (`null`: unknown; docs/PROTOCOL.md,
+        /// "Extension: context gauge").
+        #[serde(default)]
+        pub context_window: Option<u64>,
+        /// `total` as a whole percent of `context_window`, rounded down; `null` when
+        /// the window is unknown.
+        #[serde(default)]
+        pub context_percent: Option<u64>,
+        /// The gauge as every front-end shows it: `~48k/200k (24%)` or
+        /// `~48k (window unknown)`.
+        #[serde(default)]
+        pub context_gauge: String,
+        /// `ok`, `warning` (from 80%), `full` (100%: a send is refused) or `unknown`.
+        #[serde(default)]
+        pub context_level: crate::tokens::gauge::Level,
     }
 }
 

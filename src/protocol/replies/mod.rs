@@ -32,6 +32,7 @@ macro_rules! reply_types {
 mod chats;
 mod files;
 mod mcp;
+mod queue;
 mod review;
 
 use std::borrow::Cow;
@@ -41,6 +42,7 @@ use serde::{Deserialize, Serialize};
 pub use chats::*;
 pub use files::*;
 pub use mcp::*;
+pub use queue::*;
 pub use review::*;
 
 use super::Encoded;

@@ -203,11 +203,19 @@ impl Session {
             chat.messages.extend(messages);
             Ok(chat_usage(chat))
         })?;
+        let chat_cost = total.cost;
         if let crate::protocol::events::TurnMessage::Done { chat_usage, .. } = &mut completion.event
         {
             *chat_usage = Some(total);
         }
         self.log_usage(&first.spec.model, &completion.usage);
+        let warnings = self.budget_warnings(chat_cost, completion.usage.cost);
+        if let crate::protocol::events::TurnMessage::Done {
+            budget_warnings, ..
+        } = &mut completion.event
+        {
+            *budget_warnings = warnings;
+        }
         let argument_bytes: usize = first.calls.iter().map(|c| c.arguments.len()).sum();
         if argument_bytes > OFF_LOOP_ENCODE_BYTES {
             // `diff_error` repeats the calls' arguments: encoding megabytes of them is

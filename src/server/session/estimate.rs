@@ -47,6 +47,8 @@ pub(super) struct Job {
     /// Whether the model is sent cache breakpoints (cache writes are billed); `None`
     /// when the config's `prompt_cache` is invalid (no cost then).
     pub cache_writes: Option<bool>,
+    /// The model's context window, when known (`Session::context_window_of`).
+    pub window: Option<u64>,
 }
 
 /// What laying out the next request gave, without the draft: the laid-out context
@@ -164,8 +166,13 @@ impl Job {
             (Some(_), Some(p), Some(writes)) => Some(p.input_cost(total, cached_tokens, writes)),
             _ => None,
         };
+        let gauge = crate::tokens::gauge::Gauge::new(total as u64, self.window);
         Ok(TokenEstimate {
             total,
+            context_window: gauge.window,
+            context_percent: gauge.percent(),
+            context_gauge: gauge.text(),
+            context_level: gauge.level(),
             context_files,
             history,
             instructions,

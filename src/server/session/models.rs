@@ -70,12 +70,10 @@ impl Session {
     }
 
     /// After a chat's first answer (`request_id` is its `send`'s, which a failure is
-    /// reported with): names the chat with `title_model` when it still has a default
-    /// name.
+    /// reported with), when the chat still has a default name: names it from its first
+    /// question at once, without a model (`chat::local_title`), then with `title_model`
+    /// when one is set, whose title replaces the local one when it comes.
     pub(super) fn maybe_auto_title(&mut self, key: &ChatKey, request_id: &str, ctx: &Ctx) {
-        let Some(title_model) = self.config.title_model.clone().filter(|m| !m.is_empty()) else {
-            return;
-        };
         let chat = match &self.active {
             Some(a) if a.chat.id == key.id => a.chat.clone(),
             _ => return,
@@ -89,6 +87,21 @@ impl Session {
             .find(|m| m.role == "user")
             .map(Message::text)
             .unwrap_or_default();
+        if let Some(title) = crate::chat::local_title::from_question(&first) {
+            match self.apply_title(key, &title) {
+                Ok(()) => ctx.outbox.emit(
+                    &crate::protocol::events::TurnMessage::TitleUpdated {
+                        chat_id: key.id.clone(),
+                        title,
+                    },
+                    None,
+                ),
+                Err(e) => tracing::warn!(error = %e.message, "cannot save a local title"),
+            }
+        }
+        let Some(title_model) = self.config.title_model.clone().filter(|m| !m.is_empty()) else {
+            return;
+        };
         if let Ok(provider) = self.provider() {
             let job = TitleJob {
                 chat: key.clone(),

@@ -142,6 +142,9 @@ impl Session {
                 "request_id is already in use by a running request",
             ));
         }
+        if self.queue_send(&args, call)? {
+            return Ok(Deferred);
+        }
         let (store, chat) = self.turn_target(args.chat_id.as_deref())?;
         let key = chat_key(&store, &chat.id);
         let started = self.start_send(&args, ctx, request_id, &store, &chat);
@@ -234,6 +237,8 @@ impl Session {
         let cache = PromptCache::parse(self.config.prompt_cache.as_deref())?;
         let breakpoints = cache.breakpoints(&model);
         self.check_cost(&model, &prompt, breakpoints.is_some())?;
+        self.check_window(store, chat, &model, &prompt)?;
+        self.check_budgets(chat)?;
         // The ledger is kept at once and written after the request went out: it is a
         // cache, and whichever of it and the user message reaches the disk first, an
         // entry for a message that is never saved is not used (it names another text),
@@ -441,6 +446,9 @@ impl Session {
     /// `cancel`: stops the turn started by `target_request_id`.
     pub(super) fn cancel(&mut self, args: params::Cancel) -> Result<Ack> {
         let target = args.target_request_id.0;
+        if !self.in_flight.contains_key(&target) && self.cancel_queued(&target) {
+            return Ok(Ack {});
+        }
         match self.in_flight.get(&target) {
             Some(f) => {
                 f.cancel.cancel();
@@ -499,6 +507,12 @@ impl Session {
 
     /// Handles a background result.
     pub fn on_background(&mut self, msg: BackgroundResult, ctx: &Ctx) -> Flow {
+        let flow = self.on_background_result(msg, ctx);
+        self.start_queued(ctx);
+        flow
+    }
+
+    fn on_background_result(&mut self, msg: BackgroundResult, ctx: &Ctx) -> Flow {
         match msg {
             BackgroundResult::Turn(outcome) => self.finish_turn(outcome, None, ctx),
             BackgroundResult::Repair { first, repair } => {

@@ -32,7 +32,9 @@ impl Session {
         let cache_writes = PromptCache::parse(self.config.prompt_cache.as_deref())
             .ok()
             .map(|c| c.breakpoints(&chat.model).is_some());
+        let window = self.context_window_of(&chat, &chat.model);
         let job = Job {
+            window,
             root: self.root()?.to_path_buf(),
             system_base: self.system_prompt_base(),
             instructions,
@@ -79,12 +81,7 @@ impl Session {
         let Some(pricing) = self.pricing(model) else {
             return Ok(());
         };
-        let prompt_tokens = tokens::count_memo(&prompt.system)
-            + prompt
-                .blocks
-                .iter()
-                .map(|b| tokens::count_memo(&b.text))
-                .sum::<usize>();
+        let prompt_tokens = super::gauge::prompt_tokens(prompt);
         let cached = cached_share(Some(prompt), prompt_tokens);
         let cost = pricing.input_cost(prompt_tokens, cached, writes);
         if cost > limit {
