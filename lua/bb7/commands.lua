@@ -544,6 +544,7 @@ function M.register(entry)
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
   cmd('BB7Unlock', function() require('bb7.locks').unlock() end, { desc = 'Take over a chat held by another bb7 process' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })
+  cmd('BB7Install', function(o) require('bb7.install').install({ force = o.bang }) end, { bang = true, desc = 'Download the release binary of this plugin (! even when bb7 is found)' })
 end
 
 return M
