@@ -1,4 +1,4 @@
--- :BB7Install against a release folder served by `python3 -m http.server` on 127.0.0.1:
+-- :BB7Install against a release folder served by Python's http.server on 127.0.0.1:
 -- the archive holds a small bb7 that runs the debug binary, laid out as
 -- dist-workspace.toml makes it; XDG_DATA_HOME is the test's own, so stdpath('data') is.
 local test, H = ...
@@ -32,11 +32,19 @@ local function release()
   return base .. '/release', archive
 end
 
--- Serves `dir` on 127.0.0.1; returns the URL. The server is stopped when the test ends.
+-- Serves `dir` on 127.0.0.1 (Python's http.server); returns the URL.
 local function serve(dir)
   local port = free_port()
-  local proc = vim.system({ 'python3', '-m', 'http.server', '--bind', '127.0.0.1', '--directory', dir, tostring(port) })
-  vim.api.nvim_create_autocmd('VimLeavePre', { callback = function() proc:kill(15) end })
+  -- http.server in a thread, until its stdin (a pipe from this Neovim) closes: the
+  -- server ends with the test however the test ends.
+  local py = table.concat({
+    'import functools, http.server, sys, threading',
+    'h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])',
+    's = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), h)',
+    'threading.Thread(target=s.serve_forever, daemon=True).start()',
+    'sys.stdin.read()',
+  }, '\n')
+  vim.system({ 'python3', '-c', py, dir, tostring(port) }, { stdin = true })
   local url = 'http://127.0.0.1:' .. port
   H.wait(function()
     return vim.system({ 'curl', '-fs', '-o', '/dev/null', url .. '/' }):wait().code == 0
