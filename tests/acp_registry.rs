@@ -54,8 +54,8 @@ fn the_entry_passes_the_registry_checks() {
 
 #[test]
 fn the_entry_runs_bb7_acp_from_each_release_archive() {
-    let text = std::fs::read_to_string(root().join("packaging/acp-registry/bb7/agent.json"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(root().join("packaging/acp-registry/bb7/agent.json")).unwrap();
     let entry: serde_json::Value = serde_json::from_str(&text).unwrap();
     let binary = entry["distribution"]["binary"].as_object().unwrap();
     // The platforms dist-workspace.toml builds; Windows is not one (README, Install).
@@ -63,7 +63,12 @@ fn the_entry_runs_bb7_acp_from_each_release_archive() {
     platforms.sort_unstable();
     assert_eq!(
         platforms,
-        ["darwin-aarch64", "darwin-x86_64", "linux-aarch64", "linux-x86_64"]
+        [
+            "darwin-aarch64",
+            "darwin-x86_64",
+            "linux-aarch64",
+            "linux-x86_64"
+        ]
     );
     let dist = std::fs::read_to_string(root().join("dist-workspace.toml")).unwrap();
     for (_, target) in binary {
@@ -73,8 +78,15 @@ fn the_entry_runs_bb7_acp_from_each_release_archive() {
             .strip_prefix("bb7-")
             .and_then(|n| n.strip_suffix(".tar.xz"))
             .unwrap();
-        assert!(dist.contains(&format!("\"{triple}\"")), "{triple} is a dist target");
-        assert_eq!(target["cmd"], format!("./bb7-{triple}/bb7"), "dist's archive layout");
+        assert!(
+            dist.contains(&format!("\"{triple}\"")),
+            "{triple} is a dist target"
+        );
+        assert_eq!(
+            target["cmd"],
+            format!("./bb7-{triple}/bb7"),
+            "dist's archive layout"
+        );
         assert_eq!(target["args"], serde_json::json!(["acp"]));
     }
 }
@@ -85,7 +97,9 @@ fn broken_entries_are_refused() {
     let cases: Vec<(&str, Box<dyn Fn(String) -> String>, Option<&str>)> = vec![
         (
             "uses /latest/",
-            Box::new(move |j: String| j.replace(&format!("/download/v{version}/"), "/latest/download/")),
+            Box::new(move |j: String| {
+                j.replace(&format!("/download/v{version}/"), "/latest/download/")
+            }),
             None,
         ),
         (
@@ -93,16 +107,24 @@ fn broken_entries_are_refused() {
             Box::new(|j: String| j.replace("\"darwin-x86_64\"", "\"macos-x86_64\"")),
             None,
         ),
-        ("is not the crate's", Box::new(|j: String| j.replace(version, "9.9.9")), None),
+        (
+            "is not the crate's",
+            Box::new(|j: String| j.replace(version, "9.9.9")),
+            None,
+        ),
         (
             "hardcoded colour",
             Box::new(|j| j),
-            Some(r##"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><path fill="#ff0000" d="M0 0h16v16H0z"/></svg>"##),
+            Some(
+                r##"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16"><path fill="#ff0000" d="M0 0h16v16H0z"/></svg>"##,
+            ),
         ),
         (
             "not 16x16",
             Box::new(|j| j),
-            Some(r#"<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24" viewBox="0 0 24 24"><path fill="currentColor" d="M0 0h24v24H0z"/></svg>"#),
+            Some(
+                r#"<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24" viewBox="0 0 24 24"><path fill="currentColor" d="M0 0h24v24H0z"/></svg>"#,
+            ),
         ),
     ];
     for (want, edit, icon) in cases {

@@ -112,7 +112,10 @@ fn installs_the_served_archive_into_the_chosen_directory() {
     let out = install(&url, &dir);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("installed bb7"), "{}", stderr(&out));
-    let version = Command::new(dir.join("bb7")).arg("--version").output().unwrap();
+    let version = Command::new(dir.join("bb7"))
+        .arg("--version")
+        .output()
+        .unwrap();
     assert!(version.status.success());
     let text = String::from_utf8_lossy(&version.stdout);
     assert!(text.contains(env!("CARGO_PKG_VERSION")), "{text}");
