@@ -91,10 +91,13 @@ fn the_entry_runs_bb7_acp_from_each_release_archive() {
     }
 }
 
+/// A change to agent.json's text.
+type Edit = Box<dyn Fn(String) -> String>;
+
 #[test]
 fn broken_entries_are_refused() {
     let version = env!("CARGO_PKG_VERSION");
-    let cases: Vec<(&str, Box<dyn Fn(String) -> String>, Option<&str>)> = vec![
+    let cases: Vec<(&str, Edit, Option<&str>)> = vec![
         (
             "uses /latest/",
             Box::new(move |j: String| {
@@ -109,7 +112,7 @@ fn broken_entries_are_refused() {
         ),
         (
             "is not the crate's",
-            Box::new(|j: String| j.replace(version, "9.9.9")),
+            Box::new(move |j: String| j.replace(version, "9.9.9")),
             None,
         ),
         (
