@@ -5,9 +5,11 @@
 #
 #   sh install.sh [--to DIR] [--version X.Y.Z]
 #
-# Environment (the names dist's own installer reads, so either script obeys them):
-#   BB7_INSTALL_DIR   where bb7 goes (default: $CARGO_HOME/bin, else ~/.cargo/bin)
-#   BB7_DOWNLOAD_URL  the folder holding the archives (default: the release of the version)
+# Environment:
+#   BB7_INSTALL_DIR   the directory bb7 goes into (default: $CARGO_HOME/bin, else
+#                     ~/.cargo/bin); no shell profile is changed
+#   BB7_DOWNLOAD_URL  the folder holding the archives (default: the release of the
+#                     version; dist's bb7-installer.sh reads the same variable)
 #   BB7_VERSION       the version to install (default: the one below)
 # Nothing is installed unless the archive's sha256 matches.
 set -eu
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --to) [ $# -ge 2 ] || die "--to needs a directory"; DIR="$2"; shift 2 ;;
         --version) [ $# -ge 2 ] || die "--version needs a version"; VERSION="$2"; shift 2 ;;
-        -h|--help) sed -n '2,12p' "$0" 2>/dev/null; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0" 2>/dev/null; exit 0 ;;
         *) die "unknown argument: $1 (try --to DIR or --version X.Y.Z)" ;;
     esac
 done
