@@ -158,3 +158,29 @@ fn an_unreachable_server_is_explained() {
     assert!(err.contains(&url), "{err}");
     assert!(!dir.join("bb7").exists());
 }
+
+#[test]
+fn the_installer_and_the_readme_name_this_version() {
+    let version = env!("CARGO_PKG_VERSION");
+    let script =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install.sh"))
+            .unwrap();
+    assert!(
+        script.contains(&format!("VERSION=\"${{BB7_VERSION:-{version}}}\"")),
+        "scripts/install.sh's default version"
+    );
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let pinned: Vec<&str> = readme
+        .match_indices("/releases/download/v")
+        .map(|(i, _)| &readme[i..])
+        .collect();
+    assert!(!pinned.is_empty());
+    for p in pinned {
+        assert!(
+            p.starts_with(&format!("/releases/download/v{version}/")),
+            "README: {}",
+            &p[..40]
+        );
+    }
+}
