@@ -15,8 +15,8 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::state::{Cx, Sess, invalid, rpc};
-use crate::front::Client;
 use crate::config::mcp::McpServerSpec;
+use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, NonEmpty};
 use crate::protocol::replies::{Ack, McpAttached, McpPrompt, McpPrompts, McpResources, McpServers};

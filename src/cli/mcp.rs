@@ -2,11 +2,10 @@
 //! prompts"): `bb7 mcp list|allow|deny`, `bb7 add mcp:SERVER:URI`, and in `bb7 chat`
 //! `/add mcp:SERVER:URI` and `/mcp:SERVER:PROMPT name=value …`.
 
-
-use crate::front::client::{Failure, Res};
-use crate::front::mcp_line::{PromptLine, parse_prompt_line};
 use super::session::Session;
 use super::terminal::{self, Sink};
+use crate::front::client::{Failure, Res};
+use crate::front::mcp_line::{PromptLine, parse_prompt_line};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, NonEmpty};
 use crate::protocol::replies::{Ack, McpAttached, McpPrompt, McpPrompts, McpResources, McpServers};

@@ -52,4 +52,3 @@ pub fn parse_prompt_line(text: &str) -> Option<Result<PromptLine, String>> {
         arguments,
     }))
 }
-
