@@ -85,7 +85,8 @@ local function on_stdout(_, data)
 end
 
 --- Which binary to run: the configured path, else `bb7` on PATH, else the checkout's
---- release or debug build next to this plugin.
+--- release or debug build next to this plugin, else the one :BB7Install put in
+--- stdpath('data')/bb7/.
 ---@param configured string?
 ---@return string
 function M.find_binary(configured)
@@ -96,7 +97,8 @@ function M.find_binary(configured)
     return 'bb7'
   end
   local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h:h:h')
-  for _, p in ipairs({ root .. '/target/release/bb7', root .. '/target/debug/bb7' }) do
+  -- The checkout's builds, then the release :BB7Install downloaded (bb7.install).
+  for _, p in ipairs({ root .. '/target/release/bb7', root .. '/target/debug/bb7', vim.fn.stdpath('data') .. '/bb7/bb7' }) do
     if vim.fn.executable(p) == 1 then
       return p
     end

@@ -545,6 +545,7 @@ function M.register(entry)
   cmd('BB7Unlock', function() require('bb7.locks').unlock() end, { desc = 'Take over a chat held by another bb7 process' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })
   cmd('BB7Export', function(o) require('bb7.export').run(o.args) end, { nargs = '*', complete = function() return require('bb7.export').complete() end, desc = 'Export the chat (md or json; secrets redacted in md)' })
+  cmd('BB7Install', function(o) require('bb7.install').install({ force = o.bang }) end, { bang = true, desc = 'Download the release binary of this plugin (! even when bb7 is found)' })
 end
 
 return M

@@ -10,16 +10,27 @@ local function binary_checks(h)
   if vim.fn.executable(bin) ~= 1 then
     local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h:h:h')
     h.error('binary: not found (tried ' .. bin .. ', bb7 on $PATH, ' .. root .. '/target/release/bb7 and target/debug/bb7)', {
-      'Build it: cd ' .. root .. ' && cargo build --release (lazy.nvim: build = "cargo build --release")',
+      'Download the release: :BB7Install (lazy.nvim: build = ":BB7Install")',
+      'or build it: cd ' .. root .. ' && cargo build --release --locked',
       'or put a bb7 on $PATH',
       "or set require('bb7').setup({ binary = '/path/to/bb7' })",
     })
     return
   end
-  h.ok('binary: ' .. vim.fn.exepath(bin))
+  local install = require('bb7.install')
+  local path = vim.fn.exepath(bin)
+  local from = path == install.path() and ':BB7Install' or (bin == 'bb7' and '$PATH' or 'setup() or the checkout')
+  h.ok('binary: bb7 at ' .. path .. ' (from ' .. from .. ')')
   local out = vim.fn.system({ bin, '--version' })
   if vim.v.shell_error == 0 then
-    h.ok('version: ' .. vim.trim(out))
+    local version = vim.trim(out):match('(%d+%.%d+%.%d+)')
+    if version and vim.version.lt(version, install.version) then
+      h.warn('version: ' .. version .. ' is older than the plugin (' .. install.version .. ')', {
+        'Update it: :BB7Install! (downloads ' .. install.version .. '), or ' .. install.build_command(),
+      })
+    else
+      h.ok('version: ' .. vim.trim(out) .. ' (plugin ' .. install.version .. ')')
+    end
   else
     h.error('`' .. bin .. ' --version` failed: ' .. vim.trim(out), { 'Rebuild it with cargo build --release' })
   end

@@ -107,6 +107,14 @@ pub fn pty() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
         )
     };
     assert_eq!(r, 0, "openpty failed");
+    // Close-on-exec: a child gets the slave only as the descriptors it is given, and
+    // never the master, which would keep the terminal open after the test drops it.
+    for fd in [m, s] {
+        // SAFETY: fcntl on descriptors this function owns.
+        unsafe {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
     // SAFETY: both descriptors were just opened and are owned by nobody else.
     unsafe {
         (
@@ -153,9 +161,18 @@ impl Terminal {
             .stdout(Stdio::from(slave.try_clone().unwrap()))
             .stderr(Stdio::from(slave));
         // SAFETY: only async-signal-safe calls between fork and exec: a new session
-        // whose controlling terminal is the pty on stdin.
+        // whose controlling terminal is the pty on stdin, and the signals a terminal
+        // sends back at their default action with none blocked, whatever the test
+        // runner inherited (`nohup` ignores SIGHUP, and an ignored signal stays
+        // ignored across exec: POSIX, "exec").
         unsafe {
             cmd.pre_exec(|| {
+                for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                let mut none: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut none);
+                libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
                 if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -232,6 +249,15 @@ impl Terminal {
     /// Waits for the process to end; its exit status.
     pub fn wait(&mut self) -> std::process::ExitStatus {
         crate::common::wait_with_timeout(&mut self.child)
+    }
+}
+
+/// A failed or finished test never leaves its `bb7` behind: killed if it still runs,
+/// and reaped.
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

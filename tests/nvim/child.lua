@@ -18,6 +18,7 @@ assert(loadfile(file))(function(n, f)
 end, H)
 if not fn then
   io.stdout:write('no test named ' .. tostring(name) .. ' in ' .. tostring(file) .. '\n')
+  vim.fn.delete(vim.fn.fnamemodify(vim.fn.tempname(), ':h'), 'rf')
   os.exit(1)
 end
 -- Tests that check setup() itself call it again with their own options.
@@ -27,4 +28,7 @@ require('bb7.client').stop()
 if not ok then
   io.stdout:write(tostring(err) .. '\n')
 end
+-- os.exit skips Neovim's own cleanup, which removes its temporary folder (where
+-- tempname() put the test's projects): remove it here.
+vim.fn.delete(vim.fn.fnamemodify(vim.fn.tempname(), ':h'), 'rf')
 os.exit(ok and 0 or 1)

@@ -18,9 +18,14 @@ for _, file in ipairs(vim.fn.glob(root .. '/tests/nvim/test_*.lua', false, true)
   end, {})
 end
 
+-- Every child Neovim gets a TMPDIR of this run's own, so that what a test leaves in
+-- it (Neovim's nvim.$USER/ folders, projects) is seen: a leftover fails the run.
+local tmp = vim.fn.tempname() .. '-children'
+vim.fn.mkdir(tmp, 'p')
+
 local passed, failed = 0, 0
 for _, t in ipairs(tests) do
-  local r = vim.system({ nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '-l', root .. '/tests/nvim/child.lua', t.file, t.name }, { text = true }):wait(120000)
+  local r = vim.system({ nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '-l', root .. '/tests/nvim/child.lua', t.file, t.name }, { text = true, env = { TMPDIR = tmp } }):wait(120000)
   if r.code == 0 and (r.signal or 0) == 0 then
     passed = passed + 1
     io.stdout:write('ok   ' .. t.name .. '\n')
@@ -29,5 +34,12 @@ for _, t in ipairs(tests) do
     io.stdout:write('FAIL ' .. t.name .. (r.signal ~= 0 and (' (killed by signal ' .. r.signal .. ')') or '') .. '\n' .. (r.stdout or '') .. (r.stderr or '') .. '\n')
   end
 end
+local left = vim.fn.glob(tmp .. '/nvim.*/*', false, true)
+if #left > 0 then
+  failed = failed + 1
+  io.stdout:write('FAIL temporary folders left behind in $TMPDIR/nvim.*: ' .. table.concat(left, ' ') .. '\n')
+end
+vim.fn.delete(tmp, 'rf')
+vim.fn.delete(vim.fn.fnamemodify(vim.fn.tempname(), ':h'), 'rf')
 io.stdout:write(string.format('%d passed, %d failed\n', passed, failed))
 os.exit(failed == 0 and 0 or 1)

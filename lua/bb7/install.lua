@@ -1,0 +1,168 @@
+-- :BB7Install — gets the bb7 binary without Rust: downloads the release archive of this
+-- plugin's own version for the running platform (the names dist-workspace.toml makes:
+-- bb7-<target>.tar.xz and its .sha256), checks the sha256, unpacks it into
+-- stdpath('data')/bb7/ and uses it. Everything runs through vim.system callbacks, so the
+-- editor never waits on the network.
+
+local M = {}
+
+--- The plugin's version: the release whose archive is fetched (Cargo.toml's version;
+--- tests/nvim/test_install.lua checks they agree).
+M.version = '0.1.0'
+
+local REPO = 'https://github.com/bb7-dev/bb7'
+local TIMEOUT = '30' -- seconds curl may take to connect
+
+local function say(msg, level)
+  vim.notify('BB-7: ' .. msg, level or vim.log.levels.INFO)
+end
+
+local function root()
+  return vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h:h:h')
+end
+
+--- The command that builds bb7 from this checkout instead.
+function M.build_command()
+  return 'cd ' .. root() .. ' && cargo build --release --locked'
+end
+
+--- The release target of this machine, or nil when no archive is built for it.
+---@return string?
+function M.target()
+  local u = vim.uv.os_uname()
+  local arch = ({ x86_64 = 'x86_64', amd64 = 'x86_64', aarch64 = 'aarch64', arm64 = 'aarch64' })[u.machine]
+  if not arch then
+    return nil
+  end
+  if u.sysname == 'Linux' then
+    return arch .. '-unknown-linux-musl'
+  elseif u.sysname == 'Darwin' then
+    return arch .. '-apple-darwin'
+  end
+  return nil
+end
+
+--- Where :BB7Install puts the binary.
+function M.path()
+  return vim.fn.stdpath('data') .. '/bb7/bb7'
+end
+
+--- The folder holding the release's archives: vim.g.bb7_release_url (a mirror, or a
+--- local server in tests), else the GitHub release of M.version.
+function M.base_url()
+  local url = vim.g.bb7_release_url or (REPO .. '/releases/download/v' .. M.version)
+  return (url:gsub('/+$', ''))
+end
+
+-- Runs curl asynchronously; cb(err) on the main loop.
+local function curl(url, out, cb)
+  vim.system({ 'curl', '-fsSL', '--connect-timeout', TIMEOUT, '--max-time', '600', '-o', out, url }, { text = true }, function(r)
+    vim.schedule(function()
+      if r.code ~= 0 then
+        cb(vim.trim(r.stderr or '') ~= '' and vim.trim(r.stderr) or ('curl exited with ' .. r.code))
+      else
+        cb(nil)
+      end
+    end)
+  end)
+end
+
+-- The file's sha256 in hex, through sha256sum (Linux) or shasum (macOS): Vimscript's
+-- sha256() takes no bytes with NUL in them. cb(hex or nil, err) on the main loop.
+local function sha256_file(path, cb)
+  local cmd = vim.fn.executable('sha256sum') == 1 and { 'sha256sum', '-b', path } or { 'shasum', '-a', '256', '-b', path }
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    return cb(nil, 'neither sha256sum nor shasum is installed')
+  end
+  vim.system(cmd, { text = true }, function(r)
+    vim.schedule(function()
+      local hex = r.code == 0 and (r.stdout or ''):match('^(%x+)') or nil
+      cb(hex and hex:lower(), hex and nil or vim.trim(r.stderr or ''))
+    end)
+  end)
+end
+
+--- Downloads, verifies and installs the binary. Calls done(ok, message) when finished;
+--- the result is also kept in M.last for :checkhealth and tests.
+---@param opts {force: boolean?}?
+---@param done fun(ok: boolean, msg: string)?
+function M.install(opts, done)
+  opts = opts or {}
+  local function finish(ok, msg)
+    M.last = { ok = ok, msg = msg }
+    say(msg, ok and vim.log.levels.INFO or vim.log.levels.ERROR)
+    if done then
+      done(ok, msg)
+    end
+  end
+  local client = require('bb7.client')
+  local current = client.binary()
+  if not opts.force and vim.fn.executable(current) == 1 then
+    return finish(true, 'bb7 is already there: ' .. vim.fn.exepath(current) .. ' (:BB7Install! downloads the release anyway)')
+  end
+  local target = M.target()
+  if not target then
+    local u = vim.uv.os_uname()
+    return finish(false, 'no prebuilt bb7 for ' .. u.sysname .. ' ' .. u.machine .. '; build it with: ' .. M.build_command())
+  end
+  if vim.fn.executable('curl') ~= 1 then
+    return finish(false, 'curl is needed to download bb7; or build it with: ' .. M.build_command())
+  end
+  local name = 'bb7-' .. target .. '.tar.xz'
+  local url = M.base_url() .. '/' .. name
+  local tmp = vim.fn.tempname()
+  vim.fn.mkdir(tmp, 'p')
+  local function fail(msg)
+    vim.fn.delete(tmp, 'rf')
+    finish(false, msg .. '; nothing installed')
+  end
+  say('downloading ' .. url)
+  curl(url, tmp .. '/' .. name, function(err)
+    if err then
+      return fail('could not download ' .. url .. ' (' .. err .. '). Offline? Build it instead: ' .. M.build_command())
+    end
+    say('downloading ' .. url .. '.sha256')
+    curl(url .. '.sha256', tmp .. '/' .. name .. '.sha256', function(err2)
+      if err2 then
+        return fail('could not download ' .. url .. '.sha256 (' .. err2 .. ')')
+      end
+      local want = (vim.fn.readfile(tmp .. '/' .. name .. '.sha256')[1] or ''):match('^(%x+)')
+      if not want or #want ~= 64 then
+        return fail(name .. '.sha256 holds no sha256')
+      end
+      sha256_file(tmp .. '/' .. name, function(got, sum_err)
+        if not got then
+          return fail('cannot compute the sha256 of ' .. name .. ': ' .. tostring(sum_err))
+        end
+        if want:lower() ~= got then
+          return fail('checksum mismatch for ' .. name .. ': the release says ' .. want:lower() .. ', the download is ' .. got)
+        end
+        say('checksum ok; unpacking')
+        vim.system({ 'tar', '-xJf', tmp .. '/' .. name, '-C', tmp }, { text = true }, function(r)
+          vim.schedule(function()
+            local bin = tmp .. '/bb7-' .. target .. '/bb7'
+            if r.code ~= 0 or vim.fn.filereadable(bin) ~= 1 then
+              return fail('could not unpack ' .. name .. ' (' .. vim.trim(r.stderr or '') .. ')')
+            end
+            local dest = M.path()
+            vim.fn.mkdir(vim.fn.fnamemodify(dest, ':h'), 'p')
+            vim.uv.fs_chmod(bin, tonumber('755', 8))
+            local ok, rename_err = vim.uv.fs_rename(bin, dest)
+            if not ok then
+              return fail('cannot write ' .. dest .. ': ' .. tostring(rename_err))
+            end
+            vim.fn.delete(tmp, 'rf')
+            -- Use it now, unless the user chose a binary that exists.
+            if opts.force or vim.fn.executable(client.binary()) ~= 1 then
+              client.stop()
+              client.setup({ binary = dest })
+            end
+            finish(true, 'installed bb7 ' .. M.version .. ' (' .. target .. ') as ' .. dest)
+          end)
+        end)
+      end)
+    end)
+  end)
+end
+
+return M
