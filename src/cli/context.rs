@@ -261,13 +261,16 @@ fn status_mark(f: &FileStatus) -> String {
 pub(super) async fn status(s: &mut Session) -> Res<()> {
     s.active().await?;
     let r = s.statuses().await?;
-    // The gauge goes to stderr: stdout stays one `STATUS PATH` per line for scripts.
-    let e: TokenEstimate =
-        s.c.call(Action::EstimateTokens(params::EstimateTokens {
-            input_text: None,
-        }))
-        .await?;
-    eprintln!("bb7: context {}", gauge_text(&e));
+    // The gauge goes to stderr, and only on a terminal (like the legend): stdout stays
+    // one `STATUS PATH` per line for scripts, and a script's stderr stays quiet.
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let e: TokenEstimate =
+            s.c.call(Action::EstimateTokens(params::EstimateTokens {
+                input_text: None,
+            }))
+            .await?;
+        eprintln!("bb7: context {}", gauge_text(&e));
+    }
     if r.files.is_empty() {
         eprintln!("bb7: no files in context and no pending changes (add some with `bb7 add`)");
         return Ok(());
