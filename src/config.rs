@@ -100,6 +100,10 @@ pub struct Config {
     /// with the local attempt's edits applied (never in the project itself); a
     /// non-zero exit moves the turn to remote (`validation_failed`). Unset: no check.
     pub hybrid_validate_command: Option<String>,
+    /// `hybrid_auto`: directories besides its scratch copy where the validation
+    /// command may write (Linux with Landlock confines it to those; a leading `~/` is
+    /// the home directory), e.g. a build tool's cache such as `~/.cargo`. Unset: none.
+    pub hybrid_validate_writable: Option<Vec<String>>,
     /// Retrieval tools: most calls in one turn (default 12).
     pub max_tool_calls_per_job: Option<u32>,
     /// Retrieval tools: `search_project` results when the model gives no `limit`

@@ -4,7 +4,7 @@
 //! copy is kept.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -41,12 +41,14 @@ impl Validation {
 /// directories, and without symlinks, so nothing in the copy leads back into the
 /// project), writes `writes` (project-relative path → content) over it, and runs
 /// `command` with `sh -c` there, its stdin, stdout and stderr closed, in its own
-/// process group, which is killed after `timeout`. The directory is removed
-/// afterwards.
+/// process group, which is killed after `timeout`, confined ([`super::confine`]) to
+/// writing in the copy, a private `TMPDIR` beside it and the user's `writable`
+/// directories. The directory is removed afterwards.
 pub fn validate(
     root: &Path,
     writes: &BTreeMap<String, String>,
     command: &str,
+    writable: &[PathBuf],
     timeout: Duration,
 ) -> Validation {
     sweep_stale();
@@ -60,14 +62,20 @@ pub fn validate(
         Ok(d) => d,
         Err(e) => return Validation::failed(format!("cannot make a scratch directory: {e}")),
     };
-    if let Err(e) = copy_project(root, scratch.path()) {
+    let (copy, tmp) = (scratch.path().join("project"), scratch.path().join("tmp"));
+    for dir in [&copy, &tmp] {
+        if let Err(e) = std::fs::create_dir(dir) {
+            return Validation::failed(format!("cannot make a scratch directory: {e}"));
+        }
+    }
+    if let Err(e) = copy_project(root, &copy) {
         return Validation::failed(e);
     }
     for (rel, content) in writes {
         if Path::new(rel).is_absolute() || rel.split('/').any(|c| c == "..") {
             return Validation::failed(format!("refused path {rel}"));
         }
-        let to = scratch.path().join(rel);
+        let to = copy.join(rel);
         let written = to
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
@@ -76,7 +84,13 @@ pub fn validate(
             return Validation::failed(format!("cannot write {rel} into the copy: {e}"));
         }
     }
-    run(scratch.path(), command, timeout)
+    let mut allowed = vec![scratch.path().to_path_buf()];
+    allowed.extend(writable.iter().cloned());
+    let confinement = match super::confine::Confinement::new(&allowed) {
+        Ok(c) => c,
+        Err(e) => return Validation::failed(e),
+    };
+    run(&copy, &tmp, command, confinement, timeout)
 }
 
 /// The scratch copies' name prefix in the temporary directory; the PID of the bb7
@@ -210,11 +224,18 @@ fn copy_project(root: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `command` in `dir` and waits at most `timeout` for it.
-fn run(dir: &Path, command: &str, timeout: Duration) -> Validation {
+/// Runs `command` in `dir`, confined, with `tmp` as its `TMPDIR`, and waits at most
+/// `timeout` for it.
+fn run(
+    dir: &Path,
+    tmp: &Path,
+    command: &str,
+    confinement: super::confine::Confinement,
+    timeout: Duration,
+) -> Validation {
     use std::os::unix::process::CommandExt;
-    let child = Command::new("sh")
-        .arg("-c")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(command)
         .current_dir(dir)
         .stdin(Stdio::null())
@@ -222,8 +243,10 @@ fn run(dir: &Path, command: &str, timeout: Duration) -> Validation {
         .stderr(Stdio::null())
         .env_clear()
         .envs(std::env::vars_os().filter(|(k, _)| !k.to_str().is_none_or(withheld)))
-        .process_group(0)
-        .spawn();
+        .env("TMPDIR", tmp)
+        .process_group(0);
+    confinement.install(&mut cmd);
+    let child = cmd.spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => return Validation::failed(format!("cannot start sh: {e}")),
@@ -292,6 +315,7 @@ mod tests {
             root,
             &writes,
             "grep -q new a.txt && test ! -e .git && echo x > made.txt",
+            &[],
             VALIDATE_TIMEOUT,
         );
         assert!(ok.passed, "{ok:?}");
@@ -300,9 +324,9 @@ mod tests {
             "old\n"
         );
         assert!(!root.join("made.txt").exists());
-        let bad = validate(root, &writes, "grep -q old a.txt", VALIDATE_TIMEOUT);
+        let bad = validate(root, &writes, "grep -q old a.txt", &[], VALIDATE_TIMEOUT);
         assert!(!bad.passed);
-        let slow = validate(root, &writes, "sleep 30", Duration::from_millis(200));
+        let slow = validate(root, &writes, "sleep 30", &[], Duration::from_millis(200));
         assert!(
             !slow.passed && slow.detail.contains("did not finish"),
             "{slow:?}"

@@ -61,6 +61,18 @@ impl Session {
                 self.config.agent_mode == Some(crate::config::AgentMode::HybridAuto)
                     || self.hybrid_chosen.contains(&key)
             });
+        // Where the command may write besides its copy (the user's own config only).
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let writable: Vec<std::path::PathBuf> = self
+            .config
+            .hybrid_validate_writable
+            .iter()
+            .flatten()
+            .filter_map(|p| match p.strip_prefix("~/") {
+                Some(rest) => home.as_ref().map(|h| h.join(rest)),
+                None => Some(std::path::PathBuf::from(p)),
+            })
+            .collect();
         let has_calls = !first.calls.is_empty()
             || !first.blocks.is_empty()
             || repair.as_ref().is_some_and(|r| !r.calls.is_empty());
@@ -101,6 +113,7 @@ impl Session {
                         &root,
                         &p.writes,
                         command,
+                        &writable,
                         crate::project::scratch::VALIDATE_TIMEOUT,
                     );
                     tracing::info!(passed = v.passed, detail = %v.detail, "hybrid validation");
