@@ -150,24 +150,36 @@ impl Session {
         args: params::McpResourceAttach,
         call: &Call<'_>,
     ) -> Result<Deferred> {
-        let chat = self.mcp_chat()?;
         let pool = self.mcp_pool();
-        let background = call.ctx.background.clone();
-        let request_id = call.request_id.map(str::to_owned);
         let (server, uri) = (args.server.0, args.uri.0);
-        tokio::spawn(async move {
-            let what = pool
-                .read(&server, &uri)
+        self.mcp_deferred(call, server.clone(), async move {
+            pool.read(&server, &uri)
                 .await
                 .map(|(contents, user_only)| Read::Resource {
                     contents,
                     user_only,
-                });
+                })
+        })
+    }
+
+    /// Runs `read` (a call to `server`) off the request loop and hands what it brought
+    /// back to the loop as [`McpDone`], for the active chat; the request's reply is
+    /// [`Deferred`] until then. Errors: no active chat.
+    fn mcp_deferred(
+        &self,
+        call: &Call<'_>,
+        server: String,
+        read: impl std::future::Future<Output = Result<Read>> + Send + 'static,
+    ) -> Result<Deferred> {
+        let chat = self.mcp_chat()?;
+        let background = call.ctx.background.clone();
+        let request_id = call.request_id.map(str::to_owned);
+        tokio::spawn(async move {
             let done = McpDone {
                 chat,
                 request_id,
                 server,
-                what,
+                what: read.await,
             };
             let _ = background.send(BackgroundResult::Mcp(Box::new(done)));
         });
@@ -179,25 +191,13 @@ impl Session {
         args: params::McpPromptGet,
         call: &Call<'_>,
     ) -> Result<Deferred> {
-        let chat = self.mcp_chat()?;
         let pool = self.mcp_pool();
-        let background = call.ctx.background.clone();
-        let request_id = call.request_id.map(str::to_owned);
         let (server, name) = (args.server.0, args.name.0);
-        tokio::spawn(async move {
-            let what = pool
-                .prompt(&server, &name, args.arguments)
+        self.mcp_deferred(call, server.clone(), async move {
+            pool.prompt(&server, &name, args.arguments)
                 .await
-                .map(Read::Prompt);
-            let done = McpDone {
-                chat,
-                request_id,
-                server,
-                what,
-            };
-            let _ = background.send(BackgroundResult::Mcp(Box::new(done)));
-        });
-        Ok(Deferred)
+                .map(Read::Prompt)
+        })
     }
 
     /// Stores what a read brought back in its chat and answers its request.
