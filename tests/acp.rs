@@ -12,13 +12,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::{Value, json};
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn initialize_new_and_list_make_a_project_on_first_use() {
     let (env, _fake) = fake_env(json!({}));

@@ -15,13 +15,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::{Value, json};
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// The file as the recorded sessions found it.
 const A: &str = "alpha\nbeta\ngamma\ndelta\n";
 
@@ -94,13 +87,6 @@ fn writes(fake: &FakeModel, path: &str, content: &str) {
         "Done.",
         vec![("write_file", json!({"path": path, "content": content}))],
     ));
-}
-
-fn of_kind(ed: &Editor, sid: &str, kind: &str) -> Vec<Value> {
-    ed.updates(sid)
-        .into_iter()
-        .filter(|u| u["sessionUpdate"] == kind)
-        .collect()
 }
 
 #[test]

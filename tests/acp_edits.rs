@@ -10,13 +10,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::{Value, json};
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 const BASE: &str = "one\ntwo\nthree\n";
 
 /// A project holding a.txt (`BASE`), its fake model, and a.txt's absolute path.

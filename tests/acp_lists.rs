@@ -11,13 +11,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::{Value, json};
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn an_empty_chat_is_not_listed_and_updated_at_is_the_last_activity() {
     let (env, fake) = fake_env(json!({}));

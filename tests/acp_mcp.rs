@@ -15,13 +15,6 @@ use serde_json::{Value, json};
 
 const DOC: &str = "demo://resource/static/document/architecture.md";
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn user_text(fake: &FakeModel, n: usize) -> String {
     let mut body: Value = fake.chat_bodies()[n].clone();
     body["messages"].as_array_mut().unwrap().remove(0);

@@ -12,13 +12,6 @@ use agent_client_protocol::v1::schema::{CancelNotification, LoadSessionRequest};
 use common::fake_env;
 use serde_json::json;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// Waits (polling every 10 ms) until `f` holds; the poll count is a hang guard only.
 async fn until(f: impl Fn() -> bool) {
     let polls = common::TIMEOUT.as_millis() / 10;

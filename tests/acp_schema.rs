@@ -10,13 +10,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::{Value, json};
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 #[test]
 fn usage_update_cost_is_the_chats_running_total() {
     let (env, fake) = fake_env(json!({}));

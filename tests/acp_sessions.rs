@@ -12,13 +12,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
 
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 /// Waits (polling every 10 ms) until `f` holds. The poll count is the harness's hang
 /// guard (at least `common::TIMEOUT` of polling), never a speed bound: what is awaited
 /// takes milliseconds, and no clock is read.

@@ -389,3 +389,20 @@ pub fn stop(r: &PromptResponse) -> String {
         .unwrap()
         .to_owned()
 }
+
+/// A multi-threaded runtime for a test that drives the client side.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The session updates `ed` recorded for session `sid` of kind `kind`
+/// (`sessionUpdate`, e.g. `tool_call`), in order.
+pub fn of_kind(ed: &Editor, sid: &str, kind: &str) -> Vec<Value> {
+    ed.updates(sid)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == kind)
+        .collect()
+}
