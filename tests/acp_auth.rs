@@ -3,62 +3,14 @@
 //! succeeds when a key is configured; without one `session/new` answers the schema's
 //! auth-required error.
 
+mod acp_raw;
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::Write;
+use std::process::{Command, Stdio};
 
+use acp_raw::Agent;
 use serde_json::{Value, json};
-
-struct Agent {
-    child: Child,
-    stdin: ChildStdin,
-    out: BufReader<ChildStdout>,
-}
-
-impl Agent {
-    fn start(env: &common::Env) -> Agent {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bb7"))
-            .arg("acp")
-            .current_dir(&env.project)
-            .env_clear()
-            .env("HOME", &env.home)
-            .env("XDG_CONFIG_HOME", env.home.join(".config"))
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        Agent {
-            stdin: child.stdin.take().unwrap(),
-            out: BufReader::new(child.stdout.take().unwrap()),
-            child,
-        }
-    }
-
-    /// Sends request `id` and returns its response (notifications skipped).
-    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-        loop {
-            let mut l = String::new();
-            assert!(self.out.read_line(&mut l).unwrap() > 0, "bb7 acp ended");
-            let v: Value = serde_json::from_str(&l).unwrap();
-            if v.get("method").is_none() && v["id"] == id {
-                return v;
-            }
-        }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A project whose config names no key (the default endpoint is OpenRouter's).
 fn keyless() -> common::Env {

@@ -1,94 +1,13 @@
 //! `bb7 acp` on the wire, line by line: malformed JSON-RPC gets the standard errors
 //! and the agent keeps serving; a proposal's `tool_call` says `pending` itself.
 
+mod acp_raw;
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-
+use acp_raw::Agent;
 use common::fake_env;
 use common::fake_model::*;
 use serde_json::{Value, json};
-
-struct Agent {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Agent {
-    fn start(env: &common::Env) -> Agent {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bb7"))
-            .arg("acp")
-            .current_dir(&env.project)
-            .env_clear()
-            .env("HOME", &env.home)
-            .env("XDG_CONFIG_HOME", env.home.join(".config"))
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Agent {
-            stdin: child.stdin.take().unwrap(),
-            child,
-            lines: rx,
-        }
-    }
-
-    fn send_bytes(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn send(&mut self, line: &str) {
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The next message (each line must be one JSON-RPC 2.0 object).
-    fn next(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(common::TIMEOUT)
-            .expect("a message from bb7 acp");
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        assert_eq!(v["jsonrpc"], "2.0", "{line}");
-        v
-    }
-
-    /// The response with `id`; notifications and requests before it are collected.
-    fn response(&mut self, id: Value, seen: &mut Vec<Value>) -> Value {
-        loop {
-            let v = self.next();
-            if v.get("method").is_none() && v["id"] == id {
-                return v;
-            }
-            seen.push(v);
-        }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn malformed_json_rpc_gets_standard_errors_and_the_agent_keeps_serving() {
