@@ -5,24 +5,10 @@
 mod acp_support;
 mod common;
 
-use std::time::Duration;
-
 use acp_support::*;
 use agent_client_protocol::v1::schema::{CancelNotification, LoadSessionRequest};
 use common::fake_env;
 use serde_json::json;
-
-/// Waits (polling every 10 ms) until `f` holds; the poll count is a hang guard only.
-async fn until(f: impl Fn() -> bool) {
-    let polls = common::TIMEOUT.as_millis() / 10;
-    for _ in 0..polls {
-        if f() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("still waiting after {polls} polls");
-}
 
 #[test]
 fn cancel_ends_a_prompt_whose_read_the_client_never_answers() {

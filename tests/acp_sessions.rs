@@ -12,20 +12,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
 
-/// Waits (polling every 10 ms) until `f` holds. The poll count is the harness's hang
-/// guard (at least `common::TIMEOUT` of polling), never a speed bound: what is awaited
-/// takes milliseconds, and no clock is read.
-async fn until(f: impl Fn() -> bool) {
-    let polls = common::TIMEOUT.as_millis() / 10;
-    for _ in 0..polls {
-        if f() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("still waiting after {polls} polls");
-}
-
 #[test]
 fn cancel_stops_the_stream_and_keeps_the_partial_answer() {
     let (env, fake) = fake_env(json!({}));

@@ -406,3 +406,17 @@ pub fn of_kind(ed: &Editor, sid: &str, kind: &str) -> Vec<Value> {
         .filter(|u| u["sessionUpdate"] == kind)
         .collect()
 }
+
+/// Waits (polling every 10 ms) until `f` holds. The poll count is the harness's hang
+/// guard (at least `common::TIMEOUT` of polling), never a speed bound: what is awaited
+/// takes milliseconds, and no clock is read.
+pub async fn until(f: impl Fn() -> bool) {
+    let polls = crate::common::TIMEOUT.as_millis() / 10;
+    for _ in 0..polls {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("still waiting after {polls} polls");
+}
