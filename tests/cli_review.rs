@@ -9,23 +9,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
 
-/// Hunk ids from `bb7 review`: the first word of each indented hunk line.
-fn hunk_ids(review: &str) -> Vec<String> {
-    review
-        .lines()
-        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
-        .map(|l| l.split_whitespace().next().unwrap().to_owned())
-        .collect()
-}
-
-fn checkpoint_ids(env: &common::Env) -> Vec<String> {
-    stdout(&ok(env, &["checkpoints"]))
-        .lines()
-        .filter(|l| l.starts_with("cp_"))
-        .map(|l| l.split_whitespace().next().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn review_accepts_and_rejects_hunks_by_id() {
     let (env, fake) = fake_env(json!({}));

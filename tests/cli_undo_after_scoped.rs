@@ -10,22 +10,6 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
 
-fn hunk_ids(review: &str) -> Vec<String> {
-    review
-        .lines()
-        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
-        .map(|l| l.split_whitespace().next().unwrap().to_owned())
-        .collect()
-}
-
-fn checkpoint_ids(env: &common::Env) -> Vec<String> {
-    stdout(&ok(env, &["checkpoints"]))
-        .lines()
-        .filter(|l| l.starts_with("cp_"))
-        .map(|l| l.split_whitespace().next().unwrap().to_owned())
-        .collect()
-}
-
 #[test]
 fn rollback_last_after_a_scoped_rollback_undoes_the_rest_of_that_apply() {
     let (env, fake) = fake_env(json!({}));

@@ -290,3 +290,21 @@ pub fn hold_without_socket(env: &Env, id: &str) -> Child {
     .unwrap();
     holder
 }
+
+/// Hunk ids from `bb7 review`: the first word of each indented hunk line.
+pub fn hunk_ids(review: &str) -> Vec<String> {
+    review
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("    "))
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .collect()
+}
+
+/// Checkpoint ids in the order `bb7 checkpoints` lists them.
+pub fn checkpoint_ids(env: &Env) -> Vec<String> {
+    stdout(&ok(env, &["checkpoints"]))
+        .lines()
+        .filter(|l| l.starts_with("cp_"))
+        .map(|l| l.split_whitespace().next().unwrap().to_owned())
+        .collect()
+}
