@@ -3,33 +3,20 @@
 //! through `--record` stores traces without credentials that replay to the same result.
 
 mod common;
+mod eval_support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::fake_model::*;
+use eval_support::*;
 use serde_json::{Value, json};
-
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn bb7(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bb7"))
-        .args(args)
-        .current_dir(ROOT)
-        .env_clear()
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .output()
-        .expect("run bb7")
-}
 
 /// The `--json` report; the exit status is checked against it: non-zero exactly when
 /// a task failed.
 fn report(out: &Output) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let r: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("--json prints one JSON document ({e}): {stderr}"));
+    let r = parse_report(out);
     let failed = r["tasks"]
         .as_array()
         .unwrap()
@@ -42,16 +29,6 @@ fn report(out: &Output) -> Value {
         assert!(stderr.contains("tasks failed"), "{stderr}");
     }
     r
-}
-
-/// The entry of `report[list]` whose `key` is `name`.
-fn entry<'a>(report: &'a Value, list: &str, key: &str, name: &str) -> &'a Value {
-    report[list]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m[key] == name)
-        .unwrap_or_else(|| panic!("no {name} in {report}"))
 }
 
 fn mode<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -354,23 +331,6 @@ fn shipped_traces_say_how_they_were_made() {
     }
 }
 
-/// A shipped task's JSON.
-fn shipped_task(id: &str) -> Value {
-    let path = Path::new(ROOT)
-        .join("eval/tasks")
-        .join(format!("{id}.json"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-/// A shipped trace's JSON.
-fn shipped_trace(mode: &str, id: &str) -> Value {
-    let path = Path::new(ROOT)
-        .join("eval/traces")
-        .join(mode)
-        .join(format!("{id}.json"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
 /// `bb7 eval --replay TRACES --json` of `tasks` in `mode`, the tasks written to a
 /// directory of their own under `home`.
 fn replay_tasks(home: &Path, tasks: &[Value], traces: &Path, mode: &str) -> Value {
@@ -392,14 +352,6 @@ fn replay_tasks(home: &Path, tasks: &[Value], traces: &Path, mode: &str) -> Valu
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     report(&bb7(home, &args))
-}
-
-fn shipped_traces() -> std::path::PathBuf {
-    Path::new(ROOT).join("eval/traces")
-}
-
-fn task_result<'a>(report: &'a Value, id: &str) -> &'a Value {
-    entry(report, "tasks", "task", id)
 }
 
 #[test]

@@ -2,47 +2,10 @@
 //! of another model than the provider is configured with, and a failed task makes the
 //! exit status non-zero (README, "Eval").
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod eval_support;
 
+use eval_support::*;
 use serde_json::{Value, json};
-
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn bb7(home: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bb7"))
-        .args(args)
-        .current_dir(ROOT)
-        .env_clear()
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .output()
-        .expect("run bb7")
-}
-
-fn shipped_trace(mode: &str, id: &str) -> Value {
-    let path = Path::new(ROOT)
-        .join("eval/traces")
-        .join(mode)
-        .join(format!("{id}.json"));
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn report(out: &Output) -> Value {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("--json prints one JSON document ({e}): {stderr}"))
-}
-
-fn task_result<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["task"] == id)
-        .unwrap_or_else(|| panic!("no {id} in {report}"))
-}
 
 /// A trace replays only as the run it was made of: a remote trace relabelled local
 /// (its mode, or its mode and providers), or one whose exchanges name no model, is
@@ -68,7 +31,7 @@ fn a_replay_refuses_a_trace_of_another_mode_or_model() {
                 "--json",
             ],
         );
-        let r = report(&out);
+        let r = parse_report(&out);
         assert_eq!(out.status.code(), Some(1));
         let t = task_result(&r, "js-const").clone();
         assert_eq!(t["success"], false, "{t}");
