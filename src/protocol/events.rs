@@ -397,4 +397,8 @@ pub struct PeerChange {
     /// The other process's PID, when the socket tells it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// For a `send`: the id (`peer:…`) that the turn's messages carry on this stream,
+    /// copied from the guest's, and that `cancel` takes as `target_request_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_request_id: Option<String>,
 }

@@ -2,7 +2,7 @@
 //! on its way to the one writer of stdout (invariant 1 in docs/ARCHITECTURE.md). It
 //! lives with the wire types, below the server and the turn, so both can hold one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -28,6 +28,10 @@ pub struct Outbox {
     /// (`server::guests`), by connection number: where the messages of their
     /// requests go instead of stdout.
     guests: Arc<Mutex<HashMap<u64, Guest>>>,
+    /// Guests' `send` requests (ids inside the server) whose messages are also copied
+    /// to stdout under their [`peer_id`], so that the holder's own client shows the
+    /// turn live (docs/PROTOCOL.md, "One chat, many front-ends").
+    mirrored: Arc<Mutex<HashSet<String>>>,
 }
 
 /// Where one guest's messages wait for its connection's writer, and their byte count.
@@ -60,6 +64,32 @@ pub fn guest_id(conn: u64, own: Option<&str>) -> String {
         Some(own) => format!("{GUEST_ID_PREFIX}{conn}:{own}"),
         None => format!("{GUEST_ID_PREFIX}{conn}!"),
     }
+}
+
+/// The start of the id under which the holder's own client sees a guest's turn
+/// (`peer:{connection}:{its own id}`, or `peer:{connection}!`).
+pub const PEER_ID_PREFIX: &str = "peer:";
+
+/// The id the holder's client sees for guest request `request_id` (an id made by
+/// [`guest_id`]); `None` for any other id.
+pub fn peer_id(request_id: &str) -> Option<String> {
+    let rest = request_id.strip_prefix(GUEST_ID_PREFIX)?;
+    Some(format!("{PEER_ID_PREFIX}{rest}"))
+}
+
+/// The guest request id inside the server that peer id `id` names (the inverse of
+/// [`peer_id`]); `None` when `id` is not a peer id.
+pub fn from_peer_id(id: &str) -> Option<String> {
+    let rest = id.strip_prefix(PEER_ID_PREFIX)?;
+    let internal = format!("{GUEST_ID_PREFIX}{rest}");
+    guest_route(&internal).is_some().then_some(internal)
+}
+
+/// Whether a message of a mirrored guest turn is copied to stdout: a read approval and
+/// a clarifying question are the guest's to answer, and shown to it only.
+fn mirrors(line: &Encoded) -> bool {
+    let s = line.as_str();
+    !(s.starts_with(r#"{"type":"tool_approval""#) || s.starts_with(r#"{"type":"clarification""#))
 }
 
 /// The bytes queued for stdout and not yet written, shared by the outbox and the
@@ -119,6 +149,19 @@ impl Outbox {
             tx,
             backlog: Arc::default(),
             guests: Arc::default(),
+            mirrored: Arc::default(),
+        }
+    }
+
+    /// Starts (`on`) or stops copying the messages of guest request `request_id` to
+    /// stdout under its [`peer_id`].
+    pub fn mirror(&self, request_id: &str, on: bool) {
+        if let Ok(mut m) = self.mirrored.lock() {
+            if on {
+                m.insert(request_id.to_owned());
+            } else {
+                m.remove(request_id);
+            }
         }
     }
 
@@ -160,6 +203,12 @@ impl Outbox {
     /// Queues `msg` with `request_id` set. A closed writer (stdout gone) drops it.
     pub fn send(&self, msg: Encoded, request_id: Option<&str>) {
         if let Some((conn, own)) = request_id.and_then(guest_route) {
+            let id = request_id.unwrap_or_default();
+            let copy = self.mirrored.lock().is_ok_and(|m| m.contains(id)) && mirrors(&msg);
+            if copy && let Some(peer) = peer_id(id) {
+                self.backlog
+                    .queue(msg.clone().into_line(Some(&peer)), &self.tx);
+            }
             let line = msg.into_line(own);
             if let Ok(g) = self.guests.lock()
                 && let Some(guest) = g.get(&conn)
@@ -212,5 +261,16 @@ mod tests {
         );
         assert_eq!(guest_route(&guest_id(12, None)), Some((12, None)));
         assert_eq!(guest_route("cli3"), None);
+    }
+
+    #[test]
+    fn a_peer_id_names_the_guest_request_and_nothing_else() {
+        let inside = guest_id(7, Some("cli3"));
+        assert_eq!(peer_id(&inside).as_deref(), Some("peer:7:cli3"));
+        assert_eq!(from_peer_id("peer:7:cli3"), Some(inside));
+        assert_eq!(from_peer_id("peer:7!"), Some(guest_id(7, None)));
+        assert_eq!(from_peer_id("peer:x"), None);
+        assert_eq!(from_peer_id("nv3"), None);
+        assert_eq!(peer_id("nv3"), None);
     }
 }

@@ -7,7 +7,7 @@ use crate::chat::ChatKey;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::Request;
 use crate::protocol::events::PeerChange;
-use crate::protocol::outbox::{guest_id, guest_route};
+use crate::protocol::outbox::{from_peer_id, guest_id, guest_route, peer_id};
 
 use super::guests::{self, GuestEvent, Hub, Listener, Policy};
 use super::session::{Ctx, Session};
@@ -57,7 +57,8 @@ impl Holder {
             if session.is_in_flight(id) {
                 return true;
             }
-            note(ctx, chat, "send", "done", *pid);
+            ctx.outbox.mirror(id, false);
+            note(ctx, chat, "send", "done", *pid, Some(id.as_str()));
             false
         });
     }
@@ -121,6 +122,12 @@ impl Holder {
             ctx.outbox.send(crate::protocol::ok(), Some(&id));
             return;
         }
+        // A guest's turn is shown live to the holder's own client: its messages are
+        // copied from the start, and the copy stops at once if the send is refused.
+        let send = req.action == "send";
+        if send {
+            ctx.outbox.mirror(&id, true);
+        }
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.handle(&req, ctx)))
                 .unwrap_or_else(|_| {
@@ -129,6 +136,9 @@ impl Holder {
                         format!("Internal error while handling {}", req.action),
                     ))
                 });
+        if send && !(result.is_ok() && session.is_in_flight(&id)) {
+            ctx.outbox.mirror(&id, false);
+        }
         match result {
             Ok((reply, _)) => {
                 if let Some(reply) = reply {
@@ -136,10 +146,10 @@ impl Holder {
                 }
                 if policy == Policy::Change {
                     if req.action == "send" && session.is_in_flight(&id) {
-                        note(ctx, &chat, "send", "started", pid);
+                        note(ctx, &chat, "send", "started", pid, Some(&id));
                         self.turns.push((id, chat, pid));
                     } else {
-                        note(ctx, &chat, &req.action, "done", pid);
+                        note(ctx, &chat, &req.action, "done", pid, None);
                     }
                 }
             }
@@ -223,14 +233,41 @@ fn admit(
     Ok(())
 }
 
-/// Writes a `peer_change` note on this process's own stream.
-fn note(ctx: &Ctx, chat: &ChatKey, action: &str, status: &str, pid: Option<u32>) {
+/// Lets this process's own client cancel a guest's turn it was shown: a `cancel`
+/// whose `target_request_id` is a peer id (`peer:…`, from a `peer_change` note) names
+/// the guest's request inside the server.
+pub(super) fn own_request(req: &mut Request) {
+    if req.action != "cancel" {
+        return;
+    }
+    if let Some(obj) = req.fields.as_object_mut()
+        && let Some(serde_json::Value::String(target)) = obj.get("target_request_id")
+        && let Some(inside) = from_peer_id(target)
+    {
+        obj.insert(
+            "target_request_id".into(),
+            serde_json::Value::String(inside),
+        );
+    }
+}
+
+/// Writes a `peer_change` note on this process's own stream; `turn` is the guest's
+/// `send` request (its id inside the server) whose messages are mirrored.
+fn note(
+    ctx: &Ctx,
+    chat: &ChatKey,
+    action: &str,
+    status: &str,
+    pid: Option<u32>,
+    turn: Option<&str>,
+) {
     ctx.outbox.emit(
         &PeerChange {
             chat_id: chat.id.clone(),
             action: action.to_owned(),
             status: status.to_owned(),
             pid,
+            peer_request_id: turn.and_then(peer_id),
         },
         None,
     );

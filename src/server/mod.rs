@@ -249,7 +249,7 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let req = match Request::parse(&bytes) {
+        let mut req = match Request::parse(&bytes) {
             Ok(r) => r,
             Err(bad) => {
                 tracing::info!(request_id = ?bad.request_id, error = %bad.error, "bad request line");
@@ -257,6 +257,7 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
                 continue;
             }
         };
+        holder::own_request(&mut req);
         let id = req.request_id.as_deref();
         let started = std::time::Instant::now();
         // A bug must cost one request, never the process (docs/PROTOCOL.md "Conventions").
