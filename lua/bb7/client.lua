@@ -12,6 +12,7 @@ local state = {
   partial = '', -- bytes of an unfinished line
   listeners = {}, -- event type -> { fn, ... } (unsolicited events, e.g. title_updated)
   on_exit = nil,
+  on_peer = nil, -- fn(peer_id, chat_id): a peer's turn was seen first
   binary = nil,
   stderr = {},
 }
@@ -25,6 +26,13 @@ end
 local function dispatch(msg)
   local id = msg.request_id
   local handler = id and state.pending[id]
+  -- A turn another bb7 process started on the chat this one holds comes with a `peer:`
+  -- id, never one of ours (docs/PROTOCOL.md, "One chat, many front-ends"): it is
+  -- followed from whichever of its messages comes first.
+  if not handler and type(id) == 'string' and id:sub(1, 5) == 'peer:' and state.on_peer then
+    state.on_peer(id, msg.chat_id)
+    handler = state.pending[id]
+  end
   if handler then
     local t = msg.type
     local final = t == 'done' or t == 'error' or t == 'diff_error'
@@ -246,6 +254,23 @@ function M.request_sync(action, fields, timeout)
     return { type = 'error', code = 'timeout', message = action .. ' timed out' }
   end
   return reply
+end
+
+--- Calls `fn(peer_id, chat_id)` for the first message of a turn another bb7 process
+--- started on the held chat (its `peer:` id has no handler yet); `fn` may register one
+--- with follow(), which then gets that message too.
+---@param fn fun(peer_id: string, chat_id: string?)
+function M.on_peer(fn)
+  state.on_peer = fn
+end
+
+--- Routes the messages carrying `id` (a peer's turn) as those of our own request:
+--- stream messages to `on_stream`, the final one to `on_reply`.
+---@param id string
+---@param on_reply fun(msg: table)
+---@param on_stream fun(msg: table)
+function M.follow(id, on_reply, on_stream)
+  state.pending[id] = { reply = on_reply, stream = on_stream }
 end
 
 --- Subscribes to an unsolicited event type (e.g. `title_updated`).

@@ -35,9 +35,17 @@ function M.setup(opts)
   end)
   -- Another bb7 process (a shell command, an editor wrapper) acted on the chat this one
   -- holds, through its holder socket: show it as after our own request.
-  client.on('peer_change', function()
+  client.on('peer_change', function(msg)
+    if msg.peer_request_id and msg.status == 'started' then
+      require('bb7.turn').follow_peer(msg.peer_request_id, msg.chat_id)
+      return
+    end
     vim.cmd('silent! checktime')
     require('bb7.ui.render').refresh()
+  end)
+  -- A peer's turn whose first message came before its note.
+  client.on_peer(function(rid, chat_id)
+    require('bb7.turn').follow_peer(rid, chat_id)
   end)
   -- :BB7Add in a pane adds the file the user was in last.
   vim.api.nvim_create_autocmd('BufEnter', {

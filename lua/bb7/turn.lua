@@ -45,8 +45,14 @@ end
 
 -- `sent`, `chat_id`: the text sent and its chat, kept here since a send refused at once
 -- ends before its stream is recorded.
+-- Peers' turns that ended: a late `started` note never shows one again.
+local peers_ended = {}
+
 local function finished(rid, final, sent, sent_chat)
   local st = state.stream(rid)
+  if type(rid) == 'string' and rid:sub(1, 5) == 'peer:' then
+    peers_ended[rid] = true
+  end
   state.end_stream(rid)
   if final.type == 'done' then
     local n = #(final.output_files or {})
@@ -150,6 +156,26 @@ local function event(rid, msg)
     last_redraw = now
     vim.cmd('redrawstatus!')
   end
+end
+
+--- Shows a turn another bb7 process (`bb7 ask`, `bb7 chat`) started on the chat this
+--- one holds, as our own: spinner, reasoning and text as they stream, the answer and its
+--- changes at the end; :BB7Cancel cancels it by its `peer:` id (docs/PROTOCOL.md, "One
+--- chat, many front-ends"). A turn already followed is left as it is.
+---@param rid string the turn's `peer:` id
+---@param chat_id string?
+function M.follow_peer(rid, chat_id)
+  if state.stream(rid) or peers_ended[rid] then
+    return
+  end
+  state.add_stream(rid, { rid = rid, chat_id = chat_id, text = '', thinking = '', pieces = {}, peer = true })
+  require('bb7.client').follow(rid, function(final)
+    finished(rid, final)
+  end, function(msg)
+    event(rid, msg)
+  end)
+  stream_ui().start(state.stream(rid))
+  vim.cmd('redrawstatus!')
 end
 
 --- Sends `text` to the active chat, `chat_id`.
