@@ -377,6 +377,8 @@ function M.edit_instructions(opts)
   if not r then
     return report('open instructions', err)
   end
+  -- From a pane: the file opens in an editor window, never in the pane itself.
+  vim.api.nvim_set_current_win(layout().editor_window())
   vim.cmd('edit ' .. vim.fn.fnameescape(r.path))
 end
 

@@ -24,6 +24,8 @@ M.ns = vim.api.nvim_create_namespace('bb7_review')
 ---@field first integer first buffer row (0-based) the hunk covers
 ---@field last integer last buffer row (0-based)
 ---@field conflict boolean it touches lines changed since the snapshot
+---@field above integer? its new lines are virtual lines above the first line (this many)
+---@field replaces boolean? the model's new file replaces the whole file on disk (`!A`)
 
 ---@type table<integer, {path: string, file: table, hunks: bb7.DrawnHunk[]}>
 local drawn = {}
@@ -173,7 +175,15 @@ local function draw(buf, path, file)
     if conflict then
       sign = '!'
     end
-    if h.old_lines > 0 then
+    -- The model wrote a new file where one already was: its lines replace the whole
+    -- file on disk, which is marked removed, with the model's lines above it.
+    local replaces = file.status == '!A' and h.old_lines == 0 and h.old_start == 0
+    if replaces then
+      first, last = 0, count - 1
+      for row = first, last do
+        vim.api.nvim_buf_set_extmark(buf, M.ns, row, 0, { line_hl_group = 'BB7ReviewDelete', sign_text = sign, sign_hl_group = sign_hl, priority = 150 })
+      end
+    elseif h.old_lines > 0 then
       first = math.min(start - 1, count - 1)
       last = math.min(first + h.old_lines - 1, count - 1)
       for row = first, last do
@@ -199,14 +209,15 @@ local function draw(buf, path, file)
       hint = string.format("  conflicts with your edits · %s take the model's version · %s reject", keys.take, keys.reject)
     end
     local anchor_above = h.old_lines == 0 and h.old_start == 0
-    vim.api.nvim_buf_set_extmark(buf, M.ns, last, 0, {
+    local virt = #added > 0 and virt_added(buf, first, h.old_lines > 0 and removed or {}, added) or nil
+    vim.api.nvim_buf_set_extmark(buf, M.ns, anchor_above and first or last, 0, {
       virt_text = { { hint, conflict and 'BB7ReviewConflict' or 'BB7ReviewHint' } },
       virt_text_pos = 'eol',
-      virt_lines = #added > 0 and virt_added(buf, first, h.old_lines > 0 and removed or {}, added) or nil,
+      virt_lines = virt,
       virt_lines_above = anchor_above or nil,
       priority = 150,
     })
-    table.insert(list, { hunk = h, first = first, last = last, conflict = conflict })
+    table.insert(list, { hunk = h, first = first, last = last, conflict = conflict, above = anchor_above and virt and #virt or nil, replaces = replaces or nil })
   end
   drawn[buf] = { path = path, file = file, hunks = list }
   return list
@@ -225,7 +236,7 @@ local function hunk_at_cursor(buf)
   end
 end
 
-local detach
+local detach, drop_nav
 
 --- Draws the review of `path` again from the binary; ends it when nothing is pending.
 ---@param path string project-relative
@@ -307,6 +318,11 @@ end
 
 local function jump(dh)
   vim.api.nvim_win_set_cursor(0, { dh.first + 1, 0 })
+  if dh.above then
+    -- Virtual lines above the first line show only as filler lines at the top of the
+    -- window: scrolled into view, or the hunk's new lines would stay hidden.
+    vim.fn.winrestview({ topline = 1, topfill = dh.above })
+  end
 end
 
 --- Moves to the next (dir 1) or previous (dir -1) hunk, going on into the next file
@@ -330,6 +346,7 @@ function M.next_hunk(dir)
   end
   local files = pending_files()
   if #files == 0 then
+    drop_nav(buf)
     return say('No pending hunks', levels.WARN)
   end
   local here = d and d.path or state.relpath(vim.api.nvim_buf_get_name(buf))
@@ -450,10 +467,23 @@ detach = function(buf)
   if vim.b[buf].bb7_review then
     vim.b[buf].bb7_review = nil
     local k = config.get().review_keys
-    for _, lhs in ipairs({ k.accept, k.reject, k.accept_all, k.reject_all, k.next, k.prev, k.take }) do
+    -- ]h / [h stay: from a file whose review is done they go on into the next file
+    -- with pending hunks (they leave once none is left).
+    for _, lhs in ipairs({ k.accept, k.reject, k.accept_all, k.reject_all, k.take }) do
       pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
     end
     pcall(vim.api.nvim_del_augroup_by_name, 'bb7_review_' .. buf)
+  end
+end
+
+--- Removes ]h / [h from `buf` once no review is drawn in it.
+drop_nav = function(buf)
+  if drawn[buf] or vim.b[buf].bb7_review then
+    return
+  end
+  local k = config.get().review_keys
+  for _, lhs in ipairs({ k.next, k.prev }) do
+    pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
   end
 end
 

@@ -143,7 +143,9 @@ end
 ---@param added string[] the hunk's added lines
 ---@param on_done fun(): boolean redraws the review; whether hunks are left
 function M.take(buf, path, dh, added, on_done)
-  local snap = api.get_context_file({ path = path })
+  -- A new file the model wrote over one of yours (`!A`) has no snapshot: the model
+  -- saw no file there, and its version replaces the whole of yours.
+  local snap = dh.replaces and { content = '' } or api.get_context_file({ path = path })
   if not snap then
     return util.say('No snapshot of ' .. path, vim.log.levels.ERROR)
   end
@@ -155,6 +157,9 @@ function M.take(buf, path, dh, added, on_done)
   local where = count == 0 and ('after line ' .. (first - 1)) or count == 1 and ('line ' .. first) or ('lines ' .. first .. '-' .. (first + count - 1))
   local also = #ids > 1 and string.format(' (and %d more of its hunks chained to your edit there)', #ids - 1) or ''
   local question = string.format("Replace %s of %s (your edit there) with the model's version%s?", where, path, also)
+  if dh.replaces then
+    question = string.format("Replace the whole of %s with the model's new file?", path)
+  end
   if vim.fn.confirm(question, '&Yes\n&No', 2) ~= 1 then
     return
   end

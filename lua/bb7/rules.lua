@@ -23,6 +23,7 @@ function M.edit()
   if #used == 0 then
     return util.say('No rules file is included (config rules_files; default AGENTS.md, CLAUDE.md, …)', vim.log.levels.WARN)
   end
+  vim.api.nvim_set_current_win(require('bb7.ui.layout').editor_window())
   vim.cmd('edit ' .. vim.fn.fnameescape(state.root() .. '/' .. used[1]))
   util.say('Rules files included: ' .. table.concat(used, ', '))
 end

@@ -50,6 +50,9 @@ local peers_ended = {}
 
 local function finished(rid, final, sent, sent_chat)
   local st = state.stream(rid)
+  if rid then
+    require('bb7.approval').forget(rid)
+  end
   if type(rid) == 'string' and rid:sub(1, 5) == 'peer:' then
     peers_ended[rid] = true
   end
@@ -134,10 +137,8 @@ local function event(rid, msg)
     vim.api.nvim_echo({ { 'BB-7: ' .. (msg.message or 'waiting'), 'Comment' } }, false, {})
     return
   elseif msg.type == 'tool_approval' then
-    local prompt = 'BB-7: ' .. (msg.payload and msg.payload.description or 'Allow this read') .. '?'
-    vim.ui.select({ 'Allow', 'Deny' }, { prompt = prompt }, function(choice)
-      api.tool_approve(msg.approval_id, choice == 'Allow')
-    end)
+    -- Asked in a bb7 pane only, never with the keys typed in a code buffer.
+    require('bb7.approval').request(rid, msg)
     return
   elseif msg.type == 'clarification' then
     vim.ui.input({ prompt = 'BB-7 asks: ' .. msg.question .. ' ' }, function(answer)

@@ -110,6 +110,12 @@ end
 
 local function style(name, w)
   local wo = vim.wo[w]
+  -- A window split from a diff (:BB7 from inside one) inherits 'diff' and its binds:
+  -- the panes would be diffed against each other and folded to a line.
+  wo.diff = false
+  wo.scrollbind = false
+  wo.cursorbind = false
+  wo.foldmethod = 'manual'
   wo.number = false
   wo.relativenumber = false
   wo.signcolumn = 'no'
