@@ -21,7 +21,8 @@ local M = {}
 function M.call(action, fields, timeout)
   local r = client.request_sync(action, fields or {}, timeout)
   if r.type == 'error' or r.type == 'diff_error' then
-    return nil, { code = r.code, message = r.message or table.concat(r.errors or {}, '; '), data = r.data }
+    local message = r.message or table.concat(r.errors or {}, '; ')
+    return nil, { code = r.code, message = require('bb7.words').plugin(message), data = r.data }
   end
   return r, nil
 end
@@ -36,7 +37,7 @@ function M.notify(action, fields, on_reply)
       return
     end
     if r.type == 'error' then
-      on_reply(nil, { code = r.code, message = r.message or '?' })
+      on_reply(nil, { code = r.code, message = require('bb7.words').plugin(r.message or '?') })
     else
       on_reply(r, nil)
     end

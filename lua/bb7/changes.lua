@@ -157,21 +157,28 @@ end
 --- Applies the whole output of one file.
 ---@param path string project-relative
 ---@param force boolean? overwrite the user's conflicting edits
+---@param quiet boolean? return why it was not applied instead of saying it
 ---@return boolean applied
-function M.apply_one(path, force)
+---@return string? why not applied (with `quiet`)
+function M.apply_one(path, force, quiet)
+  local function refuse(why, level)
+    if not quiet then
+      say(why, level)
+    end
+    return false, why
+  end
   local buf = state.loaded_buf(path)
   if buf and vim.bo[buf].modified then
-    say('Save or discard your changes to ' .. path .. ' first', levels.WARN)
-    return false
+    return refuse('Save or discard your changes to ' .. path .. ' first', levels.WARN)
   end
   local _, err = api.apply_file({ path = path, force = force or nil })
   if err then
     if err.code == 'conflict' then
-      say(path .. ' conflicts with your edits: ' .. err.message .. ' (:BB7Review ' .. path .. ' takes it hunk by hunk; :BB7Apply! ' .. path .. ' overwrites)', levels.WARN)
-    else
-      report('apply ' .. path, err)
+      -- The binary's own advice is in the plugin's words already (bb7.words).
+      local how = err.message:find(':BB7Apply!', 1, true) and '' or (' (:BB7Review ' .. path .. ' takes it hunk by hunk; :BB7Apply! ' .. path .. ' overwrites)')
+      return refuse(path .. ' conflicts with your edits: ' .. err.message .. how, levels.WARN)
     end
-    return false
+    return refuse('Failed to apply ' .. path .. ': ' .. (err.message or 'unknown error'), levels.ERROR)
   end
   util.reload(buf)
   require('bb7.review').refresh(path)
@@ -195,30 +202,36 @@ function M.apply(opts)
     return render().refresh()
   end
   local r = api.file_statuses()
-  local n, failed, skipped = 0, 0, {}
+  local n, failed, skipped = 0, {}, {}
   -- Version-control and tool state is applied only when named explicitly.
   local protected = { ['.git'] = true, ['.bb7'] = true, ['.hg'] = true, ['.svn'] = true, ['.jj'] = true }
   for _, f in ipairs(r and r.files or {}) do
     if protected[f.path:match('^[^/]+')] and f.has_output then
       table.insert(skipped, f.path)
     elseif f.status == 'M' or f.status == 'A' then
-      if M.apply_one(f.path, opts.bang) then
+      local ok, why = M.apply_one(f.path, opts.bang, true)
+      if ok then
         n = n + 1
       else
-        failed = failed + 1
+        table.insert(failed, why)
       end
     elseif f.status == '!A' then
       table.insert(skipped, f.path)
     end
   end
-  if #skipped > 0 then
-    say('Not applied (the file exists locally; use :BB7DiffLocal): ' .. table.concat(skipped, ', '), levels.WARN)
+  -- One message for the whole apply: a second one would hide a conflict said first.
+  local parts = {}
+  if n > 0 then
+    table.insert(parts, n == 1 and 'Applied 1 file' or ('Applied ' .. n .. ' files'))
   end
-  -- One message per outcome: a refused apply has said why already.
-  if n == 0 and #skipped == 0 and failed == 0 then
+  vim.list_extend(parts, failed)
+  if #skipped > 0 then
+    table.insert(parts, 'Not applied (the file exists locally; use :BB7DiffLocal): ' .. table.concat(skipped, ', '))
+  end
+  if #parts == 0 then
     say('No output to apply', levels.WARN)
-  elseif n > 0 then
-    say(n == 1 and 'Applied 1 file' or ('Applied ' .. n .. ' files'))
+  else
+    say(table.concat(parts, '; '), (#failed > 0 or #skipped > 0) and levels.WARN or levels.INFO)
   end
   render().refresh()
 end

@@ -19,7 +19,7 @@ local function rollback(cp, force)
       require('bb7.review').refresh(f.path)
       table.insert(restored, f.path)
     elseif f.conflict then
-      table.insert(refused, f.path .. ' (' .. (f.reason or 'conflict') .. ')')
+      table.insert(refused, f.path .. ' (' .. (require('bb7.words').plugin(f.reason) or 'conflict') .. ')')
     end
   end
   -- One message for the whole rollback.

@@ -14,6 +14,7 @@ local M = {}
 ---@field first_line integer? preview line where the answer so far starts (while it is shown)
 ---@field pieces {[1]: string, [2]: string?}[] what the preview shows of the answer so far: text and line prefix, in order
 ---@field retry {at: integer, reason: string?}? a retry is due at `at` (vim.uv.now() ms), after `reason` (e.g. `HTTP 429`)
+---@field started integer? when it was sent (vim.uv.now() ms)
 ---@field peer boolean? started by another bb7 process on the held chat (`rid` is its `peer:` id)
 
 ---@class bb7.Session

@@ -169,7 +169,7 @@ function M.follow_peer(rid, chat_id)
   if state.stream(rid) or peers_ended[rid] then
     return
   end
-  state.add_stream(rid, { rid = rid, chat_id = chat_id, text = '', thinking = '', pieces = {}, peer = true })
+  state.add_stream(rid, { rid = rid, chat_id = chat_id, text = '', thinking = '', pieces = {}, peer = true, started = vim.uv.now() })
   require('bb7.client').follow(rid, function(final)
     finished(rid, final)
   end, function(msg)
@@ -194,7 +194,7 @@ function M.send(text, chat_id)
   end)
   -- A send refused at once has ended before api.send returned: no stream to follow.
   if rid and not ended then
-    state.add_stream(rid, { rid = rid, chat_id = chat_id, text = '', thinking = '', pieces = {} })
+    state.add_stream(rid, { rid = rid, chat_id = chat_id, text = '', thinking = '', pieces = {}, started = vim.uv.now() })
     stream_ui().start(state.stream(rid))
   end
   return rid

@@ -157,7 +157,8 @@ test('pane keys: no mapping shadows a motion or scroll key; fork and edit are li
   H.truthy(vim.fn.line('w0') > 3, '<C-f> scrolled a page')
   H.eq(#client.request_sync('chat_list', {}).chats, 1, 'no fork was made')
   H.eq(#client.request_sync('chat_get', {}).messages, 2, 'the chat was not cut')
-  H.feed('?')
+  -- In the answer `?` is Vim's backward search; g? shows the keys there.
+  H.feed('g?')
   local help = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   H.truthy(help:find('cf ', 1, true) and help:find('fork', 1, true), 'fork listed: ' .. help)
   H.truthy(help:find('ce ', 1, true) and help:find('edit this message', 1, true), 'edit listed')

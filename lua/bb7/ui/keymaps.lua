@@ -1,5 +1,6 @@
--- Keys of the panes (see :help bb7-keys). Every pane: q closes the UI, ? shows this
--- list in a float, <Tab>/<S-Tab> and gc/gf/gp/gi move between panes. No pane key is
+-- Keys of the panes (see :help bb7-keys). Every pane: q closes the UI, g? shows this
+-- list in a float (? too, except in the answer, where it searches backward as in any
+-- buffer), <Tab>/<S-Tab> and gc/gf/gp/gi move between panes. No pane key is
 -- one of Vim's motions or scroll keys (<C-e> <C-y> <C-f> <C-b> <C-d> <C-u> gg G …):
 -- reading and moving in a pane works as in any buffer.
 
@@ -23,8 +24,14 @@ local function warn_on(err)
   end
 end
 
+-- `?` shows the keys where no one searches; in the answer it is Vim's backward search.
+local help_key = { '?', 'the keys (as g?)', function()
+  M.help()
+end }
+
 local function chat_keys()
   return {
+    help_key,
     { '<CR>', 'open the chat', function()
       local c = render().chat_under_cursor()
       if c then
@@ -52,6 +59,12 @@ local function chat_keys()
         render().refresh()
       end
     end },
+    { 'X', 'archive the chat (:BB7Archive! brings it back)', function()
+      local c = render().chat_under_cursor()
+      if c then
+        require('bb7.archive').archive(c)
+      end
+    end },
     { 'p', 'pin or unpin', function()
       local c = render().chat_under_cursor()
       if c then
@@ -67,6 +80,7 @@ local function file_keys()
     return render().file_row()
   end
   return {
+    help_key,
     { 'R', 'review the file in its buffer', function()
       commands().review({ args = '' })
     end },
@@ -148,6 +162,7 @@ end
 
 local function input_keys()
   return {
+    help_key,
     { config.get().send_key, 'send (also in insert mode)', send_input },
     { '<CR>', 'send', send_input },
   }
@@ -159,7 +174,9 @@ local function common_keys(i)
     { 'q', 'close the UI', function()
       layout().close()
     end },
-    { '?', 'this help', M.help },
+    { 'g?', 'this help', function()
+      M.help()
+    end },
     { '<Tab>', 'next pane', function()
       layout().focus(order[i % #order + 1])
     end },

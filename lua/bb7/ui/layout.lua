@@ -122,6 +122,9 @@ local function style(name, w)
   -- A blank fold column is the panes' left margin.
   wo.foldcolumn = '1'
   wo.wrap = name == 'preview' or name == 'input'
+  if name == 'preview' then
+    require('bb7.ui.rule').window(w)
+  end
   wo.linebreak = true
   wo.cursorline = name == 'chats' or name == 'files'
   -- Markdown markup the highlighting already shows (code fences, link targets) is hidden.

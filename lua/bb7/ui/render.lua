@@ -391,6 +391,7 @@ local function draw_preview(B)
   end
   require('bb7.ui.highlight').stop(layout().buf('preview'))
   local b = set_lines('preview', B.lines)
+  require('bb7.ui.rule').mark(b, 0, -1)
   R.folds = B.folds
   R.line_msg = B.line_msg
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)

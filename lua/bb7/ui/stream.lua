@@ -28,6 +28,7 @@ local function append(text, prefix)
   end
   vim.api.nvim_buf_set_lines(b, last - 1, last, false, pieces)
   vim.bo[b].modifiable = false
+  require('bb7.ui.rule').mark(b, last - 1, -1)
   if shown and shown.first_line then
     -- From the answer's `## Assistant` line on: the rest of the preview stays as drawn.
     require('bb7.ui.highlight').tail(b, shown.first_line - 2)

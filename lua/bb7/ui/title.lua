@@ -35,7 +35,8 @@ local function usage_text(u, short)
 end
 
 --- The preview's title: chat name, model, a spinner while an answer streams into this
---- chat (or `retrying in N s (HTTP 429)` while a retry waits), tokens, cached share and
+--- chat (`waiting N s` until its first token, `retrying in N s (HTTP 429)` while a
+--- retry waits), tokens, cached share and
 --- cost of the chat's last answer, and the chat's total cost (from the turns this
 --- Neovim saw). With `width`, what fits it (see below); without, the whole title.
 ---@param width integer? display cells
@@ -52,6 +53,9 @@ function M.preview(width)
     if r then
       local secs = math.max(0, math.ceil((r.at - vim.uv.now()) / 1000))
       status = require('bb7').spinner() .. string.format(' retrying in %d s', secs) .. (r.reason and (' (' .. r.reason .. ')') or '')
+    elseif live.started and #(live.pieces or {}) == 0 then
+      -- Until the first token: how long it has waited (a slow server, a long prompt).
+      status = require('bb7').spinner() .. string.format(' waiting %d s', math.floor((vim.uv.now() - live.started) / 1000))
     else
       status = require('bb7').spinner() .. ' answering'
     end

@@ -1,0 +1,151 @@
+-- Words and small things of a day in Neovim: messages speak the plugin's commands, an
+-- apply says everything in one message, `?` searches in the answer, chats are archived
+-- from the Chats pane, wrapped reasoning keeps its rule, and the wait for the first
+-- token is counted in the title.
+local test, H = ...
+
+local BASE = 'one\ntwo\nthree\n'
+
+local function layout()
+  return require('bb7.ui.layout')
+end
+
+local function last_note()
+  return H.notes[#H.notes]
+end
+
+test('apply and rollback speak the plugin, and one message keeps the conflict', function()
+  local proj = H.project({ ['f.txt'] = BASE, ['g.txt'] = BASE })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add f.txt')
+  vim.cmd('BB7Add g.txt')
+  H.output(proj, 'f.txt', 'ONE\ntwo\nthree\n')
+  H.output(proj, 'g.txt', 'one\ntwo\nTHREE\n')
+  -- The user changed the line the model changed in f.txt.
+  vim.fn.writefile({ 'mine', 'two', 'three' }, proj .. '/f.txt')
+  H.notes = {}
+  vim.cmd('BB7Apply')
+  H.eq(#H.notes, 1, 'one message: ' .. vim.inspect(H.notes))
+  local msg = H.notes[1].msg
+  H.truthy(msg:find('Applied 1 file', 1, true), 'the apply: ' .. msg)
+  H.truthy(msg:find('f.txt conflicts with your edits', 1, true), 'the conflict beside it: ' .. msg)
+  H.truthy(msg:find(':BB7Apply!', 1, true) and msg:find(':BB7Review', 1, true), 'the plugin\'s commands: ' .. msg)
+  H.truthy(not msg:find('--force', 1, true) and not msg:find('force: true', 1, true), 'no command-line words: ' .. msg)
+  H.eq(H.notes[1].level, vim.log.levels.WARN, 'a warning')
+  H.eq(H.read(proj .. '/g.txt'), 'one\ntwo\nTHREE\n', 'g.txt applied')
+
+  -- Rolling back over an edit made since: refused in the plugin's words.
+  vim.fn.writefile({ 'one', 'two', 'THREE', 'more of mine' }, proj .. '/g.txt')
+  vim.ui.select = function(items, _, cb) cb(items[1]) end
+  H.notes = {}
+  vim.cmd('BB7Checkpoints')
+  local n = last_note()
+  H.truthy(n and n.msg:find('not rolled back: g.txt', 1, true), 'refused: ' .. vim.inspect(H.notes))
+  H.truthy(n.msg:find(':BB7Checkpoints', 1, true), 'says how here: ' .. n.msg)
+  H.truthy(not n.msg:find('scoped', 1, true) and not n.msg:find('with force', 1, true), 'no protocol words: ' .. n.msg)
+  -- The held-chat advice of the binary names :BB7Unlock.
+  local held = require('bb7.words').plugin('Chat is locked by another bb7 process (PID 7); chat_force_unlock takes it over (that process …)')
+  H.truthy(held:find(':BB7Unlock takes it over', 1, true), held)
+end)
+
+test('? searches backward in the answer, g? shows the keys', function()
+  H.project({ ['a.txt'] = 'x\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  H.script({ text = 'needle at the top\n\nsome words\n\nand more words' })
+  require('bb7').send('answer me')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  vim.cmd('BB7')
+  layout().focus('preview')
+  vim.cmd('normal! G')
+  local before = vim.api.nvim_win_get_cursor(0)[1]
+  H.feed('?needle<CR>')
+  H.eq(layout().pane_of(), 'preview', 'still in the preview: no float')
+  local line = vim.api.nvim_get_current_line()
+  H.truthy(vim.api.nvim_win_get_cursor(0)[1] < before and line:find('needle', 1, true), 'searched backward: ' .. line)
+  H.feed('g?')
+  local help = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  H.eq(vim.api.nvim_win_get_config(0).relative, 'editor', 'g? opens the keys float')
+  H.truthy(help:find('g?', 1, true) and help:find('archive the chat', 1, true), 'keys listed: ' .. help)
+  H.feed('q')
+  layout().focus('chats')
+  H.feed('?')
+  H.eq(vim.api.nvim_win_get_config(0).relative, 'editor', '? in Chats still shows the keys')
+end)
+
+test('X in the Chats pane archives a chat; :BB7Archive! brings it back', function()
+  H.project({ ['a.txt'] = 'x\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat Old notes')
+  vim.cmd('BB7NewChat Current work')
+  vim.cmd('BB7')
+  layout().focus('chats')
+  local rows = H.pane('chats')
+  local at
+  for i, l in ipairs(rows) do
+    if l:find('Old notes', 1, true) then
+      at = i
+    end
+  end
+  H.truthy(at, 'listed: ' .. vim.inspect(rows))
+  vim.api.nvim_win_set_cursor(0, { at, 0 })
+  H.feed('X')
+  H.expect_note('BB-7: Archived "Old notes" (:BB7Archive! brings it back)')
+  local function listed()
+    return table.concat(H.pane('chats'), '\n'):find('Old notes', 1, true) ~= nil
+  end
+  H.truthy(not listed(), 'gone from the pane')
+  vim.ui.select = function(items, _, cb) cb(items[1]) end
+  vim.cmd('BB7Archive!')
+  H.expect_note('BB-7: Brought back "Old notes"')
+  H.truthy(listed(), 'back in the pane')
+  -- Without the pane: the active chat.
+  vim.cmd('wincmd p')
+  layout().focus('preview')
+  vim.cmd('BB7Archive')
+  H.expect_note('BB-7: Archived "Current work"')
+end)
+
+test('a wrapped reasoning line keeps its rule on every screen line', function()
+  H.project({ ['a.txt'] = 'x\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  local long = string.rep('alpha beta gamma ', 12)
+  H.script({ thinking = long, text = 'Done.' })
+  vim.cmd('BB7')
+  require('bb7').send('think hard')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  local w = layout().win('preview')
+  vim.api.nvim_set_current_win(w)
+  vim.cmd('normal! zR')
+  local row
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+    if l:find('alpha beta', 1, true) then
+      row = i
+    end
+  end
+  H.truthy(row, 'the reasoning is drawn')
+  vim.api.nvim_win_set_cursor(w, { row, 0 })
+  vim.cmd('normal! zt')
+  vim.cmd('redraw')
+  local pos = vim.fn.screenpos(w, row, 1)
+  H.truthy(pos.row > 0, 'on screen')
+  H.eq(vim.fn.screenstring(pos.row, pos.col), '│', 'the first screen line has the rule')
+  H.eq(vim.fn.screenstring(pos.row + 1, pos.col), '│', 'the wrapped one has it too')
+  H.eq(vim.fn.screenstring(pos.row + 1, pos.col + 2), 'a', 'and the text goes on after it')
+end)
+
+test('the title counts the seconds until the first token', function()
+  H.project({ ['a.txt'] = 'x\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  H.script({ text = 'late words', chunk_delay_ms = 1500 })
+  vim.cmd('BB7')
+  require('bb7').send('take your time')
+  local title = function() return require('bb7.ui.render').preview_title() end
+  H.wait(function() return title():find('waiting 0 s', 1, true) ~= nil end, 5000, 'waiting from 0: ' .. title())
+  H.wait(function() return title():find('waiting 1 s', 1, true) ~= nil end, 10000, 'the count goes on')
+  H.wait(function() return title():find('answering', 1, true) ~= nil end, 15000, 'answering once words come')
+  H.wait(function() return H.note('Response received') ~= nil end, 15000, 'answer')
+end)
