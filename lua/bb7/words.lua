@@ -34,4 +34,39 @@ function M.plugin(message)
   return message
 end
 
+-- An attachment's path is `{kind}:{name}` (docs/PROTOCOL.md, "Extension: rules files
+-- and attachments"); the preview names it as the user added it.
+local attachment_words = {
+  diagnostics = 'diagnostics of %s',
+  quickfix = 'quickfix list %s',
+  git_diff = '%s',
+  command_output = 'output of `%s`',
+  terminal = 'terminal %s',
+  text = 'text %s',
+  image = 'image %s',
+  mcp_resource = 'resource %s',
+}
+
+--- A context entry's path in words: a file's path as it is, an attachment's
+--- `command_output:ls` as "output of `ls`".
+---@param path string?
+---@return string
+function M.path(path)
+  if type(path) ~= 'string' then
+    return ''
+  end
+  local kind, name = path:match('^([%l_]+):(.*)$')
+  local form = kind and attachment_words[kind]
+  return form and form:format(name) or path
+end
+
+--- A chat event's action (`UserAddFile`) in words, for an action the plugin does not
+--- know yet: its words in lower case (`user add file`, without `user`).
+---@param action string
+---@return string
+function M.action(action)
+  local words = tostring(action):gsub('(%l)(%u)', '%1 %2'):lower():gsub('^user ', '')
+  return (words:gsub('^%l', string.upper))
+end
+
 return M

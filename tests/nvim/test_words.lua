@@ -149,3 +149,30 @@ test('the title counts the seconds until the first token', function()
   H.wait(function() return title():find('answering', 1, true) ~= nil end, 15000, 'answering once words come')
   H.wait(function() return H.note('Response received') ~= nil end, 15000, 'answer')
 end)
+
+test('the preview names attachments in words and lists tool steps under the answer', function()
+  H.project({ ['README.md'] = 'Project readme\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Tools auto')
+  vim.cmd('BB7Add cmd echo hi')
+  H.script({ tool_calls = { { name = 'read_file', args = { path = 'README.md' } } } })
+  H.script({ text = 'The readme says hello.' })
+  vim.cmd('BB7')
+  require('bb7').send('what does it say?')
+  H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
+  local lines = H.pane('preview')
+  local text = table.concat(lines, '\n')
+  H.truthy(text:find('· Attached output of `echo hi`', 1, true), 'the attachment in words: ' .. text)
+  H.truthy(not text:find('UserAttach', 1, true) and not text:find('command_output', 1, true), 'no protocol names: ' .. text)
+  local head, step
+  for i, l in ipairs(lines) do
+    if l == '## Assistant' then
+      head = head or i
+    elseif l:find('^· Read README.md') then
+      step = i
+    end
+  end
+  H.truthy(head and step and head < step, 'the tool step under ## Assistant: ' .. text)
+  H.eq(require('bb7.words').action('UserSomethingNew'), 'Something new', 'an unknown action in words')
+end)

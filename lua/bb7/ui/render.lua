@@ -213,6 +213,8 @@ local event_words = {
   UserAcceptHunk = 'Accepted a hunk of',
   UserRejectHunk = 'Rejected a hunk of',
   UserRollback = 'Rolled back',
+  UserAttach = 'Attached',
+  UserRemoveAttachment = 'Removed',
   AssistantWriteFile = 'Assistant changed',
   ForkWarningModified = 'Changed since then:',
   ForkWarningDeleted = 'Deleted since then:',
@@ -318,6 +320,11 @@ local function render_message(B, chat, index, m)
   local head = m.role == 'user' and ('## You' .. (m.model and (' (' .. m.model .. ')') or '')) or m.role == 'system' and '## Note' or '## Assistant'
   local headed = false
   local first_user_line
+  -- An answer's tool steps and changes are the answer's: under its heading.
+  if m.role == 'assistant' and #(m.parts or {}) > 0 then
+    headed = true
+    B.add(head)
+  end
   for _, p in ipairs(m.parts or {}) do
     if p.type == 'context_event' then
       local range = p.start_line and (':' .. p.start_line .. '-' .. p.end_line) or ''
@@ -325,7 +332,8 @@ local function render_message(B, chat, index, m)
       if change then
         B.fold('▸ ' .. (change.description or ('Changed ' .. p.path)), 'BB7Step', change_body(change))
       else
-        B.add('· ' .. (event_words[p.action] or p.action) .. ' ' .. (p.path or '') .. range, 'Comment')
+        local words = require('bb7.words')
+        B.add('· ' .. (event_words[p.action] or words.action(p.action)) .. ' ' .. words.path(p.path) .. range, 'Comment')
       end
     elseif p.type == 'tool_call' then
       B.add('· ' .. (p.content or p.name or '') .. (p.status == 'denied' and ' (denied)' or ''), 'BB7Step')
