@@ -47,6 +47,17 @@ function M.setup(opts)
   client.on_peer(function(rid, chat_id)
     require('bb7.turn').follow_peer(rid, chat_id)
   end)
+  -- The Files pane's statuses compare your files with the snapshots and the model's
+  -- output: a file written, or changed outside Neovim (seen on focus or by :checktime),
+  -- is drawn again.
+  vim.api.nvim_create_autocmd({ 'FocusGained', 'BufWritePost', 'FileChangedShellPost' }, {
+    group = vim.api.nvim_create_augroup('bb7_files_changed', { clear = true }),
+    callback = function()
+      vim.schedule(function()
+        require('bb7.ui.render').refresh_files()
+      end)
+    end,
+  })
   -- :BB7Add in a pane adds the file the user was in last.
   vim.api.nvim_create_autocmd('BufEnter', {
     group = vim.api.nvim_create_augroup('bb7_last_file', { clear = true }),

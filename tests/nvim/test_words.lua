@@ -176,3 +176,27 @@ test('the preview names attachments in words and lists tool steps under the answ
   H.truthy(head and step and head < step, 'the tool step under ## Assistant: ' .. text)
   H.eq(require('bb7.words').action('UserSomethingNew'), 'Something new', 'an unknown action in words')
 end)
+
+test('the Files pane follows a change made outside Neovim when it gets the focus back', function()
+  local proj = H.project({ ['a.txt'] = BASE })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add a.txt')
+  H.output(proj, 'a.txt', 'ONE\ntwo\nthree\n')
+  vim.cmd('BB7')
+  local function row()
+    for _, l in ipairs(H.pane('files')) do
+      if l:find('a.txt', 1, true) then
+        return l
+      end
+    end
+  end
+  local before = row()
+  H.truthy(before and before:find('M', 1, true), 'M first: ' .. tostring(before))
+  -- Outside Neovim the user edits the line the model changed.
+  vim.fn.writefile({ 'mine', 'two', 'three' }, proj .. '/a.txt')
+  H.eq(row(), before, 'nothing redrew it yet')
+  vim.api.nvim_exec_autocmds('FocusGained', {})
+  H.wait(function() return row() ~= before end, 5000, 'redrawn on focus: ' .. tostring(row()))
+  H.truthy(row():find('~M', 1, true), 'both changed it now: ' .. row())
+end)

@@ -544,6 +544,13 @@ function M.refresh(opts)
   estimate.schedule()
 end
 
+--- Draws the Files pane again (a file changed outside Neovim, or was written).
+function M.refresh_files()
+  if layout().visible() then
+    render_files()
+  end
+end
+
 --- Puts the first preview line holding `query` (any case; else its first word found)
 --- in the middle of the preview and goes there, folds opened: a chat found by
 --- :BB7Search opens at the match, not at its end.
