@@ -60,14 +60,31 @@ local action_words = {
   review_apply = 'reviewed', rollback = 'rolled back',
 }
 
---- One line of the list: local time, what was done, and the files.
+--- One line of the list: local time, what was done, and the files; `undone`: the
+--- local time of the rollback that undid it.
 ---@param cp table a checkpoint_list entry
+---@param undone string?
 ---@return string
-function M.describe(cp)
+function M.describe(cp, undone)
   local paths = vim.tbl_map(function(f)
     return f.path
   end, cp.files or {})
-  return string.format('%s  %s  %s', M.local_time(cp.created_at), action_words[cp.action] or cp.action, table.concat(paths, ', '))
+  local line = string.format('%s  %s  %s', M.local_time(cp.created_at), action_words[cp.action] or cp.action, table.concat(paths, ', '))
+  return undone and (line .. '  (rolled back at ' .. undone .. ')') or line
+end
+
+--- The checkpoints of `list` that a later rollback undid (its `rolls_back`), by id:
+--- the local time of that rollback.
+---@param list table[]
+---@return table<string, string>
+local function undone_by(list)
+  local undone = {}
+  for _, cp in ipairs(list) do
+    if cp.action == 'rollback' and cp.rolls_back then
+      undone[cp.rolls_back] = M.local_time(cp.created_at):sub(12)
+    end
+  end
+  return undone
 end
 
 --- What rolling `cp` back does, in a sentence.
@@ -94,12 +111,19 @@ function M.pick(chat_id)
   for i = #r.checkpoints, 1, -1 do
     table.insert(list, r.checkpoints[i])
   end
+  local undone = undone_by(list)
   vim.ui.select(list, {
     prompt = 'Checkpoints (local time, newest first)',
-    format_item = M.describe,
+    format_item = function(cp)
+      return M.describe(cp, undone[cp.checkpoint_id])
+    end,
   }, function(cp)
     if not cp then
       return
+    end
+    -- Rolling it back again would say nothing new (its files are as before it).
+    if undone[cp.checkpoint_id] then
+      return say('Already rolled back (at ' .. undone[cp.checkpoint_id] .. '); the rollback is in the list too, to undo it', levels.WARN)
     end
     local choices = {
       'Roll back the files not changed since',

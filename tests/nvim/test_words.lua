@@ -200,3 +200,41 @@ test('the Files pane follows a change made outside Neovim when it gets the focus
   H.wait(function() return row() ~= before end, 5000, 'redrawn on focus: ' .. tostring(row()))
   H.truthy(row():find('~M', 1, true), 'both changed it now: ' .. row())
 end)
+
+test('a rolled-back checkpoint is marked and not rolled back again', function()
+  local proj = H.project({ ['f.txt'] = BASE })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add f.txt')
+  H.output(proj, 'f.txt', 'ONE\ntwo\nthree\n')
+  vim.cmd('BB7Apply f.txt')
+  H.eq(H.read(proj .. '/f.txt'), 'ONE\ntwo\nthree\n', 'applied')
+  local shown
+  -- The apply, then the first choice (files not changed since).
+  vim.ui.select = function(items, opts, cb)
+    if opts.format_item then
+      shown = vim.tbl_map(opts.format_item, items)
+      for _, cp in ipairs(items) do
+        if cp.action ~= 'rollback' then
+          return cb(cp)
+        end
+      end
+    end
+    cb(items[1])
+  end
+  vim.cmd('BB7Checkpoints')
+  H.expect_note('BB-7: Rolled back f.txt')
+  H.eq(H.read(proj .. '/f.txt'), BASE, 'rolled back')
+  H.notes = {}
+  vim.cmd('BB7Checkpoints')
+  local apply_line
+  for _, l in ipairs(shown) do
+    if l:find('applied', 1, true) then
+      apply_line = l
+    end
+  end
+  H.truthy(apply_line and apply_line:find('(rolled back at ', 1, true), 'marked: ' .. vim.inspect(shown))
+  H.truthy(H.note('Already rolled back'), 'not again: ' .. vim.inspect(H.notes))
+  H.truthy(not H.note('Nothing to roll back'), 'no second rollback')
+  H.eq(H.read(proj .. '/f.txt'), BASE, 'unchanged')
+end)
