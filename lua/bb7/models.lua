@@ -50,8 +50,19 @@ local function set_model(choice)
   if err then
     return say('Failed to set the model: ' .. err.message, levels.ERROR)
   end
-  say('Model set to ' .. choice.id)
   require('bb7.ui.render').refresh()
+  -- The chat as it would be sent to the new model: a window it does not fit (or nearly
+  -- fills) is said now, with the choice, not at the next send.
+  local draft = require('bb7.ui.layout').visible() and require('bb7.ui.message').text() or ''
+  api.estimate_tokens(draft, function(r)
+    local est = require('bb7.ui.estimate')
+    local window, total = r and r.context_window, r and r.total
+    if type(window) == 'number' and type(total) == 'number' and (r.context_level == 'full' or r.context_level == 'warning') then
+      local how = r.context_level == 'full' and 'does not fit its window (%s): a send is refused' or 'nearly fills its window (%s)'
+      return say(string.format('Model set to %s: this chat (~%s tokens) ' .. how .. '. Choose a larger model, or drop context', choice.id, est.tokens(total), est.tokens(window)), levels.WARN)
+    end
+    say('Model set to ' .. choice.id)
+  end)
 end
 
 local function pick(models)

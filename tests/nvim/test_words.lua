@@ -238,3 +238,39 @@ test('a rolled-back checkpoint is marked and not rolled back again', function()
   H.truthy(not H.note('Nothing to roll back'), 'no second rollback')
   H.eq(H.read(proj .. '/f.txt'), BASE, 'unchanged')
 end)
+
+test('choosing a model whose window the chat does not fit says so', function()
+  local lines = {}
+  for i = 1, 3000 do
+    lines[i] = 'line ' .. i .. ' of a long file with words in it'
+  end
+  H.project({ ['big.txt'] = table.concat(lines, '\n') })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.fn.confirm = function() return 1 end
+  vim.cmd('BB7Add big.txt')
+  vim.ui.select = function(items, _, cb)
+    for _, m in ipairs(items) do
+      if m.id == 'fake/other' then
+        return cb(m)
+      end
+    end
+  end
+  vim.cmd('BB7Model')
+  H.wait(function() return H.note('Model set to fake/other') ~= nil end, 10000, 'the model is set')
+  local n = H.note('Model set to fake/other')
+  H.truthy(n.msg:find('does not fit its window (8k)', 1, true), 'the window is named: ' .. n.msg)
+  H.eq(n.level, vim.log.levels.WARN, 'a warning')
+  -- A model the chat fits: no warning.
+  vim.ui.select = function(items, _, cb)
+    for _, m in ipairs(items) do
+      if m.id == 'fake/model' then
+        return cb(m)
+      end
+    end
+  end
+  H.notes = {}
+  vim.cmd('BB7Model')
+  H.wait(function() return H.note('Model set to fake/model') ~= nil end, 10000, 'back')
+  H.eq(H.note('Model set to fake/model').msg, 'BB-7: Model set to fake/model', 'no warning')
+end)
