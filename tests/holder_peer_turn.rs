@@ -86,11 +86,7 @@ fn the_holder_cancels_a_guest_turn_by_its_peer_id() {
     let (env, fake) = fake_env(json!({}));
     env.write("f.txt", "one\n");
     let (mut editor, _id) = env.with_chat();
-    fake.push_sse(paused(
-        &[text("slow ")],
-        Duration::from_secs(120),
-        "never",
-    ));
+    fake.push_sse(paused(&[text("slow ")], Duration::from_secs(120), "never"));
     let mut ask = spawn(&env, &env.project, &["ask", "tell", "a", "story"]);
     let started = until(&mut editor, |m| {
         m["type"] == "peer_change" && m["status"] == "started"
