@@ -98,7 +98,10 @@ test(':BB7EditInstructions from a pane opens the file in an editor window', func
   H.eq(vim.api.nvim_win_get_buf(layout.win('input')), input, 'the Message pane keeps its buffer')
 end)
 
-test(':BB7 from inside a diff at 80x24 opens the normal layout', function()
+for _, kind in ipairs({ 'tab', 'float' }) do
+test(':BB7 from inside a diff at 80x24 opens the normal layout (' .. kind .. ')', function()
+  -- A float opened from a window takes its window options: 'diff' among them.
+  require('bb7').setup({ binary = H.bin, layout = kind })
   H.project({ ['a.txt'] = 'one\ntwo\n', ['b.txt'] = 'one\nTWO\n' })
   vim.o.columns, vim.o.lines = 80, 24
   vim.cmd('BB7Init')
@@ -114,6 +117,11 @@ test(':BB7 from inside a diff at 80x24 opens the normal layout', function()
   end
   H.truthy(vim.api.nvim_win_get_height(layout.win('preview')) >= 10, 'the preview has its height: ' .. vim.api.nvim_win_get_height(layout.win('preview')))
   H.truthy(vim.api.nvim_win_get_height(layout.win('input')) >= 4, 'the Message pane has its height')
-  -- The preview shows the chat's lines, not one fold.
-  H.eq(vim.fn.foldclosed(1), -1, 'no fold over the preview')
+  -- The panes show their lines, not one fold.
+  for _, name in ipairs({ 'chats', 'files', 'preview', 'input' }) do
+    vim.api.nvim_win_call(layout.win(name), function()
+      H.eq(vim.fn.foldclosed(1), -1, 'no fold over ' .. name)
+    end)
+  end
 end)
+end

@@ -274,3 +274,20 @@ test('choosing a model whose window the chat does not fit says so', function()
   H.wait(function() return H.note('Model set to fake/model') ~= nil end, 10000, 'back')
   H.eq(H.note('Model set to fake/model').msg, 'BB-7: Model set to fake/model', 'no warning')
 end)
+
+test('context events before the first question are not under an answer heading', function()
+  H.project({ ['a.txt'] = 'x\n' })
+  vim.cmd('BB7Init')
+  vim.cmd('BB7NewChat')
+  vim.cmd('BB7Add a.txt')
+  vim.cmd('BB7')
+  local lines = H.pane('preview')
+  local at
+  for i, l in ipairs(lines) do
+    if l == '· Added a.txt' then
+      at = i
+    end
+  end
+  H.truthy(at, 'the event is drawn: ' .. vim.inspect(lines))
+  H.truthy(not vim.tbl_contains(vim.list_slice(lines, 1, at), '## Assistant'), 'no heading over it: ' .. vim.inspect(lines))
+end)

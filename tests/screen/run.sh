@@ -4,7 +4,7 @@
 # no tabline, a streamed answer, and the inline review highlighted in the file.
 # Ends with "N passed, M failed".
 # Without COLUMNS_WIDE it runs at 80x24 and at 200x50, each followed by the daily-use
-# test (tests/screen/daily.sh) at that size.
+# tests (tests/screen/daily.sh, tests/screen/workday.sh) at that size.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${COLUMNS_WIDE:-}" ]; then
@@ -14,6 +14,7 @@ if [ -z "${COLUMNS_WIDE:-}" ]; then
     echo "== ${size}"
     COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/run.sh" || status=1
     COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/daily.sh" || status=1
+    COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/workday.sh" || status=1
   done
   exit $status
 fi

@@ -320,12 +320,13 @@ local function render_message(B, chat, index, m)
   local head = m.role == 'user' and ('## You' .. (m.model and (' (' .. m.model .. ')') or '')) or m.role == 'system' and '## Note' or '## Assistant'
   local headed = false
   local first_user_line
-  -- An answer's tool steps and changes are the answer's: under its heading.
-  if m.role == 'assistant' and #(m.parts or {}) > 0 then
-    headed = true
-    B.add(head)
-  end
   for _, p in ipairs(m.parts or {}) do
+    -- An answer's tool steps and changes are the answer's: under its heading (the
+    -- user's context events before it are not).
+    if m.role == 'assistant' and not headed and (p.type == 'tool_call' or p.action == 'AssistantWriteFile') then
+      headed = true
+      B.add(head)
+    end
     if p.type == 'context_event' then
       local range = p.start_line and (':' .. p.start_line .. '-' .. p.end_line) or ''
       local change = p.action == 'AssistantWriteFile' and (state.change_for(chat.id, p.path, p.version) or last_write[p] and pending_change(p))
