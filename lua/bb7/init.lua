@@ -99,7 +99,8 @@ function M.spinner()
 end
 
 --- Statusline component (lualine, or `%{v:lua.require'bb7'.status()}`):
---- `bb7 ⠋` while a reply streams, `bb7 •` when a reply arrived while the UI was
+--- `bb7 ⠋` while a reply streams (`bb7 ⠋ 12s` while it waits for its first token),
+--- `bb7 •` when a reply arrived while the UI was
 --- hidden, else ''; followed by the context gauge (`~48k/200k (24%)`, with `!` from
 --- 80% and `FULL` at 100%) when the active chat's window is known.
 ---@return string
@@ -107,6 +108,14 @@ function M.status()
   local s = ''
   if state.streaming() then
     s = 'bb7 ' .. M.spinner()
+    -- Until the first token, how long it has waited (as `bb7 ask` shows it).
+    for _, rid in ipairs(state.stream_ids()) do
+      local st = state.stream(rid)
+      if st and st.started and #(st.pieces or {}) == 0 then
+        s = s .. ' ' .. math.floor((vim.uv.now() - st.started) / 1000) .. 's'
+        break
+      end
+    end
   elseif state.unread() then
     s = 'bb7 •'
   end

@@ -12,6 +12,7 @@ local M = {}
 
 local shown = nil ---@type bb7.Stream? the stream drawn at the end of the preview
 local spinner = nil ---@type uv.uv_timer_t?
+local last_second = 0
 
 local layout = require('bb7.util').lazy('bb7.ui.layout')
 local render = require('bb7.util').lazy('bb7.ui.render')
@@ -81,6 +82,12 @@ local function start_spinner()
   spinner:start(0, 100, vim.schedule_wrap(function()
     if not state.streaming() then
       return stop_spinner()
+    end
+    -- The statusline counts the seconds until the first token (require('bb7').status()).
+    local second = math.floor(vim.uv.now() / 1000)
+    if second ~= last_second then
+      last_second = second
+      vim.cmd('redrawstatus!')
     end
     if layout().visible() then
       render().render_titles()
