@@ -14,7 +14,7 @@ test('a turn started by bb7 ask beside Neovim streams into the preview', functio
   vim.cmd('BB7Add a.txt')
   vim.cmd('BB7')
   local state = require('bb7.state')
-  H.script({ thinking = 'Peering at alpha.', text = 'The peer answer is here and it goes on', chunk_delay_ms = 150 })
+  H.script({ thinking = 'Peering at alpha.', text = 'The peer answer is here and it goes on', chunk_delay_ms = 300 })
   local ask = vim.system({ H.bin, 'ask', 'what is in a.txt' }, { cwd = proj, text = true })
   -- Live: the stream is Neovim's (statusline spinner) and the preview grows.
   H.wait(function() return preview():find('The peer', 1, true) ~= nil end, 20000, 'the answer streams into the preview')
