@@ -237,6 +237,8 @@ local function hunk_at_cursor(buf)
 end
 
 local detach, drop_nav
+-- Buffers whose review ended with ]h / [h still mapped (they lead on to other files).
+local nav_kept = {} ---@type table<integer, boolean>
 
 --- Draws the review of `path` again from the binary; ends it when nothing is pending.
 ---@param path string project-relative
@@ -252,6 +254,10 @@ function M.refresh(path)
     detach(buf)
     if file then
       settle(path, file)
+    end
+    -- The last file of the review: ]h / [h are the user's again.
+    if #pending_files() == 0 then
+      drop_nav(buf)
     end
     return false
   end
@@ -472,18 +478,23 @@ detach = function(buf)
     for _, lhs in ipairs({ k.accept, k.reject, k.accept_all, k.reject_all, k.take }) do
       pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
     end
+    nav_kept[buf] = true
     pcall(vim.api.nvim_del_augroup_by_name, 'bb7_review_' .. buf)
   end
 end
 
---- Removes ]h / [h from `buf` once no review is drawn in it.
+--- Removes ]h / [h from `buf`, and from every buffer whose review ended, once no
+--- review is drawn there.
 drop_nav = function(buf)
-  if drawn[buf] or vim.b[buf].bb7_review then
-    return
-  end
+  nav_kept[buf] = true
   local k = config.get().review_keys
-  for _, lhs in ipairs({ k.next, k.prev }) do
-    pcall(vim.keymap.del, 'n', lhs, { buffer = buf })
+  for b in pairs(nav_kept) do
+    if not drawn[b] and vim.api.nvim_buf_is_valid(b) and not vim.b[b].bb7_review then
+      for _, lhs in ipairs({ k.next, k.prev }) do
+        pcall(vim.keymap.del, 'n', lhs, { buffer = b })
+      end
+      nav_kept[b] = nil
+    end
   end
 end
 

@@ -49,10 +49,11 @@ test(']h goes on into the next file after the review of a file is done', functio
   H.feed(']h')
   H.eq(vim.fn.expand('%:t'), 'b.txt', ']h went on into b.txt')
   H.eq(vim.api.nvim_win_get_cursor(0)[1], 3, 'on its hunk')
+  H.eq(vim.fn.maparg(']h', 'n', false, true).buffer, 1, ']h is still bb7\'s in b.txt')
   H.feed('gA')
-  H.feed(']h')
-  H.expect_note('BB-7: No pending hunks')
   H.eq(vim.fn.maparg(']h', 'n', false, true).buffer, nil, ']h is the user\'s again once nothing is pending')
+  vim.cmd('buffer a.txt')
+  H.eq(vim.fn.maparg(']h', 'n', false, true).buffer, nil, 'in a.txt too')
 end)
 
 test('reviewing a file the model replaced (!A) shows the model\'s lines over the file', function()
