@@ -2,7 +2,8 @@
 # Screen test of a working day at one terminal size (COLUMNS_WIDE x LINES_TALL): real
 # Neovim in tmux. :BB7 from inside a diff opens the normal layout; a question asked
 # with `bb7 ask` in a shell beside Neovim streams into Neovim's preview (its wrapped
-# reasoning keeps the `│` rule on every screen line) and ends there as Neovim's own.
+# reasoning keeps the `│` rule on every screen line) and ends there as Neovim's own;
+# a read to approve never takes the keys typed in a file.
 # Ends with "N passed, M failed".
 #   COLUMNS_WIDE=80 LINES_TALL=24 NVIM=... bash tests/screen/workday.sh
 set -uo pipefail
@@ -49,6 +50,24 @@ check "$size: the answer ends in Neovim" wait_for "BB-7: Response received" 20
 ask_done() { for _ in $(seq 200); do [ -s "$work/ask.status" ] && break; sleep 0.05; done; [ "$(cat "$work/ask.status")" = 0 ]; }
 check "$size: bb7 ask got its answer" ask_done
 check "$size: and printed it" grep -qF "for a good while yet." "$work/ask.out"
+
+# A read to approve while typing in a file: the keys stay in the file; the question
+# (Neovim's own vim.ui.select) opens in the UI.
+keys Escape ':BB7Tools ask' Enter
+check "$size: tools ask" wait_for "BB-7: Tools: ask"
+keys q
+script '{"tool_calls":[{"name":"read_file","args":{"path":"b.txt"}}]}'
+script '{"text":"It says BETA."}'
+keys ':BB7Send what does b.txt say' Enter
+check "$size: the read waits for the UI" wait_for "Answer in the bb7 UI" 15
+keys o 'typed in the file' Escape
+check "$size: the keys went to the file" wait_for "typed in the file"
+no_prompt() { ! screen | grep -qE '^ *[12]: (Allow|Deny)'; }
+check "$size: no prompt took them" no_prompt
+keys ':BB7' Enter
+check "$size: the question opens in the UI" wait_for "1: Allow" 10
+keys 1 Enter
+check "$size: allowed, the answer comes" wait_for "BB-7: Response received" 15
 
 keys Escape ':qa!' Enter
 finish
