@@ -2,6 +2,7 @@
 //! instructions. Knows files; knows nothing about models.
 
 pub mod confine;
+pub mod descendants;
 pub mod flush_queue;
 pub mod fsutil;
 pub mod lock;
