@@ -22,9 +22,13 @@ pub const MAX_COPY_BYTES: u64 = 1024 * 1024 * 1024;
 pub struct Validation {
     /// The command exited 0.
     pub passed: bool,
-    /// One line for the debug log and the event trace: the exit status, the time
-    /// limit, or why the copy or the start failed. Never the command's output.
+    /// One line for the debug log, the event trace and the `attempt` message: the
+    /// exit status, the time limit, or why the copy or the start failed. Never the
+    /// command's output.
     pub detail: String,
+    /// The proposal's files that the command runs or reads
+    /// ([`super::command_files`]): when any, the command did not run at all.
+    pub not_run_for: Vec<String>,
 }
 
 impl Validation {
@@ -32,6 +36,7 @@ impl Validation {
         Validation {
             passed: false,
             detail: detail.into(),
+            not_run_for: Vec::new(),
         }
     }
 }
@@ -44,7 +49,9 @@ impl Validation {
 /// process group; it is stopped after `timeout`, and every process it started (those
 /// that left the group too, [`super::descendants`]) is killed when it ends; confined ([`super::confine`]) to
 /// writing in the copy, a private `TMPDIR` beside it and the user's `writable`
-/// directories. The directory is removed afterwards.
+/// directories. The directory is removed afterwards. When `writes` changes a file
+/// the command runs or reads ([`super::command_files`]) nothing runs: the check fails
+/// naming those files.
 pub fn validate(
     root: &Path,
     writes: &BTreeMap<String, String>,
@@ -52,6 +59,17 @@ pub fn validate(
     writable: &[PathBuf],
     timeout: Duration,
 ) -> Validation {
+    let changed = super::command_files::changed_files_run(command, root, writes);
+    if !changed.is_empty() {
+        return Validation {
+            passed: false,
+            detail: format!(
+                "not run: the local edits change {}, which the validation command runs or reads",
+                changed.join(", ")
+            ),
+            not_run_for: changed,
+        };
+    }
     sweep_stale();
     use std::os::unix::fs::PermissionsExt;
     // 0700: the copy holds what the project's own modes may hide from other users.
@@ -298,6 +316,7 @@ fn wait(child: &mut std::process::Child, timeout: Duration) -> Validation {
             Ok(0) => Validation {
                 passed: true,
                 detail: "exit status 0".into(),
+                not_run_for: Vec::new(),
             },
             Ok(n) => Validation::failed(format!("exit status {n}")),
             Err(_) => Validation::failed("the command was stopped"),
