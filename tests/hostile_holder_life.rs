@@ -83,7 +83,6 @@ fn bb7_serve_exits_when_its_stdin_closes_with_a_guest_connected() {
     reader.read_line(&mut line).unwrap();
     let half = UnixStream::connect(env.chat_dir(&id).join("holder.sock")).unwrap();
     (&half).write_all(b"{\"action\":\"pi").unwrap();
-    drop(ask);
     drop(stdin);
     // Counted polls of 50 ms, up to 20 s: a hang guard for a prompt exit.
     let mut status = None;

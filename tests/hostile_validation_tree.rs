@@ -89,7 +89,10 @@ fn assert_gone(out: &Path, pid: i32) {
     }
     assert!(!running(pid), "the setsid child {pid} outlived the check");
     std::thread::sleep(Duration::from_secs(3));
-    assert!(!out.join("marker").exists(), "the setsid child wrote its marker");
+    assert!(
+        !out.join("marker").exists(),
+        "the setsid child wrote its marker"
+    );
 }
 
 #[test]

@@ -65,8 +65,8 @@ const TOOL_FILES: &[(&str, &[&str])] = &[
 
 /// Programs that run the file named by their first argument that is not an option.
 const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "dash", "zsh", "ksh", "fish", "source", ".", "python", "python3", "node",
-    "deno", "bun", "perl", "ruby", "php", "lua", "tclsh", "Rscript", "awk", "make", "just",
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "source", ".", "python", "python3", "node", "deno",
+    "bun", "perl", "ruby", "php", "lua", "tclsh", "Rscript", "awk", "make", "just",
 ];
 
 /// Programs that run the command that follows them (`env X=1 ./check.sh`).
@@ -107,10 +107,11 @@ pub fn changed_files_run(
                 if writes.contains_key(&rel) {
                     hits.insert(rel.clone());
                 }
-                if depth < MAX_DEPTH && seen.insert(rel.clone()) {
-                    if let Some(text) = script_text(root, &rel, writes) {
-                        queue.push((text, depth + 1));
-                    }
+                if depth < MAX_DEPTH
+                    && seen.insert(rel.clone())
+                    && let Some(text) = script_text(root, &rel, writes)
+                {
+                    queue.push((text, depth + 1));
                 }
             }
         }
