@@ -62,6 +62,10 @@ pub enum EventKind {
     /// kept but this summary.
     #[serde(rename = "attempt.dropped")]
     AttemptDropped,
+    /// The validation command did not run: the local edits change files it runs or
+    /// reads (`paths`); the attempt is then dropped as `validation_failed`.
+    #[serde(rename = "validation.refused")]
+    ValidationRefused,
     /// A turn ended with an error, a cancel or a `diff_error`.
     #[serde(rename = "job.failed")]
     JobFailed,

@@ -1,7 +1,9 @@
 //! The project and bb7's directories on disk: `.bb7/`, `~/.bb7/` for global chats and state, `~/.config/bb7/` for config and
 //! instructions. Knows files; knows nothing about models.
 
+pub mod command_files;
 pub mod confine;
+pub mod descendants;
 pub mod flush_queue;
 pub mod fsutil;
 pub mod lock;

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::paths::PROTECTED_DIRS;
 
@@ -22,9 +22,13 @@ pub const MAX_COPY_BYTES: u64 = 1024 * 1024 * 1024;
 pub struct Validation {
     /// The command exited 0.
     pub passed: bool,
-    /// One line for the debug log and the event trace: the exit status, the time
-    /// limit, or why the copy or the start failed. Never the command's output.
+    /// One line for the debug log, the event trace and the `attempt` message: the
+    /// exit status, the time limit, or why the copy or the start failed. Never the
+    /// command's output.
     pub detail: String,
+    /// The proposal's files that the command runs or reads
+    /// ([`super::command_files`]): when any, the command did not run at all.
+    pub not_run_for: Vec<String>,
 }
 
 impl Validation {
@@ -32,6 +36,7 @@ impl Validation {
         Validation {
             passed: false,
             detail: detail.into(),
+            not_run_for: Vec::new(),
         }
     }
 }
@@ -41,9 +46,12 @@ impl Validation {
 /// directories, and without symlinks, so nothing in the copy leads back into the
 /// project), writes `writes` (project-relative path → content) over it, and runs
 /// `command` with `sh -c` there, its stdin, stdout and stderr closed, in its own
-/// process group, which is killed after `timeout`, confined ([`super::confine`]) to
+/// process group; it is stopped after `timeout`, and every process it started (those
+/// that left the group too, [`super::descendants`]) is killed when it ends; confined ([`super::confine`]) to
 /// writing in the copy, a private `TMPDIR` beside it and the user's `writable`
-/// directories. The directory is removed afterwards.
+/// directories. The directory is removed afterwards. When `writes` changes a file
+/// the command runs or reads ([`super::command_files`]) nothing runs: the check fails
+/// naming those files.
 pub fn validate(
     root: &Path,
     writes: &BTreeMap<String, String>,
@@ -51,6 +59,17 @@ pub fn validate(
     writable: &[PathBuf],
     timeout: Duration,
 ) -> Validation {
+    let changed = super::command_files::changed_files_run(command, root, writes);
+    if !changed.is_empty() {
+        return Validation {
+            passed: false,
+            detail: format!(
+                "not run: the local edits change {}, which the validation command runs or reads",
+                changed.join(", ")
+            ),
+            not_run_for: changed,
+        };
+    }
     sweep_stale();
     use std::os::unix::fs::PermissionsExt;
     // 0700: the copy holds what the project's own modes may hide from other users.
@@ -130,19 +149,17 @@ pub fn sweep_stale() {
     }
 }
 
-/// The process groups of the validation commands running now: killed whole when bb7
-/// stops ([`kill_running`]).
+/// The wrapper shells of the validation commands running now: each one's tree is
+/// killed when bb7 stops or the turn is cancelled ([`kill_running`]).
 static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 
-/// Kills every running validation command's process group (at shutdown, so no check
-/// outlives bb7).
+/// Kills every running validation command with all its descendants, those that left
+/// its process group included (at cancel and at shutdown, so no check outlives bb7),
+/// then its wrapper.
 pub fn kill_running() {
-    let groups = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
-    for g in groups {
-        // SAFETY: kill(2) with a negated process group id has no memory effects.
-        unsafe {
-            libc::kill(-g, libc::SIGKILL);
-        }
+    let wrappers = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
+    for w in wrappers {
+        super::descendants::kill_below(w, w);
     }
 }
 
@@ -224,8 +241,14 @@ fn copy_project(root: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The shell that runs the user's command (`$1`) and stays until bb7 has killed what
+/// the command left: as a child subreaper it holds every orphan beneath it, which its
+/// own exit would hand to init. It prints the command's exit status (128 + the signal
+/// number for a killed one) and waits for its stdin to close.
+const WRAPPER: &str = "sh -c \"$1\" sh </dev/null >/dev/null 2>&1; echo \"$?\"; read _";
+
 /// Runs `command` in `dir`, confined, with `tmp` as its `TMPDIR`, and waits at most
-/// `timeout` for it.
+/// `timeout` for it; then kills every process it left.
 fn run(
     dir: &Path,
     tmp: &Path,
@@ -236,64 +259,69 @@ fn run(
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
+        .arg(WRAPPER)
+        .arg("bb7-validate")
         .arg(command)
         .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .env_clear()
         .envs(std::env::vars_os().filter(|(k, _)| !k.to_str().is_none_or(withheld)))
         .env("TMPDIR", tmp)
         .process_group(0);
+    // SAFETY: the closure makes one prctl(2) call in the forked child before exec.
+    unsafe {
+        cmd.pre_exec(super::descendants::become_subreaper);
+    }
     confinement.install(&mut cmd);
     let child = cmd.spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => return Validation::failed(format!("cannot start sh: {e}")),
     };
-    let group = child.id() as i32;
+    let wrapper = child.id() as i32;
     if let Ok(mut g) = RUNNING.lock() {
-        g.push(group);
+        g.push(wrapper);
     }
     let result = wait(&mut child, timeout);
-    // The whole group goes at the end, whatever the shell left running.
-    // SAFETY: kill(2) with a negated process group id has no memory effects.
-    unsafe {
-        libc::kill(-group, libc::SIGKILL);
-    }
+    // Everything beneath the wrapper goes, whatever the command left running, then
+    // the wrapper itself (its stdin closed, and killed should it not read it).
+    super::descendants::kill_below(wrapper, wrapper);
+    drop(child.stdin.take());
+    let _ = child.kill();
+    let _ = child.wait();
     if let Ok(mut g) = RUNNING.lock() {
-        g.retain(|&x| x != group);
+        g.retain(|&x| x != wrapper);
     }
     result
 }
 
-/// Waits at most `timeout` for the command.
+/// Waits at most `timeout` for the wrapper to print the command's exit status.
 fn wait(child: &mut std::process::Child, timeout: Duration) -> Validation {
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => {
-                return Validation {
-                    passed: true,
-                    detail: "exit status 0".into(),
-                };
-            }
-            Ok(Some(status)) => return Validation::failed(status.to_string()),
-            Ok(None) if started.elapsed() >= timeout => {
-                // The whole group: a shell's children would otherwise live on.
-                // SAFETY: kill(2) with a negated process group id has no memory effects.
-                unsafe {
-                    libc::kill(-(child.id() as i32), libc::SIGKILL);
-                }
-                let _ = child.wait();
-                return Validation::failed(format!(
-                    "did not finish within {} s",
-                    timeout.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Validation::failed(format!("cannot wait for the command: {e}")),
+    use std::io::BufRead;
+    let stdout = child.stdout.take();
+    let (tx, rx) = std::sync::mpsc::channel();
+    // The line arrives when the command ends; the reader ends at the latest when the
+    // wrapper is killed after a timeout.
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        if let Some(out) = stdout {
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
         }
+        let _ = tx.send(line);
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(line) => match line.trim().parse::<i32>() {
+            Ok(0) => Validation {
+                passed: true,
+                detail: "exit status 0".into(),
+                not_run_for: Vec::new(),
+            },
+            Ok(n) => Validation::failed(format!("exit status {n}")),
+            Err(_) => Validation::failed("the command was stopped"),
+        },
+        Err(_) => Validation::failed(format!("did not finish within {} s", timeout.as_secs())),
     }
 }
 

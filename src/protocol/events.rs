@@ -158,6 +158,11 @@ pub enum TurnMessage {
         provider: String,
         /// Why the previous attempt was dropped (a `fallback_reason`).
         reason: String,
+        /// For `validation_failed`: what the check said in one line (an exit status,
+        /// the time limit, or that it did not run because the local edits change
+        /// files the command runs, named). Never the command's output.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
         /// The chat.
         chat_id: String,
     },

@@ -63,6 +63,8 @@ pub struct Listener {
     path: PathBuf,
     ino: u64,
     task: tokio::task::JoinHandle<()>,
+    /// Ends the connections of the guests it admitted ([`Listener::end_guests`]).
+    guests: tokio_util::sync::CancellationToken,
 }
 
 impl Listener {
@@ -70,6 +72,15 @@ impl Listener {
     /// over meanwhile bound its own there, and removed it when it let go).
     pub fn in_place(&self) -> bool {
         std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.ino() == self.ino)
+    }
+
+    /// Closes every guest connection it admitted, at once: each holds a share of the
+    /// outbox, and the holder's output ends (and the process exits) only when all
+    /// shares are gone, so a guest that neither reads nor closes would otherwise keep
+    /// a holder whose client left running. A guest sees the socket close, as when
+    /// the holder dies, and may take the chat over.
+    pub fn end_guests(&self) {
+        self.guests.cancel();
     }
 }
 
@@ -109,6 +120,8 @@ pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listen
     let ino = std::fs::symlink_metadata(&path)?.ino();
     let (hub, key) = (hub.clone(), chat.clone());
     let room = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_GUESTS));
+    let guests = tokio_util::sync::CancellationToken::new();
+    let stop = guests.clone();
     let task = tokio::spawn(async move {
         loop {
             let stream = match listener.accept().await {
@@ -128,9 +141,12 @@ pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listen
                 continue;
             };
             let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
-            let (key, hub) = (key.clone(), hub.clone());
+            let (key, hub, stop) = (key.clone(), hub.clone(), stop.clone());
             tokio::spawn(async move {
-                serve_guest(stream, conn, key, hub).await;
+                tokio::select! {
+                    _ = serve_guest(stream, conn, key, hub) => {}
+                    _ = stop.cancelled() => {}
+                }
                 drop(permit);
             });
         }
@@ -140,6 +156,7 @@ pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listen
         path,
         ino,
         task,
+        guests,
     })
 }
 
@@ -267,7 +284,8 @@ async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
     let (read, mut write) = stream.into_split();
     let (mut rx, backlog) = hub.outbox.add_guest(conn);
     let drained = backlog.clone();
-    let writer = tokio::spawn(async move {
+    // Aborted with this future too (the holder ending its guests), closing the socket.
+    let mut writer = AbortOnDrop(tokio::spawn(async move {
         while let Some(mut line) = rx.recv().await {
             let len = line.len();
             line.push('\n');
@@ -279,7 +297,7 @@ async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
         }
         // Nothing drains any more: the reader must not wait for room.
         drained.close();
-    });
+    }));
     let mut reader = LineReader {
         inner: BufReader::with_capacity(1 << 16, read),
         cutter: LineCutter::default(),
@@ -303,7 +321,16 @@ async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
         }
     }
     let _ = hub.tx.send(GuestEvent::Closed { conn }).await;
-    let _ = writer.await;
+    let _ = (&mut writer.0).await;
+}
+
+/// A task aborted when its handle is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// What the holder does with a guest's action.

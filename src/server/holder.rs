@@ -63,9 +63,12 @@ impl Holder {
         });
     }
 
-    /// Lets the listener go (before the session releases the lock).
+    /// Lets the listener go (before the session releases the lock) and closes its
+    /// guests' connections, so none keeps the process from exiting.
     pub(super) fn close(&mut self) {
-        self.listener = None;
+        if let Some(l) = self.listener.take() {
+            l.end_guests();
+        }
     }
 
     /// Answers one guest event with the session, as the holder's own requests are.

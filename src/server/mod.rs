@@ -277,6 +277,10 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
                 tracing::info!(action = %req.action, request_id = ?id, code = e.code.as_str(), "request failed")
             }
         }
+        // The holder socket is bound before the reply leaves: a client that starts
+        // another bb7 on the chat as soon as `chat_new` or `chat_select` answered
+        // finds it a guest, never a chat without a holder to take over.
+        holder.follow(&session);
         match result {
             Ok((reply, flow)) => {
                 if let Some(reply) = reply {
@@ -288,7 +292,6 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
             }
             Err(err) => outbox.send_error(&err, id),
         }
-        holder.follow(&session);
     }
     // No guest is served while this process lets its chats go.
     holder.close();

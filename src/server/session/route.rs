@@ -140,6 +140,9 @@ impl Session {
         if next == Next::Finish {
             return Ok(false);
         }
+        if let Some(v) = validation.filter(|v| !v.not_run_for.is_empty()) {
+            super::trace::trace_validation_refused(attempt, &v.not_run_for);
+        }
         let route = route::advance(&spec.route, next, attempt.usage.as_ref(), attempt.duration);
         let providers = Providers::from_config(&self.config);
         let provider = match self.provider_for(route.role) {
@@ -185,6 +188,9 @@ impl Session {
         let notice = TurnMessage::Attempt {
             provider: route.role.as_str().to_owned(),
             reason: reason.as_str().to_owned(),
+            detail: validation
+                .filter(|v| !v.passed && reason == route::FallbackReason::ValidationFailed)
+                .map(|v| v.detail.clone()),
             chat_id: spec.chat.id.clone(),
         };
         ctx.outbox.emit(&notice, Some(&spec.request_id));

@@ -435,3 +435,17 @@ pub(super) fn trace_dropped(
     };
     spec.trace.record(EventKind::AttemptDropped, data);
 }
+
+/// Records that the validation command did not run because the local edits change
+/// `paths`, files it runs or reads (`validation.refused`, docs/PROTOCOL.md).
+pub(super) fn trace_validation_refused(attempt: &TurnOutcome, paths: &[String]) {
+    let spec = &attempt.spec;
+    let data = EventData {
+        provider: Some(spec.route.role.as_str().to_owned()),
+        model: Some(spec.model.clone()),
+        paths: paths.to_vec(),
+        count: Some(paths.len() as u64),
+        ..EventData::default()
+    };
+    spec.trace.record(EventKind::ValidationRefused, data);
+}
