@@ -22,6 +22,7 @@ mod context;
 mod gather;
 mod images;
 mod mcp;
+mod patch;
 mod prompt;
 mod replay;
 mod session;
