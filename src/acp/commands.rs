@@ -8,6 +8,7 @@ use super::changes::{disk_text, write_through_editor};
 use super::context::{
     ContextItem, add_context, editor_read, keep_final_newline, locate_uri, read_text,
 };
+use super::rewrite::written_as;
 use super::state::{Cx, Sess, rpc};
 use crate::apply::checkpoint::Checkpoint;
 use crate::front::Client;
@@ -168,11 +169,14 @@ async fn undo(
 
 /// `/undo` through an editor that reads and writes files, whose applies went into its
 /// buffers (maybe unsaved, so the disk may still hold the text before): when every
-/// file of checkpoint `id` reads in the editor exactly as the apply left it, and on
-/// disk either so or as before it (nothing of the user's would be lost), the rollback
-/// is recorded on disk (`hard_all`, forced: the disk may hold the text before) and
-/// the editor gets each file's text before the apply. `None` when that does not hold:
-/// the disk rollback decides (and names what changed).
+/// file of checkpoint `id` reads in the editor as the apply left it, and on disk
+/// either so or as before it (nothing of the user's would be lost), the rollback is
+/// recorded on disk (`hard_all`, forced: the disk may hold the text before) and the
+/// editor gets each file's text before the apply. "As the apply left it" allows the
+/// rewrites the client's own write makes ([`written_as`]): they are no edit of the
+/// user's. A file the apply created is removed on disk only (ACP has no call to close
+/// a buffer). `None` when that does not hold: the disk rollback decides (and names
+/// what changed).
 async fn undo_in_editor(
     sess: &Sess,
     caps: &ClientCapabilities,
@@ -188,8 +192,8 @@ async fn undo_in_editor(
         .map_err(rpc)?;
     let mut plan = Vec::new();
     for f in &cp.checkpoint.files {
-        // A file the apply created or deleted: the disk rollback handles it.
-        let (Some(before), Some(after)) = (&f.before_content, &f.after_content) else {
+        // A file the apply deleted: the disk rollback handles it.
+        let Some(after) = &f.after_content else {
             return Ok(None);
         };
         let abs = sess.abs(&f.path);
@@ -198,11 +202,16 @@ async fn undo_in_editor(
             return Ok(None);
         };
         let editor = keep_final_newline(editor, disk.as_deref());
-        let disk_ok = disk.as_deref() == Some(after) || disk.as_deref() == Some(before);
-        if editor != *after || !disk_ok {
+        let disk_ok = match (&disk, &f.before_content) {
+            (Some(d), before) => written_as(d, after) || before.as_deref() == Some(d.as_str()),
+            // Created into a buffer not saved yet.
+            (None, None) => true,
+            (None, Some(_)) => false,
+        };
+        if !written_as(&editor, after) || !disk_ok {
             return Ok(None);
         }
-        plan.push((abs, f.path.clone(), before.clone()));
+        plan.push((abs, f.path.clone(), f.before_content.clone()));
     }
     if plan.is_empty() {
         return Ok(None);
@@ -225,6 +234,11 @@ async fn undo_in_editor(
     let mut restored = Vec::new();
     let mut failed = Vec::new();
     for (abs, path, before) in plan {
+        let Some(before) = before else {
+            // Created by the apply: the forced rollback removed it from the disk.
+            restored.push(path);
+            continue;
+        };
         match write_through_editor(sess, caps, &abs, &path, &before, cx).await {
             Ok(()) => restored.push(path),
             Err(why) => failed.push(why),

@@ -25,6 +25,7 @@ mod mcp;
 mod patch;
 mod prompt;
 mod replay;
+mod rewrite;
 mod session;
 mod state;
 mod stdio;
