@@ -112,11 +112,6 @@ async fn undo(
             rolls_back: s.rolls_back.as_deref().map(str::to_owned),
         })
         .collect();
-    let undone = sess.undone.lock().map(|u| u.clone()).unwrap_or_default();
-    let list: Vec<Checkpoint> = list
-        .into_iter()
-        .filter(|c| !undone.contains(&c.checkpoint_id))
-        .collect();
     let Some(last) = crate::apply::checkpoint::last_undoable(&list) else {
         return Ok(
             "Nothing to undo: every change bb7 applied in this chat is rolled back (or none was)"
@@ -225,11 +220,19 @@ async fn undo_in_editor(
         }))
         .await
         .map_err(rpc)?;
-    if r.checkpoint_id.is_none()
-        && let Ok(mut u) = sess.undone.lock()
-    {
-        // Nothing changed on disk, so no rollback names this apply: remember it here.
-        u.push(id.to_owned());
+    if r.checkpoint_id.is_none() {
+        // Nothing changed on disk (the apply went into unsaved buffers), so no
+        // rollback names this apply yet: one is recorded for the buffers, in the chat's
+        // checkpoints, so the next `/undo` (in this process or after `session/load` in
+        // another) goes on to the apply before it.
+        c.call::<RollbackResult>(Action::CheckpointRollback(params::CheckpointRollback {
+            checkpoint_id: NonEmpty(id.to_owned()),
+            mode: "editor_all".into(),
+            force: None,
+            hunk_ids: None,
+        }))
+        .await
+        .map_err(rpc)?;
     }
     let mut restored = Vec::new();
     let mut failed = Vec::new();

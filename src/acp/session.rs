@@ -279,7 +279,6 @@ async fn register(
         tag: super::state::process_tag(),
         calls: std::sync::atomic::AtomicU64::new(0),
         message: Mutex::new(None),
-        undone: Mutex::new(Vec::new()),
     });
     st.sessions.lock().await.insert(id, sess.clone());
     if let Some(mut titles) = titles {
