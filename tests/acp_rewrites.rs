@@ -135,3 +135,26 @@ fn an_edit_of_the_users_after_the_clients_rewrite_still_stops_undo() {
         "the user's edit stays"
     );
 }
+
+#[test]
+fn undo_removes_a_new_file_a_client_wrote_without_its_final_newline() {
+    let (env, fake) = fake_env(json!({}));
+    writes(&fake, "n.txt", "new\n");
+    let ed = Editor::new(true);
+    ed.script(|s| s.write_rewrite = Some(drops_final_newline));
+    let n = env.project.join("n.txt");
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("Create n.txt")]).await?;
+        assert_eq!(env.read("n.txt"), "new", "the client's write");
+        ed.clear();
+        prompt(&cx, &sid, vec![say("/undo")]).await?;
+        assert_eq!(
+            ed.text(&sid, "agent_message_chunk"),
+            "Rolled back: restored n.txt"
+        );
+        Ok(())
+    }))
+    .unwrap();
+    assert!(!n.exists(), "the file the apply created is gone");
+}
