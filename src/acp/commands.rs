@@ -1,4 +1,4 @@
-//! The slash commands a prompt may be (`/add`, `/drop`, `/undo`, `/tokens`), announced
+//! The slash commands a prompt may be (`/add`, `/drop`, `/undo`, `/tokens`, `/export`), announced
 //! with `available_commands_update` and answered as an agent message.
 
 use agent_client_protocol::Error as RpcError;
@@ -62,6 +62,7 @@ pub(super) async fn command(
             )))
         }
         "undo" => undo(sess, caps, c, cx).await.map(Some),
+        "export" => super::export::export(sess, c, &args).await.map(Some),
         "tokens" => {
             let e: TokenEstimate = c
                 .call(Action::EstimateTokens(params::EstimateTokens {

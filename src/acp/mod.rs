@@ -19,6 +19,7 @@ mod blocks;
 mod changes;
 mod commands;
 mod context;
+mod export;
 mod gather;
 mod images;
 mod mcp;
