@@ -92,3 +92,26 @@ fn used_grows_with_the_history_and_cost_adds_up() {
     }))
     .unwrap();
 }
+
+#[test]
+fn a_slash_command_that_changes_the_context_updates_the_gauge() {
+    let (env, _fake) = fake_env(json!({"context_window": 100000}));
+    env.write("big.txt", &"a line of context\n".repeat(400));
+    let ed = Editor::new(false);
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        prompt(&cx, &sid, vec![say("/add big.txt")]).await?;
+        prompt(&cx, &sid, vec![say("/drop big.txt")]).await?;
+        let usage = of_kind(&ed, &sid, "usage_update");
+        assert_eq!(usage.len(), 2, "{usage:?}");
+        let (added, dropped) = (
+            usage[0]["used"].as_u64().unwrap(),
+            usage[1]["used"].as_u64().unwrap(),
+        );
+        assert!(added > dropped + 1000, "the file's tokens: {usage:?}");
+        assert_eq!(usage[0]["size"], 100000);
+        assert_eq!(usage[0]["cost"]["amount"], 0.0, "nothing spent: {usage:?}");
+        Ok(())
+    }))
+    .unwrap();
+}

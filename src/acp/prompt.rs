@@ -117,10 +117,13 @@ async fn run(
             sess,
             SessionUpdate::AgentMessageChunk(text_chunk(reply)),
         );
+        // `/add`, `/drop`, `/undo` change what the next request holds: the gauge follows.
+        usage_update(sess, c, cx, &crate::llm::Usage::default()).await;
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
     if message.trim().is_empty() {
-        // Context only: nothing to ask the model.
+        // Context only: nothing to ask the model; the gauge shows what it added.
+        usage_update(sess, c, cx, &crate::llm::Usage::default()).await;
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
     turn(sess, caps, c, message, cancel, cx).await
