@@ -4,7 +4,8 @@
 //!
 //! - codecompanion.nvim: `Sharing the following file as context: <absolute path>` for a
 //!   shared buffer or file, and `<attachment filepath="…" buffer_number="…">…</attachment>`
-//!   when a shared buffer changed since (its body is a diff of the buffer);
+//!   when a shared buffer changed since (its body a unified diff from the buffer as
+//!   last shared to the buffer now, [`super::patch`]);
 //! - avante.nvim: `<selected_code><path>…</path><snippet>…</snippet></selected_code>` for
 //!   a selection, `<previous_user_message>…</previous_user_message>` for each of the last
 //!   few user messages (the new one among them, newest first), and
@@ -17,6 +18,14 @@
 pub(super) enum Piece {
     /// A file the editor shares (an absolute or project path).
     File(String),
+    /// A shared buffer that changed since: its path and the unified diff from the text
+    /// the editor last shared to the buffer now.
+    Changed {
+        /// The file's path as the editor wrote it.
+        path: String,
+        /// The unified diff (hunks only).
+        diff: String,
+    },
     /// A selection: the file's path and the selected text.
     Selection {
         /// The file's path as the editor wrote it.
@@ -69,7 +78,13 @@ pub(super) fn split(text: &str) -> Vec<Piece> {
         let body = &rest[open_end..open_end + body_len];
         match tag {
             "attachment" => match attribute(open, "filepath") {
-                Some(p) => out.push(Piece::File(p)),
+                Some(path) => match super::patch::diff_of(body) {
+                    Some(diff) => out.push(Piece::Changed {
+                        path,
+                        diff: diff.to_owned(),
+                    }),
+                    None => out.push(Piece::File(path)),
+                },
                 None => push_text(&mut out, &rest[start..open_end + body_len + close.len()]),
             },
             "selected_code" => match (inner(body, "path"), inner(body, "snippet")) {
@@ -178,11 +193,20 @@ mod tests {
             split("Sharing the following file as context: /p/a.txt"),
             vec![Piece::File("/p/a.txt".into())]
         );
-        let a = "<attachment filepath=\"/p/a.txt\" buffer_number=\"1\">The file changed:\n````diff\n-x\n+y\n````</attachment>";
-        assert_eq!(split(a), vec![Piece::File("/p/a.txt".into())]);
+        let a = "<attachment filepath=\"/p/a.txt\" buffer_number=\"1\">The file changed:\n````diff\n@@ -1 +1 @@\n-x\n+y\n````</attachment>";
+        let changed = Piece::Changed {
+            path: "/p/a.txt".into(),
+            diff: "@@ -1 +1 @@\n-x\n+y\n".into(),
+        };
+        assert_eq!(split(a), vec![changed.clone()]);
         assert_eq!(
             split(&format!("{a}Do it")),
-            vec![Piece::File("/p/a.txt".into()), Piece::Text("Do it".into())]
+            vec![changed, Piece::Text("Do it".into())]
+        );
+        // A note without a diff: the file is read again.
+        assert_eq!(
+            split("<attachment filepath=\"/p/a.txt\">The file changed.</attachment>"),
+            vec![Piece::File("/p/a.txt".into())]
         );
     }
 

@@ -1,4 +1,4 @@
-//! The slash commands a prompt may be (`/add`, `/drop`, `/undo`, `/tokens`), announced
+//! The slash commands a prompt may be (`/add`, `/drop`, `/undo`, `/tokens`, `/export`), announced
 //! with `available_commands_update` and answered as an agent message.
 
 use agent_client_protocol::Error as RpcError;
@@ -8,6 +8,7 @@ use super::changes::{disk_text, write_through_editor};
 use super::context::{
     ContextItem, add_context, editor_read, keep_final_newline, locate_uri, read_text,
 };
+use super::rewrite::written_as;
 use super::state::{Cx, Sess, rpc};
 use crate::apply::checkpoint::Checkpoint;
 use crate::front::Client;
@@ -61,6 +62,7 @@ pub(super) async fn command(
             )))
         }
         "undo" => undo(sess, caps, c, cx).await.map(Some),
+        "export" => super::export::export(sess, c, &args).await.map(Some),
         "tokens" => {
             let e: TokenEstimate = c
                 .call(Action::EstimateTokens(params::EstimateTokens {
@@ -110,11 +112,6 @@ async fn undo(
             turn_id: s.turn_id.as_deref().map(str::to_owned),
             rolls_back: s.rolls_back.as_deref().map(str::to_owned),
         })
-        .collect();
-    let undone = sess.undone.lock().map(|u| u.clone()).unwrap_or_default();
-    let list: Vec<Checkpoint> = list
-        .into_iter()
-        .filter(|c| !undone.contains(&c.checkpoint_id))
         .collect();
     let Some(last) = crate::apply::checkpoint::last_undoable(&list) else {
         return Ok(
@@ -168,11 +165,14 @@ async fn undo(
 
 /// `/undo` through an editor that reads and writes files, whose applies went into its
 /// buffers (maybe unsaved, so the disk may still hold the text before): when every
-/// file of checkpoint `id` reads in the editor exactly as the apply left it, and on
-/// disk either so or as before it (nothing of the user's would be lost), the rollback
-/// is recorded on disk (`hard_all`, forced: the disk may hold the text before) and
-/// the editor gets each file's text before the apply. `None` when that does not hold:
-/// the disk rollback decides (and names what changed).
+/// file of checkpoint `id` reads in the editor as the apply left it, and on disk
+/// either so or as before it (nothing of the user's would be lost), the rollback is
+/// recorded on disk (`hard_all`, forced: the disk may hold the text before) and the
+/// editor gets each file's text before the apply. "As the apply left it" allows the
+/// rewrites the client's own write makes ([`written_as`]): they are no edit of the
+/// user's. A file the apply created is removed on disk only (ACP has no call to close
+/// a buffer). `None` when that does not hold: the disk rollback decides (and names
+/// what changed).
 async fn undo_in_editor(
     sess: &Sess,
     caps: &ClientCapabilities,
@@ -188,8 +188,8 @@ async fn undo_in_editor(
         .map_err(rpc)?;
     let mut plan = Vec::new();
     for f in &cp.checkpoint.files {
-        // A file the apply created or deleted: the disk rollback handles it.
-        let (Some(before), Some(after)) = (&f.before_content, &f.after_content) else {
+        // A file the apply deleted: the disk rollback handles it.
+        let Some(after) = &f.after_content else {
             return Ok(None);
         };
         let abs = sess.abs(&f.path);
@@ -198,11 +198,16 @@ async fn undo_in_editor(
             return Ok(None);
         };
         let editor = keep_final_newline(editor, disk.as_deref());
-        let disk_ok = disk.as_deref() == Some(after) || disk.as_deref() == Some(before);
-        if editor != *after || !disk_ok {
+        let disk_ok = match (&disk, &f.before_content) {
+            (Some(d), before) => written_as(d, after) || before.as_deref() == Some(d.as_str()),
+            // Created into a buffer not saved yet.
+            (None, None) => true,
+            (None, Some(_)) => false,
+        };
+        if !written_as(&editor, after) || !disk_ok {
             return Ok(None);
         }
-        plan.push((abs, f.path.clone(), before.clone()));
+        plan.push((abs, f.path.clone(), f.before_content.clone()));
     }
     if plan.is_empty() {
         return Ok(None);
@@ -216,15 +221,28 @@ async fn undo_in_editor(
         }))
         .await
         .map_err(rpc)?;
-    if r.checkpoint_id.is_none()
-        && let Ok(mut u) = sess.undone.lock()
-    {
-        // Nothing changed on disk, so no rollback names this apply: remember it here.
-        u.push(id.to_owned());
+    if r.checkpoint_id.is_none() {
+        // Nothing changed on disk (the apply went into unsaved buffers), so no
+        // rollback names this apply yet: one is recorded for the buffers, in the chat's
+        // checkpoints, so the next `/undo` (in this process or after `session/load` in
+        // another) goes on to the apply before it.
+        c.call::<RollbackResult>(Action::CheckpointRollback(params::CheckpointRollback {
+            checkpoint_id: NonEmpty(id.to_owned()),
+            mode: "editor_all".into(),
+            force: None,
+            hunk_ids: None,
+        }))
+        .await
+        .map_err(rpc)?;
     }
     let mut restored = Vec::new();
     let mut failed = Vec::new();
     for (abs, path, before) in plan {
+        let Some(before) = before else {
+            // Created by the apply: the forced rollback removed it from the disk.
+            restored.push(path);
+            continue;
+        };
         match write_through_editor(sess, caps, &abs, &path, &before, cx).await {
             Ok(()) => restored.push(path),
             Err(why) => failed.push(why),

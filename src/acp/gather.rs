@@ -14,11 +14,12 @@ use super::blocks::{self, Piece};
 use super::context::{
     ContextItem, attachment_kind, attachment_name, is_file, locate_path, locate_uri, read_text,
 };
+use super::patch;
 use super::state::{Cx, Sess, invalid};
 use crate::front::Client;
 use crate::protocol::action::Action;
-use crate::protocol::params;
-use crate::protocol::replies::ChatView;
+use crate::protocol::params::{self, NonEmpty};
+use crate::protocol::replies::{ChatView, ContextList, FileContent};
 
 /// What a prompt brings.
 #[derive(Default)]
@@ -75,6 +76,80 @@ impl Gathered {
     }
 }
 
+impl Gathered {
+    /// A shared buffer that changed since the editor shared it: the editor's diff
+    /// applied to the text the editor last shared — this prompt's own copy of the file,
+    /// else the chat's snapshot of it, else the file as `fs/read_text_file` or the disk
+    /// gives it (codecompanion reads the disk, so only the diff carries the unsaved
+    /// edits). A text that holds the change already (a saved buffer) stands as it is.
+    /// A diff that applies to none is refused by name: the model must not read a file
+    /// other than the one in the user's buffer.
+    async fn changed(
+        &mut self,
+        sess: &Sess,
+        caps: &ClientCapabilities,
+        c: &mut Client,
+        path: &str,
+        diff: &str,
+        cx: &Cx,
+    ) -> Result<(), RpcError> {
+        let rel = locate_path(&sess.root, path)?;
+        let mut bases = Vec::new();
+        if let Some(i) = self
+            .items
+            .iter()
+            .position(|i| i.rel == rel && i.range.is_none())
+        {
+            bases.push(self.items.remove(i).content);
+        }
+        // Only a whole-file snapshot is a base: a section's text would make a file of
+        // a few lines.
+        let whole = c
+            .call::<ContextList>(Action::ContextList(params::NoParams {}))
+            .await
+            .is_ok_and(|l| {
+                l.files
+                    .iter()
+                    .any(|f| f.path == rel && f.start_line.is_none() && f.kind.is_none())
+            });
+        if whole
+            && let Ok(held) = c
+                .call::<FileContent>(Action::GetContextFile(params::GetContextFile {
+                    path: NonEmpty(rel.clone()),
+                    start_line: None,
+                    end_line: None,
+                }))
+                .await
+        {
+            bases.push(held.content.into_owned());
+        }
+        let mut content = buffer_text(&bases, diff);
+        if content.is_none() {
+            let read = read_text(sess, caps, &rel, cx).await?;
+            content = buffer_text(std::slice::from_ref(&read), diff);
+        }
+        let Some(content) = content else {
+            return Err(invalid(format!(
+                "{rel}: the editor's changes to this buffer (its <attachment> diff) apply neither to bb7's snapshot of it nor to the file; nothing was sent. Save the buffer and share it again"
+            )));
+        };
+        self.items.push(ContextItem {
+            rel,
+            content,
+            range: None,
+        });
+        Ok(())
+    }
+}
+
+/// The buffer's text from the first of `bases` the diff applies to, or that holds
+/// its result already.
+fn buffer_text(bases: &[String], diff: &str) -> Option<String> {
+    bases
+        .iter()
+        .find_map(|b| patch::apply(b, diff).or_else(|| patch::applied(b, diff).then(|| b.clone())))
+}
+
 /// Sorts `blocks` (see the module doc).
 pub(super) async fn gather(
     sess: &Sess,
@@ -92,6 +167,9 @@ pub(super) async fn gather(
                     match piece {
                         Piece::Text(s) => g.typed(&s),
                         Piece::File(p) => g.file(sess, caps, &p, cx).await?,
+                        Piece::Changed { path, diff } => {
+                            g.changed(sess, caps, c, &path, &diff, cx).await?
+                        }
                         Piece::Selection { path, snippet } => {
                             selection(&mut g, sess, caps, &path, snippet, cx).await?
                         }

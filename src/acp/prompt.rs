@@ -25,7 +25,7 @@ use crate::front::Client;
 use crate::protocol::action::Action;
 use crate::protocol::events::TurnMessage;
 use crate::protocol::params::{self, NonEmpty, RequestId};
-use crate::protocol::replies::ChatView;
+use crate::protocol::replies::{ChatView, TokenEstimate};
 
 /// A text chunk as a content block.
 fn text_chunk(s: impl Into<String>) -> ContentChunk {
@@ -117,10 +117,13 @@ async fn run(
             sess,
             SessionUpdate::AgentMessageChunk(text_chunk(reply)),
         );
+        // `/add`, `/drop`, `/undo` change what the next request holds: the gauge follows.
+        usage_update(sess, c, cx, &crate::llm::Usage::default()).await;
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
     if message.trim().is_empty() {
-        // Context only: nothing to ask the model.
+        // Context only: nothing to ask the model; the gauge shows what it added.
+        usage_update(sess, c, cx, &crate::llm::Usage::default()).await;
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }
     turn(sess, caps, c, message, cancel, cx).await
@@ -333,14 +336,15 @@ async fn turn(
     }
 }
 
-/// A `usage_update` (ACP's session usage): `used` = the turn's tokens (prompt and
-/// completion: what the context holds after it), `size` = the model's context window,
-/// `cost` = the chat's running total (every answer's recorded cost, this one's
-/// included).
+/// A `usage_update` (ACP's session usage, schema `UsageUpdate`: "tokens currently in
+/// context", "total context window size", "cumulative session cost"): `used` = the
+/// tokens the next request will occupy, as bb7's context gauge counts them
+/// (`estimate_tokens` after the turn: system text, context files, and the history with
+/// this answer in it), never the turn's requests added up; `size` = the gauge's window,
+/// else the models list's context length; `cost` = the chat's running total (every
+/// answer's recorded cost, this one's included). When the estimate fails, the turn's
+/// last figure stands in: its prompt and completion tokens.
 async fn usage_update(sess: &Sess, c: &mut Client, cx: &Cx, usage: &crate::llm::Usage) {
-    if usage.total_tokens == 0 && usage.cost == 0.0 {
-        return;
-    }
     let total = match c
         .call::<ChatView>(Action::ChatGet(params::NoParams {}))
         .await
@@ -353,13 +357,28 @@ async fn usage_update(sess: &Sess, c: &mut Client, cx: &Cx, usage: &crate::llm::
             .max(usage.cost),
         Err(_) => usage.cost,
     };
-    let size = sess.context_length().unwrap_or(0).max(usage.total_tokens);
+    let estimate = c
+        .call::<TokenEstimate>(Action::EstimateTokens(params::EstimateTokens {
+            input_text: None,
+        }))
+        .await
+        .ok();
+    let (used, window) = match &estimate {
+        Some(e) => (e.total as u64, e.context_window.filter(|w| *w > 0)),
+        None => (usage.total_tokens, None),
+    };
+    if used == 0 && total == 0.0 {
+        return;
+    }
+    // An unknown window is never guessed: the gauge is then full at what is used.
+    let size = window
+        .or_else(|| sess.context_length())
+        .unwrap_or(0)
+        .max(used);
     notify(
         cx,
         sess,
-        SessionUpdate::UsageUpdate(
-            UsageUpdate::new(usage.total_tokens, size).cost(Cost::new(total, "USD")),
-        ),
+        SessionUpdate::UsageUpdate(UsageUpdate::new(used, size).cost(Cost::new(total, "USD"))),
     );
 }
 

@@ -279,7 +279,6 @@ async fn register(
         tag: super::state::process_tag(),
         calls: std::sync::atomic::AtomicU64::new(0),
         message: Mutex::new(None),
-        undone: Mutex::new(Vec::new()),
     });
     st.sessions.lock().await.insert(id, sess.clone());
     if let Some(mut titles) = titles {
@@ -319,6 +318,11 @@ fn command_list() -> Vec<AvailableCommand> {
             .input(input("path ...")),
         AvailableCommand::new("undo", "Roll back the last change bb7 applied in this chat"),
         AvailableCommand::new("tokens", "Show the tokens the next request will send"),
+        AvailableCommand::new(
+            "export",
+            "Write this chat to a file under .bb7/exports/ to share, secrets redacted",
+        )
+        .input(input("[md|json] [no-redact]")),
     ]
 }
 

@@ -69,9 +69,6 @@ pub(super) struct Sess {
     pub(super) calls: std::sync::atomic::AtomicU64,
     /// The `messageId` of the running prompt's answer.
     pub(super) message: Mutex<Option<String>>,
-    /// Checkpoints `/undo` rolled back in the editor where the disk held the text
-    /// before already (an unsaved buffer), so no rollback was recorded for them.
-    pub(super) undone: Mutex<Vec<String>>,
 }
 
 impl Sess {

@@ -5,21 +5,15 @@
 //! `[REDACTED:kind]` (`crate::text::redact`): by default in Markdown, on request in
 //! JSON (a redacted JSON export still imports; the secrets are gone from it).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::session::{Session, active_in_index, project_store};
-use crate::chat::model::Chat;
 use crate::front::client::{Failure, Res};
+use crate::front::export::{Export, FORMAT};
 use crate::protocol::action::Action;
 use crate::protocol::params;
 use crate::protocol::replies::ChatView;
 use crate::text::redact::redact;
-
-/// The JSON export's format version.
-const FORMAT: u32 = 1;
 
 /// Largest export `bb7 import` reads (bytes): a chat file is capped at far less, and
 /// the snapshots of a large context fit.
@@ -33,18 +27,6 @@ pub enum Format {
     Md,
     /// The chat, its context snapshots and outputs, for `bb7 import`.
     Json,
-}
-
-/// A JSON export: `{"bb7_export":1,"chat":{…chat.json…},"files":{"context/a.rs":"…"}}`.
-#[derive(Debug, Serialize, Deserialize)]
-struct Export {
-    /// [`FORMAT`].
-    bb7_export: u32,
-    /// The chat as `chat.json` holds it (its context journal folded in).
-    chat: Chat,
-    /// The chat's text files under `context/` and `output/`, by their path in the
-    /// chat's directory.
-    files: BTreeMap<String, String>,
 }
 
 /// `bb7 export [--format md|json] [--redact|--no-redact] [CHAT]`: writes the export
@@ -91,45 +73,10 @@ pub(super) async fn export(
     Ok(())
 }
 
-/// The chat `id` as a JSON export, read from its directory without a lock (as `bb7
-/// log` reads chats).
+/// The chat `id` as a JSON export (`crate::front::export`).
 fn json_export(s: &Session, id: &str) -> Res<String> {
     let store = project_store(&s.root).ok_or_else(|| Failure::new("no bb7 project here"))?;
-    let chat = store
-        .load(id)
-        .map_err(|e| Failure::new(format!("cannot read chat {id}: {}", e.message)))?;
-    let dir = store.chat_dir(id).map_err(|e| Failure::new(e.message))?;
-    let mut files = BTreeMap::new();
-    for top in ["context", "output"] {
-        collect(&dir, &dir.join(top), &mut files);
-    }
-    let export = Export {
-        bb7_export: FORMAT,
-        chat,
-        files,
-    };
-    serde_json::to_string_pretty(&export)
-        .map(|t| t + "\n")
-        .map_err(|e| Failure::new(format!("cannot encode the export: {e}")))
-}
-
-/// Every regular UTF-8 file under `dir` (symlinks are not followed), by its path
-/// relative to `base`.
-fn collect(base: &Path, dir: &Path, files: &mut BTreeMap<String, String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let Ok(kind) = e.file_type() else { continue };
-        let path = e.path();
-        if kind.is_dir() {
-            collect(base, &path, files);
-        } else if kind.is_file()
-            && let (Ok(text), Ok(rel)) = (std::fs::read_to_string(&path), path.strip_prefix(base))
-        {
-            files.insert(rel.to_string_lossy().into_owned(), text);
-        }
-    }
+    crate::front::export::json(&store, id).map_err(Failure::new)
 }
 
 /// `bb7 import FILE`: a JSON export read back into a new chat of this project (a new

@@ -3,6 +3,8 @@
 //! the way git finds its repository (`root.rs`). Neither front imports the other.
 
 pub mod client;
+pub mod export;
+pub mod markdown;
 pub mod mcp_line;
 pub mod root;
 

@@ -52,6 +52,9 @@ pub struct Script {
     pub write_to_disk_adding_a_line: bool,
     /// Never answer `fs/read_text_file` (a stuck client).
     pub read_never_answers: bool,
+    /// A client whose write saves to disk what this makes of the text (CRLF written
+    /// as LF, the final newline dropped, a line break appended).
+    pub write_rewrite: Option<fn(&str) -> String>,
 }
 
 /// The scripted editor.
@@ -73,6 +76,7 @@ impl Editor {
                 read_drops_final_newline: false,
                 write_to_disk_adding_a_line: false,
                 read_never_answers: false,
+                write_rewrite: None,
             })),
             fs,
         }
@@ -232,7 +236,9 @@ where
                     .writes
                     .push((r.path.clone(), r.content.clone()));
                 let mut script = e4.script.lock().unwrap();
-                if script.write_to_disk_adding_a_line {
+                if let Some(rewrite) = script.write_rewrite {
+                    std::fs::write(&r.path, rewrite(&r.content)).unwrap();
+                } else if script.write_to_disk_adding_a_line {
                     let lines: Vec<&str> = r.content.split('\n').collect();
                     let mut text = lines.join("\n");
                     text.push('\n');

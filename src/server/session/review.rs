@@ -365,10 +365,16 @@ impl Session {
         let root = self.root()?.to_path_buf();
         let store = self.checkpoints()?;
         let cp = store.get(args.checkpoint_id.as_str())?;
+        // `editor_all`: the caller restores the files itself (an ACP client's
+        // buffers, docs/PROTOCOL.md "bb7 acp"), as `apply_file` with `editor_content`
+        // applies: the rollback is recorded, from the texts the apply left to the texts
+        // before it, and nothing is written.
+        let in_editor = args.mode == "editor_all";
         let mode = match args.mode.as_str() {
             "hard_all" => RollbackMode::Hard {
                 force: args.force.unwrap_or(false),
             },
+            "editor_all" => RollbackMode::Hard { force: true },
             "scoped_selected" => RollbackMode::Scoped(
                 args.hunk_ids
                     .filter(|l| !l.is_empty())
@@ -376,7 +382,7 @@ impl Session {
             ),
             other => {
                 return Err(Error::invalid(format!(
-                    "Unknown mode {other}: use hard_all or scoped_selected"
+                    "Unknown mode {other}: use hard_all, scoped_selected or editor_all"
                 )));
             }
         };
@@ -399,6 +405,21 @@ impl Session {
                 continue;
             }
             let (rel, abs) = locate_in_project(&root, &f.path)?;
+            if in_editor {
+                changes.push(FileWrite {
+                    rel: rel.clone(),
+                    before: f.after_content.clone(),
+                    after: f.before_content.clone(),
+                    proposed: None,
+                });
+                results.push(RollbackFile {
+                    path: rel,
+                    restored: true,
+                    conflict: false,
+                    reason: None,
+                });
+                continue;
+            }
             let current = read_disk(&abs, &rel)?.text;
             let plan = rollback_file(f, current.as_deref(), &mode);
             if let Some(write) = &plan.write {
@@ -425,7 +446,10 @@ impl Session {
             turn_id: None,
             rolls_back: Some(&cp.checkpoint_id),
         };
-        let new_id = apply::commit(&root, &store, origin, changes)?;
+        let new_id = match in_editor {
+            true => apply::record(&root, &store, origin, changes)?.map(|r| r.checkpoint_id),
+            false => apply::commit(&root, &store, origin, changes)?,
+        };
         if let Some(a) = &self.active
             && a.chat.id == cp.chat_id
             && new_id.is_some()
