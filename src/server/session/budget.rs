@@ -10,7 +10,7 @@ use super::complete::chat_usage;
 use super::expected::Expected;
 use crate::chat::model::Chat;
 use crate::error::{Error, Result};
-use crate::project::usage_log;
+use crate::project::usage_index;
 use crate::protocol::events::BudgetWarning;
 
 /// The share of a budget (in percent) from which a turn warns.
@@ -21,9 +21,11 @@ const EPSILON: f64 = 1e-9;
 
 impl Session {
     /// USD spent today (local time) by every bb7 on this machine; 0 without a home.
+    /// Read through the running index (`usage_index.rs`): only lines appended since
+    /// the last call are read.
     pub(super) fn spent_today(&self) -> f64 {
         self.dirs.as_ref().map_or(0.0, |d| {
-            usage_log::spent_on(&d.state, chrono::Local::now().date_naive())
+            usage_index::spent_on(&d.state, chrono::Local::now().date_naive())
         })
     }
 

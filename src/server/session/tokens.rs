@@ -42,6 +42,7 @@ impl Session {
             system,
             input: args.input_text.unwrap_or_default(),
             models: self.dirs.as_ref().map(|d| d.state.join("models.json")),
+            state: self.dirs.as_ref().map(|d| d.state.clone()),
             cache_writes,
             store,
             chat,
