@@ -99,6 +99,10 @@ reply_types! {
         /// without a user state directory (docs/PROTOCOL.md, "Extension: budgets").
         #[serde(default)]
         pub spent_today: Option<f64>,
+        /// USD the chat's answers cost so far (`done`'s `chat_usage.cost`), for the
+        /// same display.
+        #[serde(default)]
+        pub chat_cost: f64,
         /// The model's context window in tokens (`null`: unknown; docs/PROTOCOL.md,
         /// "Extension: context gauge").
         #[serde(default)]

@@ -184,6 +184,7 @@ impl Job {
             potential_savings: layout.as_ref().map_or(0, |l| l.potential_savings),
             cached_tokens,
             expected_cost,
+            chat_cost: super::complete::chat_usage(&self.chat).cost,
             spent_today: self.state.as_deref().map(|s| {
                 crate::project::usage_index::spent_on(s, chrono::Local::now().date_naive())
             }),
