@@ -29,7 +29,10 @@ fn append(env: &Env, text: &str) {
 }
 
 fn line(day: chrono::NaiveDate, cost: f64) -> String {
-    format!("{}T09:00:00,/elsewhere,m,10,10,0,{cost:.6}\n", day.format("%Y-%m-%d"))
+    format!(
+        "{}T09:00:00,/elsewhere,m,10,10,0,{cost:.6}\n",
+        day.format("%Y-%m-%d")
+    )
 }
 
 fn spent_today(b: &mut Bb7) -> f64 {
@@ -89,5 +92,8 @@ fn the_days_spend_follows_other_processes_appends_and_a_shrunk_log() {
     fake.push_sse(response("", "Fine.", vec![]));
     let done = b.turn("three");
     assert_eq!(done["type"], "done", "the budget has room again: {done}");
-    assert!(close(done["spent_today"].as_f64().unwrap(), 0.0025), "{done}");
+    assert!(
+        close(done["spent_today"].as_f64().unwrap(), 0.0025),
+        "{done}"
+    );
 }

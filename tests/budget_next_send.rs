@@ -105,7 +105,10 @@ fn a_day_budget_counts_the_prompt_of_the_next_send_and_names_what_to_drop() {
         .collect();
     env.add(&mut b, "big.py", &big);
     let tokens = total_tokens(&mut b, "Explain.");
-    assert!(tokens > 6_000, "the prompt is large enough to matter: {tokens}");
+    assert!(
+        tokens > 6_000,
+        "the prompt is large enough to matter: {tokens}"
+    );
     let msg = refused(&mut b, &fake, "Explain.");
     for part in [
         "max_cost_per_day",

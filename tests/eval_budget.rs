@@ -44,7 +44,10 @@ fn refused(env: &common::Env, remote: &FakeModel, extra: &[&str]) -> String {
     let out = bb7(&env.home, &args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "{stderr}");
-    assert!(remote.chat_bodies().is_empty(), "nothing was sent: {stderr}");
+    assert!(
+        remote.chat_bodies().is_empty(),
+        "nothing was sent: {stderr}"
+    );
     assert!(!traces.exists(), "no trace was written");
     stderr
 }
@@ -93,7 +96,11 @@ fn what_is_left_of_the_day_budget_limits_a_run() {
         )],
     ));
     let traces = env.home.join("traces");
-    let args = [&ARGS[..], &["--record", traces.to_str().unwrap(), "--budget", "1"]].concat();
+    let args = [
+        &ARGS[..],
+        &["--record", traces.to_str().unwrap(), "--budget", "1"],
+    ]
+    .concat();
     let out = bb7(&env.home, &args);
     assert!(
         out.status.success(),

@@ -33,9 +33,8 @@ pub(super) async fn prompt_line(s: &mut Session) -> PromptLine {
     if s.active().await.is_err() {
         return plain;
     }
-    let estimate = s
-        .c
-        .call::<TokenEstimate>(Action::EstimateTokens(params::EstimateTokens {
+    let estimate =
+        s.c.call::<TokenEstimate>(Action::EstimateTokens(params::EstimateTokens {
             input_text: None,
         }))
         .await;
@@ -69,7 +68,12 @@ fn line(e: &TokenEstimate) -> PromptLine {
 mod tests {
     use super::*;
 
-    fn estimate(gauge: &str, level: Level, chat: f64, today: Option<f64>) -> TokenEstimate {
+    fn estimate(
+        gauge: &str,
+        level: Level,
+        chat: f64,
+        today: Option<f64>,
+    ) -> TokenEstimate<'static> {
         let mut e: TokenEstimate = serde_json::from_value(serde_json::json!({
             "total": 1, "context_files": 0, "history": 0, "instructions": 0,
             "system_prompt": 0, "input_text": 0, "files": [], "potential_savings": 0,

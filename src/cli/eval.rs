@@ -170,12 +170,9 @@ fn check_budget(
     let today = chrono::Local::now().date_naive();
     let limits = budget::Limits {
         flag: args.budget,
-        day: cfg.max_cost_per_day.map(|l| {
-            (
-                l,
-                crate::project::usage_log::spent_on(&dirs.state, today),
-            )
-        }),
+        day: cfg
+            .max_cost_per_day
+            .map(|l| (l, crate::project::usage_log::spent_on(&dirs.state, today))),
     };
     let model = config
         .get("default_model")

@@ -74,7 +74,9 @@ pub(super) fn check(
         let room = (limit - spent).max(0.0);
         if total > room {
             return Err(over(
-                format!("what is left of max_cost_per_day today (${limit:.4} less ${spent:.4} spent)"),
+                format!(
+                    "what is left of max_cost_per_day today (${limit:.4} less ${spent:.4} spent)"
+                ),
                 room,
             ));
         }

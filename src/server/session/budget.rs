@@ -29,6 +29,11 @@ impl Session {
         })
     }
 
+    /// USD the answers of `chat` cost so far (`done`'s `chat_usage.cost`).
+    pub(super) fn chat_spent(&self, chat: &Chat) -> f64 {
+        chat_usage(chat).cost
+    }
+
     /// Refuses a send when the chat's or the day's budget is spent, or when the spend
     /// so far plus this send's `expected` cost (`expected.rs`; `None` when the model's
     /// price is unknown) would pass it: an error naming the budget, the spend, the

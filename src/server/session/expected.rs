@@ -7,7 +7,6 @@
 //! billed rather than after it passed a budget.
 
 use super::Session;
-use super::tokens::cached_share;
 use crate::prompt::assemble::Prompt;
 
 /// Answer tokens a send is expected to produce, priced at the model's completion
@@ -40,7 +39,12 @@ impl Session {
     /// The expected cost of sending `prompt` to `model`; `None` when the model's price
     /// is unknown (not in the saved model list, as local servers), when nothing is
     /// counted against a budget.
-    pub(super) fn expected_cost(&self, model: &str, prompt: &Prompt, writes: bool) -> Option<Expected> {
+    pub(super) fn expected_cost(
+        &self,
+        model: &str,
+        prompt: &Prompt,
+        writes: bool,
+    ) -> Option<Expected> {
         let pricing = self.pricing(model)?;
         let prompt_tokens = super::gauge::prompt_tokens(prompt);
         let cached = cached_share(Some(prompt), prompt_tokens);
@@ -52,4 +56,12 @@ impl Session {
             cached,
         })
     }
+}
+
+/// Of `tokens` prompt tokens, how many a warm cache serves: the share of the prompt's
+/// bytes the chat's previous request sent exactly so.
+fn cached_share(prompt: Option<&Prompt>, tokens: usize) -> usize {
+    let Some(p) = prompt else { return 0 };
+    let total = p.total_bytes().max(1);
+    (tokens as f64 * p.reused_bytes as f64 / total as f64).round() as usize
 }

@@ -6,7 +6,6 @@ use super::estimate::Job;
 use super::expected::Expected;
 use super::{Call, Session};
 use crate::error::{Error, Result};
-use crate::prompt::assemble::Prompt;
 use crate::prompt::cache::{Pricing, PromptCache};
 use crate::prompt::ledger;
 use crate::protocol::params;
@@ -43,6 +42,7 @@ impl Session {
             input: args.input_text.unwrap_or_default(),
             models: self.dirs.as_ref().map(|d| d.state.join("models.json")),
             state: self.dirs.as_ref().map(|d| d.state.clone()),
+            chat_cost: self.chat_spent(&chat),
             cache_writes,
             store,
             chat,
@@ -104,12 +104,4 @@ impl Session {
             tokens: counts.into(),
         })
     }
-}
-
-/// Of `tokens` prompt tokens, how many a warm cache serves: the share of the prompt's
-/// bytes the chat's previous request sent exactly so.
-pub(super) fn cached_share(prompt: Option<&Prompt>, tokens: usize) -> usize {
-    let Some(p) = prompt else { return 0 };
-    let total = p.total_bytes().max(1);
-    (tokens as f64 * p.reused_bytes as f64 / total as f64).round() as usize
 }
