@@ -88,6 +88,7 @@ local function finished(rid, final, sent, sent_chat)
     usage = vim.tbl_extend('force', usage, { provider = final.provider, fallback_reason = final.fallback_reason })
   end
   state.set_usage(usage)
+  require('bb7.spend').note(final.spent_today)
   local chat_id = final.chat_id or (st and st.chat_id)
   if chat_id and (usage or final.chat_usage) then
     state.set_chat_usage(chat_id, usage, final.chat_usage)

@@ -76,7 +76,8 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
     let mut editor = LineReader::new();
     editor.show_peer_changes(&mut s.c);
     loop {
-        let line = match editor.read("bb7> ").await {
+        let prompt = super::chat_prompt::prompt_line(s).await;
+        let line = match editor.read(prompt).await {
             Input::Line(l) => l,
             Input::Interrupted => continue,
             Input::End => break,
@@ -358,6 +359,9 @@ struct ChatHelper {
     files: rustyline::completion::FilenameCompleter,
     /// MCP resources and prompts `/mcp` loaded, for Tab.
     mcp: Vec<String>,
+    /// The prompt as typed for the line editor and as shown, its gauge painted
+    /// (`chat_prompt.rs`).
+    prompt: Option<(String, String)>,
 }
 
 /// Command names Tab completes.
@@ -427,7 +431,18 @@ impl rustyline::hint::Hinter for ChatHelper {
     type Hint = String;
 }
 
-impl rustyline::highlight::Highlighter for ChatHelper {}
+impl rustyline::highlight::Highlighter for ChatHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> std::borrow::Cow<'b, str> {
+        match &self.prompt {
+            Some((plain, painted)) if plain == prompt => painted.as_str().into(),
+            _ => prompt.into(),
+        }
+    }
+}
 
 impl rustyline::Helper for ChatHelper {}
 
@@ -504,12 +519,15 @@ impl LineReader {
     }
 
     /// Reads one entry; a continued line comes back with its `\` line ends removed.
-    async fn read(&mut self, prompt: &'static str) -> Input {
+    async fn read(&mut self, prompt: super::chat_prompt::PromptLine) -> Input {
         let Some(mut editor) = self.editor.take() else {
             return Input::End;
         };
+        if let Some(h) = editor.helper_mut() {
+            h.prompt = Some((prompt.text.clone(), prompt.painted));
+        }
         let read = tokio::task::spawn_blocking(move || {
-            let got = editor.readline(prompt);
+            let got = editor.readline(&prompt.text);
             (editor, got)
         })
         .await;

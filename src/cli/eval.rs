@@ -4,6 +4,7 @@
 //! local endpoint (offline, CI); `--record DIR` runs live through a forwarding
 //! endpoint and stores each task's exchanges as a trace; without either it runs live.
 
+mod budget;
 mod metrics;
 mod observe;
 mod run;
@@ -55,6 +56,11 @@ pub struct EvalArgs {
     /// Print the metrics and every task's result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// USD a live run may cost: a run expected to cost more (an estimate per task and
+    /// mode) is refused before anything is sent; the config's max_cost_per_day (what
+    /// is left of it today) limits it too.
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
 }
 
 /// What `--json` prints.
@@ -87,7 +93,11 @@ pub async fn eval(args: EvalArgs) -> Res<()> {
         .map_err(|e| Failure::new(format!("cannot find the bb7 binary: {e}")))?;
     let (local, remote, config) = match &args.replay {
         Some(_) => replay_endpoints(&args.local_model, &args.remote_model).await?,
-        None => live_endpoints(&modes).await?,
+        None => {
+            let endpoints = live_endpoints(&modes).await?;
+            check_budget(&args, &tasks, &modes, &endpoints.2)?;
+            endpoints
+        }
     };
     let mut all_metrics = Vec::new();
     let mut all_results = Vec::new();
@@ -145,6 +155,30 @@ pub async fn eval(args: EvalArgs) -> Res<()> {
         )));
     }
     Ok(())
+}
+
+/// Refuses a live run its budget cannot cover (`eval/budget.rs`); `config` is the run's,
+/// naming the remote model as `default_model`.
+fn check_budget(
+    args: &EvalArgs,
+    tasks: &[task::Task],
+    modes: &[String],
+    config: &serde_json::Map<String, Value>,
+) -> Res<()> {
+    let dirs = UserDirs::from_env().map_err(|e| Failure::new(e.message))?;
+    let cfg = Config::load(&dirs.config).map_err(|e| Failure::new(e.message))?;
+    let today = chrono::Local::now().date_naive();
+    let limits = budget::Limits {
+        flag: args.budget,
+        day: cfg
+            .max_cost_per_day
+            .map(|l| (l, crate::project::usage_log::spent_on(&dirs.state, today))),
+    };
+    let model = config
+        .get("default_model")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    budget::check(tasks, modes, model, &dirs.state, &limits)
 }
 
 fn failures(r: &TaskResult) -> String {

@@ -6,6 +6,7 @@ pub mod args;
 mod ask;
 mod attach;
 mod chat;
+mod chat_prompt;
 // The in-process client and root discovery live a floor down, shared with `bb7 acp`.
 use crate::front::client;
 mod context;

@@ -10,6 +10,7 @@ pub mod lock;
 pub mod paths;
 pub mod scratch;
 pub mod state_file;
+pub mod usage_index;
 pub mod usage_log;
 
 use std::path::{Path, PathBuf};

@@ -73,25 +73,32 @@ pub fn append(state_dir: &Path, line: &UsageLine) -> Result<()> {
 /// columns do not parse is skipped (the log is appended by every bb7 on the machine,
 /// and read as untrusted input).
 pub fn lines_on(state_dir: &Path, day: chrono::NaiveDate) -> Vec<(String, String, String, f64)> {
-    let Ok(text) = std::fs::read_to_string(state_dir.join(FILE_NAME)) else {
+    let Ok(bytes) = std::fs::read(state_dir.join(FILE_NAME)) else {
         return Vec::new();
     };
     let prefix = day.format("%Y-%m-%dT").to_string();
-    text.lines()
-        .filter(|l| l.starts_with(&prefix))
-        .filter_map(|l| {
-            let cols: Vec<&str> = l.split(',').collect();
-            let cost: f64 = cols.last()?.trim().parse().ok()?;
-            (cols.len() == 7 && cost.is_finite() && cost >= 0.0).then(|| {
-                (
-                    cols[0].to_owned(),
-                    cols[1].to_owned(),
-                    cols[2].to_owned(),
-                    cost,
-                )
-            })
-        })
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter_map(|l| parse_line(l, &prefix))
         .collect()
+}
+
+/// One log line as (time, project root, model, cost) when it starts with `prefix`
+/// (`2026-01-02T`, a day) and has the seven columns with a finite, non-negative cost.
+pub(crate) fn parse_line(line: &str, prefix: &str) -> Option<(String, String, String, f64)> {
+    if !line.starts_with(prefix) {
+        return None;
+    }
+    let cols: Vec<&str> = line.split(',').collect();
+    let cost: f64 = cols.last()?.trim().parse().ok()?;
+    (cols.len() == 7 && cost.is_finite() && cost >= 0.0).then(|| {
+        (
+            cols[0].to_owned(),
+            cols[1].to_owned(),
+            cols[2].to_owned(),
+            cost,
+        )
+    })
 }
 
 /// USD spent on `day` (local time) by every bb7 on this machine, all projects: the sum

@@ -150,6 +150,11 @@ pub enum TurnMessage {
         /// "Extension: budgets"); absent when none.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         budget_warnings: Vec<BudgetWarning>,
+        /// USD spent today (local time, every project: `~/.bb7/usage.csv`), this turn
+        /// included, for a front-end's "today $0.12" beside the chat's total; absent
+        /// without a user state directory.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spent_today: Option<f64>,
     },
     /// A dropped attempt of a `hybrid_auto` turn: the text streamed so far for this
     /// request is not the answer; a new attempt starts on `provider`.
@@ -366,6 +371,7 @@ mod tests {
             fallback_reason: None,
             truncated: false,
             budget_warnings: Vec::new(),
+            spent_today: None,
         };
         let error = TurnMessage::Error {
             message: "Response aborted by user.".into(),

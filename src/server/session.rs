@@ -30,6 +30,7 @@ mod chats;
 mod complete;
 mod edit_details;
 mod estimate;
+mod expected;
 mod files;
 mod fork;
 mod gauge;

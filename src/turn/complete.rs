@@ -285,6 +285,7 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
             fallback_reason: ended.provider().1,
             truncated: ended.truncated(),
             budget_warnings: Vec::new(),
+            spent_today: None,
         };
         (event, ended.truncated().then(|| TRUNCATED.to_owned()))
     };

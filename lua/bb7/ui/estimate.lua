@@ -118,6 +118,7 @@ function M.ask()
   local draft = require('bb7.ui.message').text()
   require('bb7.api').estimate_tokens(draft, function(r)
     E.asked_at = nil
+    require('bb7.spend').note(r and r.spent_today)
     local now = state.chat()
     if r and now and now.id == chat_id then
       E.chat, E.reply = chat_id, r

@@ -70,6 +70,11 @@ function M.preview(width)
   if u and totals and (totals.cost or 0) > (u.cost or 0) + 1e-9 then
     total = 'chat ' .. require('bb7.ui.estimate').cost(totals.cost)
   end
+  -- The day's spend (every project) beside it: lua/bb7/spend.lua.
+  local today = require('bb7.spend').text()
+  if today then
+    total = total and (total .. ' · ' .. today) or today
+  end
   local function join(n, m, usage, t)
     local parts = { n }
     for _, x in ipairs({ m or false, status or false, usage or false, t or false }) do

@@ -95,6 +95,14 @@ reply_types! {
         /// account; `null` when the model's price is unknown.
         #[serde(default)]
         pub expected_cost: Option<f64>,
+        /// USD spent today (local time, every project: `~/.bb7/usage.csv`); `null`
+        /// without a user state directory (docs/PROTOCOL.md, "Extension: budgets").
+        #[serde(default)]
+        pub spent_today: Option<f64>,
+        /// USD the chat's answers cost so far (`done`'s `chat_usage.cost`), for the
+        /// same display.
+        #[serde(default)]
+        pub chat_cost: f64,
         /// The model's context window in tokens (`null`: unknown; docs/PROTOCOL.md,
         /// "Extension: context gauge").
         #[serde(default)]

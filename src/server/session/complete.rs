@@ -223,11 +223,15 @@ impl Session {
         }
         self.log_usage(&first.spec.model, &completion.usage);
         let warnings = self.budget_warnings(chat_cost, completion.usage.cost);
+        let today = self.dirs.is_some().then(|| self.spent_today());
         if let crate::protocol::events::TurnMessage::Done {
-            budget_warnings, ..
+            budget_warnings,
+            spent_today,
+            ..
         } = &mut completion.event
         {
             *budget_warnings = warnings;
+            *spent_today = today;
         }
         let argument_bytes: usize = first.calls.iter().map(|c| c.arguments.len()).sum();
         if argument_bytes > OFF_LOOP_ENCODE_BYTES {

@@ -49,6 +49,10 @@ pub(super) struct Job {
     pub cache_writes: Option<bool>,
     /// The model's context window, when known (`Session::context_window_of`).
     pub window: Option<u64>,
+    /// The user's state directory (`~/.bb7`), for today's spend; `None` without one.
+    pub state: Option<PathBuf>,
+    /// USD the chat's answers cost so far (`Session::chat_spent`).
+    pub chat_cost: f64,
 }
 
 /// What laying out the next request gave, without the draft: the laid-out context
@@ -182,6 +186,10 @@ impl Job {
             potential_savings: layout.as_ref().map_or(0, |l| l.potential_savings),
             cached_tokens,
             expected_cost,
+            chat_cost: self.chat_cost,
+            spent_today: self.state.as_deref().map(|s| {
+                crate::project::usage_index::spent_on(s, chrono::Local::now().date_naive())
+            }),
         })
     }
 

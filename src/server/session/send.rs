@@ -236,9 +236,10 @@ impl Session {
             self.next_prompt(store, chat, tools_mode, format, &instructions, content)?;
         let cache = PromptCache::parse(self.config.prompt_cache.as_deref())?;
         let breakpoints = cache.breakpoints(&model);
-        self.check_cost(&model, &prompt, breakpoints.is_some())?;
+        let expected = self.expected_cost(&model, &prompt, breakpoints.is_some());
+        self.check_cost(expected.as_ref())?;
         self.check_window(store, chat, &model, &prompt)?;
-        self.check_budgets(chat)?;
+        self.check_budgets(chat, expected.as_ref())?;
         // The ledger is kept at once and written after the request went out: it is a
         // cache, and whichever of it and the user message reaches the disk first, an
         // entry for a message that is never saved is not used (it names another text),

@@ -3,9 +3,9 @@
 //! (`chat_compact`).
 
 use super::estimate::Job;
+use super::expected::Expected;
 use super::{Call, Session};
 use crate::error::{Error, Result};
-use crate::prompt::assemble::Prompt;
 use crate::prompt::cache::{Pricing, PromptCache};
 use crate::prompt::ledger;
 use crate::protocol::params;
@@ -41,6 +41,8 @@ impl Session {
             system,
             input: args.input_text.unwrap_or_default(),
             models: self.dirs.as_ref().map(|d| d.state.join("models.json")),
+            state: self.dirs.as_ref().map(|d| d.state.clone()),
+            chat_cost: self.chat_spent(&chat),
             cache_writes,
             store,
             chat,
@@ -71,22 +73,18 @@ impl Session {
         Pricing::from_prices(&row.pricing)
     }
 
-    /// Fails a send whose expected input cost exceeds the config `max_cost_per_send`,
-    /// before anything is sent. A model whose price is unknown (not in the saved model
-    /// list, as local servers) is not limited.
-    pub(super) fn check_cost(&self, model: &str, prompt: &Prompt, writes: bool) -> Result<()> {
-        let Some(limit) = self.config.max_cost_per_send else {
+    /// Fails a send whose expected cost (`expected.rs`: input at the listed prices and
+    /// the expected answer) exceeds the config `max_cost_per_send`, before anything is
+    /// sent. A model whose price is unknown (`expected` is `None`) is not limited.
+    pub(super) fn check_cost(&self, expected: Option<&Expected>) -> Result<()> {
+        let (Some(limit), Some(e)) = (self.config.max_cost_per_send, expected) else {
             return Ok(());
         };
-        let Some(pricing) = self.pricing(model) else {
-            return Ok(());
-        };
-        let prompt_tokens = super::gauge::prompt_tokens(prompt);
-        let cached = cached_share(Some(prompt), prompt_tokens);
-        let cost = pricing.input_cost(prompt_tokens, cached, writes);
-        if cost > limit {
+        if e.cost > limit {
             return Err(Error::invalid(format!(
-                "This send would cost about ${cost:.4} ({prompt_tokens} prompt tokens, {cached} of them cached), more than max_cost_per_send (${limit:.4}); nothing was sent. Remove context files, start a new chat, or raise max_cost_per_send in the config."
+                "This send would cost about ${:.4} ({}), more than max_cost_per_send (${limit:.4}); nothing was sent. Remove context files, start a new chat, or raise max_cost_per_send in the config.",
+                e.cost,
+                e.parts()
             )));
         }
         Ok(())
@@ -106,12 +104,4 @@ impl Session {
             tokens: counts.into(),
         })
     }
-}
-
-/// Of `tokens` prompt tokens, how many a warm cache serves: the share of the prompt's
-/// bytes the chat's previous request sent exactly so.
-fn cached_share(prompt: Option<&Prompt>, tokens: usize) -> usize {
-    let Some(p) = prompt else { return 0 };
-    let total = p.total_bytes().max(1);
-    (tokens as f64 * p.reused_bytes as f64 / total as f64).round() as usize
 }
