@@ -272,6 +272,8 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             if paths.is_empty() {
                 return Ok(());
             }
+            // A directory adds its text files, as `/add` does in `bb7 chat`.
+            let paths = context::expand(s, &paths)?;
             context::add(s, &paths, readonly).await
         }
         Command::Remove { path } => context::remove(s, &path).await,
