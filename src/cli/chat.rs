@@ -43,6 +43,8 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /tokens           what the next question costs: tokens and price
   /new [NAME]       start a new chat
   /chats [ID]       list the chats, or switch to one (a unique prefix will do)
+  /archive [ID]     archive a chat (default: this one); /unarchive ID
+                    lists it again
   /fork [N]         a new chat branched before your N-th question (default:
                     the last); works on a chat held elsewhere, shown read-only
   /run CMD          run CMD and attach its output and exit status
@@ -232,6 +234,13 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             info::new_chat(s, name).await?;
         }
         "fork" => super::fork::fork(s, first.as_deref()).await?,
+        "archive" => {
+            let which = (!args.is_empty()).then(|| args.join(" "));
+            super::archive::set(s, which.as_deref(), true).await?
+        }
+        "unarchive" if !args.is_empty() => {
+            super::archive::set(s, Some(&args.join(" ")), false).await?
+        }
         "chats" => match first {
             Some(_) => {
                 let id = info::resolve_chat(s, &args.join(" ")).await?;
@@ -364,7 +373,7 @@ struct ChatHelper {
 const COMMANDS: &[&str] = &[
     "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
     "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats", "/help", "/quit",
-    "/mcp", "/fork",
+    "/mcp", "/fork", "/archive", "/unarchive",
 ];
 
 impl Validator for ChatHelper {

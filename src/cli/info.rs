@@ -28,9 +28,17 @@ pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
 /// The chat `text` names among the project's: its id, the one id that starts with it,
 /// or the one chat with that name (case aside). Errors: none, or several, named.
 pub(super) async fn resolve_chat(s: &mut Session, text: &str) -> Res<String> {
+    resolve_chat_in(s, text, false).await
+}
+
+/// [`resolve_chat`] among the archived chats too when `archived` (`bb7 unarchive`).
+pub(super) async fn resolve_chat_in(s: &mut Session, text: &str, archived: bool) -> Res<String> {
     let r: ChatListing =
-        s.c.call(Action::ChatList(params::ChatList::default()))
-            .await?;
+        s.c.call(Action::ChatList(params::ChatList {
+            include_archived: archived.then_some(true),
+            ..params::ChatList::default()
+        }))
+        .await?;
     let text = text.trim();
     if let Some(c) = r.chats.iter().find(|c| c.id == text) {
         return Ok(c.id.clone());

@@ -2,6 +2,7 @@
 //! runs the stdio server in-process on in-memory pipes and speaks the protocol to it
 //! (docs/PROTOCOL.md), so the command line does exactly what an editor session does.
 
+mod archive;
 pub mod args;
 mod ask;
 mod attach;
@@ -179,7 +180,11 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     // to global-only mode (an empty root), as the reference plugin does.
     let global_ok = matches!(
         cmd,
-        Command::Chats | Command::Models { .. } | Command::Mcp { .. }
+        Command::Chats
+            | Command::Archive { .. }
+            | Command::Unarchive { .. }
+            | Command::Models { .. }
+            | Command::Mcp { .. }
     );
     let init: Opened = match s
         .c
@@ -238,6 +243,8 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Init | Command::Serve => Ok(()),
         Command::New { name } => info::new_chat(s, name).await,
         Command::Chats => info::chats(s).await,
+        Command::Archive { which } => archive::set(s, which.as_deref(), true).await,
+        Command::Unarchive { which } => archive::set(s, Some(&which), false).await,
         Command::Use { which } => {
             let id = info::resolve_chat(s, &which).await?;
             s.select(&id).await?;
