@@ -85,9 +85,15 @@ pub(super) async fn chats(s: &mut Session) -> Res<()> {
         eprintln!("bb7: no chats yet (`bb7 new` or `bb7 ask` starts one)");
         return Ok(());
     }
+    // A chat held by an editor is active in the project's index but not in this
+    // process (`init` leaves a held chat unselected): the index says which it is.
+    let active_id = active
+        .id
+        .map(|id| id.into_owned())
+        .or_else(|| super::session::active_in_index(&s.root));
     let mut table = Table::new(["", "ID", "CREATED", "NAME", ""]);
     for ch in r.chats.iter() {
-        let mark = if active.id.as_deref() == Some(ch.id.as_str()) {
+        let mark = if active_id.as_deref() == Some(ch.id.as_str()) {
             "*"
         } else {
             " "

@@ -129,7 +129,7 @@ async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String>
             Some(ErrorCode::Locked),
             format!(
                 "chat {id} is held by a running process (PID {pid}: an editor or a running \
-                 `bb7`); close the chat there first. `bb7 unlock --force` takes it anyway: \
+                 `bb7`); close the chat there first. `bb7 unlock --force {id}` takes it anyway: \
                  that process then refuses its next save and writes nothing more to the \
                  chat, so what it had not saved stays unsaved"
             ),
