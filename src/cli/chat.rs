@@ -166,6 +166,20 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     }
 }
 
+/// Commands whose arguments are paths: they are split as a POSIX shell splits words
+/// (`a\ b`, `"a b"` and `'a b'` are one name), the forms Tab completion inserts.
+const PATH_COMMANDS: [&str; 5] = ["add", "drop", "remove", "diff", "apply"];
+
+/// The words of a path command's arguments. Errors: an unclosed quote.
+fn path_args(rest: &str) -> Res<Vec<String>> {
+    shlex::split(rest).ok_or_else(|| {
+        Failure::new(format!(
+            "unclosed quote in {}: quote a name with spaces as \"my file.txt\" or my\\ file.txt",
+            terminal::err(rest)
+        ))
+    })
+}
+
 /// After a command: go on, or leave the session.
 enum Flow {
     Go,
@@ -176,7 +190,10 @@ enum Flow {
 async fn command(s: &mut Session, line: &str) -> Res<Flow> {
     let mut words = line.split_whitespace();
     let name = words.next().unwrap_or("");
-    let args: Vec<String> = words.map(str::to_owned).collect();
+    let mut args: Vec<String> = words.map(str::to_owned).collect();
+    if PATH_COMMANDS.contains(&name) {
+        args = path_args(line.trim_start()[name.len()..].trim())?;
+    }
     let first = args.first().cloned();
     match name {
         "quit" | "exit" | "q" => return Ok(Flow::Quit),
