@@ -158,6 +158,10 @@ pub enum TurnMessage {
         provider: String,
         /// Why the previous attempt was dropped (a `fallback_reason`).
         reason: String,
+        /// The dropped attempt's failure in words, when it ended with one (`local
+        /// server not reachable at http://127.0.0.1:8080/v1: …`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
         /// The chat.
         chat_id: String,
     },
