@@ -28,6 +28,7 @@ use crate::turn::stream::TurnOutcome;
 mod budget;
 mod chats;
 mod complete;
+mod config_watch;
 mod edit_details;
 mod estimate;
 mod files;
@@ -153,6 +154,8 @@ pub struct Session {
     dirs: Option<UserDirs>,
     config: Config,
     config_error: Option<String>,
+    /// `config.json`'s stamp when it was last read (`config_watch`).
+    config_stamp: config_watch::Stamp,
     /// Canonical project root from `init`/`bb7_init`; in global-only mode a
     /// directory that is never created (see [`Session::global_only`]).
     root: Option<PathBuf>,
@@ -218,6 +221,7 @@ impl Session {
         };
         crate::project::flush_queue::set_synchronous(config.sync_writes);
         Session {
+            config_stamp: dirs.as_ref().and_then(|d| config_watch::stamp(&d.config)),
             dirs,
             config,
             config_error,
@@ -251,6 +255,7 @@ impl Session {
             self.outbox = Some(ctx.outbox.clone());
         }
         let action = Action::from_request(req)?;
+        self.reload_config_if_changed();
         if self.read_only && !allowed_read_only(action.name()) {
             let id = self
                 .active
