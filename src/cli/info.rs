@@ -14,7 +14,11 @@ use crate::protocol::params;
 use crate::protocol::replies::{ChatActive, ChatListing, ChatView, Created, Models};
 
 /// `bb7 new [NAME]`: prints the new chat's id.
+/// When the chat that was active is open in another process (an editor's pane), says
+/// so on stderr: that process keeps showing the old chat while one-shot commands (the
+/// editor's keys among them) now go to the new one, which is never to happen silently.
 pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
+    let previous = super::session::active_in_index(&s.root);
     let r: Created =
         s.c.call(Action::ChatNew(params::ChatNew {
             name,
@@ -22,6 +26,20 @@ pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
         }))
         .await?;
     s.out(&format!("{}\n", r.id));
+    // `bb7 chat`'s own `/new` moves its own holder; only a shell's `bb7 new` leaves one.
+    let previous = previous.filter(|_| !s.in_chat);
+    let held = previous.filter(|p| *p != r.id).and_then(|p| {
+        let dir = project_store(&s.root)?.chat_dir(&p).ok()?;
+        Some((crate::project::lock::holder(&dir)?, p))
+    });
+    if let Some((pid, old)) = held {
+        eprintln!(
+            "bb7: chat {} is now the project's active chat, for commands such as `bb7 \
+             add`; chat {old} stays open in PID {pid} (an editor's pane), which still \
+             shows it (switch that pane to the new chat there)",
+            r.id
+        );
+    }
     Ok(())
 }
 
