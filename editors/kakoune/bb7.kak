@@ -77,7 +77,11 @@ define-command -params 1.. -docstring 'bb7-ask <message>: ask the model; the ans
     bb7-ask %{ bb7-fifo *bb7* markdown ask "--tools=%opt{bb7_tools}" "--mode=%opt{bb7_mode}" -- %arg{@} }
 
 define-command -docstring 'bb7-chat: the interactive bb7 chat in a new terminal (tmux pane, kitty, x11…)' \
-    bb7-chat %{ terminal %opt{bb7_bin} --root %sh{pwd} chat }
+    bb7-chat %{
+    # A chat that cannot start (no .bb7/, a broken config) keeps its pane open with the
+    # error until Enter, instead of closing before it can be read.
+    terminal sh -c '"$@"; s=$?; [ "$s" -eq 0 ] || { printf "\n[bb7 chat ended with status %s: Enter closes this pane]" "$s"; read -r _; }' bb7-chat %opt{bb7_bin} --root %sh{pwd} chat
+}
 
 define-command -docstring 'bb7-status: statuses of context and output files' \
     bb7-status %{ bb7-fifo *bb7-status* plain status }
