@@ -32,7 +32,10 @@ fn bb7_add_of_a_directory_adds_its_text_files_and_names_the_skipped_ones() {
     ok(&env, &["new"]);
     // The damaged image is reported and counted; every text file is still added.
     let err = fails(&env, &["add", "docs"]);
-    assert!(err.contains("docs/pic.png is not a valid PNG image"), "{err}");
+    assert!(
+        err.contains("docs/pic.png is not a valid PNG image"),
+        "{err}"
+    );
     assert!(err.contains("1 of 3 not added"), "{err}");
     let skipped: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
     assert_eq!(skipped.len(), 1, "{err}");
@@ -47,8 +50,14 @@ fn bb7_add_of_a_directory_adds_its_text_files_and_names_the_skipped_ones() {
     assert!(err.contains("added docs/z.md"), "{err}");
     assert!(!err.contains("utf-8"), "{err}");
     let status = stdout(&ok(&env, &["status"]));
-    assert!(status.contains("docs/a.md") && status.contains("docs/z.md"), "{status}");
-    assert!(!status.contains("b.bin") && !status.contains("latin1"), "{status}");
+    assert!(
+        status.contains("docs/a.md") && status.contains("docs/z.md"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("b.bin") && !status.contains("latin1"),
+        "{status}"
+    );
 }
 
 #[test]
@@ -80,5 +89,8 @@ fn slash_add_of_a_glob_in_bb7_chat_skips_binaries_and_adds_the_rest() {
     t.type_keys("/quit\r");
     assert!(t.wait().success(), "{}", t.screen());
     let status = stdout(&ok(&env, &["status"]));
-    assert!(status.contains("docs/a.md") && status.contains("docs/z.md"), "{status}");
+    assert!(
+        status.contains("docs/a.md") && status.contains("docs/z.md"),
+        "{status}"
+    );
 }

@@ -29,7 +29,10 @@ fn archive_and_unarchive_from_the_shell() {
     assert!(env.project.join(".bb7/chats").join(&first).is_dir());
     // An archived chat is found by `unarchive` by its name too.
     let err = stderr(&ok(&env, &["unarchive", "first"]));
-    assert!(err.contains(&format!("chat {first} is listed again")), "{err}");
+    assert!(
+        err.contains(&format!("chat {first} is listed again")),
+        "{err}"
+    );
     let chats = stdout(&ok(&env, &["chats"]));
     assert!(chats.contains(&first), "{chats}");
     // Without an argument: the active chat (the last made).

@@ -29,7 +29,9 @@ fn bb7_new_says_the_pane_keeps_the_old_chat() {
     );
     let chats = stdout(&ok(&env, &["chats"]));
     assert!(
-        chats.lines().any(|l| l.starts_with('*') && l.contains(&new)),
+        chats
+            .lines()
+            .any(|l| l.starts_with('*') && l.contains(&new)),
         "{chats}"
     );
     // Nothing held: nothing to say.

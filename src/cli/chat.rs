@@ -388,9 +388,29 @@ struct ChatHelper {
 
 /// Command names Tab completes.
 const COMMANDS: &[&str] = &[
-    "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
-    "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats", "/help", "/quit",
-    "/mcp", "/fork", "/archive", "/unarchive",
+    "/add",
+    "/drop",
+    "/refresh",
+    "/files",
+    "/status",
+    "/diff",
+    "/review",
+    "/apply",
+    "/undo",
+    "/model",
+    "/mode",
+    "/tokens",
+    "/run",
+    "/test",
+    "/rules",
+    "/new",
+    "/chats",
+    "/help",
+    "/quit",
+    "/mcp",
+    "/fork",
+    "/archive",
+    "/unarchive",
 ];
 
 impl Validator for ChatHelper {

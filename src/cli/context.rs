@@ -202,8 +202,9 @@ pub(super) fn expand(s: &Session, specs: &[String]) -> Res<Vec<String>> {
             })
             .collect();
         found.sort();
-        let (text, binary): (Vec<String>, Vec<String>) =
-            found.into_iter().partition(|rel| is_text_or_image(&s.cwd.join(rel)));
+        let (text, binary): (Vec<String>, Vec<String>) = found
+            .into_iter()
+            .partition(|rel| is_text_or_image(&s.cwd.join(rel)));
         if !binary.is_empty() {
             eprintln!("bb7: {}", skipped_line(&binary));
         }
