@@ -388,30 +388,13 @@ struct ChatHelper {
 
 /// Command names Tab completes.
 const COMMANDS: &[&str] = &[
-    "/add",
-    "/drop",
-    "/refresh",
-    "/files",
-    "/status",
-    "/diff",
-    "/review",
-    "/apply",
-    "/undo",
-    "/model",
-    "/mode",
-    "/tokens",
-    "/run",
-    "/test",
-    "/rules",
-    "/new",
-    "/chats",
-    "/help",
-    "/quit",
-    "/mcp",
-    "/fork",
-    "/archive",
-    "/unarchive",
+    "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
+    "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats", "/help", "/quit",
+    "/mcp", "/fork", "/archive",
 ];
+
+/// Command names Tab completes that are too long for [`COMMANDS`]'s compact layout.
+const LONG_COMMANDS: &[&str] = &["/unarchive"];
 
 impl Validator for ChatHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
@@ -451,6 +434,7 @@ impl rustyline::completion::Completer for ChatHelper {
         if typed.starts_with('/') && !typed.contains(' ') {
             let names = COMMANDS
                 .iter()
+                .chain(LONG_COMMANDS)
                 .filter(|c| c.starts_with(typed))
                 .map(|c| rustyline::completion::Pair {
                     display: (*c).to_owned(),
