@@ -154,8 +154,9 @@ pub struct Session {
     dirs: Option<UserDirs>,
     config: Config,
     config_error: Option<String>,
-    /// `config.json`'s stamp when it was last read (`config_watch`).
-    config_stamp: config_watch::Stamp,
+    /// `config.json`'s modification time and size when `config_watch` last read it
+    /// (`None` before its first request: the config is then read once more).
+    config_stamp: Option<(std::time::SystemTime, u64)>,
     /// Canonical project root from `init`/`bb7_init`; in global-only mode a
     /// directory that is never created (see [`Session::global_only`]).
     root: Option<PathBuf>,
@@ -221,7 +222,7 @@ impl Session {
         };
         crate::project::flush_queue::set_synchronous(config.sync_writes);
         Session {
-            config_stamp: dirs.as_ref().and_then(|d| config_watch::stamp(&d.config)),
+            config_stamp: None,
             dirs,
             config,
             config_error,

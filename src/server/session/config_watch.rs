@@ -11,10 +11,10 @@ use crate::config::Config;
 
 /// What tells one version of `config.json` from another without reading it: its
 /// modification time and size; `None` while there is no such file.
-pub(super) type Stamp = Option<(SystemTime, u64)>;
+type Stamp = Option<(SystemTime, u64)>;
 
 /// The stamp of `config.json` in the config directory `dir`.
-pub(super) fn stamp(dir: &Path) -> Stamp {
+fn stamp(dir: &Path) -> Stamp {
     let meta = std::fs::metadata(dir.join("config.json")).ok()?;
     Some((meta.modified().ok()?, meta.len()))
 }
