@@ -17,8 +17,9 @@ Exit status:
   3    conflict: your edits overlap the change; that file was left untouched
        (`bb7 review` takes hunks one by one, --force lets the change win)
   4    the chat is held by a process that does not answer (a bb7 holder serves
-       the commands beside it): close it there; `bb7 unlock --force` or
-       --take-over takes it anyway (the old holder then refuses its next save)
+       the commands beside it): close it there; `bb7 unlock --force ID` (the
+       id the message names) or the same command again with --take-over takes
+       it anyway (the old holder then refuses its next save)
   5    `bb7 ask`: the server cut the answer at its token limit (finish_reason
        \"length\"); what came is saved, but it is incomplete
   130  stopped with Ctrl-C (the partial answer is kept)
@@ -41,8 +42,9 @@ struct Cli {
     #[arg(long, global = true, num_args = 0..=1, default_missing_value = "")]
     chat: Option<String>,
     /// Take the chat over when another bb7 process (an editor, a running `bb7 ask`)
-    /// holds it, as `bb7 unlock --force` does: that process then refuses its next save
-    /// and writes nothing more to the chat.
+    /// holds it, as `bb7 unlock --force ID` does: that process then refuses its next
+    /// save and writes nothing more to the chat. A holder that answers is taken from
+    /// too (without --take-over it would serve the command instead).
     #[arg(long, global = true)]
     take_over: bool,
     /// Colour the output: auto (on a terminal, unless NO_COLOR is set), always, never.

@@ -53,6 +53,19 @@ pub enum Command {
         #[arg(value_name = "ID|NAME")]
         which: String,
     },
+    /// Archive a chat: it leaves `bb7 chats` and the editors' chat lists, and is kept
+    /// whole (`bb7 unarchive` brings it back). Default: the active chat.
+    Archive {
+        /// Id, id prefix or name (see `bb7 chats`).
+        #[arg(value_name = "ID|NAME")]
+        which: Option<String>,
+    },
+    /// List an archived chat again.
+    Unarchive {
+        /// Id, id prefix or name of the archived chat.
+        #[arg(value_name = "ID|NAME")]
+        which: String,
+    },
     /// Add files (or path:start:end sections, or mcp:SERVER:URI resources of MCP
     /// servers) to the chat's context; a file already there is refreshed from disk. --run, --git-diff and --diagnostics attach a
     /// read-only text instead (shown as KIND:NAME; `bb7 remove KIND:NAME` drops it).

@@ -249,8 +249,17 @@ pub(super) async fn turn(
                 eprintln!("bb7: {}", terminal::err(&message));
             }
             TurnMessage::Attempt {
-                provider, reason, ..
-            } => lines.drop_attempt(s, &provider, &reason),
+                provider,
+                reason,
+                message,
+                ..
+            } => {
+                if let Some(m) = &message {
+                    lines.close_all(s);
+                    eprintln!("bb7: {}", terminal::err(m));
+                }
+                lines.drop_attempt(s, &provider, &reason)
+            }
             TurnMessage::Thinking { content, .. } => {
                 if o.thinking {
                     eprint!("{}", terminal::err(&content));

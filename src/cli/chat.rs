@@ -43,6 +43,8 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /tokens           what the next question costs: tokens and price
   /new [NAME]       start a new chat
   /chats [ID]       list the chats, or switch to one (a unique prefix will do)
+  /archive [ID]     archive a chat (default: this one); /unarchive ID
+                    lists it again
   /fork [N]         a new chat branched before your N-th question (default:
                     the last); works on a chat held elsewhere, shown read-only
   /run CMD          run CMD and attach its output and exit status
@@ -165,6 +167,20 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     }
 }
 
+/// Commands whose arguments are paths: they are split as a POSIX shell splits words
+/// (`a\ b`, `"a b"` and `'a b'` are one name), the forms Tab completion inserts.
+const PATH_COMMANDS: [&str; 5] = ["add", "drop", "remove", "diff", "apply"];
+
+/// The words of a path command's arguments. Errors: an unclosed quote.
+fn path_args(rest: &str) -> Res<Vec<String>> {
+    shlex::split(rest).ok_or_else(|| {
+        Failure::new(format!(
+            "unclosed quote in {}: quote a name with spaces as \"my file.txt\" or my\\ file.txt",
+            terminal::err(rest)
+        ))
+    })
+}
+
 /// After a command: go on, or leave the session.
 enum Flow {
     Go,
@@ -175,7 +191,10 @@ enum Flow {
 async fn command(s: &mut Session, line: &str) -> Res<Flow> {
     let mut words = line.split_whitespace();
     let name = words.next().unwrap_or("");
-    let args: Vec<String> = words.map(str::to_owned).collect();
+    let mut args: Vec<String> = words.map(str::to_owned).collect();
+    if PATH_COMMANDS.contains(&name) {
+        args = path_args(line.trim_start()[name.len()..].trim())?;
+    }
     let first = args.first().cloned();
     match name {
         "quit" | "exit" | "q" => return Ok(Flow::Quit),
@@ -233,6 +252,13 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             info::new_chat(s, name).await?;
         }
         "fork" => super::fork::fork(s, first.as_deref()).await?,
+        "archive" => {
+            let which = (!args.is_empty()).then(|| args.join(" "));
+            super::archive::set(s, which.as_deref(), true).await?
+        }
+        "unarchive" if !args.is_empty() => {
+            super::archive::set(s, Some(&args.join(" ")), false).await?
+        }
         "chats" => match first {
             Some(_) => {
                 let id = info::resolve_chat(s, &args.join(" ")).await?;
@@ -368,8 +394,11 @@ struct ChatHelper {
 const COMMANDS: &[&str] = &[
     "/add", "/drop", "/refresh", "/files", "/status", "/diff", "/review", "/apply", "/undo",
     "/model", "/mode", "/tokens", "/run", "/test", "/rules", "/new", "/chats", "/help", "/quit",
-    "/mcp", "/fork",
+    "/mcp", "/fork", "/archive",
 ];
+
+/// Command names Tab completes that are too long for [`COMMANDS`]'s compact layout.
+const LONG_COMMANDS: &[&str] = &["/unarchive"];
 
 impl Validator for ChatHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
@@ -409,6 +438,7 @@ impl rustyline::completion::Completer for ChatHelper {
         if typed.starts_with('/') && !typed.contains(' ') {
             let names = COMMANDS
                 .iter()
+                .chain(LONG_COMMANDS)
                 .filter(|c| c.starts_with(typed))
                 .map(|c| rustyline::completion::Pair {
                     display: (*c).to_owned(),

@@ -14,10 +14,37 @@ use crate::review::OnDisk;
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
 /// context gets a fresh snapshot instead of an error.
+/// Several files: one that cannot be added (a damaged image, a file that went away) is
+/// reported on its line and the others are still added; the command then fails,
+/// counting them, with the status of the last failure.
 pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Res<()> {
     s.ensure_chat().await?;
     let listed: ContextList = s.c.call(Action::ContextList(params::NoParams {})).await?;
+    let mut failed: Option<(usize, u8)> = None;
     for spec in specs {
+        match add_one(s, &listed, spec, readonly).await {
+            Ok(()) => {}
+            Err(f) if specs.len() == 1 || f.is(ErrorCode::Locked) => return Err(f),
+            Err(f) => {
+                eprintln!("bb7: {}", terminal::err(&f.message));
+                let n = failed.map_or(0, |(n, _)| n);
+                failed = Some((n + 1, f.status));
+            }
+        }
+    }
+    match failed {
+        Some((n, status)) => Err(Failure::new(format!(
+            "{n} of {} not added (see above); the others are in context",
+            specs.len()
+        ))
+        .with_status(status)),
+        None => Ok(()),
+    }
+}
+
+/// Adds one file, section or image `spec` to the chat whose context is `listed`.
+async fn add_one(s: &mut Session, listed: &ContextList<'_>, spec: &str, readonly: bool) -> Res<()> {
+    {
         let (typed, range) = split_range(spec);
         let path = s.path(typed);
         let abs = s.root.join(&path);
@@ -30,12 +57,18 @@ pub(super) async fn add(s: &mut Session, specs: &[String], readonly: bool) -> Re
             }))
             .await?;
             eprintln!("bb7: added image:{}", terminal::err(&path));
-            continue;
+            return Ok(());
         }
         // Never blocks on a named pipe (invariant 13).
-        let content = crate::project::fsutil::read_regular(&abs)
-            .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other))
+        let bytes = crate::project::fsutil::read_regular(&abs)
             .map_err(|e| Failure::new(format!("cannot read {typed}: {e}")))?;
+        let content = String::from_utf8(bytes).map_err(|_| {
+            Failure::new(format!(
+                "cannot add {}: it is not UTF-8 text (a binary file?); only text files \
+                 and images can be context",
+                terminal::err(typed)
+            ))
+        })?;
         let known = listed
             .files
             .iter()
@@ -169,7 +202,19 @@ pub(super) fn expand(s: &Session, specs: &[String]) -> Res<Vec<String>> {
             })
             .collect();
         found.sort();
-        out.extend(found);
+        let (text, binary): (Vec<String>, Vec<String>) = found
+            .into_iter()
+            .partition(|rel| is_text_or_image(&s.cwd.join(rel)));
+        if !binary.is_empty() {
+            eprintln!("bb7: {}", skipped_line(&binary));
+        }
+        if text.is_empty() && !binary.is_empty() {
+            return Err(Failure::new(format!(
+                "{} holds no text file to add",
+                terminal::err(spec)
+            )));
+        }
+        out.extend(text);
         if out.len() == before {
             return Err(Failure::new(format!(
                 "{} matches no file",
@@ -184,6 +229,41 @@ pub(super) fn expand(s: &Session, specs: &[String]) -> Res<Vec<String>> {
         }
     }
     Ok(out)
+}
+
+/// Whether the file at `path` can be context: an image (by its extension), or UTF-8
+/// text without NUL bytes. A NUL is what Git's own binary check looks for (in the
+/// first 8000 bytes, `buffer_is_binary` in git's xdiff-interface.c); bb7 also needs
+/// the whole file to be UTF-8, since a snapshot is text. Unreadable files count as
+/// binary: their read error would stop the whole `/add`.
+fn is_text_or_image(path: &std::path::Path) -> bool {
+    if crate::context::image::media_type_of(&path.to_string_lossy()).is_some() {
+        return true;
+    }
+    crate::project::fsutil::read_regular(path)
+        .is_ok_and(|b| !b.contains(&0) && std::str::from_utf8(&b).is_ok())
+}
+
+/// The most skipped names one line shows; the rest are counted.
+const SKIPPED_NAMED: usize = 5;
+
+/// One line naming the files a directory or glob `/add` left out (binary, not UTF-8,
+/// or unreadable): `skipped 2 files that are not text: a.bin, b.dat`.
+fn skipped_line(skipped: &[String]) -> String {
+    let n = skipped.len();
+    let mut names: Vec<String> = skipped
+        .iter()
+        .take(SKIPPED_NAMED)
+        .map(|p| terminal::err(p).into_owned())
+        .collect();
+    if n > SKIPPED_NAMED {
+        names.push(format!("and {} more", n - SKIPPED_NAMED));
+    }
+    let files = if n == 1 { "file" } else { "files" };
+    format!(
+        "skipped {n} {files} that are not text (binary or not UTF-8): {}",
+        names.join(", ")
+    )
 }
 
 /// `path:start:end` → (`path`, lines); anything else is a plain path.

@@ -15,7 +15,11 @@ use crate::protocol::params;
 use crate::protocol::replies::{ChatActive, ChatListing, ChatView, Created, Models};
 
 /// `bb7 new [NAME]`: prints the new chat's id.
+/// When the chat that was active is open in another process (an editor's pane), says
+/// so on stderr: that process keeps showing the old chat while one-shot commands (the
+/// editor's keys among them) now go to the new one, which is never to happen silently.
 pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
+    let previous = super::session::active_in_index(&s.root);
     let r: Created =
         s.c.call(Action::ChatNew(params::ChatNew {
             name,
@@ -23,15 +27,37 @@ pub(super) async fn new_chat(s: &mut Session, name: Option<String>) -> Res<()> {
         }))
         .await?;
     s.out(&format!("{}\n", r.id));
+    // `bb7 chat`'s own `/new` moves its own holder; only a shell's `bb7 new` leaves one.
+    let previous = previous.filter(|_| !s.in_chat);
+    let held = previous.filter(|p| *p != r.id).and_then(|p| {
+        let dir = project_store(&s.root)?.chat_dir(&p).ok()?;
+        Some((crate::project::lock::holder(&dir)?, p))
+    });
+    if let Some((pid, old)) = held {
+        eprintln!(
+            "bb7: chat {} is now the project's active chat, for commands such as `bb7 \
+             add`; chat {old} stays open in PID {pid} (an editor's pane), which still \
+             shows it (switch that pane to the new chat there)",
+            r.id
+        );
+    }
     Ok(())
 }
 
 /// The chat `text` names among the project's: its id, the one id that starts with it,
 /// or the one chat with that name (case aside). Errors: none, or several, named.
 pub(super) async fn resolve_chat(s: &mut Session, text: &str) -> Res<String> {
+    resolve_chat_in(s, text, false).await
+}
+
+/// [`resolve_chat`] among the archived chats too when `archived` (`bb7 unarchive`).
+pub(super) async fn resolve_chat_in(s: &mut Session, text: &str, archived: bool) -> Res<String> {
     let r: ChatListing =
-        s.c.call(Action::ChatList(params::ChatList::default()))
-            .await?;
+        s.c.call(Action::ChatList(params::ChatList {
+            include_archived: archived.then_some(true),
+            ..params::ChatList::default()
+        }))
+        .await?;
     let text = text.trim();
     if let Some(c) = r.chats.iter().find(|c| c.id == text) {
         return Ok(c.id.clone());
@@ -78,9 +104,15 @@ pub(super) async fn chats(s: &mut Session) -> Res<()> {
         eprintln!("bb7: no chats yet (`bb7 new` or `bb7 ask` starts one)");
         return Ok(());
     }
+    // A chat held by an editor is active in the project's index but not in this
+    // process (`init` leaves a held chat unselected): the index says which it is.
+    let active_id = active
+        .id
+        .map(|id| id.into_owned())
+        .or_else(|| super::session::active_in_index(&s.root));
     let mut table = Table::new(["", "ID", "CREATED", "NAME", ""]);
     for ch in r.chats.iter() {
-        let mark = if active.id.as_deref() == Some(ch.id.as_str()) {
+        let mark = if active_id.as_deref() == Some(ch.id.as_str()) {
             "*"
         } else {
             " "

@@ -2,6 +2,7 @@
 //! runs the stdio server in-process on in-memory pipes and speaks the protocol to it
 //! (docs/PROTOCOL.md), so the command line does exactly what an editor session does.
 
+mod archive;
 pub mod args;
 mod ask;
 mod attach;
@@ -129,7 +130,7 @@ async fn unlock(s: &mut Session, id: Option<String>, force: bool) -> Res<String>
             Some(ErrorCode::Locked),
             format!(
                 "chat {id} is held by a running process (PID {pid}: an editor or a running \
-                 `bb7`); close the chat there first. `bb7 unlock --force` takes it anyway: \
+                 `bb7`); close the chat there first. `bb7 unlock --force {id}` takes it anyway: \
                  that process then refuses its next save and writes nothing more to the \
                  chat, so what it had not saved stays unsaved"
             ),
@@ -180,7 +181,11 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
     // to global-only mode (an empty root), as the reference plugin does.
     let global_ok = matches!(
         cmd,
-        Command::Chats | Command::Models { .. } | Command::Mcp { .. }
+        Command::Chats
+            | Command::Archive { .. }
+            | Command::Unarchive { .. }
+            | Command::Models { .. }
+            | Command::Mcp { .. }
     );
     let init: Opened = match s
         .c
@@ -239,6 +244,8 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
         Command::Init | Command::Serve => Ok(()),
         Command::New { name } => info::new_chat(s, name).await,
         Command::Chats => info::chats(s).await,
+        Command::Archive { which } => archive::set(s, which.as_deref(), true).await,
+        Command::Unarchive { which } => archive::set(s, Some(&which), false).await,
         Command::Use { which } => {
             let id = info::resolve_chat(s, &which).await?;
             s.select(&id).await?;
@@ -273,6 +280,8 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             if paths.is_empty() {
                 return Ok(());
             }
+            // A directory adds its text files, as `/add` does in `bb7 chat`.
+            let paths = context::expand(s, &paths)?;
             context::add(s, &paths, readonly).await
         }
         Command::Remove { path } => context::remove(s, &path).await,

@@ -117,9 +117,12 @@ impl Session {
                     let who = pid.map(|p| format!(" by PID {p}")).unwrap_or_default();
                     // `bb7 chat` shows a held chat to read and to branch (`/fork`).
                     let more = if self.in_chat {
-                        " and read-only here: /fork N branches it; `bb7 unlock --force` takes it"
+                        format!(
+                            " and read-only here: /fork N branches it; `bb7 unlock --force \
+                             {id}` takes it"
+                        )
                     } else {
-                        "; read as it is on disk"
+                        "; read as it is on disk".to_owned()
                     };
                     eprintln!("bb7: chat {id} is held{who}, which does not answer{more}");
                     return Ok(());
@@ -248,7 +251,7 @@ fn held(id: &str, pid: Option<u32>, server: &str) -> Failure {
         Some(ErrorCode::Locked),
         format!(
             "chat {id} is held by {who}, which does not answer; close it there or take \
-             it over: `bb7 unlock --force` (or --take-over)"
+             it over: `bb7 unlock --force {id}` (or the same command with --take-over)"
         ),
     )
 }

@@ -83,9 +83,14 @@ fn path_text(line: &str, spaced: bool) -> Option<String> {
         return None;
     }
     let named = t.contains('.') || t.contains('/') || PLAIN_NAMES.contains(&t);
-    let wordy = t
-        .chars()
-        .all(|c| c.is_alphanumeric() || "._-/\\+@".contains(c) || (spaces_ok && c == ' '));
+    // Symbols outside ASCII (an emoji ending a folder's name, `notes🚀/`) are part of
+    // names people give; ASCII punctuation other than these is not part of a path line.
+    let wordy = t.chars().all(|c| {
+        c.is_alphanumeric()
+            || "._-/\\+@".contains(c)
+            || (spaces_ok && c == ' ')
+            || (!c.is_ascii() && !c.is_whitespace() && !c.is_control())
+    });
     (named && wordy && !t.ends_with('.') && t.chars().any(char::is_alphanumeric))
         .then(|| t.to_owned())
 }

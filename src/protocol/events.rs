@@ -168,6 +168,10 @@ pub enum TurnMessage {
         /// files the command runs, named). Never the command's output.
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// The dropped attempt's failure in words, when it ended with one (`local
+        /// server not reachable at http://127.0.0.1:8080/v1: …`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
         /// The chat.
         chat_id: String,
     },

@@ -28,6 +28,7 @@ use crate::turn::stream::TurnOutcome;
 mod budget;
 mod chats;
 mod complete;
+mod config_watch;
 mod edit_details;
 mod estimate;
 mod expected;
@@ -154,6 +155,9 @@ pub struct Session {
     dirs: Option<UserDirs>,
     config: Config,
     config_error: Option<String>,
+    /// `config.json`'s modification time and size when `config_watch` last read it
+    /// (`None` before its first request: the config is then read once more).
+    config_stamp: Option<(std::time::SystemTime, u64)>,
     /// Canonical project root from `init`/`bb7_init`; in global-only mode a
     /// directory that is never created (see [`Session::global_only`]).
     root: Option<PathBuf>,
@@ -219,6 +223,7 @@ impl Session {
         };
         crate::project::flush_queue::set_synchronous(config.sync_writes);
         Session {
+            config_stamp: None,
             dirs,
             config,
             config_error,
@@ -252,6 +257,7 @@ impl Session {
             self.outbox = Some(ctx.outbox.clone());
         }
         let action = Action::from_request(req)?;
+        self.reload_config_if_changed();
         if self.read_only && !allowed_read_only(action.name()) {
             let id = self
                 .active

@@ -155,7 +155,12 @@ async fn stream_round(
         let mut stream = match start {
             Ok(s) => s,
             Err(e) => {
-                if e.retryable() && attempt < spec.max_retries {
+                // A server on the user's side that refuses the connection is down, not
+                // busy: waiting out the backoff would only delay the fallback or the
+                // error (docs/PROTOCOL.md, "Hybrid routing").
+                let local_down = matches!(e, ApiError::Network(_))
+                    && spec.route.role == crate::llm::providers::ProviderRole::Local;
+                if e.retryable() && attempt < spec.max_retries && !local_down {
                     let wait = match &e {
                         ApiError::Http {
                             retry_after: Some(s),

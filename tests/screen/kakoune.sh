@@ -51,8 +51,10 @@ keys ':bb7-review' Enter
 check "review shows a hunk id" wait_for '  h_'
 keys ':buffer main.rs' Enter
 keys ':bb7-accept-all' Enter
-check "accepting reloads the buffer" wait_for '// greets twice'
-check "accepted on disk" grep -qF '// greets twice' "$work/project/main.rs"
+# The review buffer shows the added line too: wait for the file on disk, then the buffer.
+on_disk() { for _ in $(seq 200); do grep -qF -- "$1" "$2" && return 0; sleep 0.05; done; return 1; }
+check "accepted on disk" on_disk '// greets twice' "$work/project/main.rs"
+check "accepting reloads the buffer" wait_for '// greets twice' 
 
 # `bb7 chat` open on the chat in a pane beside Kakoune: the commands on keys are
 # served by it instead of failing with "held".

@@ -334,6 +334,14 @@ impl Session {
                 crate::config::AgentMode::parse(m)?.as_str().to_owned(),
             )),
         };
+        // A mode that starts on `local` needs the local provider now, not at the next
+        // send: `/mode local` with none configured is refused with the way to set it.
+        if let Some(Some(m)) = &agent_mode
+            && m != crate::config::AgentMode::Remote.as_str()
+        {
+            crate::llm::providers::Providers::from_config(&self.config)
+                .get(crate::llm::providers::ProviderRole::Local)?;
+        }
         if let Some(m) = &agent_mode
             && let Some(a) = &self.active
         {

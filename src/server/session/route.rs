@@ -191,6 +191,10 @@ impl Session {
             detail: validation
                 .filter(|v| !v.passed && reason == route::FallbackReason::ValidationFailed)
                 .map(|v| v.detail.clone()),
+            message: attempt
+                .error
+                .as_ref()
+                .map(|e| dropped_because(e, spec.route.role, &providers)),
             chat_id: spec.chat.id.clone(),
         };
         ctx.outbox.emit(&notice, Some(&spec.request_id));
@@ -201,6 +205,19 @@ impl Session {
         next_spec.route = route;
         self.spawn_turn(next_spec, provider, ctx, None);
         Ok(true)
+    }
+}
+
+/// The words for an attempt on `role` that ended with `e`: a local server that could
+/// not be connected to is named by its address, so "not reachable" is not mistaken
+/// for a slow model.
+fn dropped_because(e: &ApiError, role: ProviderRole, providers: &Providers) -> String {
+    match (e, role, providers.get(role)) {
+        (ApiError::Network(m), ProviderRole::Local, Ok(endpoint)) => format!(
+            "local server not reachable at {}: {m}",
+            crate::llm::url::redacted(&endpoint.base_url)
+        ),
+        _ => e.user_message(),
     }
 }
 
