@@ -82,7 +82,6 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
         "chat_new_with_context",
         "the plugin starts chats empty or by fork",
     ),
-    ("chat_archive", "the chat list offers pins only"),
     ("add_system_message", "a reference-compatibility action"),
     (
         "context_update",
