@@ -33,7 +33,9 @@ pub fn search_replace(
         let (old, new) = (old.trim_start_matches(BOM), new.trim_start_matches(BOM));
         return search_replace(text, old, new, replace_all).map(|out| format!("{BOM}{out}"));
     }
-    let out = replace_once(content, old, new, replace_all)?;
+    let first = replace_once(content, old, new, replace_all);
+    let out =
+        super::normal_form::across_forms(&replace_once, content, old, new, replace_all, first)?;
     if out == content {
         return Err(EditError::Invalid(
             "this edit changes nothing: the matched text already reads like new_string".into(),
