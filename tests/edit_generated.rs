@@ -16,7 +16,7 @@ fn every_generated_mistake_lands_as_intended_or_is_refused() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let sources = edit_gen::sources(root);
     assert!(sources.len() > 100, "only {} source files", sources.len());
-    let (counts, wrong) = edit_gen::run(&sources, 0x5EED_0035, 3000);
+    let (counts, wrong) = edit_gen::run(&sources, 0x5EED_0035, 4000);
     println!("{}", edit_gen::table(&counts));
     println!(
         "correct results the second reader refused: {}",
@@ -28,7 +28,7 @@ fn every_generated_mistake_lands_as_intended_or_is_refused() {
         .clone();
     println!("{}", edit_gen::referees::tally_table(&tally));
     let total: usize = counts.values().map(|c| c[0] + c[1] + c[2]).sum();
-    assert!(total >= 3000, "only {total} cases were generated");
+    assert!(total >= 4000, "only {total} cases were generated");
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n=========\n\n"));
     for (kind, c) in &counts {
         assert!(c[0] + c[1] + c[2] >= 30, "{kind}: only {c:?}");
