@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::is_nfc;
 
-use super::EditError;
+use super::error::EditError;
 
 /// A reading of one edit: `(content, old, new, replace_all)` to the new content.
 pub(crate) type Reading = dyn Fn(&str, &str, &str, bool) -> Result<String, EditError>;
