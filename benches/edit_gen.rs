@@ -33,6 +33,11 @@ fn main() {
     let secs = t.elapsed().as_secs_f64();
     print!("{}", edit_gen::table(&total));
     println!("{n} cases in {secs:.1} s ({:.0} cases/s)", n as f64 / secs);
+    let tally = edit_gen::REFEREED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    print!("{}", edit_gen::referees::tally_table(&tally));
     if !wrong_cases.is_empty() {
         eprintln!("{}", wrong_cases.join("\n\n=========\n\n"));
         std::process::exit(1);

@@ -72,6 +72,7 @@ pub fn anchored(
         } else {
             norm
         },
+        fragment: false,
     };
     let len = region.old.len();
     let out = render(&doc, &region)?;

@@ -116,6 +116,7 @@ pub fn blank_insensitive(doc: &Doc, old: &str, new: &str) -> Result<Option<Strin
         old: aligned,
         new: new_l,
         norm: Norm::Loose,
+        fragment: false,
     };
     let len = region.old.len();
     let out = render(doc, &region)?;

@@ -161,6 +161,9 @@ fn apply(
         spans.push((start, end));
         from = end;
     }
+    for pair in spans.windows(2) {
+        crosses(file, pair[0].1, pair[1].0)?;
+    }
     // Last part first, on the whole file (the matcher reads indentation from the
     // neighbours), so the line numbers of the earlier parts still hold.
     let mut out = content.to_owned();
@@ -189,6 +192,35 @@ fn apply(
         ));
     }
     Ok(out)
+}
+
+/// Refuses an elided span (`file[from..to]`) that leaves the block the marker sits
+/// in: a line in it shallower than both lines around the marker closes that block
+/// (a `def` of the next function, a closing `}`), so the part after the marker is
+/// in another function or branch than the one the model wrote it in, and its change
+/// would land there.
+fn crosses(file: &[&str], from: usize, to: usize) -> Result<(), EditError> {
+    let width = |l: &str| -> usize {
+        l.chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum()
+    };
+    let (Some(before), Some(after)) = (from.checked_sub(1).map(|i| file[i]), file.get(to)) else {
+        return Ok(());
+    };
+    let floor = width(before).min(width(after));
+    match file[from..to]
+        .iter()
+        .position(|l| !l.trim().is_empty() && width(l) < floor)
+    {
+        Some(k) => Err(refuse(&format!(
+            "the elided lines leave the block the marker is in (line {} of the file, {:?}, closes it), so the part after the marker would land in another block",
+            from + k + 1,
+            file[from + k].trim()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The one window of `file` lines equal to `part` (trailing whitespace ignored, else

@@ -45,6 +45,10 @@ pub enum EditError {
         /// 1-based lines where `old_string` occurs only as part of a longer word (a
         /// name cut at its start or end), which is never taken as a match.
         inside_words: Vec<usize>,
+        /// Where the copy parts from the file: the file line that starts like a line
+        /// of `old_string` longest, and a note naming the column (1-based, in
+        /// characters) where they differ and what each has there.
+        diverges: Option<(usize, String)>,
     },
     /// `old_string` occurs more than once; `match_lines` are the 1-based first lines of
     /// each occurrence.
@@ -64,9 +68,14 @@ impl EditError {
                 file_lines,
                 suggestions,
                 inside_words,
+                diverges,
             } => {
                 let mut m =
                     format!("old_string not found in {path}. File contains {file_lines} lines.");
+                if let Some((_, note)) = diverges {
+                    m.push(' ');
+                    m.push_str(note);
+                }
                 if !inside_words.is_empty() {
                     m.push_str(&format!(
                         " It occurs only inside longer names (line {}): old_string must start and end at whole names.",
@@ -116,7 +125,71 @@ pub(crate) fn not_found(content: &str, old: &str) -> EditError {
         file_lines: content.lines().count(),
         suggestions: closest_lines(content, probe, 3),
         inside_words: inside_words(content, old),
+        diverges: divergence(content, old),
     }
+}
+
+/// Characters of a copy's line that must agree with a file line before the copy is
+/// said to "start like" it: fewer would name unrelated lines that share a keyword.
+const DIVERGENCE_MIN: usize = 8;
+
+/// Lines of `old` examined for where the copy parts from the file; a copy is read
+/// from its top, and its first wrong line is what the model must fix.
+const DIVERGENCE_PROBES: usize = 64;
+
+/// Where the copy parts from the file: the first line of `old` (after its
+/// indentation) that is no line of the file, the file line sharing the longest start
+/// with it (at least [`DIVERGENCE_MIN`] characters), and a sentence naming that line,
+/// the 1-based column (in characters, counting the file line's indentation) where
+/// they differ and what each has from there. Without it, a long line copied with
+/// one character changed is hard to find: the suggestions show only lines' starts.
+fn divergence(content: &str, old: &str) -> Option<(usize, String)> {
+    let file: std::collections::HashSet<&str> = content
+        .lines()
+        .map(|l| l.trim_start().trim_end_matches('\r'))
+        .collect();
+    let probe = old
+        .lines()
+        .map(|l| l.trim_start().trim_end_matches('\r'))
+        .filter(|l| !l.trim().is_empty())
+        .take(DIVERGENCE_PROBES)
+        .find(|l| !file.contains(l))?;
+    let mut best: Option<(usize, usize, usize, &str)> = None;
+    for (i, line) in content.lines().enumerate() {
+        let body = line.trim_start();
+        let same = body
+            .chars()
+            .zip(probe.chars())
+            .take_while(|(a, b)| a == b)
+            .count();
+        if same >= DIVERGENCE_MIN && best.is_none_or(|b| same > b.1) {
+            let indent = line.chars().count() - body.chars().count();
+            best = Some((i + 1, same, indent, body));
+        }
+    }
+    let (line, same, indent, body) = best?;
+    let from = |s: &str| -> String {
+        let rest: String = s
+            .trim_end_matches('\r')
+            .chars()
+            .skip(same)
+            .take(24)
+            .collect();
+        if rest.is_empty() {
+            "the end of the line".to_owned()
+        } else {
+            format!("{rest:?}")
+        }
+    };
+    Some((
+        line,
+        format!(
+            "Line {line} starts like old_string but differs at column {}: the file has {}, old_string has {}.",
+            indent + same + 1,
+            from(body),
+            from(probe)
+        ),
+    ))
 }
 
 /// Lines (1-based, at most 5) where `old` occurs cutting a word of `content`, when it

@@ -33,7 +33,9 @@ pub fn search_replace(
         let (old, new) = (old.trim_start_matches(BOM), new.trim_start_matches(BOM));
         return search_replace(text, old, new, replace_all).map(|out| format!("{BOM}{out}"));
     }
-    let out = replace_once(content, old, new, replace_all)?;
+    let first = replace_once(content, old, new, replace_all);
+    let out =
+        super::normal_form::across_forms(&replace_once, content, old, new, replace_all, first)?;
     if out == content {
         return Err(EditError::Invalid(
             "this edit changes nothing: the matched text already reads like new_string".into(),
@@ -345,6 +347,7 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
         old: old_region,
         new: new_lines,
         norm: Norm::Exact,
+        fragment: false,
     };
     let rendered = render(doc, &region)?;
     Ok(Some(splice(
@@ -463,6 +466,7 @@ fn by_lines(
             old: old.to_vec(),
             new: new.to_vec(),
             norm,
+            fragment: false,
         };
         parts.push((start, old.len(), render(doc, &region)?));
     }
@@ -511,11 +515,13 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
             Ok(None)
         };
     };
+    let mut fragment = false;
     for (o, f) in [(0, start), (k - 1, start + k - 1)] {
         let full = doc.lines[f].text;
         if loose(full) == loose(&old_l[o]) {
             continue;
         }
+        fragment |= o == 0 && !cut_prefix(&loose(full), &first, false);
         // The cut-short line must be kept as it is: the first line of new_string for
         // the first, the last copy of it in new_string for the last.
         let n = if o == 0 {
@@ -540,6 +546,7 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
         old: old_l,
         new: new_l,
         norm: Norm::Loose,
+        fragment,
     };
     let out = render(doc, &region)?;
     Ok(Some(splice(doc, vec![(start, k, out)], None)))

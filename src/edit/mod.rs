@@ -19,6 +19,7 @@ pub mod error;
 pub mod indent_rule;
 pub mod literals;
 pub mod matching;
+pub mod normal_form;
 pub mod paths;
 pub mod replace_all;
 pub mod replay;

@@ -70,6 +70,9 @@ pub struct Region {
     pub new: Vec<String>,
     /// The comparison that matched `old` to the file.
     pub norm: Norm,
+    /// Whether the model's first old line was the end of the file's line (a copy
+    /// starting after code), though `old` now holds the whole line.
+    pub fragment: bool,
 }
 
 /// A line of the result: its text, and the file's ending when it is a kept file line
@@ -299,6 +302,10 @@ struct Frame {
     cols: Option<isize>,
     /// How many lines agree on `cols` (off the grid, one line is too little evidence).
     cols_lines: usize,
+    /// Whether old_string starts after code on the file's first line of the region:
+    /// that line's columns say nothing about the copy's, so the lines after it are
+    /// the only evidence of the shift, and one such line is enough.
+    fragment: bool,
 }
 
 impl Frame {
@@ -351,9 +358,10 @@ impl Frame {
                     .is_some_and(|j| super::indent_rule::continues(&region.old[j]))
         };
         let lost_first = first.is_some() && indent_of(&region.old[0]).is_empty();
+        let fragment = region.fragment && region.old.len() > 1;
         let judged: Vec<(usize, (isize, isize))> = offsets
             .iter()
-            .filter(|&&(i, _)| !(continued(i) || (i == 0 && lost_first)))
+            .filter(|&&(i, _)| !(continued(i) || (i == 0 && (lost_first || fragment))))
             .map(|&(i, _)| (i, shift(i)))
             .collect();
         // The same number of columns between every judged line and the file's: the
@@ -362,7 +370,7 @@ impl Frame {
         let shifted_lines: Vec<usize> = offsets
             .iter()
             .map(|&(i, _)| i)
-            .filter(|&i| !(i == 0 && lost_first))
+            .filter(|&i| !(i == 0 && (lost_first || fragment)))
             .collect();
         let spaces_only = shifted_lines.iter().all(|&i| {
             !indent_of(&region.old[i]).contains('\t') && !indent_of(file[i]).contains('\t')
@@ -412,6 +420,7 @@ impl Frame {
                 framed: true,
                 cols: None,
                 cols_lines: 0,
+                fragment: false,
             };
         }
         Frame {
@@ -422,6 +431,7 @@ impl Frame {
             framed: at_file + at_old > 0,
             cols,
             cols_lines: shifted_lines.len(),
+            fragment,
         }
     }
 
@@ -499,7 +509,9 @@ impl Frame {
                 && indent_of(&region.old[0]).is_empty())
         {
             let width = indent.len() as isize + d;
-            let sure = self.cols_lines >= 2 || (width as usize).is_multiple_of(n.max(1));
+            let sure = self.cols_lines >= 2
+                || (self.fragment && self.cols_lines == 1)
+                || (width as usize).is_multiple_of(n.max(1));
             if width >= 0 && sure {
                 return Ok(OutLine {
                     text: format!("{}{body}", " ".repeat(width as usize)),

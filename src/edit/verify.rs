@@ -261,11 +261,12 @@ fn width(l: &str) -> usize {
         .sum()
 }
 
-/// Text compared loosely: whitespace runs collapsed, the typographic characters models
-/// type as ASCII read as ASCII.
+/// Text compared loosely: canonically equivalent text alike (NFC, UAX #15), whitespace
+/// runs collapsed, the typographic characters models type as ASCII read as ASCII.
 fn fold(l: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
     let mapped: String = l
-        .chars()
+        .nfc()
         .map(|c| match c {
             '\u{2018}' | '\u{2019}' => '\'',
             '\u{201C}' | '\u{201D}' => '"',

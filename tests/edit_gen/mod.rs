@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use bb7::edit::matching::search_replace;
 
+pub mod referees;
+
 /// A small deterministic generator (SplitMix64), so every run of a seed is the same.
 pub struct Rng(u64);
 
@@ -125,8 +127,12 @@ pub static OVERRULED: std::sync::atomic::AtomicUsize = std::sync::atomic::Atomic
 /// Outcome counts of one kind: correct, refused, wrong.
 pub type Counts = BTreeMap<&'static str, [usize; 3]>;
 
+/// Referee counts of the runs so far (see [`referees::Tally`]).
+pub static REFEREED: std::sync::Mutex<referees::Tally> = std::sync::Mutex::new(BTreeMap::new());
+
 /// Runs `n` cases from `seed`; returns the counts and the first wrong cases (up to 5)
-/// described for a reader.
+/// described for a reader. A landed result in a language with a syntax referee that
+/// breaks a parse the original and the intended file pass is wrong too.
 pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
     let only = std::env::var("BB7_GEN_KIND").ok();
     let mut rng = Rng::new(seed);
@@ -134,10 +140,15 @@ pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
     let mut wrong = Vec::new();
     let mut made = 0;
     let mut tries = 0;
+    let mut referee = referees::Referee::default();
+    // Landed results to referee once the whole run's texts are checked in batches.
+    let mut landed: Vec<(&'static str, referees::Lang, usize, Case, String)> = Vec::new();
     while made < n && tries < n * 200 {
         tries += 1;
         let src = &sources[rng.below(sources.len())];
-        let kind = KINDS[rng.below(KINDS.len())];
+        // Kinds in turn, each tried until a source admits it: a kind few files admit
+        // (curly quotes, inner tabs) is not left to chance.
+        let kind = KINDS[made % KINDS.len()];
         if only.as_deref().is_some_and(|o| o != kind) {
             continue;
         }
@@ -163,6 +174,12 @@ pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
             Ok(_) => 2,
         };
         counts.get_mut(kind).unwrap()[slot] += 1;
+        let lang = referees::Lang::of(&src.name, &src.text);
+        if let (Some(lang), Ok(out)) = (lang, &got) {
+            for text in [&case.file, &case.intended, out] {
+                referee.queue(lang, text);
+            }
+        }
         if slot == 2 && wrong.len() < 5 {
             wrong.push(format!(
                 "{kind} in {}:\n--- file\n{}\n--- old\n{:?}\n--- new\n{:?}\n--- intended\n{:?}\n--- got\n{:?}",
@@ -171,7 +188,38 @@ pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
                 case.old,
                 case.new,
                 case.intended,
-                got.unwrap()
+                got.as_ref().unwrap()
+            ));
+        }
+        if let (Some(lang), Ok(out)) = (lang, got) {
+            landed.push((kind, lang, slot, case, out));
+        }
+    }
+    referee.settle();
+    let mut tally = REFEREED.lock().unwrap_or_else(|e| e.into_inner());
+    for (kind, lang, slot, case, got) in landed {
+        let t = tally.entry(lang).or_default();
+        let parse = |text: &str| referee.parses(lang, text).is_some_and(|r| r.is_ok());
+        t[if parse(&case.file) && parse(&case.intended) {
+            0
+        } else {
+            1
+        }] += 1;
+        let Some(why) = referees::breaks(&referee, lang, &case.file, &case.intended, &got) else {
+            continue;
+        };
+        t[2] += 1;
+        // A result already counted wrong stays one wrong; its report above names the
+        // text, this one the parse it broke.
+        if slot == 0 {
+            let c = counts.get_mut(kind).unwrap();
+            c[0] -= 1;
+            c[2] += 1;
+        }
+        if wrong.len() < 10 {
+            wrong.push(format!(
+                "{kind} breaks the {lang:?} parse ({why}):\n--- file\n{}\n--- old\n{:?}\n--- new\n{:?}\n--- got\n{:?}",
+                case.file, case.old, case.new, got
             ));
         }
     }
