@@ -86,7 +86,8 @@ test('hybrid_auto fallback: the answer comes from remote, says why, and names it
 end)
 
 test(':BB7Mode sets, shows and clears the chat agent_mode', function()
-  H.project({})
+  -- A mode that runs the local model needs one configured (save_chat_settings refuses it otherwise).
+  H.project({}, { providers = { ['local'] = { base_url = H.fake().url, model = 'fake/local' } } })
   vim.cmd('BB7Init')
   vim.cmd('BB7NewChat')
   local client = require('bb7.client')
