@@ -46,6 +46,7 @@ pub(super) async fn attach(
         String::new()
     };
     eprintln!("bb7: attached {}{exit}{cut}", terminal::err(&r.path));
+    super::invisible::warn(&r.invisible_warnings);
     Ok(())
 }
 

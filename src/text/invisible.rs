@@ -235,6 +235,36 @@ pub fn warnings_for(
     out
 }
 
+/// The warnings for what a change adds: hidden characters of `new` on lines that
+/// `base` (the text the model saw, `None` for a new file) does not hold as they are,
+/// so a file that already had them is not blamed on the change.
+pub fn added_warnings(path: &str, base: Option<&str>, new: &str) -> Vec<InvisibleWarning> {
+    let found = find(new, usize::MAX);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let old: std::collections::HashSet<&str> =
+        base.map(|b| b.lines().collect()).unwrap_or_default();
+    let lines: Vec<&str> = new.lines().collect();
+    let fresh: Vec<Found> = found
+        .into_iter()
+        .filter(|f| !lines.get(f.line - 1).is_some_and(|l| old.contains(l)))
+        .collect();
+    warnings_for(path, &fresh, |l| l)
+}
+
+/// Each distinct flagged code point of `text`, in order, as `U+202E`.
+pub fn code_points(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in find(text, usize::MAX) {
+        let cp = code_point(f.ch);
+        if !out.contains(&cp) {
+            out.push(cp);
+        }
+    }
+    out
+}
+
 /// `text` with every flagged character written visibly as `<U+202E>`, so a review
 /// shows what the user is approving. Borrowed when there is none.
 pub fn visible(text: &str) -> Cow<'_, str> {
@@ -367,6 +397,19 @@ mod tests {
         let many = "\u{200B}\n".repeat(500);
         assert_eq!(warnings("b", &many).len(), MAX_WARNINGS);
         assert!(warnings("c", "plain text, caf\u{E9}, \u{1F600}").is_empty());
+    }
+
+    #[test]
+    fn a_change_is_blamed_only_for_the_lines_it_adds() {
+        let base = "a\u{200B}\nb\n";
+        assert!(added_warnings("f", Some(base), "a\u{200B}\nb\nc\n").is_empty());
+        let w = added_warnings("f", Some(base), "a\u{200B}\nb\u{202E}\n");
+        assert_eq!((w.len(), w[0].line), (1, 2));
+        assert_eq!(added_warnings("f", None, "\u{2066}").len(), 1);
+        assert_eq!(
+            code_points("x\u{202E}\u{202E}\u{200B}"),
+            vec!["U+202E", "U+200B"]
+        );
     }
 
     #[test]
