@@ -249,6 +249,7 @@ pub(super) async fn rules(s: &mut Session) -> Res<()> {
     for f in &info.rules_files {
         s.out(&format!("{f}\n"));
     }
+    super::invisible::warn(&info.invisible_warnings);
     Ok(())
 }
 
