@@ -204,7 +204,8 @@ pub fn warnings_for(
         let mut distinct: Vec<char> = Vec::new();
         for &c in &on_line {
             // Tags are named once as a run: their text is what matters.
-            if !distinct.contains(&c) && !(is_tag(c) && distinct.iter().any(|d| is_tag(*d))) {
+            let seen = distinct.contains(&c) || (is_tag(c) && distinct.iter().any(|d| is_tag(*d)));
+            if !seen {
                 distinct.push(c);
             }
         }
