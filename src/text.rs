@@ -8,6 +8,9 @@ use std::borrow::Cow;
 /// Likely secrets replaced with `[REDACTED:kind]` (`bb7 export`).
 pub mod redact;
 
+/// Zero-width characters, bidi controls and Tags: found, named and shown visibly.
+pub mod invisible;
+
 use crate::error::{Error, Result};
 
 /// Converts CRLF line endings to LF. Snapshots and outputs hold LF text; the ending

@@ -167,6 +167,7 @@ function M.add(args)
     note = note .. ', cut to 64 KiB'
   end
   say(note)
+  require('bb7.invisible').warn(r)
   return true
 end
 

@@ -258,11 +258,11 @@ function M.add(opts, readonly)
     -- No reason: the user said no to a large file.
     return why and say('Cannot add: ' .. why, levels.ERROR)
   end
-  local err
+  local added, err
   if t.start_line then
-    _, err = api.context_add_section(t)
+    added, err = api.context_add_section(t)
   else
-    _, err = api.context_add({ path = t.path, content = t.content, readonly = readonly or nil })
+    added, err = api.context_add({ path = t.path, content = t.content, readonly = readonly or nil })
   end
   if err then
     if err.code == 'conflict' then
@@ -271,6 +271,7 @@ function M.add(opts, readonly)
     return report('add file', err)
   end
   say('Added ' .. (t.start_line and (t.path .. ':' .. t.start_line .. '-' .. t.end_line) or t.path))
+  require('bb7.invisible').warn(added)
   render().refresh()
 end
 

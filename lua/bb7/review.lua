@@ -166,6 +166,8 @@ local function draw(buf, path, file)
   local hunks = pending(file)
   for i, h in ipairs(hunks) do
     local removed, added = split_patch(h.patch)
+    -- Hidden characters the hunk adds are drawn as `<U+202E>` (lua/bb7/invisible.lua).
+    added = vim.tbl_map(function(l) return require('bb7.invisible').visible(l, h.invisible) end, added)
     local start, touched = map(math.max(h.old_start, 1), h.old_lines)
     -- The binary compares the file on disk; unsaved edits in the buffer only it knows.
     local conflict = h.applies_cleanly == false or (vim.bo[buf].modified and touched)
@@ -207,6 +209,9 @@ local function draw(buf, path, file)
       hint = string.format("  the file on disk differs from the model's new file · %s take the model's version · %s reject", keys.take, keys.reject)
     elseif conflict then
       hint = string.format("  conflicts with your edits · %s take the model's version · %s reject", keys.take, keys.reject)
+    end
+    if h.invisible and #h.invisible > 0 then
+      hint = hint .. '  · adds invisible characters: ' .. table.concat(h.invisible, ' ')
     end
     local anchor_above = h.old_lines == 0 and h.old_start == 0
     local virt = #added > 0 and virt_added(buf, first, h.old_lines > 0 and removed or {}, added) or nil

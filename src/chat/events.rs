@@ -111,6 +111,10 @@ pub struct EventData {
     /// Several paths (a turn's proposed or written files, a rollback's files).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
+    /// Lines of proposed changes that add invisible characters (`edits.proposed`;
+    /// docs/PROTOCOL.md "Invisible characters").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invisible: Vec<crate::text::invisible::InvisibleWarning>,
     /// A count: tool calls, results, files, questions' answer length, …
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,

@@ -46,6 +46,7 @@ pub(super) async fn attach(
         String::new()
     };
     eprintln!("bb7: attached {}{exit}{cut}", terminal::err(&r.path));
+    super::invisible::warn(&r.invisible_warnings);
     Ok(())
 }
 
@@ -248,6 +249,7 @@ pub(super) async fn rules(s: &mut Session) -> Res<()> {
     for f in &info.rules_files {
         s.out(&format!("{f}\n"));
     }
+    super::invisible::warn(&info.invisible_warnings);
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use crate::front::client::{Failure, Res, exit};
 use crate::output::{FileStatus, Status};
 use crate::protocol::action::Action;
 use crate::protocol::params::{self, LineNumber, NonEmpty};
-use crate::protocol::replies::{Ack, Applied, ContextList, TokenEstimate};
+use crate::protocol::replies::{Ack, Added, Applied, ContextList, TokenEstimate};
 use crate::review::OnDisk;
 
 /// `bb7 add`: snapshots files or `path:start:end` sections; a whole file already in
@@ -89,18 +89,20 @@ async fn add_one(s: &mut Session, listed: &ContextList<'_>, spec: &str, readonly
                     }))
                     .await?;
                 }
-                s.c.call::<Ack>(Action::ContextAddSection(params::ContextAddSection {
-                    path: NonEmpty(path.clone()),
-                    content,
-                    start_line: LineNumber(start_line),
-                    end_line: LineNumber(end_line),
-                }))
-                .await?;
+                let r: Added =
+                    s.c.call(Action::ContextAddSection(params::ContextAddSection {
+                        path: NonEmpty(path.clone()),
+                        content,
+                        start_line: LineNumber(start_line),
+                        end_line: LineNumber(end_line),
+                    }))
+                    .await?;
                 let verb = if same { "refreshed" } else { "added" };
                 eprintln!(
                     "bb7: {verb} {}:{start_line}-{end_line}",
                     terminal::err(&path)
                 );
+                super::invisible::warn(&r.invisible_warnings);
             }
             None if known => {
                 let was_readonly = listed
@@ -124,11 +126,12 @@ async fn add_one(s: &mut Session, listed: &ContextList<'_>, spec: &str, readonly
                         .with_status(f.status)
                     })?;
                 }
-                s.c.call::<Ack>(Action::ContextUpdate(params::ContextUpdate {
-                    path: NonEmpty(path.clone()),
-                    content,
-                }))
-                .await?;
+                let r: Added =
+                    s.c.call(Action::ContextUpdate(params::ContextUpdate {
+                        path: NonEmpty(path.clone()),
+                        content,
+                    }))
+                    .await?;
                 let now = if readonly && !was_readonly {
                     ", now read-only"
                 } else {
@@ -138,15 +141,18 @@ async fn add_one(s: &mut Session, listed: &ContextList<'_>, spec: &str, readonly
                     "bb7: refreshed {} (it was already in context){now}",
                     terminal::err(&path)
                 );
+                super::invisible::warn(&r.invisible_warnings);
             }
             None => {
-                s.c.call::<Ack>(Action::ContextAdd(params::ContextAdd {
-                    path: NonEmpty(path.clone()),
-                    content,
-                    readonly: Some(readonly),
-                }))
-                .await?;
+                let r: Added =
+                    s.c.call(Action::ContextAdd(params::ContextAdd {
+                        path: NonEmpty(path.clone()),
+                        content,
+                        readonly: Some(readonly),
+                    }))
+                    .await?;
                 eprintln!("bb7: added {}", terminal::err(&path));
+                super::invisible::warn(&r.invisible_warnings);
             }
         }
     }
@@ -419,8 +425,9 @@ pub(super) async fn diff(s: &mut Session, path: Option<String>) -> Res<()> {
         eprintln!("bb7: no pending changes");
     }
     // The files' text is made safe before the diff is coloured.
+    // Hidden characters are written as `<U+202E>`: what is approved is what is seen.
     s.out_rendered(&render::diff(&terminal::safe(
-        &text,
+        &crate::text::invisible::visible(&text),
         terminal::Sink::Stdout,
     )));
     Ok(())

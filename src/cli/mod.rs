@@ -15,6 +15,7 @@ pub mod eval;
 mod export;
 mod fork;
 mod info;
+mod invisible;
 pub mod mcp;
 pub mod prompt;
 pub mod render;

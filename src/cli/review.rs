@@ -93,12 +93,19 @@ pub(super) async fn review(s: &mut Session, path: Option<String>, d: Decisions) 
                 } else {
                     "  (overlaps your edits)"
                 };
+                let hidden = if h.invisible.is_empty() {
+                    String::new()
+                } else {
+                    format!("  (adds invisible characters: {})", h.invisible.join(" "))
+                };
                 text.push_str(&format!(
-                    "  {} {} +{} -{}{clash}\n",
+                    "  {} {} +{} -{}{clash}{hidden}\n",
                     h.hunk_id, h.header, h.added, h.removed
                 ));
                 for line in h.patch.lines() {
-                    text.push_str(&format!("    {}\n", render::diff(&safe(line))));
+                    // Hidden characters are written as `<U+202E>`.
+                    let line = crate::text::invisible::visible(line);
+                    text.push_str(&format!("    {}\n", render::diff(&safe(&line))));
                 }
             }
         }

@@ -87,6 +87,21 @@ impl ShownFile {
 }
 
 impl ShownFile {
+    /// Whether `text` is the version `file_id` names (`chat::ids`: a file's or a
+    /// section's id is a hash of its path and text). Images and attachments, whose
+    /// shown text is not what their id hashes, are not checked here. A snapshot read
+    /// with CRLF line ends is shown as LF and fails the check: one uncached request.
+    pub fn text_matches_id(&self) -> bool {
+        if self.image.is_some() || self.attachment.is_some() {
+            return true;
+        }
+        let id = match (self.start_line, self.end_line) {
+            (Some(a), Some(b)) => crate::chat::ids::section_version(&self.path, a, b, &self.text),
+            _ => crate::chat::ids::file_version(&self.path, &self.text),
+        };
+        id == self.file_id
+    }
+
     /// What identifies the entry across versions: path and section range.
     pub fn key(&self) -> (&str, Option<u64>, Option<u64>) {
         (&self.path, self.start_line, self.end_line)
@@ -245,8 +260,14 @@ impl Ledger {
         }
         // A cache: a damaged one (a named pipe, over its cap, not JSON) is set aside
         // (invariant 13).
-        let read: Ledger =
+        let mut read: Ledger =
             state_file::load_or_set_aside(path, state_file::LEDGER_CAP).unwrap_or_default();
+        // Read from disk, it may be planted (a cloned `.bb7/`): a text that is not the
+        // version its file id names would reach the model in place of the snapshot, so
+        // such a ledger is not used (one uncached request, as for a damaged one).
+        if !read.files().all(ShownFile::text_matches_id) {
+            read = Ledger::default();
+        }
         let ledger = Arc::new(read);
         *kept = Some(Kept {
             path: path.to_path_buf(),

@@ -74,13 +74,13 @@ macro_rules! action_table {
         /// Add a system message to the history.
         AddSystemMessage(AddSystemMessage) = "add_system_message" -> Ack => add_system_message,
         /// Add a file snapshot to the context.
-        ContextAdd(ContextAdd) = "context_add" -> Ack => context_add,
+        ContextAdd(ContextAdd) = "context_add" -> Added => context_add,
         /// Add a read-only section snapshot.
-        ContextAddSection(ContextAddSection) = "context_add_section" -> Ack => context_add_section,
+        ContextAddSection(ContextAddSection) = "context_add_section" -> Added => context_add_section,
         /// Add a named, read-only text (diagnostics, a command's output, …).
         ContextAttach(ContextAttach) = "context_attach" -> Attached => context_attach,
         /// Replace a file's snapshot.
-        ContextUpdate(ContextUpdate) = "context_update" -> Ack => context_update,
+        ContextUpdate(ContextUpdate) = "context_update" -> Added => context_update,
         /// Re-snapshot a file from disk.
         SyncContext(PathOnly) = "sync_context" -> Ack => sync_context,
         /// Drop a file from the context.

@@ -64,6 +64,10 @@ pub struct HunkView {
     /// about the file records it as accepted without writing it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub on_disk: bool,
+    /// Invisible characters its `+` lines hold, as `U+202E`, each once
+    /// (docs/PROTOCOL.md "Invisible characters"); a review shows them as `<U+202E>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invisible: Vec<String>,
 }
 
 /// How much of a file's pending change the file on disk already holds
@@ -158,6 +162,7 @@ fn view(h: &Hunk, held: bool, clashing: bool) -> HunkView {
         applies_cleanly: !clashing,
         oversized: h.oversized,
         on_disk: held,
+        invisible: crate::text::invisible::code_points(&h.edit.lines.concat()),
     }
 }
 

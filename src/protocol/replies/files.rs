@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chat::model::ContextFile;
 use crate::output::FileStatus;
+use crate::text::invisible::InvisibleWarning;
 
 reply_types! {
     /// `context_list`.
@@ -34,6 +35,20 @@ reply_types! {
         pub bytes: usize,
         /// The text was longer than the cap (64 KiB) and was cut, with a note where.
         pub truncated: bool,
+        /// Lines of the text holding invisible characters (zero-width, bidi
+        /// controls, Tags), named for the user: docs/PROTOCOL.md "Invisible characters".
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub invisible_warnings: Vec<InvisibleWarning>,
+    }
+
+    /// `context_add`, `context_add_section`, `context_update`: the snapshot stored
+    /// (`{"type":"ok"}`, with warnings when the text hides characters).
+    #[derive(Default)]
+    Added = "ok" {
+        /// Lines of the text holding invisible characters (zero-width, bidi
+        /// controls, Tags), named for the user: docs/PROTOCOL.md "Invisible characters".
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub invisible_warnings: Vec<InvisibleWarning>,
     }
 
     /// `get_diff_paths`.

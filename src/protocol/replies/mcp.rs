@@ -47,6 +47,10 @@ reply_types! {
         /// The server marks the resource for the user alone: kept and shown, never
         /// sent to the model.
         pub user_only: bool,
+        /// Lines of the text holding invisible characters (zero-width, bidi
+        /// controls, Tags), named for the user: docs/PROTOCOL.md "Invisible characters".
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub invisible_warnings: Vec<crate::text::invisible::InvisibleWarning>,
     }
 
     /// `mcp_prompt_get`: the rendered prompt, to send as the user's message.

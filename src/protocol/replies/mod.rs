@@ -137,6 +137,10 @@ reply_types! {
         /// configured (`rules_files`, `rules_mode`), in the order they are included.
         #[serde(default)]
         pub rules_files: Vec<String>,
+        /// Lines of the instructions and rules files bb7 sends that hold invisible
+        /// characters (docs/PROTOCOL.md "Extension: invisible characters").
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub invisible_warnings: Vec<crate::text::invisible::InvisibleWarning>,
     }
 
     /// `prepare_instructions`: the instruction file, absolute (created if it was missing).

@@ -12,14 +12,22 @@ use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
 use crate::protocol::params;
 use crate::protocol::replies::*;
+use crate::text::invisible;
+
+/// The `ok` of an add: the snapshot's hidden characters named, if any.
+fn added(path: &str, content: &str) -> Added {
+    Added {
+        invisible_warnings: invisible::warnings(path, content),
+    }
+}
 
 impl Session {
-    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Ack> {
+    pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Added> {
         let path = args.path.as_str();
         let content = args.content.as_str();
         let key = self.locate(path)?.key();
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
-        Ok(Ack {})
+        Ok(added(&key, content))
     }
     pub(super) fn context_attach(&mut self, args: params::ContextAttach) -> Result<Attached<'_>> {
         let kind = AttachKind::parse(args.kind.as_str()).map_err(Error::invalid)?;
@@ -27,7 +35,9 @@ impl Session {
         let done = self.mutate(|chat, files, _| {
             context::attach::attach(chat, files, kind, name, content, meta)
         })?;
+        let invisible_warnings = invisible::warnings(&done.path, content);
         Ok(Attached {
+            invisible_warnings,
             path: done.path.into(),
             version: done.version.into(),
             bytes: done.bytes,
@@ -123,7 +133,7 @@ impl Session {
     /// journal (`chat::journal`) instead of rewriting `chat.json`, so a run of adds
     /// costs the same per add whatever the context's size; the chat in memory changes
     /// only once the journal holds the add (invariant 12).
-    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Ack> {
+    pub(super) fn context_add(&mut self, args: params::ContextAdd) -> Result<Added> {
         let loc = self.locate_for_context(args.path.as_str())?;
         if context::image::media_type_of(args.path.as_str()).is_some() {
             // An image: its bytes come from the file itself (a JSON string cannot
@@ -132,7 +142,7 @@ impl Session {
             let bytes = crate::project::fsutil::read_regular(loc.abs())
                 .map_err(|e| Error::io(format!("Cannot read file {key}"), e))?;
             self.mutate(|chat, files, _| context::image::add(chat, files, &key, &bytes))?;
-            return Ok(Ack {});
+            return Ok(Added::default());
         }
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
@@ -148,11 +158,11 @@ impl Session {
         active.store.journal_add(&active.chat, &cf, &event)?;
         active.chat.messages.push(event);
         active.chat.context_files.push(cf);
-        active.paths.added(&active.chat, key);
-        Ok(Ack {})
+        active.paths.added(&active.chat, key.clone());
+        Ok(added(&key, content))
     }
 
-    pub(super) fn context_add_section(&mut self, args: params::ContextAddSection) -> Result<Ack> {
+    pub(super) fn context_add_section(&mut self, args: params::ContextAddSection) -> Result<Added> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let content = args.content.as_str();
         let (start, end) = (args.start_line.0, args.end_line.0);
@@ -164,7 +174,14 @@ impl Session {
         active.store.journal_add(&active.chat, &cf, &event)?;
         active.chat.messages.push(event);
         active.chat.context_files.push(cf);
-        Ok(Ack {})
+        // Lines are named as in the file: the section starts at `start`.
+        let found = invisible::find(content, usize::MAX);
+        let key = loc.key();
+        Ok(Added {
+            invisible_warnings: invisible::warnings_for(&key, &found, |l| {
+                l + usize::try_from(start).unwrap_or(1) - 1
+            }),
+        })
     }
 
     pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Ack> {

@@ -17,6 +17,7 @@ use crate::protocol::params;
 use crate::protocol::replies::{
     Ack, Deferred, McpAttached, McpPrompt, McpPrompts, McpResources, McpServers,
 };
+use crate::text::invisible;
 
 impl Session {
     /// The pool for the current project, built anew when the project changed.
@@ -228,9 +229,16 @@ impl Session {
                     bytes: 0,
                     truncated: false,
                     user_only,
+                    invisible_warnings: Vec::new(),
                 };
                 for c in contents {
+                    let found = match &c {
+                        Contents::Text { text, .. } => invisible::find(text, usize::MAX),
+                        Contents::Image { .. } => Vec::new(),
+                    };
                     let done = self.attach_contents(server, c, user_only)?;
+                    let named = invisible::warnings_for(&done.path, &found, |l| l);
+                    reply.invisible_warnings.extend(named);
                     reply.paths.push(done.path);
                     reply.bytes += done.bytes;
                     reply.truncated |= done.truncated;

@@ -146,6 +146,7 @@ impl Session {
             } else {
                 self.rules_files().into_iter().map(|r| r.path).collect()
             },
+            invisible_warnings: self.instruction_warnings(self.active_is_global()),
         }
     }
 
@@ -175,6 +176,17 @@ impl Session {
                 .map_err(|e| e.to_string()),
             Err(e) => Err(e.message),
         }
+    }
+
+    /// The invisible characters of the instructions a send would carry (global,
+    /// rules files, `.bb7/instructions`), named by file and line: a rules file a
+    /// repository ships is the likeliest place to hide an instruction.
+    fn instruction_warnings(&self, global: bool) -> Vec<crate::text::invisible::InvisibleWarning> {
+        self.instruction_files(global)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|i| crate::text::invisible::warnings(&i.source, &i.text))
+            .collect()
     }
 
     /// The project's rules files as the config picks them (`rules_files`,
@@ -209,6 +221,7 @@ impl Session {
             project_instructions: exists && project.is_ok(),
             project_instructions_error: project.err().map(Into::into),
             rules_files: self.rules_files().into_iter().map(|r| r.path).collect(),
+            invisible_warnings: self.instruction_warnings(self.active_is_global()),
         })
     }
 

@@ -315,9 +315,19 @@ pub(super) fn trace_proposed(first: &TurnOutcome, plan: &Plan) {
     let mut paths: Vec<String> = plan.reports.iter().filter_map(|r| r.path.clone()).collect();
     paths.sort();
     paths.dedup();
+    // A change that adds hidden characters is named where the user looks.
+    let invisible = plan
+        .writes
+        .iter()
+        .flat_map(|(path, new)| {
+            let base = plan.bases.get(path).and_then(|b| b.as_deref());
+            crate::text::invisible::added_warnings(path, base, new)
+        })
+        .collect();
     let data = EventData {
         count: Some(plan.reports.len() as u64),
         paths,
+        invisible,
         ..EventData::default()
     };
     first.spec.trace.record(EventKind::EditsProposed, data);
