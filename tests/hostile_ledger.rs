@@ -38,3 +38,29 @@ fn a_ledger_whose_text_does_not_match_its_file_id_is_not_used() {
     );
     assert!(sent.contains("THE REAL NOTES"), "{sent}");
 }
+
+/// The check that drops a planted ledger keeps a genuine one whose snapshot has CRLF
+/// line ends (its file id names the exact bytes, the ledger holds the LF text the
+/// model saw): the next process's request still begins with the previous request.
+#[test]
+fn a_ledger_of_a_crlf_file_is_still_used_by_the_next_process() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut b, id) = env.with_chat();
+    env.add(&mut b, "notes.txt", "first line\r\nsecond line\r\n");
+    fake.push_sse(response("", "An answer.", vec![]));
+    assert_eq!(b.turn("hi")["type"], "done");
+    assert_eq!(b.close().code(), Some(0));
+
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    fake.push_sse(response("", "Another.", vec![]));
+    assert_eq!(b.turn("and now?")["type"], "done");
+    let texts: Vec<String> = fake.chat_bodies().iter().map(prompt_text).collect();
+    assert_eq!(texts.len(), 2);
+    assert_eq!(
+        shared_prefix(&texts[0], &texts[1]),
+        texts[0].len(),
+        "the second request does not begin with the first: {texts:?}"
+    );
+}

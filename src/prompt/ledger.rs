@@ -90,16 +90,18 @@ impl ShownFile {
     /// Whether `text` is the version `file_id` names (`chat::ids`: a file's or a
     /// section's id is a hash of its path and text). Images and attachments, whose
     /// shown text is not what their id hashes, are not checked here. A snapshot read
-    /// with CRLF line ends is shown as LF and fails the check: one uncached request.
+    /// with CRLF line ends is shown as LF, so the text is also tried with CRLF line ends;
+    /// a file with mixed line ends fails the check (one uncached request).
     pub fn text_matches_id(&self) -> bool {
         if self.image.is_some() || self.attachment.is_some() {
             return true;
         }
-        let id = match (self.start_line, self.end_line) {
-            (Some(a), Some(b)) => crate::chat::ids::section_version(&self.path, a, b, &self.text),
-            _ => crate::chat::ids::file_version(&self.path, &self.text),
+        let id_of = |text: &str| match (self.start_line, self.end_line) {
+            (Some(a), Some(b)) => crate::chat::ids::section_version(&self.path, a, b, text),
+            _ => crate::chat::ids::file_version(&self.path, text),
         };
-        id == self.file_id
+        id_of(&self.text) == self.file_id
+            || (self.text.contains('\n') && id_of(&self.text.replace('\n', "\r\n")) == self.file_id)
     }
 
     /// What identifies the entry across versions: path and section range.
