@@ -8,14 +8,19 @@
 # Environment:
 #   BB7_INSTALL_DIR   the directory bb7 goes into (default: $CARGO_HOME/bin, else
 #                     ~/.cargo/bin); no shell profile is changed
-#   BB7_DOWNLOAD_URL  the folder holding the archives (default: the release of the
-#                     version; dist's bb7-installer.sh reads the same variable)
+#   BB7_REPOSITORY    the repository whose GitHub release to use, for a fork (default:
+#                     Cargo.toml's `repository`, below)
+#   BB7_DOWNLOAD_URL  the folder holding the archives, for a mirror (default:
+#                     $BB7_REPOSITORY/releases/download/v$VERSION; dist's
+#                     bb7-installer.sh reads the same variable)
 #   BB7_VERSION       the version to install (default: the one below)
 # Nothing is installed unless the archive's sha256 matches.
 set -eu
 
 VERSION="${BB7_VERSION:-0.1.0}"
-REPO_URL="https://github.com/bb7-dev/bb7"
+# Cargo.toml's `repository` (tests/repository_url.rs keeps the two equal).
+REPO_URL="${BB7_REPOSITORY:-https://github.com/bb7-dev/bb7}"
+REPO_URL="${REPO_URL%/}"
 DIR="${BB7_INSTALL_DIR:-}"
 
 say() { printf 'bb7 installer: %s\n' "$*" >&2; }
@@ -25,7 +30,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --to) [ $# -ge 2 ] || die "--to needs a directory"; DIR="$2"; shift 2 ;;
         --version) [ $# -ge 2 ] || die "--version needs a version"; VERSION="$2"; shift 2 ;;
-        -h|--help) sed -n '2,14p' "$0" 2>/dev/null; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" 2>/dev/null; exit 0 ;;
         *) die "unknown argument: $1 (try --to DIR or --version X.Y.Z)" ;;
     esac
 done

@@ -122,6 +122,38 @@ fn installs_the_served_archive_into_the_chosen_directory() {
 }
 
 #[test]
+fn bb7_repository_points_at_a_forks_releases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let release = release(tmp.path());
+    // A fork's release folder as GitHub lays it out: REPO/releases/download/vX.Y.Z/.
+    let site = tmp.path().join("site");
+    let folder = site.join(format!(
+        "me/bb7/releases/download/v{}",
+        env!("CARGO_PKG_VERSION")
+    ));
+    std::fs::create_dir_all(folder.parent().unwrap()).unwrap();
+    std::fs::rename(release, &folder).unwrap();
+    let repo = format!("{}/me/bb7/", serve(site));
+    let dir = tmp.path().join("bin");
+    let out = Command::new("sh")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install.sh"))
+        .arg("--to")
+        .arg(&dir)
+        .env("BB7_REPOSITORY", &repo)
+        .env_remove("BB7_DOWNLOAD_URL")
+        .env_remove("BB7_INSTALL_DIR")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("downloading {repo}releases/download/v")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(dir.join("bb7").exists());
+}
+
+#[test]
 fn a_tampered_archive_is_refused_and_nothing_installed() {
     let tmp = tempfile::tempdir().unwrap();
     let root = release(tmp.path());

@@ -10,7 +10,10 @@ local M = {}
 --- tests/nvim/test_install.lua checks they agree).
 M.version = '0.1.0'
 
-local REPO = 'https://github.com/bb7-dev/bb7'
+--- The repository whose GitHub releases hold the archives: Cargo.toml's `repository`
+--- (tests/repository_url.rs keeps the two equal); vim.g.bb7_repository overrides it
+--- for a fork.
+M.repository = 'https://github.com/bb7-dev/bb7'
 local TIMEOUT = '30' -- seconds curl may take to connect
 
 local function say(msg, level)
@@ -48,9 +51,11 @@ function M.path()
 end
 
 --- The folder holding the release's archives: vim.g.bb7_release_url (a mirror, or a
---- local server in tests), else the GitHub release of M.version.
+--- local server in tests), else the GitHub release of M.version in vim.g.bb7_repository
+--- (a fork) or M.repository.
 function M.base_url()
-  local url = vim.g.bb7_release_url or (REPO .. '/releases/download/v' .. M.version)
+  local repo = (vim.g.bb7_repository or M.repository):gsub('/+$', '')
+  local url = vim.g.bb7_release_url or (repo .. '/releases/download/v' .. M.version)
   return (url:gsub('/+$', ''))
 end
 

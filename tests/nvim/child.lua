@@ -28,6 +28,19 @@ require('bb7.client').stop()
 if not ok then
   io.stdout:write(tostring(err) .. '\n')
 end
+-- Every job the test started (bb7, a second bb7, the fake model) is stopped and waited
+-- for first: a stopped bb7 flushes its chats into the project as it exits (src/project/
+-- flush_queue.rs), and one still doing so after the folder below is removed makes its
+-- folders again, left behind in $TMPDIR (tests/nvim/run.lua fails the test then).
+local jobs = {}
+for _, ch in ipairs(vim.api.nvim_list_chans()) do
+  if ch.stream == 'job' then
+    pcall(vim.fn.jobstop, ch.id)
+    table.insert(jobs, ch.id)
+  end
+end
+-- A hang guard only: a job still running after it is one run.lua's check reports.
+vim.fn.jobwait(jobs, 20000)
 -- os.exit skips Neovim's own cleanup, which removes its temporary folder (where
 -- tempname() put the test's projects): remove it here.
 vim.fn.delete(vim.fn.fnamemodify(vim.fn.tempname(), ':h'), 'rf')

@@ -89,6 +89,25 @@ test('install: downloads the release archive, checks it, and uses it', function(
   H.truthy(out.stdout:find(install.version, 1, true), out.stdout)
 end)
 
+test('install: vim.g.bb7_repository points at a fork whose releases hold the archive', function()
+  setup_data()
+  local toml = table.concat(vim.fn.readfile(H.root .. '/Cargo.toml'), '\n')
+  H.eq(install.repository, toml:match('\nrepository = "([^"]+)"'), "Cargo.toml's repository")
+  local dir = release()
+  -- The fork's release folder, laid out as GitHub's: REPO/releases/download/vX.Y.Z/.
+  local site = vim.fn.fnamemodify(dir, ':h') .. '/site'
+  local folder = site .. '/me/bb7/releases/download/v' .. install.version
+  vim.fn.mkdir(vim.fn.fnamemodify(folder, ':h'), 'p')
+  H.eq(vim.uv.fs_rename(dir, folder), true, 'release moved into the fork')
+  vim.g.bb7_release_url = nil
+  vim.g.bb7_repository = serve(site) .. '/me/bb7/'
+  H.eq(install.base_url(), vim.g.bb7_repository .. 'releases/download/v' .. install.version, 'base URL')
+  local r = run_install()
+  H.truthy(r.ok, r.msg)
+  H.expect_note('downloading ' .. install.base_url(), L.INFO)
+  H.eq(vim.fn.executable(install.path()), 1, 'installed binary')
+end)
+
 test('install: a tampered archive is refused and nothing installed', function()
   setup_data()
   local dir, archive = release()
