@@ -165,13 +165,15 @@ const MAX_EXPANDED: usize = 1000;
 /// `/add`'s arguments as files: a directory is every file under it, a glob (`*`, `?`,
 /// `[…]`, `**`) every file it matches from the current directory, both honouring
 /// `.gitignore` and never entering bb7's or version control's directories; anything
-/// else (a file, `path:start:end`) as typed. Errors: a pattern that is not a glob, one
+/// else (a file, even one whose name holds glob characters, `path:start:end`) as typed. Errors: a pattern that is not a glob, one
 /// that matches nothing, more than [`MAX_EXPANDED`] files.
 pub(super) fn expand(s: &Session, specs: &[String]) -> Res<Vec<String>> {
     let mut out = Vec::new();
     for spec in specs {
-        let is_glob = spec.contains(['*', '?', '[']);
         let dir = s.cwd.join(spec);
+        // A file that exists is taken by its name even when the name holds glob
+        // characters (`notes[1].txt`).
+        let is_glob = spec.contains(['*', '?', '[']) && !dir.is_file();
         if !is_glob && !dir.is_dir() {
             out.push(spec.clone());
             continue;

@@ -30,6 +30,10 @@ check "the hunk under the cursor is accepted" wait_for "accepted"
 has_ten() { grep -qx 'TEN' "$work/project/notes.txt" && grep -qx 'one' "$work/project/notes.txt"; }
 check "only that hunk is on disk" has_ten
 keys ':bb7-review' Enter
+# The listing is refilled through a fifo: move only once the accepted hunk is gone from it.
+ten_gone() { for _ in $(seq 200); do screen | grep -qF -- '+TEN' || return 0; sleep 0.05; done; return 1; }
+check "the review lists the rest" ten_gone
+sleep 0.3
 keys gg '/\+ONE' Enter
 keys ':bb7-reject-hunk' Enter
 check "the hunk under the cursor is rejected" wait_for "rejected"
