@@ -5,8 +5,9 @@
 //! `chat.json` names the journal that belongs to it (`"context_journal": generation`); a
 //! journal it does not name is stale and never read. Each line is one add: the
 //! context entry and the event message that records it, applied in order after
-//! `chat.json` is read ([`replay`]). A line that does not parse, or the size cap, ends the replay (the
-//! tail of an append a power loss cut), and the next add then starts a new journal.
+//! `chat.json` is read ([`replay`]). A line that does not parse (the tail of an append
+//! a power loss cut), or the size cap, ends the replay, and the next add then starts a
+//! new journal.
 //! The journal is folded into `chat.json` by any full save of the chat
 //! (`ChatStore::save` writes the whole chat and names no journal), when it holds as
 //! many adds as the chat has context entries (so folding costs a constant per add),
