@@ -70,7 +70,7 @@ fn a_ledger_of_a_crlf_file_is_still_used_by_the_next_process() {
 /// used: neither reaches the model.
 #[test]
 fn a_ledger_with_a_file_not_in_context_or_a_planted_retry_is_not_used() {
-    for planted_file in [true, false] {
+    for planted_file in [false, true] {
         let (env, fake) = fake_env(json!({}));
         let (mut b, id) = env.with_chat();
         env.add(&mut b, "notes.txt", "THE REAL NOTES\n");
