@@ -55,3 +55,60 @@ fn planted_journal_lines_are_dropped_and_a_bad_line_ends_only_the_replay() {
         .collect();
     assert_eq!(paths, ["a.txt"], "{list}");
 }
+
+/// A journal far over its size cap (a sparse file: what is not written reads as zero
+/// bytes) does not refuse the chat: the adds before the damage are kept, nothing reads
+/// the file whole, and the next add starts a new journal in its place.
+#[test]
+fn a_journal_over_its_size_cap_stops_only_the_replay() {
+    let env = Env::new();
+    env.write("a.txt", "a\n");
+    env.write("b.txt", "b\n");
+    env.write("c.txt", "c\n");
+    let (mut b, chat) = env.with_chat();
+    b.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
+    b.ok(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));
+    b.kill();
+    let dir = env.chat_dir(&chat);
+    let journal = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("journal-")
+        })
+        .expect("a journal holds the adds");
+    // 4 GiB: over the 128 MiB cap many times, and more than a test machine would
+    // lend a process that read it whole.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&journal)
+        .unwrap();
+    f.set_len(4 << 30).unwrap();
+    drop(f);
+
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": chat}));
+    let paths = |b: &mut common::Bb7| -> Vec<String> {
+        let list = b.ok(json!({"action": "context_list"}));
+        list["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(paths(&mut b), ["a.txt", "b.txt"]);
+    b.ok(json!({"action": "context_add", "path": "c.txt", "content": "c\n"}));
+    assert_eq!(paths(&mut b), ["a.txt", "b.txt", "c.txt"]);
+    assert!(!journal.exists(), "the oversized journal is still there");
+    assert_eq!(b.close().code(), Some(0));
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": chat}));
+    assert_eq!(paths(&mut b), ["a.txt", "b.txt", "c.txt"]);
+}

@@ -5,8 +5,9 @@
 //! `chat.json` names the journal that belongs to it (`"context_journal": generation`); a
 //! journal it does not name is stale and never read. Each line is one add: the
 //! context entry and the event message that records it, applied in order after
-//! `chat.json` is read ([`replay`]). A line that does not parse ends the replay (the
-//! tail of an append a power loss cut), and the next add then starts a new journal.
+//! `chat.json` is read ([`replay`]). A line that does not parse (the tail of an append
+//! a power loss cut), or the size cap, ends the replay, and the next add then starts a
+//! new journal.
 //! The journal is folded into `chat.json` by any full save of the chat
 //! (`ChatStore::save` writes the whole chat and names no journal), when it holds as
 //! many adds as the chat has context entries (so folding costs a constant per add),
@@ -31,6 +32,9 @@ const FOLD_MIN: usize = 1024;
 /// File name prefix and suffix of a journal inside a chat's directory.
 const PREFIX: &str = "journal-";
 const SUFFIX: &str = ".jsonl";
+/// Bytes one journal line may take: an add is a context entry and its event, far
+/// smaller; a longer line is planted or damaged and ends the replay.
+const LINE_CAP: u64 = 1 << 20;
 
 /// One journaled add.
 #[derive(Debug, Serialize, Deserialize)]
@@ -169,9 +173,10 @@ impl ChatStore {
 
     /// Applies the journal `chat.json` names to `chat` just read from it. A missing
     /// journal adds nothing (a power loss before its first line); a line that does not
-    /// parse ends the replay, and the next add starts a new journal. Errors: the
-    /// journal is damaged in a way that loses adds (not a regular file, over the chat
-    /// cap): the chat is refused like a damaged `chat.json`.
+    /// parse, a line over [`LINE_CAP`] or the journal's size cap ([`CHAT_CAP`]) ends
+    /// the replay (with a warning in the log), the adds read before it are kept, and
+    /// the next add starts a new journal. Errors: the journal is not a regular file:
+    /// the chat is refused like a damaged `chat.json`.
     pub(super) fn replay(&self, chat: &mut Chat, chat_json: &Path) -> Result<()> {
         let Some(generation) = chat.journal.clone() else {
             return Ok(());
@@ -187,9 +192,9 @@ impl ChatStore {
             ));
         }
         let path = self.chat_path(&chat.id, &format!("{PREFIX}{generation}{SUFFIX}"))?;
-        let bytes = match fsutil::read_state(&path, CHAT_CAP) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        let file = match fsutil::open_state(&path) {
+            Ok(f) => Some(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {
                 return Err(Error::new(
                     ErrorCode::Io,
@@ -197,23 +202,10 @@ impl ChatStore {
                 ));
             }
         };
-        let mut records = 0;
-        let mut whole = true;
-        for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            match serde_json::from_slice::<Record>(line) {
-                // A planted or repeated add is dropped, the replay goes on.
-                Ok(r) if !plausible(&r.entry, &chat.context_files) => {}
-                Ok(r) => {
-                    chat.context_files.push(r.entry);
-                    chat.messages.push(r.event);
-                    records += 1;
-                }
-                Err(_) => {
-                    whole = false;
-                    break;
-                }
-            }
-        }
+        let (records, whole) = match file {
+            Some(f) => replay_lines(chat, f, &path),
+            None => (0, true),
+        };
         let mut open = open_journals().lock().unwrap_or_else(|p| p.into_inner());
         if whole {
             open.insert(
@@ -229,6 +221,63 @@ impl ChatStore {
         }
         Ok(())
     }
+}
+
+/// Applies the lines of the journal `file` (at `path`, named in warnings) to `chat`, read
+/// in pieces: at most [`CHAT_CAP`] bytes and [`LINE_CAP`] per line, so a planted
+/// journal of any size costs bounded memory. A line that does not parse, a line over
+/// its cap and the cap itself end the replay; the adds read before it are kept.
+/// Returns the adds applied and whether the whole journal was read.
+fn replay_lines(chat: &mut Chat, file: std::fs::File, path: &Path) -> (usize, bool) {
+    use std::io::{BufRead, Read};
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut reader = std::io::BufReader::new(file.take(CHAT_CAP));
+    let mut line = Vec::new();
+    let mut records = 0;
+    loop {
+        line.clear();
+        let read = (&mut reader)
+            .take(LINE_CAP + 1)
+            .read_until(b'\n', &mut line);
+        match read {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(journal = %path.display(), "journal replay ended: {e}");
+                return (records, false);
+            }
+        }
+        if line.len() as u64 > LINE_CAP {
+            tracing::warn!(
+                journal = %path.display(),
+                "journal replay ended at a line over {LINE_CAP} bytes; {records} adds kept"
+            );
+            return (records, false);
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(text) {
+            // A planted or repeated add is dropped, the replay goes on.
+            Ok(r) if !plausible(&r.entry, &chat.context_files) => {}
+            Ok(r) => {
+                chat.context_files.push(r.entry);
+                chat.messages.push(r.event);
+                records += 1;
+            }
+            // The tail of an append a power loss cut, or a planted line.
+            Err(_) => return (records, false),
+        }
+    }
+    if len > CHAT_CAP {
+        tracing::warn!(
+            journal = %path.display(),
+            "journal is {len} bytes, over its cap of {CHAT_CAP}: replay stopped there; {records} adds kept"
+        );
+        return (records, false);
+    }
+    (records, true)
 }
 
 /// Whether a journal's file `entry` may join `known`: not a second entry for the same

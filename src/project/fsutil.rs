@@ -171,8 +171,38 @@ pub fn is_damage(e: &std::io::Error) -> bool {
     )
 }
 
+/// Opens the state file `path` for reading in pieces: not through a symbolic link, and
+/// only a regular file (a named pipe, socket, directory or device is refused with
+/// `InvalidInput`, so a planted one never blocks or feeds an endless read).
+pub fn open_state(path: &Path) -> std::io::Result<std::fs::File> {
+    open_regular(path, true).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a symbolic link)",
+            )
+        } else {
+            e
+        }
+    })
+}
+
 fn read_capped(path: &Path, cap: u64, nofollow: bool) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
+    let file = open_regular(path, nofollow)?;
+    let meta = file.metadata()?;
+    if meta.len() > cap {
+        return Err(too_large(meta.len(), cap));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(bytes.len() as u64, cap));
+    }
+    Ok(bytes)
+}
+
+fn open_regular(path: &Path, nofollow: bool) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let flags = libc::O_NONBLOCK | if nofollow { libc::O_NOFOLLOW } else { 0 };
     let file = std::fs::OpenOptions::new()
@@ -196,15 +226,7 @@ fn read_capped(path: &Path, cap: u64, nofollow: bool) -> std::io::Result<Vec<u8>
             format!("not a regular file ({what})"),
         ));
     }
-    if meta.len() > cap {
-        return Err(too_large(meta.len(), cap));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(too_large(bytes.len() as u64, cap));
-    }
-    Ok(bytes)
+    Ok(file)
 }
 
 /// The error for a file of `len` bytes over `cap`, in MiB as users count them.

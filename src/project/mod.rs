@@ -4,6 +4,7 @@
 pub mod command_files;
 pub mod confine;
 pub mod descendants;
+pub mod external_grants;
 pub mod flush_queue;
 pub mod fsutil;
 pub mod lock;

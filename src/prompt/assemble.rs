@@ -519,7 +519,7 @@ pub fn message_bytes(summary: &str, text: &str) -> usize {
 
 /// The retry context after a response whose edits failed: the failures recorded on the
 /// last assistant message (`diff_error.errors`), when no user message came after it.
-fn retry_context(history: &[Message]) -> Option<String> {
+pub(crate) fn retry_context(history: &[Message]) -> Option<String> {
     let last = history
         .iter()
         .rev()

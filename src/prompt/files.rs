@@ -24,7 +24,10 @@ pub fn next_request(
     system: &str,
     content: &str,
 ) -> Result<(Prompt, Vec<SnapshotRef>)> {
-    let ledger = Ledger::load(&store.cache_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
+    let mut ledger = Ledger::load(&store.cache_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
+    if !ledger.fits(&chat.messages, &chat.context_files) {
+        ledger = Default::default();
+    }
     let last_shown = ledger.last_shown(&chat.messages);
     let shown = |cf: &ContextFile| {
         last_shown.get(&(cf.path.as_str(), cf.start_line, cf.end_line))

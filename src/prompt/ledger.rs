@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::ids::short_sha256;
-use crate::chat::model::Message;
+use crate::chat::model::{ContextFile, Message};
 use crate::project::fsutil::{Stamp, file_stamp};
 
 /// The name of the ledger file in a chat's directory.
@@ -286,9 +286,13 @@ impl Ledger {
             .updates
             .iter()
             .filter(|u| {
+                // A retry text is the one the history before the message gives: a
+                // planted one never reaches the model.
                 history
                     .get(u.message)
                     .is_some_and(|m| m.role == "user" && text_id(&m.text()) == u.text_id)
+                    && u.retry_context
+                        == crate::prompt::assemble::retry_context(&history[..u.message])
             })
             .collect();
         valid.sort_by_key(|u| u.message);
@@ -338,6 +342,22 @@ impl Ledger {
             .chain(updated)
             .map(|f| (f.key(), f.file_id.as_str()))
             .collect()
+    }
+
+    /// Whether every file the ledger holds was in the chat's context: in `current` (the
+    /// context now) or in the context snapshot of a message of `history`. Read from
+    /// disk, a ledger may be planted (a cloned `.bb7/`), and its texts reach the model
+    /// in place of what the chat holds; one naming another file is not used
+    /// (docs/ARCHITECTURE.md, "State files").
+    pub fn fits(&self, history: &[Message], current: &[ContextFile]) -> bool {
+        let mut known: std::collections::HashSet<&str> =
+            current.iter().map(|c| c.path.as_str()).collect();
+        for m in history {
+            for s in m.context_snapshot.iter().flatten() {
+                known.insert(s.path.as_str());
+            }
+        }
+        self.files().all(|f| known.contains(f.path.as_str()))
     }
 
     /// Every file version the ledger holds.

@@ -8,6 +8,7 @@ use crate::context::{self, ChatFiles};
 use crate::error::ErrorCode;
 use crate::error::{Error, Result};
 use crate::output;
+use crate::project::external_grants::{ExternalGrants, not_granted};
 use crate::project::fsutil::read_text;
 use crate::project::paths::{Location, locate_in_project};
 use crate::protocol::params;
@@ -21,11 +22,82 @@ fn added(path: &str, content: &str) -> Added {
     }
 }
 
+/// Records in the user's state directory that the user added the external entry `cf`
+/// in this project (`project::external_grants`); project entries and global chats
+/// (whose directory no repository carries) need no record. Errors (`io`): the record
+/// cannot be written, so the add is refused rather than unusable later.
+fn grant_external(
+    dirs: Option<&crate::project::UserDirs>,
+    root: Option<&std::path::Path>,
+    store: &crate::chat::store::ChatStore,
+    cf: &crate::chat::model::ContextFile,
+) -> Result<()> {
+    match (dirs, root) {
+        (Some(d), Some(r)) if cf.external && !store.global => {
+            ExternalGrants::grant(&d.state, r, &cf.path)
+        }
+        _ => Ok(()),
+    }
+}
+
 impl Session {
+    /// Whether the external context entry `path` of the active chat may be read or
+    /// shown: always for a global chat, else only if the user added it in this project
+    /// (`project::external_grants`).
+    pub(super) fn external_granted(
+        &self,
+        store: &crate::chat::store::ChatStore,
+        path: &str,
+    ) -> bool {
+        if store.global {
+            return true;
+        }
+        match (self.dirs.as_ref(), self.root.as_deref()) {
+            (Some(d), Some(r)) => ExternalGrants::load(&d.state).allows(r, path),
+            _ => false,
+        }
+    }
+
+    /// Refuses a refresh of an external entry the user did not add in this project.
+    /// Errors (`path_escape`): the message names the entry and says to add it again.
+    fn check_external_granted(&self, key: &str) -> Result<()> {
+        let Ok(active) = self.active() else {
+            return Ok(());
+        };
+        let external = active
+            .chat
+            .context_files
+            .iter()
+            .any(|cf| cf.external && cf.path == key);
+        if external && !self.external_granted(&active.store, key) {
+            return Err(Error::new(ErrorCode::PathEscape, not_granted(key)));
+        }
+        Ok(())
+    }
+
+    /// `chat` without the external entries the user did not add in this project (the
+    /// prompt leaves them out), or `None` when every entry may be shown.
+    pub(super) fn without_ungranted(
+        &self,
+        store: &crate::chat::store::ChatStore,
+        chat: &crate::chat::model::Chat,
+    ) -> Option<crate::chat::model::Chat> {
+        let denied = |cf: &crate::chat::model::ContextFile| {
+            cf.external && !self.external_granted(store, &cf.path)
+        };
+        if !chat.context_files.iter().any(denied) {
+            return None;
+        }
+        let mut kept = chat.clone();
+        kept.context_files.retain(|cf| !denied(cf));
+        Some(kept)
+    }
+
     pub(super) fn context_update(&mut self, args: params::ContextUpdate) -> Result<Added> {
         let path = args.path.as_str();
         let content = args.content.as_str();
         let key = self.locate(path)?.key();
+        self.check_external_granted(&key)?;
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
         Ok(added(&key, content))
     }
@@ -147,6 +219,22 @@ impl Session {
         let content = args.content.as_str();
         let readonly = args.readonly.unwrap_or(false);
         self.check_active_held()?;
+        // Adding again an external entry the chat lists but the user never added here
+        // is the user's add: recorded, then its snapshot refreshed.
+        if loc.is_external() {
+            let key = loc.key();
+            let active = self.active()?;
+            let listed = context::find_file(&active.chat, &key).is_some();
+            if listed && !self.external_granted(&active.store, &key) {
+                let cf = context::find_file(&active.chat, &key)
+                    .map(|i| active.chat.context_files[i].clone());
+                if let Some(cf) = cf {
+                    grant_external(self.dirs.as_ref(), self.root.as_deref(), &active.store, &cf)?;
+                }
+                self.mutate(|chat, files, _| context::update_file(chat, files, &key, content))?;
+                return Ok(added(&key, content));
+            }
+        }
         let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
         let key = loc.key();
         let index = active.paths.current(&active.chat);
@@ -155,6 +243,7 @@ impl Session {
         }
         let files = ChatFiles::new(&active.store, &active.chat.id);
         let (cf, event) = context::new_file(&active.chat, files, &loc, content, readonly, true)?;
+        grant_external(self.dirs.as_ref(), self.root.as_deref(), &active.store, &cf)?;
         active.store.journal_add(&active.chat, &cf, &event)?;
         active.chat.messages.push(event);
         active.chat.context_files.push(cf);
@@ -171,6 +260,7 @@ impl Session {
         let active = self.active.as_mut().ok_or_else(Error::no_active_chat)?;
         let files = ChatFiles::new(&active.store, &active.chat.id);
         let (cf, event) = context::new_section(&active.chat, files, &loc, content, start, end)?;
+        grant_external(self.dirs.as_ref(), self.root.as_deref(), &active.store, &cf)?;
         active.store.journal_add(&active.chat, &cf, &event)?;
         active.chat.messages.push(event);
         active.chat.context_files.push(cf);
@@ -187,6 +277,7 @@ impl Session {
     pub(super) fn sync_context(&mut self, args: params::PathOnly) -> Result<Ack> {
         let loc = self.locate_for_context(args.path.as_str())?;
         let key = loc.key();
+        self.check_external_granted(&key)?;
         let text = read_text(loc.abs(), &key)?;
         self.mutate(|chat, files, _| context::update_file(chat, files, &key, &text))?;
         Ok(Ack {})

@@ -106,7 +106,8 @@ impl Session {
         content: &str,
     ) -> Result<(Prompt, Vec<crate::chat::model::SnapshotRef>)> {
         let system = self.request_system(store.global, tools_mode, format, instructions);
-        next_request(store, chat, &system, content)
+        let kept = self.without_ungranted(store, chat);
+        next_request(store, kept.as_ref().unwrap_or(chat), &system, content)
     }
 
     /// The system text of a chat's next request: the system prompt for its edit format
