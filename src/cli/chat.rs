@@ -53,6 +53,9 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /mcp              MCP resources and prompts (then Tab completes them);
                     /add mcp:SERVER:URI, /mcp:SERVER:PROMPT name=value …
   /help             this text
+
+A question typed while an answer streams is queued (not echoed until Enter)
+and answered after it; /unqueue drops what is queued, other /commands wait.
 ";
 
 /// `bb7 chat`.
@@ -160,10 +163,24 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
         in_chat: true,
         mode: None,
     };
-    match ask::turn(s, text, &opts, sigint, Some(Markdown::default())).await {
+    // Lines typed while it streams are queued: src/cli/chat_queue.rs.
+    let mut typed = super::chat_queue::TypeAhead::start();
+    let first = ask::turn(
+        s,
+        text,
+        &opts,
+        sigint,
+        Some(Markdown::default()),
+        typed.as_mut(),
+    );
+    let done = match first.await {
         // `turn` said that it stopped and that the partial answer is kept.
         Err(f) if f.status == crate::front::client::exit::INTERRUPTED => Ok(()),
         other => other,
+    };
+    match typed {
+        Some(mut t) => super::chat_queue::answer_queued(s, &mut t, &opts, sigint, done).await,
+        None => done,
     }
 }
 
