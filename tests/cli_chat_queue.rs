@@ -35,6 +35,7 @@ fn a_line_typed_while_the_answer_streams_is_queued_and_answered_after_it() {
     fake.push_sse(slow("First part.\n", "First end.\n"));
     fake.push_sse(response("", "Second answer.\n", vec![]));
     fake.push_sse(slow("Third part.\n", "Third end.\n"));
+    fake.push_sse(slow("Fourth part.\n", "Fourth end.\n"));
 
     let mut t = Terminal::start(&env, &["chat"]);
     t.expect(PROMPT);
@@ -69,9 +70,21 @@ fn a_line_typed_while_the_answer_streams_is_queued_and_answered_after_it() {
     t.expect(PROMPT);
     t.type_keys("/files\r");
     t.expect(PROMPT);
+
+    // Ctrl-C stops the answer and drops the queue behind it: no prompt is left
+    // waiting on a question the server holds.
+    t.type_keys("fourth question\r");
+    t.expect("Fourth part.");
+    t.type_keys("held back\r");
+    t.expect("queued (1): held back");
+    t.type_keys("\x03");
+    t.expect("dropped 1 queued question(s)");
+    t.expect(PROMPT);
     t.type_keys("\x04");
     assert!(t.wait().success(), "{}", t.screen());
     let bodies = fake.chat_bodies();
-    assert_eq!(bodies.len(), 3, "the dropped question was sent");
-    assert!(!t.screen().contains("answering: never asked"));
+    assert_eq!(bodies.len(), 4, "a dropped question was sent");
+    let screen = t.screen();
+    assert!(!screen.contains("answering: never asked"), "{screen}");
+    assert!(!screen.contains("answering: held back"), "{screen}");
 }

@@ -173,14 +173,15 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
         Some(Markdown::default()),
         typed.as_mut(),
     );
-    let done = match first.await {
+    let done = first.await;
+    let done = match typed {
+        Some(mut t) => super::chat_queue::answer_queued(s, &mut t, &opts, sigint, done).await,
+        None => done,
+    };
+    match done {
         // `turn` said that it stopped and that the partial answer is kept.
         Err(f) if f.status == crate::front::client::exit::INTERRUPTED => Ok(()),
         other => other,
-    };
-    match typed {
-        Some(mut t) => super::chat_queue::answer_queued(s, &mut t, &opts, sigint, done).await,
-        None => done,
     }
 }
 

@@ -199,25 +199,22 @@ pub(super) async fn answer_queued(
         if t.queued.is_empty() {
             return done;
         }
+        // The server holds the queue after an answer that did not end well (an
+        // error, a cancel, a `diff_error`): it is dropped here rather than left
+        // waiting unseen. A stopped answer (Ctrl-C) needs no message of its own.
         if let Err(f) = &done {
-            eprintln!(
-                "{}",
-                paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
-            );
+            if f.status != crate::front::client::exit::INTERRUPTED {
+                eprintln!(
+                    "{}",
+                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
+                );
+            }
             t.unqueue(s).await;
             return Ok(());
         }
         let (id, text) = t.queued.remove(0);
         note(&format!("answering: {}", terminal::err(&text)));
         let md = super::render::Markdown::default();
-        done = match super::ask::follow(s, &id, opts, sigint, md, Some(t)).await {
-            Err(f) if f.status == crate::front::client::exit::INTERRUPTED => {
-                // Ctrl-C stopped this answer: the rest stays queued on the server
-                // until dropped, so drop it here rather than leave it waiting.
-                t.unqueue(s).await;
-                return Ok(());
-            }
-            other => other,
-        };
+        done = super::ask::follow(s, &id, opts, sigint, md, Some(t)).await;
     }
 }
