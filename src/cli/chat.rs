@@ -175,13 +175,48 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     );
     let done = first.await;
     let done = match typed {
-        Some(mut t) => super::chat_queue::answer_queued(s, &mut t, &opts, sigint, done).await,
+        Some(mut t) => answer_queued(s, &mut t, &opts, sigint, done).await,
         None => done,
     };
     match done {
         // `turn` said that it stopped and that the partial answer is kept.
         Err(f) if f.status == crate::front::client::exit::INTERRUPTED => Ok(()),
         other => other,
+    }
+}
+
+/// After the answer that was streaming (`done`, its result): the queued questions'
+/// answers, each under a dimmed line naming it. An answer that failed or was stopped
+/// leaves the queue to the server, which holds it until an answer ends well: the
+/// queue is then dropped here with a note, so nothing runs unseen.
+async fn answer_queued(
+    s: &mut Session,
+    t: &mut super::chat_queue::TypeAhead,
+    opts: &AskOptions,
+    sigint: &mut Signal,
+    mut done: Res<()>,
+) -> Res<()> {
+    loop {
+        if t.queued.is_empty() {
+            return done;
+        }
+        // The server holds the queue after an answer that did not end well (an
+        // error, a cancel, a `diff_error`): it is dropped here rather than left
+        // waiting unseen. A stopped answer (Ctrl-C) needs no message of its own.
+        if let Err(f) = &done {
+            if f.status != crate::front::client::exit::INTERRUPTED {
+                eprintln!(
+                    "{}",
+                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
+                );
+            }
+            t.unqueue(s).await;
+            return Ok(());
+        }
+        let (id, text) = t.queued.remove(0);
+        super::chat_queue::note(&format!("answering: {}", terminal::err(&text)));
+        let md = Markdown::default();
+        done = ask::follow(s, &id, opts, sigint, md, Some(t)).await;
     }
 }
 

@@ -148,7 +148,7 @@ pub(super) async fn next_line(typed: Option<&mut TypeAhead>) -> Option<String> {
 }
 
 /// A dimmed `bb7:` line on stderr.
-fn note(text: &str) {
+pub(super) fn note(text: &str) {
     eprintln!("{}", paint_err(style::DIM, &format!("bb7: {text}")));
 }
 
@@ -181,40 +181,5 @@ fn read_lines(fd: i32, stop: &AtomicBool, tx: &mpsc::UnboundedSender<String>) {
                 return;
             }
         }
-    }
-}
-
-/// After the answer that was streaming (`done`, its result): the queued questions'
-/// answers, each under a dimmed line naming it. An answer that failed or was stopped
-/// leaves the queue to the server, which holds it until an answer ends well: the
-/// queue is then dropped here with a note, so nothing runs unseen.
-pub(super) async fn answer_queued(
-    s: &mut Session,
-    t: &mut TypeAhead,
-    opts: &super::ask::AskOptions,
-    sigint: &mut tokio::signal::unix::Signal,
-    mut done: crate::front::client::Res<()>,
-) -> crate::front::client::Res<()> {
-    loop {
-        if t.queued.is_empty() {
-            return done;
-        }
-        // The server holds the queue after an answer that did not end well (an
-        // error, a cancel, a `diff_error`): it is dropped here rather than left
-        // waiting unseen. A stopped answer (Ctrl-C) needs no message of its own.
-        if let Err(f) = &done {
-            if f.status != crate::front::client::exit::INTERRUPTED {
-                eprintln!(
-                    "{}",
-                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
-                );
-            }
-            t.unqueue(s).await;
-            return Ok(());
-        }
-        let (id, text) = t.queued.remove(0);
-        note(&format!("answering: {}", terminal::err(&text)));
-        let md = super::render::Markdown::default();
-        done = super::ask::follow(s, &id, opts, sigint, md, Some(t)).await;
     }
 }
