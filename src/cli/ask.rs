@@ -142,7 +142,7 @@ pub(super) async fn ask(s: &mut Session, words: Vec<String>, o: AskOptions) -> R
     // before the request goes out ends the command without sending it.
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
-    turn(s, message, &o, &mut sigint, None).await
+    turn(s, message, &o, &mut sigint, None, None).await
 }
 
 /// One turn: `message` sent to the active chat (a new one when none is active), its
@@ -155,6 +155,7 @@ pub(super) async fn turn(
     o: &AskOptions,
     sigint: &mut Signal,
     markdown: Option<Markdown>,
+    typed: Option<&mut super::chat_queue::TypeAhead>,
 ) -> Res<()> {
     let chat_id = s.ensure_chat().await?;
     if o.tools.is_some() || o.mode.is_some() {
@@ -191,12 +192,46 @@ pub(super) async fn turn(
             queue: false,
         }))
         .await?;
-    let mut lines = Lines {
+    let lines = Lines {
         out_ended: true,
         markdown,
         held: hold.then(String::new),
         ..Lines::default()
     };
+    stream(s, &id, &chat_id, o, sigint, lines, typed).await
+}
+
+/// Shows a queued `send`'s stream (request `id`, sent earlier with `queue: true`) as
+/// [`turn`] shows its own, rendered with `markdown`.
+pub(super) async fn follow(
+    s: &mut Session,
+    id: &str,
+    o: &AskOptions,
+    sigint: &mut Signal,
+    markdown: Markdown,
+    typed: Option<&mut super::chat_queue::TypeAhead>,
+) -> Res<()> {
+    let chat_id = s.ensure_chat().await?;
+    let lines = Lines {
+        out_ended: true,
+        markdown: Some(markdown),
+        ..Lines::default()
+    };
+    stream(s, id, &chat_id, o, sigint, lines, typed).await
+}
+
+/// Reads request `id`'s stream until it ends; lines typed meanwhile (`typed`, in
+/// `bb7 chat`) are queued as they come.
+async fn stream(
+    s: &mut Session,
+    id: &str,
+    chat_id: &str,
+    o: &AskOptions,
+    sigint: &mut Signal,
+    mut lines: Lines,
+    mut typed: Option<&mut super::chat_queue::TypeAhead>,
+) -> Res<()> {
+    let (id, chat_id) = (id.to_owned(), chat_id.to_owned());
     let mut cancelled = false;
     let mut waiting = Waiting::start("waiting for the model");
     let mut reasoning_shown = false;
@@ -204,6 +239,14 @@ pub(super) async fn turn(
         let next = tokio::select! {
             m = s.c.next_stream(&id) => Some(m?),
             _ = sigint.recv() => None,
+            Some(line) = super::chat_queue::next_line(typed.as_deref_mut()) => {
+                // The Markdown renderer writes whole lines, so a note on stderr
+                // starts on a line of its own.
+                if let Some(q) = typed.as_deref_mut() {
+                    q.take(s, line).await;
+                }
+                continue;
+            }
         };
         let Some(msg) = next else {
             waiting.stop();

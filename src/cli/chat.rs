@@ -53,6 +53,9 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /mcp              MCP resources and prompts (then Tab completes them);
                     /add mcp:SERVER:URI, /mcp:SERVER:PROMPT name=value …
   /help             this text
+
+A question typed while an answer streams is queued (not echoed until Enter)
+and answered after it; /unqueue drops what is queued, other /commands wait.
 ";
 
 /// `bb7 chat`.
@@ -160,10 +163,60 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
         in_chat: true,
         mode: None,
     };
-    match ask::turn(s, text, &opts, sigint, Some(Markdown::default())).await {
+    // Lines typed while it streams are queued: src/cli/chat_queue.rs.
+    let mut typed = super::chat_queue::TypeAhead::start();
+    let first = ask::turn(
+        s,
+        text,
+        &opts,
+        sigint,
+        Some(Markdown::default()),
+        typed.as_mut(),
+    );
+    let done = first.await;
+    let done = match typed {
+        Some(mut t) => answer_queued(s, &mut t, &opts, sigint, done).await,
+        None => done,
+    };
+    match done {
         // `turn` said that it stopped and that the partial answer is kept.
         Err(f) if f.status == crate::front::client::exit::INTERRUPTED => Ok(()),
         other => other,
+    }
+}
+
+/// After the answer that was streaming (`done`, its result): the queued questions'
+/// answers, each under a dimmed line naming it. An answer that failed or was stopped
+/// leaves the queue to the server, which holds it until an answer ends well: the
+/// queue is then dropped here with a note, so nothing runs unseen.
+async fn answer_queued(
+    s: &mut Session,
+    t: &mut super::chat_queue::TypeAhead,
+    opts: &AskOptions,
+    sigint: &mut Signal,
+    mut done: Res<()>,
+) -> Res<()> {
+    loop {
+        if t.queued.is_empty() {
+            return done;
+        }
+        // The server holds the queue after an answer that did not end well (an
+        // error, a cancel, a `diff_error`): it is dropped here rather than left
+        // waiting unseen. A stopped answer (Ctrl-C) needs no message of its own.
+        if let Err(f) = &done {
+            if f.status != crate::front::client::exit::INTERRUPTED {
+                eprintln!(
+                    "{}",
+                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
+                );
+            }
+            t.unqueue(s).await;
+            return Ok(());
+        }
+        let (id, text) = t.queued.remove(0);
+        super::chat_queue::note(&format!("answering: {}", terminal::err(&text)));
+        let md = Markdown::default();
+        done = ask::follow(s, &id, opts, sigint, md, Some(t)).await;
     }
 }
 

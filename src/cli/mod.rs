@@ -8,6 +8,7 @@ mod ask;
 mod attach;
 mod chat;
 mod chat_prompt;
+mod chat_queue;
 // The in-process client and root discovery live a floor down, shared with `bb7 acp`.
 use crate::front::client;
 mod context;
