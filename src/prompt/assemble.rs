@@ -23,6 +23,7 @@ pub use super::attachments::BlockImage;
 use super::attachments::{attachment_attrs, images_of};
 use super::ledger::{Ledger, ShownDiff, ShownFile, ShownImage, ShownUpdate, text_id};
 use super::quote::{attr, fenced, push_fenced_by_id};
+use super::retry::retry_context;
 use crate::chat::model::{Chat, ContextFile, Message};
 use crate::llm::request::{CacheControl, ChatMessage, Content, ContentPart, ImageUrl, Role};
 
@@ -515,24 +516,6 @@ fn message_text(summary: &str, text: &str) -> String {
 /// drafts differ only there.
 pub fn message_bytes(summary: &str, text: &str) -> usize {
     message_text(summary, text).len()
-}
-
-/// The retry context after a response whose edits failed: the failures recorded on the
-/// last assistant message (`diff_error.errors`), when no user message came after it.
-pub(crate) fn retry_context(history: &[Message]) -> Option<String> {
-    let last = history
-        .iter()
-        .rev()
-        .find(|m| m.role == "user" || m.role == "assistant")?;
-    if last.role != "assistant" {
-        return None;
-    }
-    let failure = last.diff_error.as_ref()?;
-    let listed: Vec<String> = failure.errors.iter().map(|e| format!("- {e}")).collect();
-    Some(format!(
-        "Your file changes in the previous response could not be applied, so none of them were written:\n{}\nRepeat all changes of that response, with corrected edits.",
-        listed.join("\n")
-    ))
 }
 
 fn file_summary(files: &[PromptFile]) -> String {

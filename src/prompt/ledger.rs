@@ -291,8 +291,7 @@ impl Ledger {
                 history
                     .get(u.message)
                     .is_some_and(|m| m.role == "user" && text_id(&m.text()) == u.text_id)
-                    && u.retry_context
-                        == crate::prompt::assemble::retry_context(&history[..u.message])
+                    && u.retry_context == super::retry::retry_context(&history[..u.message])
             })
             .collect();
         valid.sort_by_key(|u| u.message);

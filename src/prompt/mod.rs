@@ -10,6 +10,7 @@ pub mod files;
 pub mod instructions;
 pub mod ledger;
 pub mod quote;
+mod retry;
 pub mod rules;
 
 /// The embedded system prompt (`prompts/system.md`).
