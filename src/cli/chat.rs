@@ -82,10 +82,17 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
     editor.show_peer_changes(&mut s.c);
     loop {
         let prompt = super::chat_prompt::prompt_line(s).await;
-        let line = match editor.read(prompt).await {
-            Input::Line(l) => l,
-            Input::Interrupted => continue,
-            Input::End => break,
+        // A line typed as an answer ended runs first, shown after the prompt as if typed there.
+        let line = if s.typed_ahead.is_empty() {
+            match editor.read(prompt).await {
+                Input::Line(l) => l,
+                Input::Interrupted => continue,
+                Input::End => break,
+            }
+        } else {
+            let l = s.typed_ahead.remove(0);
+            eprintln!("{}{}", prompt.painted, terminal::err(&l));
+            l
         };
         let text = line.trim();
         if text.is_empty() {
@@ -175,7 +182,11 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     );
     let done = first.await;
     let done = match typed {
-        Some(mut t) => answer_queued(s, &mut t, &opts, sigint, done).await,
+        Some(mut t) => {
+            let done = answer_queued(s, &mut t, &opts, sigint, done).await;
+            s.typed_ahead.extend(t.finish());
+            done
+        }
         None => done,
     };
     match done {

@@ -123,6 +123,25 @@ impl TypeAhead {
     }
 }
 
+impl TypeAhead {
+    /// Stops reading and gives back the lines typed but not yet taken (Enter pressed
+    /// as the answer ended, or right after Ctrl-C): the line editor runs them next, so
+    /// no typed line is lost.
+    pub(super) fn finish(mut self) -> Vec<String> {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        let mut left = Vec::new();
+        while let Ok(l) = self.lines.try_recv() {
+            if !l.trim().is_empty() {
+                left.push(l);
+            }
+        }
+        left
+    }
+}
+
 impl Drop for TypeAhead {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);

@@ -69,6 +69,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         guest: false,
         reads_only: reads_only(&cmd),
         in_chat: false,
+        typed_ahead: Vec::new(),
     };
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),

@@ -30,6 +30,9 @@ pub(crate) struct Session {
     pub(super) reads_only: bool,
     /// Run by `bb7 chat`: hints name its /commands instead of shell commands.
     pub(super) in_chat: bool,
+    /// `bb7 chat`: lines typed as an answer ended, not yet run (they run before the
+    /// line editor reads again).
+    pub(super) typed_ahead: Vec<String>,
 }
 
 impl Session {
