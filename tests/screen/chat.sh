@@ -49,6 +49,17 @@ gone() {
   done
   return 1
 }
+# The prompt comes after the help (its gauge asks for an estimate first): a Ctrl-D typed
+# before the line editor reads is taken by the terminal as an empty read and lost.
+at_prompt() {
+  for _ in $(seq 200); do
+    screen | grep -v '^ *$' | tail -n 1 | grep -qE 'bb7> ?$' && return 0
+    sleep 0.05
+  done
+  return 1
+}
+check "the prompt is back after /help" at_prompt
+sleep 0.3
 keys C-d
 check "Ctrl-D leaves" gone
 finish
