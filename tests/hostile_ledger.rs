@@ -3,18 +3,35 @@
 
 mod common;
 
-use common::fake_env;
 use common::fake_model::*;
+use common::{Env, fake_env};
 use serde_json::json;
 
-#[test]
-fn a_ledger_whose_text_does_not_match_its_file_id_is_not_used() {
+/// A chat with `notes.txt` (`notes`) in context after one answered question, its
+/// process closed: the environment, the fake endpoint and the chat's id.
+fn chat_after_one_turn(notes: &str) -> (Env, FakeModel, String) {
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();
-    env.add(&mut b, "notes.txt", "THE REAL NOTES\n");
+    env.add(&mut b, "notes.txt", notes);
     fake.push_sse(response("", "An answer.", vec![]));
     assert_eq!(b.turn("hi")["type"], "done");
     assert_eq!(b.close().code(), Some(0));
+    (env, fake, id)
+}
+
+/// A new process on chat `id` asks a second question: the text of its request.
+fn next_process_asks(env: &Env, fake: &FakeModel, id: &str) -> String {
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": id}));
+    fake.push_sse(response("", "Another.", vec![]));
+    assert_eq!(b.turn("and now?")["type"], "done");
+    prompt_text(fake.chat_bodies().last().unwrap())
+}
+
+#[test]
+fn a_ledger_whose_text_does_not_match_its_file_id_is_not_used() {
+    let (env, fake, id) = chat_after_one_turn("THE REAL NOTES\n");
 
     // The planted ledger keeps the real file id and replaces the text.
     let ledger = env.chat_dir(&id).join("prompt.json");
@@ -26,12 +43,7 @@ fn a_ledger_whose_text_does_not_match_its_file_id_is_not_used() {
     )
     .unwrap();
 
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": id}));
-    fake.push_sse(response("", "An answer.", vec![]));
-    assert_eq!(b.turn("and now?")["type"], "done");
-    let sent = prompt_text(fake.chat_bodies().last().unwrap());
+    let sent = next_process_asks(&env, &fake, &id);
     assert!(
         !sent.contains("FORGED"),
         "the planted text was sent: {sent}"
@@ -44,18 +56,8 @@ fn a_ledger_whose_text_does_not_match_its_file_id_is_not_used() {
 /// model saw): the next process's request still begins with the previous request.
 #[test]
 fn a_ledger_of_a_crlf_file_is_still_used_by_the_next_process() {
-    let (env, fake) = fake_env(json!({}));
-    let (mut b, id) = env.with_chat();
-    env.add(&mut b, "notes.txt", "first line\r\nsecond line\r\n");
-    fake.push_sse(response("", "An answer.", vec![]));
-    assert_eq!(b.turn("hi")["type"], "done");
-    assert_eq!(b.close().code(), Some(0));
-
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": id}));
-    fake.push_sse(response("", "Another.", vec![]));
-    assert_eq!(b.turn("and now?")["type"], "done");
+    let (env, fake, id) = chat_after_one_turn("first line\r\nsecond line\r\n");
+    next_process_asks(&env, &fake, &id);
     let texts: Vec<String> = fake.chat_bodies().iter().map(prompt_text).collect();
     assert_eq!(texts.len(), 2);
     assert_eq!(
@@ -71,12 +73,7 @@ fn a_ledger_of_a_crlf_file_is_still_used_by_the_next_process() {
 #[test]
 fn a_ledger_with_a_file_not_in_context_or_a_planted_retry_is_not_used() {
     for planted_file in [false, true] {
-        let (env, fake) = fake_env(json!({}));
-        let (mut b, id) = env.with_chat();
-        env.add(&mut b, "notes.txt", "THE REAL NOTES\n");
-        fake.push_sse(response("", "An answer.", vec![]));
-        assert_eq!(b.turn("hi")["type"], "done");
-        assert_eq!(b.close().code(), Some(0));
+        let (env, fake, id) = chat_after_one_turn("THE REAL NOTES\n");
 
         let path = env.chat_dir(&id).join("prompt.json");
         let mut ledger: serde_json::Value =
@@ -94,12 +91,7 @@ fn a_ledger_with_a_file_not_in_context_or_a_planted_retry_is_not_used() {
         }
         std::fs::write(&path, serde_json::to_vec(&ledger).unwrap()).unwrap();
 
-        let mut b = env.spawn();
-        b.ok(json!({"action": "init", "project_root": env.project}));
-        b.ok(json!({"action": "chat_select", "id": id}));
-        fake.push_sse(response("", "An answer.", vec![]));
-        assert_eq!(b.turn("and now?")["type"], "done");
-        let sent = prompt_text(fake.chat_bodies().last().unwrap());
+        let sent = next_process_asks(&env, &fake, &id);
         assert!(
             !sent.contains("PLANTED"),
             "the planted text was sent: {sent}"
