@@ -82,8 +82,17 @@ impl Session {
         store: &crate::chat::store::ChatStore,
         chat: &crate::chat::model::Chat,
     ) -> Option<crate::chat::model::Chat> {
+        if store.global || !chat.context_files.iter().any(|cf| cf.external) {
+            return None;
+        }
+        // The record is read once per request, not once per entry.
+        let grants = self.dirs.as_ref().map(|d| ExternalGrants::load(&d.state));
         let denied = |cf: &crate::chat::model::ContextFile| {
-            cf.external && !self.external_granted(store, &cf.path)
+            cf.external
+                && !match (&grants, self.root.as_deref()) {
+                    (Some(g), Some(r)) => g.allows(r, &cf.path),
+                    _ => false,
+                }
         };
         if !chat.context_files.iter().any(denied) {
             return None;
