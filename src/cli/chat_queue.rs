@@ -97,6 +97,7 @@ impl TypeAhead {
             .await;
         match sent {
             Ok(id) => {
+                s.c.keep(&id);
                 self.queued.push((id, text.to_owned()));
                 note(&format!(
                     "queued ({}): {}",
@@ -113,6 +114,7 @@ impl TypeAhead {
     pub(super) async fn unqueue(&mut self, s: &mut Session) {
         let n = self.queued.len();
         for (id, _) in self.queued.drain(..) {
+            s.c.forget(&id);
             let _ =
                 s.c.send(&Action::Cancel(params::Cancel {
                     target_request_id: RequestId(id),

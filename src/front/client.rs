@@ -1,6 +1,8 @@
 //! A protocol session with a server running in the same process on in-memory pipes,
 //! so the command line does exactly what an editor session does.
 
+use std::collections::{HashMap, VecDeque};
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -180,6 +182,9 @@ pub struct Client {
     notes: Option<mpsc::UnboundedReceiver<PeerChange>>,
     titles: Option<mpsc::UnboundedReceiver<Titled>>,
     next: u64,
+    /// Messages of requests read later ([`Client::keep`]) that arrived while another
+    /// request was waited on, oldest first, by request id.
+    kept: HashMap<String, VecDeque<Value>>,
 }
 
 impl Client {
@@ -245,6 +250,7 @@ impl Client {
             notes: Some(notes),
             titles: Some(titles),
             next: 0,
+            kept: HashMap::new(),
         }
     }
 
@@ -286,9 +292,36 @@ impl Client {
         Ok(id)
     }
 
+    /// Keeps the messages of request `id` that arrive while another request is waited
+    /// on, for a later [`Client::next_for`]: a queued `send` whose answer may start as
+    /// soon as the one before it ends. Kept until its final message is read or
+    /// [`Client::forget`].
+    pub fn keep(&mut self, id: &str) {
+        self.kept.entry(id.to_owned()).or_default();
+    }
+
+    /// Stops keeping request `id`'s messages and drops those kept (a cancelled queued
+    /// question).
+    pub fn forget(&mut self, id: &str) {
+        self.kept.remove(id);
+    }
+
     /// The next message for request `id` (messages for other requests and events
-    /// without a request id are skipped). Cancel-safe: no line is lost when dropped.
+    /// without a request id are skipped, except those of requests [`Client::keep`]
+    /// holds). Cancel-safe: no line is lost when dropped.
     pub async fn next_for(&mut self, id: &str) -> Res<Value> {
+        let msg = match self.kept.get_mut(id).and_then(VecDeque::pop_front) {
+            Some(msg) => msg,
+            None => self.read_for(id).await?,
+        };
+        if self.kept.contains_key(id) && MessageKind::of(&msg).is_final() {
+            self.kept.remove(id);
+        }
+        Ok(msg)
+    }
+
+    /// Reads lines until one for request `id`, keeping those of kept requests.
+    async fn read_for(&mut self, id: &str) -> Res<Value> {
         loop {
             let line = self
                 .lines
@@ -298,8 +331,14 @@ impl Client {
                 .map_err(|e| Failure::new(format!("bb7 stopped: {e}")))?;
             let msg: Value =
                 serde_json::from_str(&line).map_err(|e| Failure::new(format!("bad reply: {e}")))?;
-            if msg.get("request_id").and_then(Value::as_str) == Some(id) {
-                return Ok(msg);
+            match msg.get("request_id").and_then(Value::as_str) {
+                Some(of) if of == id => return Ok(msg),
+                Some(of) => {
+                    if let Some(queue) = self.kept.get_mut(of) {
+                        queue.push_back(msg);
+                    }
+                }
+                None => {}
             }
         }
     }
