@@ -1,14 +1,19 @@
-//! Syntax referees for the generative test: a landed edit of a Python, JSON, shell or
-//! JavaScript file must still parse when the original and the intended file do. They
-//! judge from outside the matcher (the languages' own parsers), so a wrong result
-//! the generator's own notion of "intended" shares is still caught.
+//! Syntax referees for the generative test and the edit corpus: a landed edit must
+//! still parse when the original and the intended file do. They judge from outside
+//! the matcher (the languages' own parsers), so a wrong result the generator's own
+//! notion of "intended" shares is still caught.
 //!
 //! Checkers: Python's `compile()` on the file's bytes (as `python3 -m py_compile`
 //! reads them, byte-order mark and coding cookie included), `serde_json`, `bash -n`,
-//! and Node's parser (`vm.Script`, then `vm.SourceTextModule` for ES modules, as
-//! `node --check` would). One process checks a whole batch, so a run of thousands of
-//! cases costs a few process starts. A checker that is not on PATH is skipped with a
-//! printed note; its files count as not refereed.
+//! Node's parser (`vm.Script`, then `vm.SourceTextModule` for ES modules, as
+//! `node --check` would), Python's `tomllib` (TOML 1.0), PyYAML's composer (YAML
+//! syntax without constructing values, so any tag is accepted), GNU `make -n` (only
+//! errors make reports against a line of the file: "missing separator", an unclosed
+//! conditional), Lua 5.4's `loadfile` (what `luac -p` runs), `gofmt -e`, and an HTML
+//! check built on Python's `html.parser` (see [`HTML`]). One process checks a whole
+//! batch (make: one `make` per file, from one shell), so a run of thousands of cases
+//! costs a few process starts. A checker that is missing is skipped with a printed
+//! note; its files count as not refereed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -22,17 +27,35 @@ pub enum Lang {
     Json,
     Shell,
     JavaScript,
+    Toml,
+    Yaml,
+    Makefile,
+    Lua,
+    Html,
+    Go,
 }
 
 impl Lang {
-    /// The language of a file by its name, or by a `#!` line naming `sh` or `bash` for
-    /// a script without an extension; `None` when no referee reads it.
+    /// The language of a file by its name (a path's last component), or by a `#!`
+    /// line naming `sh` or `bash` for a script without an extension; `None` when no
+    /// referee reads it. `Makefile`, `makefile`, `GNUmakefile` and `*.mk` are read as
+    /// GNU make reads them.
     pub fn of(name: &str, text: &str) -> Option<Lang> {
-        match name.rsplit_once('.').map(|(_, e)| e) {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        if matches!(base, "Makefile" | "makefile" | "GNUmakefile") {
+            return Some(Lang::Makefile);
+        }
+        match base.rsplit_once('.').map(|(_, e)| e) {
             Some("py") => Some(Lang::Python),
             Some("json") => Some(Lang::Json),
             Some("sh" | "bash") => Some(Lang::Shell),
             Some("js" | "mjs" | "cjs") => Some(Lang::JavaScript),
+            Some("toml") => Some(Lang::Toml),
+            Some("yaml" | "yml") => Some(Lang::Yaml),
+            Some("mk") => Some(Lang::Makefile),
+            Some("lua") => Some(Lang::Lua),
+            Some("html" | "htm") => Some(Lang::Html),
+            Some("go") => Some(Lang::Go),
             None => {
                 let first = text.lines().next().unwrap_or("");
                 let shell =
@@ -51,8 +74,8 @@ pub struct Referee {
     /// `Some(None)` parses, `Some(Some(why))` does not, absent: not checked (the
     /// checker is missing).
     verdicts: HashMap<(Lang, String), Option<String>>,
-    /// Notes already printed for missing checkers.
-    noted: Vec<&'static str>,
+    /// Languages whose missing checker has been noted in the output.
+    noted: HashSet<String>,
 }
 
 impl Referee {
@@ -91,6 +114,12 @@ impl Referee {
                     &texts,
                     "js",
                 ),
+                Lang::Toml => self.batch("python3", &["-c", TOML], &texts, "toml"),
+                Lang::Yaml => self.batch("python3", &["-c", YAML], &texts, "yaml"),
+                Lang::Makefile => self.batch("bash", &["-c", MAKE, "bash"], &texts, "mk"),
+                Lang::Lua => self.batch("bash", &["-c", LUA, "bash"], &texts, "lua"),
+                Lang::Html => self.batch("python3", &["-c", HTML], &texts, "html"),
+                Lang::Go => self.batch("bash", &["-c", GO, "bash"], &texts, "go"),
             };
             if let Some(results) = results {
                 for (text, why) in texts.into_iter().zip(results) {
@@ -128,17 +157,22 @@ impl Referee {
         }
         let out = run(program, args, &paths);
         let _ = std::fs::remove_dir_all(&dir);
-        let Some(out) = out else {
-            if !self.noted.contains(&program) {
-                println!("note: `{program}` is not on PATH: its syntax referee is skipped");
-                self.noted.push(program);
+        let out = match out {
+            Ok(out) => out,
+            Err(why) => {
+                if self.noted.insert(ext.to_owned()) {
+                    println!("note: the .{ext} syntax referee is skipped: {why}");
+                }
+                return None;
             }
-            return None;
         };
         let mut failed: HashMap<String, String> = HashMap::new();
         for line in out.lines() {
             if let Some((p, why)) = line.split_once('\t') {
-                failed.insert(p.to_owned(), why.to_owned());
+                // The first error of a file: the later ones often follow from it. The
+                // folder is gone after the batch; the file's own name says nothing.
+                let why = why.replace(&format!("{}/", dir.display()), "");
+                failed.entry(p.to_owned()).or_insert(why);
             }
         }
         Some(
@@ -156,22 +190,31 @@ fn temp_dir() -> PathBuf {
     std::env::temp_dir().join(format!("bb7-referee-{}-{n}", std::process::id()))
 }
 
-/// The checker's stdout, or `None` when it cannot be started or does not finish
-/// normally (a missing interpreter).
-fn run(program: &str, args: &[&str], paths: &[PathBuf]) -> Option<String> {
+/// The checker's stdout, or why it did not run: it cannot be started, or it exits
+/// unsuccessfully (the scripts below exit with a reason on stderr when their parser is
+/// missing, and print per-file failures on stdout with a success status).
+fn run(program: &str, args: &[&str], paths: &[PathBuf]) -> Result<String, String> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-        .ok()?;
+        .map_err(|e| format!("`{program}` cannot be started ({e})"))?;
     let list: String = paths.iter().map(|p| format!("{}\n", p.display())).collect();
-    child.stdin.take()?.write_all(list.as_bytes()).ok()?;
-    let out = child.wait_with_output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    if let Some(mut stdin) = child.stdin.take() {
+        // A checker that exits early closes its end; its status says why below.
+        let _ = stdin.write_all(list.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("`{program}` did not finish ({e})"))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+    Err(last.map_or_else(|| format!("`{program}` failed ({})", out.status), str::to_owned))
 }
 
 /// Compiles each file's bytes; prints `path<TAB>error` for those that fail.
@@ -209,6 +252,140 @@ for (const f of fs.readFileSync(0, 'utf8').split('\n').filter(Boolean)) {
   }
   if (why !== null) console.log(f + '\t' + why.replace(/[\n\t]/g, ' '));
 }
+"#;
+
+/// TOML 1.0 as Python's `tomllib` reads it (`tomli` before Python 3.11); a leading
+/// byte-order mark is allowed, one anywhere else is not.
+const TOML: &str = r#"
+import sys
+try:
+    import tomllib
+except ImportError:
+    try:
+        import tomli as tomllib
+    except ImportError:
+        sys.exit("Python has neither tomllib (3.11+) nor tomli")
+for p in sys.stdin.read().splitlines():
+    try:
+        tomllib.loads(open(p, 'rb').read().decode('utf-8-sig'))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        print(p + '\t' + str(e).replace('\n', ' ').replace('\t', ' '))
+"#;
+
+/// Every document of each file composed by PyYAML (libyaml's when built with it):
+/// the syntax, anchors and aliases, without constructing values, so a custom tag
+/// (`!Ref`) is not an error.
+const YAML: &str = r#"
+import sys
+try:
+    import yaml
+except ImportError:
+    sys.exit("PyYAML is not installed (python3 -m pip install pyyaml)")
+loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+for p in sys.stdin.read().splitlines():
+    try:
+        with open(p, 'rb') as f:
+            for _ in yaml.compose_all(f, Loader=loader):
+                pass
+    except (yaml.YAMLError, ValueError) as e:
+        print(p + '\t' + str(e).replace('\n', ' ').replace('\t', ' '))
+"#;
+
+/// GNU make reads each file and builds only an empty target of its own, in the
+/// file's folder, with `-n` and `SHELL=/bin/true`: nothing of the file is run, not
+/// even `$(shell ...)` or a rule that remakes an included makefile (make runs those
+/// under `-n`). Only errors make reports against a line of the file count ("missing
+/// separator", "missing 'endif'", "recipe commences before first target"); a missing
+/// include or target is the folder's business, not the file's syntax.
+const MAKE: &str = r#"
+command -v make >/dev/null || { echo "make is not installed" >&2; exit 3; }
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEFILES
+while IFS= read -r f; do
+    d=${f%/*} b=${f##*/}
+    why=$(cd "$d" && make -n -r -R SHELL=/bin/true -f "$b" --eval='.bb7-parse-only:' \
+        .bb7-parse-only 2>&1 >/dev/null | grep -m1 -E "^$b:[0-9]+: \*\*\* ")
+    if [ -n "$why" ]; then
+        printf '%s\t%s\n' "$f" "${why//$'\t'/ }"
+    fi
+done
+"#;
+
+/// Lua 5.4's `loadfile` on each file (it compiles without running, as `luac -p`
+/// does, in one process for the batch); `lua` when `lua5.4` is not there.
+const LUA: &str = r#"
+lua=$(command -v lua5.4 || command -v lua) ||
+    { echo "Lua is not installed (Debian: lua5.4)" >&2; exit 3; }
+exec "$lua" -e '
+for p in io.lines() do
+    local f, why = loadfile(p)
+    if not f then print(p .. "\t" .. (why:gsub("[\t\n]", " "))) end
+end'
+"#;
+
+/// `gofmt -e` over the whole batch in one run; its errors are `path:line:col: why`.
+const GO: &str = r#"
+command -v gofmt >/dev/null || { echo "gofmt is not on PATH (Go is not installed)" >&2; exit 3; }
+mapfile -t files
+[ ${#files[@]} -gt 0 ] || exit 0
+gofmt -e -l "${files[@]}" 2>&1 >/dev/null | while IFS= read -r line; do
+    case $line in
+        /*:*) printf '%s\t%s\n' "${line%%:*}" "${line#*:}" ;;
+    esac
+done
+exit 0
+"#;
+
+/// HTML read by Python's `html.parser` with the element nesting checked, which the
+/// parser itself does not do: every element that is neither void (`br`, `img`) nor
+/// one whose end tag HTML lets be implied (`p`, `li`, `td`, `html`, ...) is closed, in
+/// order; no end tag closes an element that is not open; no tag, comment or raw-text
+/// element (`script`, `style`) is left unterminated at the end of the file. html5lib
+/// would follow the HTML standard's tree building, but it recovers from exactly the
+/// mistakes an edit makes (a lost `</div>` is implied at the end), and it is one more
+/// package to install. Template syntax (`{% if %}`) is text to this check.
+const HTML: &str = r#"
+import sys
+from html.parser import HTMLParser
+VOID = set('area base br col embed hr img input link meta param source track wbr'.split())
+IMPLIED_END = set('html head body p li dt dd option optgroup tr td th thead tbody tfoot '
+                  'colgroup caption rb rt rtc rp'.split())
+class Check(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=False)
+        self.open = []
+        self.why = None
+    def fail(self, why):
+        if self.why is None:
+            self.why = 'line %d: %s' % (self.getpos()[0], why)
+    def handle_starttag(self, tag, attrs):
+        if tag not in VOID:
+            self.open.append((tag, self.getpos()[0]))
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        names = [t for t, _ in self.open]
+        if tag not in names:
+            return self.fail('</%s> closes no open element' % tag)
+        at = len(names) - 1 - names[::-1].index(tag)
+        for t, line in self.open[at + 1:]:
+            if t not in IMPLIED_END:
+                self.fail('<%s> of line %d is not closed before </%s>' % (t, line, tag))
+        del self.open[at:]
+for p in sys.stdin.read().splitlines():
+    try:
+        c = Check()
+        c.feed(open(p, 'rb').read().decode('utf-8-sig'))
+        rest = c.rawdata[c.rawdata.find('<'):] if '<' in c.rawdata else ''
+        if rest.strip():
+            c.fail('unterminated markup at the end: %r' % rest[:40])
+        for t, line in c.open:
+            if t not in IMPLIED_END:
+                c.fail('<%s> of line %d is never closed' % (t, line))
+        why = c.why
+    except (UnicodeDecodeError, AssertionError) as e:
+        why = str(e)
+    if why is not None:
+        print(p + '\t' + why.replace('\n', ' ').replace('\t', ' '))
 "#;
 
 /// The referees' verdict on one landed edit: `Some(why)` when the original and the
