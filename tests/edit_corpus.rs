@@ -24,6 +24,9 @@
 //! as one SEARCH/REPLACE block (old and new as whole lines).
 
 mod common;
+#[path = "edit_gen/referees.rs"]
+#[allow(dead_code)]
+mod referees;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -411,6 +414,7 @@ fn every_corpus_case_lands_as_expected() {
             "total", total[0], total[1], total[2]
         );
     }
+    failures.extend(referee_failures(&results));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     if std::env::var_os("BB7_CORPUS").is_some() {
         return;
@@ -426,4 +430,51 @@ fn outcome_index(o: Outcome) -> usize {
         Outcome::Refused => 1,
         Outcome::Wrong => 2,
     }
+}
+
+/// The syntax referees (`tests/edit_gen/referees.rs`) over every correct case: a file
+/// that landed is the expected file byte for byte, so what is judged is that the
+/// landed file parses in its language whenever the original does; a case whose edit
+/// breaks the file fails, named, whether the matcher or the expectation is at fault.
+/// A file the model created (no original) is not judged. Prints the counts per
+/// language.
+fn referee_failures(results: &[(Case, Outcome, String)]) -> Vec<String> {
+    let mut referee = referees::Referee::default();
+    let mut judged = Vec::new();
+    for (case, outcome, _) in results {
+        let (Outcome::Correct, Some(expect)) = (outcome, &case.expect) else {
+            continue;
+        };
+        for (path, landed) in expect {
+            let Some((_, original)) = case.files.iter().find(|(f, _)| f == path) else {
+                continue;
+            };
+            let Some(lang) = referees::Lang::of(path, original) else {
+                continue;
+            };
+            referee.queue(lang, original);
+            referee.queue(lang, landed);
+            judged.push((case, path, lang, original, landed));
+        }
+    }
+    referee.settle();
+    let mut tally = referees::Tally::new();
+    let mut failures = Vec::new();
+    for (case, path, lang, original, landed) in judged {
+        let t = tally.entry(lang).or_default();
+        if referee.parses(lang, original) != Some(Ok(())) {
+            t[1] += 1;
+            continue;
+        }
+        t[0] += 1;
+        if let Some(Err(why)) = referee.parses(lang, landed) {
+            t[2] += 1;
+            failures.push(format!(
+                "{}/{}: the landed {path} does not parse as {lang:?} ({why}), the original does",
+                case.category, case.name
+            ));
+        }
+    }
+    println!("{}", referees::tally_table(&tally));
+    failures
 }
