@@ -3,6 +3,7 @@
 //! model sent, and the expected file or "must refuse"; the test fails on any result
 //! that is not the expected one and prints correct / refused / wrong per category
 //! (`scripts/edit-corpus` shows the table; `BB7_CORPUS=<category prefix>` runs some).
+//! Every correct case is also judged by the syntax referees (see `referee_failures`).
 //!
 //! Case format (`tests/edit_corpus/<category>/<name>.case`), sections start with `===`:
 //!

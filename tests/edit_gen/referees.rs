@@ -214,7 +214,10 @@ fn run(program: &str, args: &[&str], paths: &[PathBuf]) -> Result<String, String
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
-    Err(last.map_or_else(|| format!("`{program}` failed ({})", out.status), str::to_owned))
+    Err(last.map_or_else(
+        || format!("`{program}` failed ({})", out.status),
+        str::to_owned,
+    ))
 }
 
 /// Compiles each file's bytes; prints `path<TAB>error` for those that fail.
@@ -291,8 +294,9 @@ for p in sys.stdin.read().splitlines():
         print(p + '\t' + str(e).replace('\n', ' ').replace('\t', ' '))
 "#;
 
-/// GNU make reads each file and builds only an empty target of its own, in the
-/// file's folder, with `-n` and `SHELL=/bin/true`: nothing of the file is run, not
+/// GNU make reads each file and builds only an empty target of its own, on a copy in
+/// a folder of its own (an `include *.mk` finds no other file of the batch), with `-n`
+/// and `SHELL=/bin/true`: nothing of the file is run, not
 /// even `$(shell ...)` or a rule that remakes an included makefile (make runs those
 /// under `-n`). Only errors make reports against a line of the file count ("missing
 /// separator", "missing 'endif'", "recipe commences before first target"); a missing
@@ -301,9 +305,10 @@ const MAKE: &str = r#"
 command -v make >/dev/null || { echo "make is not installed" >&2; exit 3; }
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEFILES
 while IFS= read -r f; do
-    d=${f%/*} b=${f##*/}
-    why=$(cd "$d" && make -n -r -R SHELL=/bin/true -f "$b" --eval='.bb7-parse-only:' \
-        .bb7-parse-only 2>&1 >/dev/null | grep -m1 -E "^$b:[0-9]+: \*\*\* ")
+    w=$(mktemp -d "${f%/*}/make.XXXXXX") && cp "$f" "$w/Makefile" || exit 1
+    why=$(cd "$w" && make -n -r -R SHELL=/bin/true --eval='.bb7-parse-only: ;' \
+        .bb7-parse-only 2>&1 >/dev/null | grep -m1 -E '^Makefile:[0-9]+: \*\*\* ')
+    rm -rf "$w"
     if [ -n "$why" ]; then
         printf '%s\t%s\n' "$f" "${why//$'\t'/ }"
     fi
