@@ -336,6 +336,7 @@ impl Session {
             edits,
             route,
         };
+        self.send_notices(store, chat, &instructions, &ctx.outbox, &request_id);
         self.spawn_turn(spec, provider, ctx, None);
         Ok(())
     }
