@@ -11,7 +11,8 @@ use common::fake_env;
 use common::fake_model::response;
 use serde_json::json;
 
-const NAMED: &str = ":2: invisible characters: U+202E (right-to-left override), U+200B (zero-width space)";
+const NAMED: &str =
+    ":2: invisible characters: U+202E (right-to-left override), U+200B (zero-width space)";
 
 #[test]
 fn an_mcp_attach_names_hidden_characters_and_the_send_names_them_again() {
@@ -20,7 +21,10 @@ fn an_mcp_attach_names_hidden_characters_and_the_send_names_them_again() {
     let o = ok(&env, &["add", "mcp:h:fault://hidden"]);
     let err = stderr(&o);
     assert!(err.contains("bb7: attached "), "{err}");
-    assert!(err.contains("bb7: warning: ") && err.contains(NAMED), "{err}");
+    assert!(
+        err.contains("bb7: warning: ") && err.contains(NAMED),
+        "{err}"
+    );
 
     fake.push_sse(response("", "Noted.", vec![]));
     let o = ok(&env, &["ask", "what does it say?"]);
@@ -43,5 +47,9 @@ fn bb7_chat_add_mcp_warns_like_bb7_add() {
     t.expect("bb7> ");
     t.type_keys("/quit\r");
     assert!(t.wait().success(), "{}", t.screen());
-    assert!(t.screen().contains("U+200B (zero-width space)"), "{}", t.screen());
+    assert!(
+        t.screen().contains("U+200B (zero-width space)"),
+        "{}",
+        t.screen()
+    );
 }

@@ -82,7 +82,10 @@ fn an_external_entry_left_out_is_named_once_per_send_and_never_estimated() {
     );
     fake.push_sse(response("", "An answer.", vec![]));
     let stream = b.turn_stream("third?");
-    assert!(notices(&stream, "external_left_out").is_empty(), "{stream:?}");
+    assert!(
+        notices(&stream, "external_left_out").is_empty(),
+        "{stream:?}"
+    );
     let sent = prompt_text(fake.chat_bodies().last().unwrap());
     assert!(sent.contains("SECRET-ONE"), "{sent}");
 }
