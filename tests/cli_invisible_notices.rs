@@ -1,6 +1,7 @@
 //! Invisible characters on the command line: an MCP resource attached by `bb7 add
 //! mcp:…` or by `/add mcp:…` in `bb7 chat` is named like a file's add, and `bb7 ask`
-//! prints the send's `notice` naming the lines of its context that hold them.
+//! and `bb7 chat` print the send's `notice` naming the lines of its context that hold
+//! them.
 
 mod cli_support;
 mod common;
@@ -38,12 +39,18 @@ fn an_mcp_attach_names_hidden_characters_and_the_send_names_them_again() {
 
 #[test]
 fn bb7_chat_add_mcp_warns_like_bb7_add() {
-    let (env, _fake) = fake_env(json!({"mcp_servers": {"h": mcp_support::fault("hostile", 60)}}));
+    let (env, fake) = fake_env(json!({"mcp_servers": {"h": mcp_support::fault("hostile", 60)}}));
     project_with(&env, &[("a.txt", "alpha\n")]);
     let mut t = Terminal::start(&env, &["chat"]);
     t.expect("bb7> ");
     t.type_keys("/add mcp:h:fault://hidden\r");
     t.expect("invisible characters: U+202E");
+    t.expect("bb7> ");
+    // The send names them again, before the answer.
+    fake.push_sse(response("", "Read it.", vec![]));
+    t.type_keys("what does it say?\r");
+    t.expect("This send carries invisible characters");
+    t.expect("Read it.");
     t.expect("bb7> ");
     t.type_keys("/quit\r");
     assert!(t.wait().success(), "{}", t.screen());
