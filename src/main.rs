@@ -55,6 +55,10 @@ struct Cli {
 }
 
 fn main() -> std::process::ExitCode {
+    // bb7 started again as the validation command's runner (project::validate_runner).
+    if let Some(code) = bb7::project::validate_runner::dispatch() {
+        return code;
+    }
     // An editor starts `bb7` without arguments on a pipe: serve at once, without
     // building the command line's parser (every subcommand's arguments).
     if std::env::args_os().len() == 1 && !std::io::stdin().is_terminal() {

@@ -175,31 +175,45 @@ impl ChatStore {
     /// journal adds nothing (a power loss before its first line); a line that does not
     /// parse, a line over [`LINE_CAP`] or the journal's size cap ([`CHAT_CAP`]) ends
     /// the replay (with a warning in the log), the adds read before it are kept, and
-    /// the next add starts a new journal. Errors: the journal is not a regular file:
-    /// the chat is refused like a damaged `chat.json`.
+    /// the next add starts a new journal. A journal whose name fails the format check
+    /// or that is no regular file (a FIFO, a device, a directory, a symlink) is skipped
+    /// with a warning in the log: it is opened without blocking and never read, and the
+    /// chat opens with what `chat.json` holds (docs/ARCHITECTURE.md, "State files").
     pub(super) fn replay(&self, chat: &mut Chat, chat_json: &Path) -> Result<()> {
         let Some(generation) = chat.journal.clone() else {
             return Ok(());
         };
         let dir = self.chat_dir(&chat.id)?;
+        let skip = |why: &str| {
+            tracing::warn!(chat = %chat.id, "context journal skipped: {why}; the chat opens without it");
+            open_journals()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&dir);
+        };
         if !valid_gen(&generation) {
-            return Err(Error::new(
-                ErrorCode::Io,
-                format!(
-                    "Chat {} is damaged: it names the journal {generation:?}",
-                    chat.id
-                ),
-            ));
+            skip(&format!("chat.json names the journal {generation:?}"));
+            chat.journal = None;
+            return Ok(());
         }
-        let path = self.chat_path(&chat.id, &format!("{PREFIX}{generation}{SUFFIX}"))?;
+        let name = format!("{PREFIX}{generation}{SUFFIX}");
+        // A symlink planted as the journal is refused here (it leaves the state
+        // directory) before anything opens it.
+        let path = match self.chat_path(&chat.id, &name) {
+            Ok(p) => p,
+            Err(e) => {
+                skip(&e.message);
+                chat.journal = None;
+                return Ok(());
+            }
+        };
         let file = match fsutil::open_state(&path) {
             Ok(f) => Some(f),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {
-                return Err(Error::new(
-                    ErrorCode::Io,
-                    format!("Chat {} is damaged ({}): {e}", chat.id, path.display()),
-                ));
+                skip(&format!("{}: {e}", path.display()));
+                chat.journal = None;
+                return Ok(());
             }
         };
         let (records, whole) = match file {

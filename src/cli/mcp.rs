@@ -151,6 +151,8 @@ pub(super) async fn add(s: &mut Session, text: &str) -> Res<()> {
     for p in &r.paths {
         eprintln!("bb7: attached {}{cut}{only}", terminal::err(p));
     }
+    // Named like a file's add: the user cannot see these in the text.
+    super::invisible::warn(&r.invisible_warnings);
     Ok(())
 }
 

@@ -13,6 +13,7 @@ pub mod scratch;
 pub mod state_file;
 pub mod usage_index;
 pub mod usage_log;
+pub mod validate_runner;
 
 use std::path::{Path, PathBuf};
 

@@ -51,8 +51,10 @@ impl Validation {
 /// writing in the copy, a private `TMPDIR` beside it and the user's `writable`
 /// directories. The directory is removed afterwards. When `writes` changes a file
 /// the command runs or reads ([`super::command_files`]) nothing runs: the check fails
-/// naming those files.
+/// naming those files. `owner` names the check for [`kill_running_for`] (the turn's
+/// request id).
 pub fn validate(
+    owner: &str,
     root: &Path,
     writes: &BTreeMap<String, String>,
     command: &str,
@@ -109,7 +111,7 @@ pub fn validate(
         Ok(c) => c,
         Err(e) => return Validation::failed(e),
     };
-    run(&copy, &tmp, command, confinement, timeout)
+    run(owner, &copy, &tmp, command, confinement, timeout)
 }
 
 /// The scratch copies' name prefix in the temporary directory; the PID of the bb7
@@ -149,15 +151,62 @@ pub fn sweep_stale() {
     }
 }
 
-/// The wrapper shells of the validation commands running now: each one's tree is
-/// killed when bb7 stops or the turn is cancelled ([`kill_running`]).
-static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+/// The validation commands running now, each one's wrapper (the runner on Linux) by
+/// the turn it checks, and the turns cancelled before their check started: each tree
+/// is killed when bb7 stops ([`kill_running`]) or its own turn is cancelled
+/// ([`kill_running_for`]), never another turn's.
+static RUNNING: std::sync::Mutex<Running> = std::sync::Mutex::new(Running {
+    wrappers: Vec::new(),
+    cancelled: std::collections::VecDeque::new(),
+});
+
+/// See [`RUNNING`].
+struct Running {
+    /// (owner, wrapper PID).
+    wrappers: Vec<(String, i32)>,
+    /// Owners cancelled while no check of theirs ran, newest last, at most
+    /// [`MAX_CANCELLED`]: a check that starts later for one of them does not run.
+    cancelled: std::collections::VecDeque<String>,
+}
+
+/// How many cancelled owners [`RUNNING`] remembers; a cancel of a turn whose plan
+/// needs no check leaves its owner there until pushed out.
+const MAX_CANCELLED: usize = 64;
+
+fn running() -> std::sync::MutexGuard<'static, Running> {
+    RUNNING.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Kills every running validation command with all its descendants, those that left
-/// its process group included (at cancel and at shutdown, so no check outlives bb7),
-/// then its wrapper.
+/// its process group included (at shutdown, so no check outlives bb7), then its
+/// wrapper.
 pub fn kill_running() {
-    let wrappers = RUNNING.lock().map(|g| g.clone()).unwrap_or_default();
+    let wrappers: Vec<i32> = running().wrappers.iter().map(|(_, w)| *w).collect();
+    for w in wrappers {
+        super::descendants::kill_below(w, w);
+    }
+}
+
+/// Kills the validation command of `owner` (the turn's request id) as
+/// [`kill_running`] does, and only that one; when none runs yet, a check that would
+/// start for `owner` later does not run (it fails as cancelled).
+pub fn kill_running_for(owner: &str) {
+    let wrappers: Vec<i32> = {
+        let mut r = running();
+        let mine: Vec<i32> = r
+            .wrappers
+            .iter()
+            .filter(|(o, _)| o == owner)
+            .map(|(_, w)| *w)
+            .collect();
+        if mine.is_empty() && !r.cancelled.iter().any(|o| o == owner) {
+            if r.cancelled.len() >= MAX_CANCELLED {
+                r.cancelled.pop_front();
+            }
+            r.cancelled.push_back(owner.to_owned());
+        }
+        mine
+    };
     for w in wrappers {
         super::descendants::kill_below(w, w);
     }
@@ -241,15 +290,37 @@ fn copy_project(root: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The shell that runs the user's command (`$1`) and stays until bb7 has killed what
-/// the command left: as a child subreaper it holds every orphan beneath it, which its
-/// own exit would hand to init. It prints the command's exit status (128 + the signal
-/// number for a killed one) and waits for its stdin to close.
+/// Elsewhere than Linux, the shell that runs the user's command (`$1`) and stays until
+/// bb7 has killed what the command left. It prints the command's exit status (128 +
+/// the signal number for a killed one) and waits for its stdin to close. On Linux
+/// bb7 itself is the wrapper ([`super::validate_runner`]), which also ends the check
+/// when bb7 dies. The library's unit tests use the shell too: their binary is no bb7.
+#[cfg(any(not(target_os = "linux"), test))]
 const WRAPPER: &str = "sh -c \"$1\" sh </dev/null >/dev/null 2>&1; echo \"$?\"; read _";
 
+/// The wrapper's command line for the user's `command`: the runner on Linux
+/// ([`super::validate_runner`]), else `sh -c WRAPPER`.
+fn wrapper(command: &str) -> Command {
+    #[cfg(all(target_os = "linux", not(test)))]
+    {
+        // This very binary, even when its file was replaced since it started.
+        let mut cmd = Command::new("/proc/self/exe");
+        cmd.arg(super::validate_runner::ARG).arg(command);
+        cmd
+    }
+    #[cfg(any(not(target_os = "linux"), test))]
+    {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(WRAPPER).arg("bb7-validate").arg(command);
+        cmd
+    }
+}
+
 /// Runs `command` in `dir`, confined, with `tmp` as its `TMPDIR`, and waits at most
-/// `timeout` for it; then kills every process it left.
+/// `timeout` for it; then kills every process it left. A check whose `owner` was
+/// cancelled before it started does not run.
 fn run(
+    owner: &str,
     dir: &Path,
     tmp: &Path,
     command: &str,
@@ -257,12 +328,8 @@ fn run(
     timeout: Duration,
 ) -> Validation {
     use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(WRAPPER)
-        .arg("bb7-validate")
-        .arg(command)
-        .current_dir(dir)
+    let mut cmd = wrapper(command);
+    cmd.current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -275,25 +342,37 @@ fn run(
         cmd.pre_exec(super::descendants::become_subreaper);
     }
     confinement.install(&mut cmd);
+    let cancelled = |r: &mut Running| {
+        let at = r.cancelled.iter().position(|o| o == owner);
+        at.map(|i| r.cancelled.remove(i)).is_some()
+    };
+    if cancelled(&mut running()) {
+        return Validation::failed("the turn was cancelled");
+    }
     let child = cmd.spawn();
     let mut child = match child {
         Ok(c) => c,
-        Err(e) => return Validation::failed(format!("cannot start sh: {e}")),
+        Err(e) => return Validation::failed(format!("cannot start the check: {e}")),
     };
     let wrapper = child.id() as i32;
-    if let Ok(mut g) = RUNNING.lock() {
-        g.push(wrapper);
-    }
-    let result = wait(&mut child, timeout);
+    // A cancel between the check above and here finds no wrapper yet: it is seen now.
+    let cancelled_now = {
+        let mut r = running();
+        r.wrappers.push((owner.to_owned(), wrapper));
+        cancelled(&mut r)
+    };
+    let result = if cancelled_now {
+        Validation::failed("the turn was cancelled")
+    } else {
+        wait(&mut child, timeout)
+    };
     // Everything beneath the wrapper goes, whatever the command left running, then
     // the wrapper itself (its stdin closed, and killed should it not read it).
     super::descendants::kill_below(wrapper, wrapper);
     drop(child.stdin.take());
     let _ = child.kill();
     let _ = child.wait();
-    if let Ok(mut g) = RUNNING.lock() {
-        g.retain(|&x| x != wrapper);
-    }
+    running().wrappers.retain(|(_, w)| *w != wrapper);
     result
 }
 
@@ -340,6 +419,7 @@ mod tests {
         std::fs::write(root.join(".git/HEAD"), "ref\n").unwrap();
         let writes = BTreeMap::from([("a.txt".to_owned(), "new\n".to_owned())]);
         let ok = validate(
+            "test",
             root,
             &writes,
             "grep -q new a.txt && test ! -e .git && echo x > made.txt",
@@ -352,9 +432,23 @@ mod tests {
             "old\n"
         );
         assert!(!root.join("made.txt").exists());
-        let bad = validate(root, &writes, "grep -q old a.txt", &[], VALIDATE_TIMEOUT);
+        let bad = validate(
+            "test",
+            root,
+            &writes,
+            "grep -q old a.txt",
+            &[],
+            VALIDATE_TIMEOUT,
+        );
         assert!(!bad.passed);
-        let slow = validate(root, &writes, "sleep 30", &[], Duration::from_millis(200));
+        let slow = validate(
+            "test",
+            root,
+            &writes,
+            "sleep 30",
+            &[],
+            Duration::from_millis(200),
+        );
         assert!(
             !slow.passed && slow.detail.contains("did not finish"),
             "{slow:?}"

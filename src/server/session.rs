@@ -46,6 +46,7 @@ mod read_edits;
 mod review;
 mod route;
 mod send;
+mod send_notices;
 mod table;
 mod tokens;
 mod trace;

@@ -110,6 +110,7 @@ impl Session {
             let validation = match (&plan, &validate) {
                 (Ok(p), Some(command)) if p.ok() && !p.writes.is_empty() => {
                     let v = crate::project::scratch::validate(
+                        &first.spec.request_id,
                         &root,
                         &p.writes,
                         command,

@@ -82,23 +82,13 @@ impl Session {
         store: &crate::chat::store::ChatStore,
         chat: &crate::chat::model::Chat,
     ) -> Option<crate::chat::model::Chat> {
-        if store.global || !chat.context_files.iter().any(|cf| cf.external) {
-            return None;
-        }
-        // The record is read once per request, not once per entry.
-        let grants = self.dirs.as_ref().map(|d| ExternalGrants::load(&d.state));
-        let denied = |cf: &crate::chat::model::ContextFile| {
-            cf.external
-                && !match (&grants, self.root.as_deref()) {
-                    (Some(g), Some(r)) => g.allows(r, &cf.path),
-                    _ => false,
-                }
-        };
-        if !chat.context_files.iter().any(denied) {
+        let left_out = self.left_out_external(store, chat);
+        if left_out.is_empty() {
             return None;
         }
         let mut kept = chat.clone();
-        kept.context_files.retain(|cf| !denied(cf));
+        kept.context_files
+            .retain(|cf| !(cf.external && left_out.contains(&cf.path)));
         Some(kept)
     }
 

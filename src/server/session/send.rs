@@ -336,6 +336,7 @@ impl Session {
             edits,
             route,
         };
+        self.send_notices(store, chat, &instructions, &ctx.outbox, &request_id);
         self.spawn_turn(spec, provider, ctx, None);
         Ok(())
     }
@@ -454,10 +455,10 @@ impl Session {
         match self.in_flight.get(&target) {
             Some(f) => {
                 f.cancel.cancel();
-                // A turn being planned may be running its validation command: the
-                // check is killed, so `ok` never stands beside a command still running.
+                // A turn being planned may be running its validation command: its
+                // check (only its) is killed, so `ok` never stands beside it running.
                 if f.planning.is_some() {
-                    crate::project::scratch::kill_running();
+                    crate::project::scratch::kill_running_for(&target);
                 }
                 Ok(Ack {})
             }

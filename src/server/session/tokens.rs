@@ -25,6 +25,8 @@ impl Session {
         self.estimates.admit()?;
         let a = self.active()?;
         let (store, chat) = (a.store.clone(), a.chat.clone());
+        // The estimate counts what a send carries: never an entry it leaves out.
+        let chat = self.without_ungranted(&store, &chat).unwrap_or(chat);
         let instructions = self.instruction_files(store.global).unwrap_or_default();
         let tools_mode = ToolsMode::parse(chat.tools.as_deref()).unwrap_or(ToolsMode::Off);
         let format = self.edit_format_for(&chat.model, chat.edit_format);
