@@ -48,6 +48,7 @@ mod route;
 mod send;
 mod send_notices;
 mod table;
+mod timeouts;
 mod tokens;
 mod trace;
 
