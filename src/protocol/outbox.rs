@@ -11,6 +11,9 @@ use tokio::sync::{Notify, mpsc};
 use super::{Encoded, error_message};
 use crate::error::Error;
 
+mod watch;
+pub use watch::holder_peer_id;
+
 /// Bytes of message lines that may wait for the writer before the server stops
 /// reading requests. A client that keeps writing requests but stops reading replies
 /// then finds its own writes blocked by the pipe, instead of bb7 growing without
@@ -32,6 +35,8 @@ pub struct Outbox {
     /// to stdout under their [`peer_id`], so that the holder's own client shows the
     /// turn live (docs/PROTOCOL.md, "One chat, many front-ends").
     mirrored: Arc<Mutex<HashSet<String>>>,
+    /// Guests that watch the served chat's turns (`watch.rs`).
+    watch: Arc<watch::Watchers>,
 }
 
 /// Where one guest's messages wait for its connection's writer, and their byte count.
@@ -150,6 +155,7 @@ impl Outbox {
             backlog: Arc::default(),
             guests: Arc::default(),
             mirrored: Arc::default(),
+            watch: Arc::default(),
         }
     }
 
@@ -202,6 +208,7 @@ impl Outbox {
 
     /// Queues `msg` with `request_id` set. A closed writer (stdout gone) drops it.
     pub fn send(&self, msg: Encoded, request_id: Option<&str>) {
+        self.copy_to_watchers(&msg, request_id);
         if let Some((conn, own)) = request_id.and_then(guest_route) {
             let id = request_id.unwrap_or_default();
             let copy = self.mirrored.lock().is_ok_and(|m| m.contains(id)) && mirrors(&msg);

@@ -49,6 +49,7 @@ mod send;
 mod table;
 mod tokens;
 mod trace;
+mod view;
 
 pub use mcp_state::McpDone;
 use path_index::PathIndex;
