@@ -68,7 +68,7 @@ macro_rules! action_table {
         /// Pin or unpin a chat.
         ChatPin(ChatFlag) = "chat_pin" -> Ack => chat_pin,
         /// Archive or unarchive a chat.
-        ChatArchive(ChatFlag) = "chat_archive" -> Ack => chat_archive,
+        ChatArchive(ChatFlag) = "chat_archive" -> Archived => chat_archive,
         /// Keep the unsent input.
         SaveDraft(SaveDraft) = "save_draft" -> Ack => save_draft,
         /// Change the active chat's model, reasoning effort or tools mode.

@@ -25,6 +25,7 @@ use crate::protocol::{Encoded, Request};
 use crate::turn::complete::system_message;
 use crate::turn::stream::TurnOutcome;
 
+mod archive;
 mod budget;
 mod chats;
 mod complete;
