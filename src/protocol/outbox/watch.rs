@@ -4,38 +4,9 @@
 //! many front-ends"). A process that shows a held chat read-only forwards what it
 //! sees to its client (`server::viewer`).
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
-use super::{BACKLOG_BUDGET, Encoded, Outbox, mirrors};
-
-/// The watching connections and the turns copied to them.
-#[derive(Default)]
-pub(super) struct Watchers {
-    /// Whether any connection watches: the common case (none) costs no lock.
-    any: AtomicBool,
-    inner: Mutex<Inner>,
-}
-
-#[derive(Default)]
-struct Inner {
-    /// Guest connection numbers.
-    conns: HashSet<u64>,
-    /// Request ids (inside the server) whose messages are copied, and the id the
-    /// watchers see them under.
-    turns: HashMap<String, String>,
-}
-
-/// The id under which watchers see a turn of the holder's own client whose request id
-/// is `own` (`peer:holder:{id}`, or `peer:holder!` without one). It is no guest's peer
-/// id ([`super::from_peer_id`] names none), so no `cancel` can reach it by that name.
-pub fn holder_peer_id(own: Option<&str>) -> String {
-    match own {
-        Some(id) => format!("{}holder:{id}", super::PEER_ID_PREFIX),
-        None => format!("{}holder!", super::PEER_ID_PREFIX),
-    }
-}
+use super::{BACKLOG_BUDGET, Encoded, Outbox, WatchTurns, mirrors};
 
 impl Outbox {
     /// Makes guest connection `conn` a watcher: it is sent a copy of the messages of
@@ -53,7 +24,7 @@ impl Outbox {
     /// served here.
     pub fn unwatch_all(&self) {
         if let Ok(mut w) = self.watch.inner.lock() {
-            *w = Inner::default();
+            *w = WatchTurns::default();
             self.watch.any.store(false, Ordering::Release);
         }
     }
