@@ -138,3 +138,44 @@ fn a_read_only_viewer_sees_a_guests_turn_and_watch_is_not_an_stdin_action() {
     let refused = holder.request(json!({"action": "watch"}));
     assert_eq!(refused["code"], "invalid_request", "{refused}");
 }
+
+#[test]
+fn a_read_only_viewer_cancels_the_holders_turn_by_the_id_it_was_shown() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("f.txt", "one\n");
+    let (mut holder, id) = env.with_chat();
+    let mut viewer = env.spawn();
+    view(&mut viewer, &mut holder, &env, &id);
+
+    fake.push_sse(paused(
+        &[role(), text("slow ")],
+        Duration::from_secs(120),
+        "never",
+    ));
+    let rid = holder.send(json!({"action": "send", "content": "tell a story"}));
+    let peer = format!("peer:holder:{rid}");
+    until(&mut viewer, |m| {
+        m["type"] == "chunk" && m["request_id"] == peer.as_str()
+    });
+    let ack = viewer.request(json!({"action": "cancel", "target_request_id": peer}));
+    assert_eq!(ack["type"], "ok", "{ack}");
+    let own = holder.stream(&rid);
+    let last = own.last().unwrap();
+    assert!(
+        last["cancelled"] == true || last["code"] == "cancelled",
+        "{last}"
+    );
+    let seen = until(&mut viewer, |m| {
+        m["request_id"] == peer.as_str()
+            && matches!(m["type"].as_str(), Some("done" | "error" | "diff_error"))
+    });
+    let end = seen.last().unwrap();
+    assert!(
+        end["cancelled"] == true || end["code"] == "cancelled",
+        "{end}"
+    );
+    // A peer id that names no turn shown here is the session's: refused, read-only.
+    let other =
+        viewer.request(json!({"action": "cancel", "target_request_id": "peer:holder:nope"}));
+    assert_eq!(other["type"], "error", "{other}");
+}

@@ -171,6 +171,28 @@ impl Holder {
         };
         let id = guest_id(conn, req.request_id.as_deref());
         req.request_id = Some(id.clone());
+        // A watcher (a process showing the chat read-only) cancels a turn it was shown
+        // by the id it saw it under.
+        if req.action == "cancel"
+            && ctx.outbox.is_watcher(conn)
+            && let Some(inside) = super::viewer::watched_target(&req)
+        {
+            if let Some(obj) = req.fields.as_object_mut() {
+                obj.insert(
+                    "target_request_id".into(),
+                    serde_json::Value::String(inside),
+                );
+            }
+            match session.handle(&req, ctx) {
+                Ok((reply, _)) => {
+                    if let Some(reply) = reply {
+                        ctx.outbox.send(reply, Some(&id));
+                    }
+                }
+                Err(e) => ctx.outbox.send_error(&e, Some(&id)),
+            }
+            return;
+        }
         let policy = guests::policy(&req.action);
         if let Err(e) = admit(session, &mut req, conn, &chat, policy) {
             ctx.outbox.send_error(&e, Some(&id));

@@ -266,6 +266,10 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
             }
         };
         holder::own_request(&mut req);
+        // A cancel of a turn of the chat shown read-only goes to its holder.
+        if viewer.forward_cancel(&req) {
+            continue;
+        }
         let id = req.request_id.as_deref();
         let started = std::time::Instant::now();
         holder.before_own(&req, &ctx);

@@ -41,17 +41,41 @@ pub(super) fn to_watchers(ctx: &Ctx, note: &PeerChange) {
     }
 }
 
+/// The request id inside the holder of the turn that a `cancel` from a watcher names
+/// by the id the watcher saw (`peer:holder:{id}`: the holder's own client's; another
+/// `peer:…`: a guest's), if it names one.
+pub(super) fn watched_target(req: &crate::protocol::Request) -> Option<String> {
+    let target = req.fields.get("target_request_id")?.as_str()?;
+    let own = format!("{PEER_ID_PREFIX}holder:");
+    match target.strip_prefix(&own) {
+        Some(id) if !id.is_empty() => Some(id.to_owned()),
+        Some(_) => None,
+        None => crate::protocol::outbox::from_peer_id(target),
+    }
+}
+
 /// One line a holder sent this viewer about chat `chat`.
 pub(super) struct ViewLine {
     chat: ChatKey,
     line: Vec<u8>,
 }
 
+/// The watch connection of the chat shown read-only.
+struct Watching {
+    chat: ChatKey,
+    task: tokio::task::JoinHandle<()>,
+    /// Lines to write to the holder (a `cancel` of a turn shown).
+    to_holder: mpsc::UnboundedSender<Vec<u8>>,
+    /// The ids of the cancels sent to the holder, and the client's ids of them.
+    cancels: std::collections::HashMap<String, Option<String>>,
+    next: u64,
+}
+
 /// The viewer's state in the request loop: the watch connection of the chat shown
 /// read-only, if any.
 pub(super) struct Viewer {
     tx: mpsc::Sender<ViewLine>,
-    watching: Option<(ChatKey, tokio::task::JoinHandle<()>)>,
+    watching: Option<Watching>,
     /// The turns (their `peer:` ids) whose first message was forwarded and whose
     /// final one was not yet.
     turns: std::collections::HashSet<String>,
@@ -79,24 +103,31 @@ impl Viewer {
     /// followed: it is shown as it was read.
     pub(super) fn follow(&mut self, session: &Session) {
         let viewed = session.viewed_chat();
-        if self.watching.as_ref().map(|(k, _)| k) == viewed.as_ref().map(|(k, _)| k) {
+        if self.watching.as_ref().map(|w| &w.chat) == viewed.as_ref().map(|(k, _)| k) {
             return;
         }
         self.stop();
         if let Some((key, dir)) = viewed {
             let (tx, chat) = (self.tx.clone(), key.clone());
+            let (to_holder, outgoing) = mpsc::unbounded_channel();
             let task = tokio::spawn(async move {
-                if let Err(e) = watch(&dir, &chat, &tx).await {
+                if let Err(e) = watch(&dir, &chat, &tx, outgoing).await {
                     tracing::info!(error = %e, "the held chat is not followed");
                 }
             });
-            self.watching = Some((key, task));
+            self.watching = Some(Watching {
+                chat: key,
+                task,
+                to_holder,
+                cancels: Default::default(),
+                next: 0,
+            });
         }
     }
 
     fn stop(&mut self) {
-        if let Some((_, task)) = self.watching.take() {
-            task.abort();
+        if let Some(w) = self.watching.take() {
+            w.task.abort();
         }
         self.turns.clear();
     }
@@ -106,12 +137,20 @@ impl Viewer {
     /// of a turn, come after the holder saved the chat (the question, the answer): the
     /// chat is read again first, so what the client then asks shows it.
     pub(super) fn on_line(&mut self, session: &mut Session, ev: ViewLine, ctx: &Ctx) {
-        if self.watching.as_ref().map(|(k, _)| k) != Some(&ev.chat) {
-            return;
-        }
-        let Ok(Value::Object(msg)) = serde_json::from_slice::<Value>(&ev.line) else {
+        let Some(watching) = self.watching.as_mut().filter(|w| w.chat == ev.chat) else {
             return;
         };
+        let Ok(Value::Object(mut msg)) = serde_json::from_slice::<Value>(&ev.line) else {
+            return;
+        };
+        // The holder's answer to a cancel this viewer forwarded: the client's, by its id.
+        if let Some(own) = msg.get("request_id").and_then(Value::as_str)
+            && let Some(client_id) = watching.cancels.remove(own)
+        {
+            msg.remove("request_id");
+            ctx.outbox.emit(&msg, client_id.as_deref());
+            return;
+        }
         let kind = msg.get("type").and_then(Value::as_str).unwrap_or("");
         let turn = msg
             .get("request_id")
@@ -135,12 +174,51 @@ impl Viewer {
     }
 }
 
+impl Viewer {
+    /// Sends `req` to the holder when it is a `cancel` of a turn this viewer shows
+    /// (its `peer:` id); the holder's answer comes back with `req`'s id
+    /// ([`Viewer::on_line`]). `false`: `req` is the session's to answer.
+    pub(super) fn forward_cancel(&mut self, req: &crate::protocol::Request) -> bool {
+        if req.action != "cancel" {
+            return false;
+        }
+        let Some(target) = req.fields.get("target_request_id").and_then(Value::as_str) else {
+            return false;
+        };
+        let Some(w) = self.watching.as_mut() else {
+            return false;
+        };
+        if !self.turns.contains(target) {
+            return false;
+        }
+        w.next += 1;
+        let own = format!("view-cancel-{}", w.next);
+        let cancel = Action::Cancel(crate::protocol::params::Cancel {
+            target_request_id: crate::protocol::params::RequestId(target.to_owned()),
+        });
+        let Ok(Value::Object(mut line)) = serde_json::to_value(&cancel) else {
+            return false;
+        };
+        line.insert("request_id".into(), Value::String(own.clone()));
+        let Ok(mut bytes) = serde_json::to_vec(&line) else {
+            return false;
+        };
+        bytes.push(b'\n');
+        if w.to_holder.send(bytes).is_err() {
+            return false;
+        }
+        w.cancels.insert(own, req.request_id.clone());
+        true
+    }
+}
+
 /// Connects to the holder of the chat in `chat_dir`, asks to watch, and sends each
 /// line it then writes to the loop, until the holder closes the connection.
 async fn watch(
     chat_dir: &std::path::Path,
     chat: &ChatKey,
     tx: &mpsc::Sender<ViewLine>,
+    mut outgoing: mpsc::UnboundedReceiver<Vec<u8>>,
 ) -> std::io::Result<()> {
     let stream = guests::connect(chat_dir).await?;
     let (read, mut write) = stream.into_split();
@@ -152,7 +230,14 @@ async fn watch(
         cutter: LineCutter::default(),
     };
     loop {
-        match reader.next().await? {
+        let line = tokio::select! {
+            line = reader.next() => line?,
+            Some(out) = outgoing.recv() => {
+                write.write_all(&out).await?;
+                continue;
+            }
+        };
+        match line {
             Line::Text(line) => {
                 let ev = ViewLine {
                     chat: chat.clone(),

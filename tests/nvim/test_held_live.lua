@@ -7,7 +7,10 @@ local function preview()
   return table.concat(H.pane('preview'), '\n')
 end
 
-test('a held chat shown read-only streams its holder turn live', function()
+-- Another bb7 process holds chat "Held one", which Neovim shows read-only and
+-- follows; returns a function sending that process a request, and one telling
+-- whether it answered a request id.
+local function held_and_followed()
   local proj = H.project({ ['a.txt'] = 'alpha\n' })
   vim.cmd('BB7Init')
   vim.cmd('BB7NewChat Held one')
@@ -24,8 +27,14 @@ test('a held chat shown read-only streams its holder turn live', function()
   local function other_request(req)
     vim.fn.chansend(other, vim.json.encode(req) .. '\n')
   end
-  local function answered(id)
-    return table.concat(out, '\n'):find('"request_id":"' .. id .. '"', 1, true) ~= nil
+  -- Whether the other process wrote a message for request `id` (of `kind`, a type).
+  local function answered(id, kind)
+    for _, l in ipairs(out) do
+      if l:find('"request_id":"' .. id .. '"', 1, true) and (not kind or l:find('"type":"' .. kind .. '"', 1, true)) then
+        return true
+      end
+    end
+    return false
   end
   other_request({ action = 'init', project_root = proj, request_id = 'o1' })
   other_request({ action = 'chat_select', id = held, request_id = 'o2' })
@@ -50,6 +59,11 @@ test('a held chat shown read-only streams its holder turn live', function()
   end
   H.truthy(heard, 'Neovim follows the holder')
 
+  return other, other_request, answered
+end
+
+test('a held chat shown read-only streams its holder turn live', function()
+  local other, other_request, answered = held_and_followed()
   local state = require('bb7.state')
   H.script({ thinking = 'Holding alpha.', text = 'The holder answer is here and it goes on', chunk_delay_ms = 300 })
   other_request({ action = 'send', content = 'what is in a.txt', request_id = 'o3' })
@@ -59,11 +73,33 @@ test('a held chat shown read-only streams its holder turn live', function()
   H.truthy(preview():find('Holding alpha.', 1, true), 'reasoning shown: ' .. preview())
   H.truthy(preview():find('what is in a.txt', 1, true), 'the question shown: ' .. preview())
   H.wait(function() return not state.streaming() end, 20000, 'the turn ended in Neovim')
-  H.truthy(answered('o3'), 'the holder got its answer')
+  H.wait(function() return answered('o3', 'done') end, 10000, 'the holder got its answer')
   H.wait(function() return preview():find('it goes on', 1, true) ~= nil end, 10000, 'the finished answer')
   -- Drawn again from the chat as saved, the answer stays.
   require('bb7.ui.render').refresh()
   H.truthy(preview():find('The holder answer is here and it goes on', 1, true), 'the answer is in the chat: ' .. preview())
   H.eq(require('bb7.api').chat_active().read_only, true, 'still read-only')
+  vim.fn.jobstop(other)
+end)
+
+test('BB7Cancel in a read-only chat cancels the holder turn it shows', function()
+  local other, other_request, answered = held_and_followed()
+  local state = require('bb7.state')
+  H.script({ text = 'a slow answer that goes on and on and on and on and on', chunk_delay_ms = 400 })
+  other_request({ action = 'send', content = 'tell a story', request_id = 'o3' })
+  H.wait(function()
+    for _, rid in ipairs(state.stream_ids()) do
+      local st = state.stream(rid)
+      if st.peer and st.text ~= '' then
+        return true
+      end
+    end
+    return false
+  end, 20000, 'the holder turn is followed')
+  vim.cmd('BB7Cancel')
+  H.truthy(not H.note('Nothing to cancel'), 'something to cancel')
+  H.wait(function() return H.note('Cancelled') ~= nil end, 10000, 'cancelled')
+  H.wait(function() return not state.streaming() end, 10000, 'no stream left')
+  H.wait(function() return answered('o3', 'done') or answered('o3', 'error') end, 10000, 'the holder turn ended')
   vim.fn.jobstop(other)
 end)

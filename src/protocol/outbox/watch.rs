@@ -20,6 +20,14 @@ impl Outbox {
         }
     }
 
+    /// Whether guest connection `conn` watches the served chat.
+    pub fn is_watcher(&self, conn: u64) -> bool {
+        self.watch
+            .inner
+            .lock()
+            .is_ok_and(|w| w.conns.contains(&conn))
+    }
+
     /// Forgets every watcher and watched turn: the chat they watched is no longer
     /// served here.
     pub fn unwatch_all(&self) {
