@@ -71,6 +71,10 @@ const NOT_SENT_BY_THE_PLUGIN: &[(&str, &str)] = &[
     ("ping", "liveness probe for other clients and tests"),
     ("shutdown", "the plugin ends bb7 by closing its stdin"),
     (
+        "watch",
+        "sent by bb7 itself on a holder socket, for a chat shown read-only",
+    ),
+    (
         "get_customization_info",
         "chat_get's instructions_info serves the panes",
     ),

@@ -12,14 +12,25 @@ local function redraw()
   require('bb7.ui.render').refresh()
 end
 
---- Archives `chat` ({id, name}); says so, or why not.
+--- Archives `chat` ({id, name}); says so, or why not. The active chat's draft is
+--- kept first: archiving it moves bb7 on to another chat (the newest listed, else a
+--- new one), which the panes then show with its own draft.
 ---@param chat {id: string, name: string?}
 function M.archive(chat)
-  local _, err = api.call('chat_archive', { id = chat.id, archived = true })
+  if chat.id == require('bb7').active_chat() then
+    require('bb7.ui.message').save()
+  end
+  local r, err = api.call('chat_archive', { id = chat.id, archived = true })
   if err then
     return say('Failed to archive the chat: ' .. err.message, levels.ERROR)
   end
-  say('Archived "' .. (chat.name or chat.id) .. '" (:BB7Archive! brings it back)')
+  local now = ''
+  if r and r.active_id then
+    local shown = api.chat_get()
+    local name = shown and shown.id == r.active_id and shown.name or r.active_id
+    now = r.active_new and ('; now on a new chat, "' .. name .. '"') or ('; now on "' .. name .. '"')
+  end
+  say('Archived "' .. (chat.name or chat.id) .. '" (:BB7Archive! brings it back)' .. now)
   redraw()
 end
 

@@ -82,6 +82,9 @@ function M.diff_local(opts)
   if vim.fn.filereadable(r.output_path) == 0 then
     return say('No output for ' .. path, levels.WARN)
   end
+  -- q goes back where the diff was opened from (the UI's tab, the file's), not to
+  -- whichever tab is next to the diff's.
+  local from = vim.api.nvim_get_current_tabpage()
   vim.cmd('tabnew ' .. vim.fn.fnameescape(r.local_path))
   local tab = vim.api.nvim_get_current_tabpage()
   local local_win = vim.api.nvim_get_current_win()
@@ -117,6 +120,9 @@ function M.diff_local(opts)
     -- Only the diff's own tab closes: the user's file may be shown in the UI's tab too.
     if vim.api.nvim_tabpage_is_valid(tab) and #vim.api.nvim_list_tabpages() > 1 then
       vim.cmd('tabclose ' .. vim.api.nvim_tabpage_get_number(tab))
+    end
+    if vim.api.nvim_tabpage_is_valid(from) then
+      vim.api.nvim_set_current_tabpage(from)
     end
     render().refresh()
   end

@@ -8,7 +8,7 @@ use super::session::{Session, active_in_index};
 use crate::front::client::{Failure, Res};
 use crate::protocol::action::Action;
 use crate::protocol::params;
-use crate::protocol::replies::Ack;
+use crate::protocol::replies::Archived;
 
 /// Sets chat `which`'s archived flag to `archived`. `which` is an id, a unique id
 /// prefix or a name (`unarchive` looks among the archived chats too); `None` is the
@@ -25,19 +25,31 @@ pub(super) async fn set(s: &mut Session, which: Option<&str>, archived: bool) ->
             ))
         })?,
     };
-    s.c.call::<Ack>(Action::ChatArchive(params::ChatFlag {
-        id: params::NonEmpty(id.clone()),
-        pinned: None,
-        archived: Some(archived),
-        scope: params::Scope::default(),
-    }))
-    .await?;
+    // The project's active chat is archived where it is open: when an editor or `bb7
+    // chat` holds it, that process serves the request and moves on to another chat
+    // (its panes show it). A holder that does not answer leaves it to this process.
+    if archived && active_in_index(&s.root).as_deref() == Some(id.as_str()) {
+        let _ = s.active().await;
+    }
+    let done =
+        s.c.call::<Archived>(Action::ChatArchive(params::ChatFlag {
+            id: params::NonEmpty(id.clone()),
+            pinned: None,
+            archived: Some(archived),
+            scope: params::Scope::default(),
+        }))
+        .await?;
     if archived {
         eprintln!(
             "bb7: archived chat {id}; it is left out of `{}` (`{}` brings it back)",
             s.cmd("bb7 chats", "/chats"),
             s.cmd(&format!("bb7 unarchive {id}"), &format!("/unarchive {id}"))
         );
+        // The active chat was archived: the one that took its place is named.
+        if let Some(next) = done.active_id {
+            let how = if done.active_new { "a new chat, " } else { "" };
+            eprintln!("bb7: the active chat is now {how}{next}");
+        }
     } else {
         eprintln!("bb7: chat {id} is listed again");
     }

@@ -29,6 +29,8 @@ macro_rules! action_table {
         Version(NoParams) = "version" -> Version => version,
         /// Answer `ok`, then exit 0.
         Shutdown(NoParams) = "shutdown" -> Ack => shutdown,
+        /// On a holder socket: be sent the served chat's turns and changes.
+        Watch(NoParams) = "watch" -> Ack => watch,
         /// Create `.bb7/` in a project and open it.
         Bb7Init(Init) = "bb7_init" -> Ack => bb7_init,
         /// Open a project (or global-only mode) and restore its active chat.
@@ -66,7 +68,7 @@ macro_rules! action_table {
         /// Pin or unpin a chat.
         ChatPin(ChatFlag) = "chat_pin" -> Ack => chat_pin,
         /// Archive or unarchive a chat.
-        ChatArchive(ChatFlag) = "chat_archive" -> Ack => chat_archive,
+        ChatArchive(ChatFlag) = "chat_archive" -> Archived => chat_archive,
         /// Keep the unsent input.
         SaveDraft(SaveDraft) = "save_draft" -> Ack => save_draft,
         /// Change the active chat's model, reasoning effort or tools mode.

@@ -11,6 +11,9 @@ use tokio::sync::{Notify, mpsc};
 use super::{Encoded, error_message};
 use crate::error::Error;
 
+// `Outbox`'s methods for watchers of the served chat (`watch` on the holder socket).
+mod watch;
+
 /// Bytes of message lines that may wait for the writer before the server stops
 /// reading requests. A client that keeps writing requests but stops reading replies
 /// then finds its own writes blocked by the pipe, instead of bb7 growing without
@@ -32,6 +35,26 @@ pub struct Outbox {
     /// to stdout under their [`peer_id`], so that the holder's own client shows the
     /// turn live (docs/PROTOCOL.md, "One chat, many front-ends").
     mirrored: Arc<Mutex<HashSet<String>>>,
+    /// Guests that watch the served chat's turns (`outbox/watch.rs`).
+    watch: Arc<Watchers>,
+}
+
+/// The guest connections that watch the served chat (`watch`), and the turns copied
+/// to them.
+#[derive(Default)]
+struct Watchers {
+    /// Whether any connection watches: the common case (none) costs no lock.
+    any: AtomicBool,
+    inner: Mutex<WatchTurns>,
+}
+
+#[derive(Default)]
+struct WatchTurns {
+    /// Guest connection numbers.
+    conns: HashSet<u64>,
+    /// Request ids (inside the server) whose messages are copied, and the id the
+    /// watchers see them under.
+    turns: HashMap<String, String>,
 }
 
 /// Where one guest's messages wait for its connection's writer, and their byte count.
@@ -75,6 +98,16 @@ pub const PEER_ID_PREFIX: &str = "peer:";
 pub fn peer_id(request_id: &str) -> Option<String> {
     let rest = request_id.strip_prefix(GUEST_ID_PREFIX)?;
     Some(format!("{PEER_ID_PREFIX}{rest}"))
+}
+
+/// The id under which watchers see a turn of the holder's own client whose request id
+/// is `own` (`peer:holder:{id}`, or `peer:holder!` without one). It is no guest's peer
+/// id ([`from_peer_id`] names none), so no `cancel` can reach a guest by that name.
+pub fn holder_peer_id(own: Option<&str>) -> String {
+    match own {
+        Some(id) => format!("{PEER_ID_PREFIX}holder:{id}"),
+        None => format!("{PEER_ID_PREFIX}holder!"),
+    }
 }
 
 /// The guest request id inside the server that peer id `id` names (the inverse of
@@ -150,6 +183,7 @@ impl Outbox {
             backlog: Arc::default(),
             guests: Arc::default(),
             mirrored: Arc::default(),
+            watch: Arc::default(),
         }
     }
 
@@ -202,6 +236,7 @@ impl Outbox {
 
     /// Queues `msg` with `request_id` set. A closed writer (stdout gone) drops it.
     pub fn send(&self, msg: Encoded, request_id: Option<&str>) {
+        self.copy_to_watchers(&msg, request_id);
         if let Some((conn, own)) = request_id.and_then(guest_route) {
             let id = request_id.unwrap_or_default();
             let copy = self.mirrored.lock().is_ok_and(|m| m.contains(id)) && mirrors(&msg);

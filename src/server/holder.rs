@@ -7,7 +7,7 @@ use crate::chat::ChatKey;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::Request;
 use crate::protocol::events::PeerChange;
-use crate::protocol::outbox::{from_peer_id, guest_id, guest_route, peer_id};
+use crate::protocol::outbox::{from_peer_id, guest_id, guest_route, holder_peer_id, peer_id};
 
 use super::guests::{self, GuestEvent, Hub, Listener, Policy};
 use super::session::{Ctx, Session};
@@ -20,6 +20,9 @@ pub(super) struct Holder {
     /// `send` requests of guests (their ids inside the server), the chat and the
     /// guest's PID, until their turn ends.
     turns: Vec<(String, ChatKey, Option<u32>)>,
+    /// `send` requests of this process's own client on the served chat, shown to
+    /// watchers (`watch`) until their turn ends.
+    own_turns: Vec<(String, ChatKey)>,
 }
 
 impl Holder {
@@ -29,6 +32,7 @@ impl Holder {
             hub,
             listener: None,
             turns: Vec::new(),
+            own_turns: Vec::new(),
         }
     }
 
@@ -42,6 +46,8 @@ impl Holder {
             return;
         }
         self.listener = None;
+        // Watchers watched the chat let go; a new one is watched afresh.
+        self.hub.outbox.unwatch_all();
         if let Some((key, dir)) = active {
             match guests::bind(&dir, key, &self.hub) {
                 Ok(l) => self.listener = Some(l),
@@ -58,9 +64,66 @@ impl Holder {
                 return true;
             }
             ctx.outbox.mirror(id, false);
+            ctx.outbox.watch_turn(id, None);
             note(ctx, chat, "send", "done", *pid, Some(id.as_str()));
             false
         });
+        self.own_turns.retain(|(id, chat)| {
+            if session.is_in_flight(id) {
+                return true;
+            }
+            ctx.outbox.watch_turn(id, None);
+            super::viewer::note_own(ctx, chat, "send", "done", Some(id));
+            false
+        });
+    }
+
+    /// Before this process's own client's request `req` is handled: a `send` on the
+    /// served chat is shown to watchers from its first message.
+    pub(super) fn before_own(&self, req: &Request, ctx: &Ctx) {
+        if req.action == "send"
+            && self.served_by(req).is_some()
+            && let Some(id) = &req.request_id
+        {
+            ctx.outbox.watch_turn(id, Some(holder_peer_id(Some(id))));
+        }
+    }
+
+    /// After this process's own client's request `req` was handled (`ok`: it
+    /// succeeded): watchers hear of a turn that started, and of a change to the
+    /// served chat, as the holder's client hears of a guest's.
+    pub(super) fn after_own(&mut self, req: &Request, ok: bool, session: &Session, ctx: &Ctx) {
+        let Some(chat) = self.served_by(req) else {
+            return;
+        };
+        if req.action == "send" {
+            let Some(id) = req.request_id.clone() else {
+                return;
+            };
+            if ok && session.is_in_flight(&id) {
+                super::viewer::note_own(ctx, &chat, "send", "started", Some(&id));
+                self.own_turns.push((id, chat));
+            } else {
+                ctx.outbox.watch_turn(&id, None);
+            }
+        } else if ok && guests::policy(&req.action) == Policy::Change {
+            super::viewer::note_own(ctx, &chat, &req.action, "done", None);
+        }
+    }
+
+    /// The served chat, when request `req` acts on it (it names no other chat).
+    fn served_by(&self, req: &Request) -> Option<ChatKey> {
+        let chat = &self.listener.as_ref()?.chat;
+        let named_id = if req.action.starts_with("chat_") {
+            req.fields.get("id")
+        } else {
+            None
+        };
+        let other = [named_id, req.fields.get("chat_id")]
+            .into_iter()
+            .flatten()
+            .any(|n| n.as_str() != Some(chat.id.as_str()));
+        (!other).then(|| chat.clone())
     }
 
     /// Lets the listener go (before the session releases the lock) and closes its
@@ -108,6 +171,28 @@ impl Holder {
         };
         let id = guest_id(conn, req.request_id.as_deref());
         req.request_id = Some(id.clone());
+        // A watcher (a process showing the chat read-only) cancels a turn it was shown
+        // by the id it saw it under.
+        if req.action == "cancel"
+            && ctx.outbox.is_watcher(conn)
+            && let Some(inside) = super::viewer::watched_target(&req)
+        {
+            if let Some(obj) = req.fields.as_object_mut() {
+                obj.insert(
+                    "target_request_id".into(),
+                    serde_json::Value::String(inside),
+                );
+            }
+            match session.handle(&req, ctx) {
+                Ok((reply, _)) => {
+                    if let Some(reply) = reply {
+                        ctx.outbox.send(reply, Some(&id));
+                    }
+                }
+                Err(e) => ctx.outbox.send_error(&e, Some(&id)),
+            }
+            return;
+        }
         let policy = guests::policy(&req.action);
         if let Err(e) = admit(session, &mut req, conn, &chat, policy) {
             ctx.outbox.send_error(&e, Some(&id));
@@ -116,6 +201,12 @@ impl Holder {
         if policy == Policy::Leave {
             ctx.outbox.send(crate::protocol::ok(), Some(&id));
             ctx.outbox.remove_guest(conn);
+            return;
+        }
+        // A viewer of the chat (a process that shows it read-only) follows its turns.
+        if req.action == "watch" {
+            ctx.outbox.watch(conn);
+            ctx.outbox.send(crate::protocol::ok(), Some(&id));
             return;
         }
         // The guest's chat is the holder's active chat (checked by `admit`): selecting
@@ -130,6 +221,7 @@ impl Holder {
         let send = req.action == "send";
         if send {
             ctx.outbox.mirror(&id, true);
+            ctx.outbox.watch_turn(&id, peer_id(&id));
         }
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.handle(&req, ctx)))
@@ -141,6 +233,7 @@ impl Holder {
                 });
         if send && !(result.is_ok() && session.is_in_flight(&id)) {
             ctx.outbox.mirror(&id, false);
+            ctx.outbox.watch_turn(&id, None);
         }
         match result {
             Ok((reply, _)) => {
@@ -273,5 +366,15 @@ fn note(
             peer_request_id: turn.and_then(peer_id),
         },
         None,
+    );
+    super::viewer::to_watchers(
+        ctx,
+        &PeerChange {
+            chat_id: chat.id.clone(),
+            action: action.to_owned(),
+            status: status.to_owned(),
+            pid,
+            peer_request_id: turn.and_then(peer_id),
+        },
     );
 }

@@ -6,6 +6,7 @@ pub mod guests;
 mod holder;
 mod lines;
 pub mod session;
+mod viewer;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -205,6 +206,9 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         tx: guest_tx,
         outbox: outbox.clone(),
     });
+    // The chat shown read-only, followed on its holder's socket.
+    let (view_tx, mut view_lines) = mpsc::channel(16);
+    let mut viewer = viewer::Viewer::new(view_tx);
     let mut read_error = None;
     // When the journaled adds are folded: FOLD_AFTER after the last one seen.
     let mut fold = JournalFold::default();
@@ -224,6 +228,10 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
             line = lines.recv(), if has_room => line,
             Some(ev) = guest_lines.recv(), if has_room => {
                 guarded("answering another bb7 process", || holder.on_event(&mut session, ev, &ctx));
+                continue;
+            }
+            Some(ev) = view_lines.recv(), if has_room => {
+                guarded("following the held chat", || viewer.on_line(&mut session, ev, &ctx));
                 continue;
             }
             _ = fold.due(), if fold.armed() => {
@@ -258,8 +266,13 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
             }
         };
         holder::own_request(&mut req);
+        // A cancel of a turn of the chat shown read-only goes to its holder.
+        if viewer.forward_cancel(&req) {
+            continue;
+        }
         let id = req.request_id.as_deref();
         let started = std::time::Instant::now();
+        holder.before_own(&req, &ctx);
         // A bug must cost one request, never the process (docs/PROTOCOL.md "Conventions").
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| session.handle(&req, &ctx)))
@@ -280,7 +293,9 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         // The holder socket is bound before the reply leaves: a client that starts
         // another bb7 on the chat as soon as `chat_new` or `chat_select` answered
         // finds it a guest, never a chat without a holder to take over.
+        holder.after_own(&req, result.is_ok(), &session, &ctx);
         holder.follow(&session);
+        viewer.follow(&session);
         match result {
             Ok((reply, flow)) => {
                 if let Some(reply) = reply {

@@ -25,6 +25,7 @@ use crate::protocol::{Encoded, Request};
 use crate::turn::complete::system_message;
 use crate::turn::stream::TurnOutcome;
 
+mod archive;
 mod budget;
 mod chats;
 mod complete;
@@ -51,6 +52,7 @@ mod table;
 mod timeouts;
 mod tokens;
 mod trace;
+mod view;
 
 pub use mcp_state::McpDone;
 use path_index::PathIndex;

@@ -4,7 +4,8 @@
 # no tabline, a streamed answer, and the inline review highlighted in the file.
 # Ends with "N passed, M failed".
 # Without COLUMNS_WIDE it runs at 80x24 and at 200x50, each followed by the daily-use
-# tests (tests/screen/daily.sh, tests/screen/workday.sh) at that size.
+# tests (tests/screen/daily.sh, tests/screen/workday.sh, tests/screen/diff_open.sh) at
+# that size.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${COLUMNS_WIDE:-}" ]; then
@@ -15,6 +16,7 @@ if [ -z "${COLUMNS_WIDE:-}" ]; then
     COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/run.sh" || status=1
     COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/daily.sh" || status=1
     COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/workday.sh" || status=1
+    COLUMNS_WIDE=${size%x*} LINES_TALL=${size#*x} bash "$here/diff_open.sh" || status=1
   done
   exit $status
 fi

@@ -274,10 +274,33 @@ local function define_highlights()
 end
 
 --- Opens the UI (or goes to it) and draws it.
+--- Shows a chat that fits the preview from its first line: while another tab is shown
+--- (a :BB7DiffLocal tab), the tabline takes a row from every tab, and a window that
+--- shrinks scrolls to keep its cursor in view ('splitkeep' "cursor"), so the preview
+--- came back with its first lines scrolled away and empty rows below.
+local function settle_preview()
+  local w = M.win('preview')
+  if not w or P.floating then
+    return
+  end
+  local ok, h = pcall(vim.api.nvim_win_text_height, w, {})
+  if not ok or h.all > vim.api.nvim_win_get_height(w) then
+    return
+  end
+  vim.api.nvim_win_call(w, function()
+    -- The cursor goes to the top too: left on the last line, the next height change
+    -- would scroll again to keep it where it was.
+    if vim.fn.winsaveview().topline > 1 then
+      vim.fn.winrestview({ topline = 1, lnum = 1, col = 0 })
+    end
+  end)
+end
+
 function M.open()
   if M.visible() then
     if P.tab then
       vim.api.nvim_set_current_tabpage(P.tab)
+      settle_preview()
     end
     return M.focus('input')
   end
@@ -305,7 +328,18 @@ function M.open()
       end
     end,
   })
-  vim.api.nvim_create_autocmd({ 'TabEnter', 'TabNew', 'TabClosed' }, { group = group, callback = M.apply_tabline })
+  vim.api.nvim_create_autocmd({ 'TabEnter', 'TabNew', 'TabClosed' }, {
+    group = group,
+    callback = function()
+      M.apply_tabline()
+      -- Once the tabline's row is given back to the panes.
+      vim.schedule(function()
+        if P.tab and vim.api.nvim_tabpage_is_valid(P.tab) and vim.api.nvim_get_current_tabpage() == P.tab then
+          settle_preview()
+        end
+      end)
+    end,
+  })
   if P.floating then
     -- One pane closed by hand (:q) takes the others and the backdrop with it.
     vim.api.nvim_create_autocmd('WinClosed', {

@@ -15,6 +15,18 @@ reply_types! {
         pub id: Cow<'a, str>,
     }
 
+    /// `chat_archive`: done; when it archived this process's active chat, the chat
+    /// now active in its place (docs/PROTOCOL.md, "Extension: pins and archive").
+    #[derive(Default)]
+    Archived<'a> = "ok" {
+        /// The chat now active, when the archived one was active.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub active_id: Option<Cow<'a, str>>,
+        /// The chat now active was made for this: no other chat could be opened.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub active_new: bool,
+    }
+
     /// `chat_edit`: files changed since the edited message.
     Edited<'a> = "ok" {
         /// `{path, issue, original_version}` per file.

@@ -283,11 +283,7 @@ impl Session {
         self.chat_flag(args, "pinned")
     }
 
-    pub(super) fn chat_archive(&mut self, args: params::ChatFlag) -> Result<Ack> {
-        self.chat_flag(args, "archived")
-    }
-
-    fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Ack> {
+    pub(super) fn chat_flag(&mut self, args: params::ChatFlag, field: &str) -> Result<Ack> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
         let on = match field {
