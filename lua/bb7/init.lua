@@ -101,7 +101,7 @@ end
 --- Statusline component (lualine, or `%{v:lua.require'bb7'.status()}`):
 --- `bb7 ⠋` while a reply streams (`bb7 ⠋ 12s` while it waits for its first token),
 --- `bb7 •` when a reply arrived while the UI was
---- hidden, else ''; followed by the context gauge (`~48k/200k (24%)`, with `!` from
+--- hidden, else ''; `queued (N)` while messages wait for the answer; followed by the context gauge (`~48k/200k (24%)`, with `!` from
 --- 80% and `FULL` at 100%) when the active chat's window is known.
 ---@return string
 function M.status()
@@ -118,6 +118,11 @@ function M.status()
     end
   elseif state.unread() then
     s = 'bb7 •'
+  end
+  -- Messages waiting for the active chat's answer to end (lua/bb7/queue.lua).
+  local queued = #require('bb7.queue').items()
+  if queued > 0 then
+    s = (s == '' and 'bb7 ' or s .. ' ') .. 'queued (' .. queued .. ')'
   end
   local gauge, level = require('bb7.ui.estimate').gauge()
   if gauge then
