@@ -198,3 +198,50 @@ fn queue_lists_and_unqueue_n_drops_one_queued_question() {
     assert_eq!(bodies.len(), 3, "{}", t.screen());
     assert!(bodies.iter().all(|b| !prompt_text(b).contains("beta q")));
 }
+
+#[test]
+fn a_tool_approval_asked_while_a_line_is_typed_reads_its_own_answer() {
+    let (env, fake) = fake_env(json!({}));
+    project_with(&env, &[("secret.txt", "hidden\n")]);
+    ok(&env, &["init"]);
+    // `bb7 ask --tools ask` sets the chat's tools; `bb7 chat` goes on in that chat.
+    fake.push_sse(response("", "Set.\n", vec![]));
+    ok(&env, &["ask", "--tools", "ask", "set up"]);
+    let mut looking = response(
+        "",
+        "Looking.\n",
+        vec![("read_file", json!({"path": "secret.txt"}))],
+    );
+    let at = looking
+        .iter()
+        .position(|s| matches!(s, Step::Data(d) if d.contains("Looking.")))
+        .unwrap();
+    looking.insert(at + 1, Step::Sleep(Duration::from_secs(3)));
+    fake.push_sse(looking);
+    fake.push_sse(response("", "Read it.\n", vec![]));
+    fake.push_sse(response("", "Partial answered.\n", vec![]));
+
+    let mut t = Terminal::start(&env, &["chat"]);
+    t.expect(PROMPT);
+    t.type_keys("first question\r");
+    t.expect("Looking.");
+    t.type_keys("partial");
+    t.expect("partial");
+    // The answer to the question is read by the question, not taken as typed text.
+    t.expect("Allow? [y/N]");
+    t.type_keys("y\r");
+    t.expect("Read it.");
+    t.expect(PROMPT);
+    t.type_keys("\r");
+    t.expect("Partial answered.");
+    t.expect(PROMPT);
+    t.type_keys("\x04");
+    assert!(t.wait().success(), "{}", t.screen());
+    let bodies = fake.chat_bodies();
+    assert_eq!(bodies.len(), 4, "{}", t.screen());
+    let read = serde_json::to_string(&bodies[2]).unwrap();
+    assert!(read.contains("hidden"), "the read was allowed: {read}");
+    let last = prompt_text(&bodies[3]);
+    assert!(last.contains("partial"), "{last}");
+    assert!(!last.contains("partialy"), "{last}");
+}
