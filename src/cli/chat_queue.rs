@@ -164,11 +164,11 @@ impl TypeAhead {
             self.list();
             return;
         }
-        if let Some(which) = text.strip_prefix("/unqueue") {
-            if which.is_empty() || which.starts_with(' ') {
-                self.unqueue_some(s, which.trim()).await;
-                return;
-            }
+        if let Some(which) = text.strip_prefix("/unqueue")
+            && (which.is_empty() || which.starts_with(' '))
+        {
+            self.unqueue_some(s, which.trim()).await;
+            return;
         }
         if text.starts_with('/') {
             note(&format!(
