@@ -135,9 +135,10 @@ end
 --- Older name of status().
 M.statusline = M.status
 
---- Sends `text` to the active chat (as :BB7Send).
+--- Sends `text` to the active chat (as :BB7Send); while its answer streams, `text`
+--- is queued (:help bb7-queue).
 ---@param text string
----@return string? request_id
+---@return string? request_id 'queued' when queued
 function M.send(text)
   M.ensure_setup()
   return require('bb7.commands').send(text)
