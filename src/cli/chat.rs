@@ -55,7 +55,7 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /help             this text
 
 A question typed while an answer streams shows below it (next> …), is queued
-on Enter and answered after it; /queue lists, /unqueue [N] drops what is queued.
+on Enter and answered after it; /queue lists them, /unqueue [N] drops.
 ";
 
 /// `bb7 chat`.
