@@ -235,6 +235,9 @@ async fn stream(
     let mut cancelled = false;
     let mut waiting = Waiting::start("waiting for the model");
     let mut reasoning_shown = false;
+    if let Some(q) = typed.as_deref_mut() {
+        q.resume();
+    }
     loop {
         // The line typed meanwhile, below the answer (src/cli/chat_typing.rs).
         if let Some(q) = typed.as_deref_mut() {
@@ -260,6 +263,17 @@ async fn stream(
             interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
             continue;
         };
+        // Keys typed once the end shows are the line editor's (Tab completes there).
+        if let Some(q) = typed.as_deref_mut()
+            && matches!(
+                msg,
+                TurnMessage::Done { .. }
+                    | TurnMessage::Error { .. }
+                    | TurnMessage::DiffError { .. }
+            )
+        {
+            q.pause();
+        }
         // Reasoning not shown keeps the indicator, relabelled; anything else ends it.
         match &msg {
             TurnMessage::Thinking { .. } if !o.thinking => {

@@ -36,6 +36,9 @@ pub(super) struct TypeAhead {
     saved: Option<libc::termios>,
     /// The terminal's settings while it reads (no echo, key by key).
     quiet: libc::termios,
+    /// The settings while it waits between answers: no echo, line by line, so keys
+    /// typed meanwhile stay in the terminal for the line editor (Tab completes there).
+    between: libc::termios,
     /// Asks the reader to leave the terminal alone (a question reads it), and the
     /// reader's answer that it does.
     pause: Arc<AtomicBool>,
@@ -55,7 +58,7 @@ impl TypeAhead {
         let fd = std::io::stdin().as_raw_fd();
         // SAFETY: isatty, tcgetattr and tcsetattr only read or write the termios
         // struct given for the process's own stdin.
-        let (saved, quiet) = unsafe {
+        let (saved, quiet, between) = unsafe {
             if libc::isatty(fd) != 1 {
                 return None;
             }
@@ -70,7 +73,10 @@ impl TypeAhead {
             quiet.c_cc[libc::VMIN] = 1;
             quiet.c_cc[libc::VTIME] = 0;
             libc::tcsetattr(fd, libc::TCSANOW, &quiet);
-            (t, quiet)
+            let mut between = t;
+            between.c_lflag &= !(libc::ECHO | libc::ECHONL);
+            between.c_lflag |= libc::ICANON;
+            (t, quiet, between)
         };
         let (tx, lines) = mpsc::unbounded_channel();
         let stop = Arc::new(AtomicBool::new(false));
@@ -88,6 +94,7 @@ impl TypeAhead {
             reader: Some(reader),
             saved: Some(saved),
             quiet,
+            between,
             pause,
             paused,
             queued: Vec::new(),
@@ -111,26 +118,41 @@ impl TypeAhead {
     /// the terminal: the reader stops reading (once it says so) and the terminal is as
     /// the user had it, echo on; `false` after, to read on.
     pub(super) fn hold(&mut self, on: bool) {
-        self.hide();
-        let fd = std::io::stdin().as_raw_fd();
-        if on {
-            self.pause.store(true, Ordering::SeqCst);
-            // A hang guard only: the reader looks at least every POLL_MS.
-            for _ in 0..200 {
-                if self.paused.load(Ordering::SeqCst) {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            if let Some(t) = &self.saved {
-                // SAFETY: writes back the termios read in `start` for the same fd.
-                unsafe { libc::tcsetattr(fd, libc::TCSANOW, t) };
-            }
-        } else {
+        match (on, self.saved) {
+            (true, Some(t)) => self.park(t),
+            _ => self.resume(),
+        }
+    }
+
+    /// The answer ended: keys typed from now on (after its end shows) are left in the
+    /// terminal, line by line, for the line editor or the next answer's reader.
+    pub(super) fn pause(&mut self) {
+        self.park(self.between);
+    }
+
+    /// Reads the terminal again (the next queued answer starts, a question was
+    /// answered); nothing when it reads already.
+    pub(super) fn resume(&mut self) {
+        if self.pause.load(Ordering::SeqCst) {
             // SAFETY: the settings made in `start` for the same fd.
-            unsafe { libc::tcsetattr(fd, libc::TCSANOW, &self.quiet) };
+            unsafe { libc::tcsetattr(std::io::stdin().as_raw_fd(), libc::TCSANOW, &self.quiet) };
             self.pause.store(false, Ordering::SeqCst);
         }
+    }
+
+    /// Stops the reader (once it says so) and sets the terminal to `t`.
+    fn park(&mut self, t: libc::termios) {
+        self.hide();
+        self.pause.store(true, Ordering::SeqCst);
+        // A hang guard only: the reader looks at least every POLL_MS.
+        for _ in 0..200 {
+            if self.paused.load(Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // SAFETY: settings derived from the termios read in `start` for the same fd.
+        unsafe { libc::tcsetattr(std::io::stdin().as_raw_fd(), libc::TCSANOW, &t) };
     }
 
     /// Erases the line being typed, before anything else is written.
