@@ -97,7 +97,6 @@ local function finished(rid, final, sent, sent_chat)
     state.set_unread(true)
   end
   stream_ui().finish(st, final)
-  local queue_chat = chat_id or sent_chat
   -- A refused send (an error, not a cancel) gives the typed text back.
   chat_id = chat_id or sent_chat
   if final.type == 'error' and final.code ~= 'cancelled' and sent and chat_id then
@@ -109,7 +108,7 @@ local function finished(rid, final, sent, sent_chat)
     require('bb7.ui.message').restore(chat_id, sent, reason)
   end
   -- The chat's next queued message goes now, or waits with a note (lua/bb7/queue.lua).
-  require('bb7.queue').ended(queue_chat, final)
+  require('bb7.queue').ended(chat_id, final)
   vim.cmd('redrawstatus!')
 end
 
