@@ -397,6 +397,12 @@ function M.send(text)
   if not text or vim.trim(text) == '' then
     return say('Nothing to send', levels.WARN)
   end
+  -- While the chat's answer streams the message waits its turn (lua/bb7/queue.lua).
+  local queue = require('bb7.queue')
+  if queue.wanted(chat_id) then
+    return queue.add(chat_id, text)
+  end
+  queue.sent(chat_id)
   -- `/mcp:SERVER:PROMPT …`: the server renders the message (lua/bb7/mcp.lua).
   if require('bb7.mcp').prompt(text, function(t) require('bb7.turn').send(t, chat_id) end) then
     return 'mcp'
@@ -545,6 +551,8 @@ function M.register(entry)
   cmd('BB7Tools', M.tools, { nargs = '?', complete = words({ 'off', 'ask', 'auto' }), desc = 'Let the model read project files (off, ask, auto)' })
   cmd('BB7Mode', M.mode, { nargs = '?', complete = words(vim.list_extend(vim.deepcopy(modes), { 'default' })), desc = 'Which provider answers in the chat (local, remote, hybrid_auto)' })
   cmd('BB7Cancel', M.cancel, { desc = 'Cancel the streaming response' })
+  cmd('BB7Unqueue', function(o) require('bb7.queue').unqueue(o.args) end, { nargs = '?', desc = 'Drop the queued messages (or queued message N)' })
+  cmd('BB7QueueEdit', function() require('bb7.queue').edit_last() end, { desc = 'Take the last queued message back into the Message pane' })
   cmd('BB7Unlock', function() require('bb7.locks').unlock() end, { desc = 'Take over a chat held by another bb7 process' })
   cmd('BB7Archive', function(o) require('bb7.archive').command(o) end, { bang = true, desc = 'Archive the chat (! brings an archived chat back)' })
   cmd('BB7Version', M.version, { desc = 'Show the bb7 version' })

@@ -101,7 +101,7 @@ end
 --- Statusline component (lualine, or `%{v:lua.require'bb7'.status()}`):
 --- `bb7 ⠋` while a reply streams (`bb7 ⠋ 12s` while it waits for its first token),
 --- `bb7 •` when a reply arrived while the UI was
---- hidden, else ''; followed by the context gauge (`~48k/200k (24%)`, with `!` from
+--- hidden, else ''; `queued (N)` while messages wait for the answer; followed by the context gauge (`~48k/200k (24%)`, with `!` from
 --- 80% and `FULL` at 100%) when the active chat's window is known.
 ---@return string
 function M.status()
@@ -119,6 +119,11 @@ function M.status()
   elseif state.unread() then
     s = 'bb7 •'
   end
+  -- Messages waiting for the active chat's answer to end (lua/bb7/queue.lua).
+  local queued = #require('bb7.queue').items()
+  if queued > 0 then
+    s = (s == '' and 'bb7 ' or s .. ' ') .. 'queued (' .. queued .. ')'
+  end
   local gauge, level = require('bb7.ui.estimate').gauge()
   if gauge then
     gauge = gauge .. (level == 'full' and ' FULL' or level == 'warning' and ' !' or '')
@@ -130,9 +135,10 @@ end
 --- Older name of status().
 M.statusline = M.status
 
---- Sends `text` to the active chat (as :BB7Send).
+--- Sends `text` to the active chat (as :BB7Send); while its answer streams, `text`
+--- is queued (:help bb7-queue).
 ---@param text string
----@return string? request_id
+---@return string? request_id 'queued' when queued
 function M.send(text)
   M.ensure_setup()
   return require('bb7.commands').send(text)

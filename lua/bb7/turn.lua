@@ -107,6 +107,8 @@ local function finished(rid, final, sent, sent_chat)
     end
     require('bb7.ui.message').restore(chat_id, sent, reason)
   end
+  -- The chat's next queued message goes now, or waits with a note (lua/bb7/queue.lua).
+  require('bb7.queue').ended(chat_id, final)
   vim.cmd('redrawstatus!')
 end
 
@@ -180,14 +182,16 @@ function M.follow_peer(rid, chat_id)
   vim.cmd('redrawstatus!')
 end
 
---- Sends `text` to the active chat, `chat_id`.
+--- Sends `text` to the active chat, `chat_id`; with `named`, to `chat_id` whichever
+--- chat is active (a queued message of a chat no longer shown).
 ---@param text string
 ---@param chat_id string?
+---@param named boolean?
 ---@return string? request_id nil when the binary cannot start
-function M.send(text, chat_id)
+function M.send(text, chat_id, named)
   local rid
   local ended = false
-  rid = api.send({ content = text }, function(final)
+  rid = api.send({ content = text, chat_id = named and chat_id or nil }, function(final)
     ended = true
     finished(rid, final, text, chat_id)
   end, function(msg)

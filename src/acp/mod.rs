@@ -130,8 +130,11 @@ pub async fn serve_stdio() -> Result<(), String> {
         .on_receive_request(
             async move |req: PromptRequest, responder, cx| {
                 let st = s5.clone();
+                // Read here, in the order messages arrive: a cancel sent after this
+                // prompt cancels it, also while it waits for the one before it.
+                let cancels = prompt::cancels(&st, &req).await;
                 tokio::spawn(async move {
-                    let r = prompt::prompt(&st, req, &cx).await;
+                    let r = prompt::prompt(&st, req, cancels, &cx).await;
                     let _ = responder.respond_with_result(r);
                 });
                 Ok(())

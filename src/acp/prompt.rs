@@ -32,15 +32,29 @@ fn text_chunk(s: impl Into<String>) -> ContentChunk {
     ContentChunk::new(ContentBlock::Text(TextContent::new(s.into())))
 }
 
-/// `session/prompt`.
+/// The `session/cancel`s the session of `req` has had (0 for an unknown session),
+/// read as the prompt arrives.
+pub(super) async fn cancels(st: &Shared, req: &PromptRequest) -> u64 {
+    st.session(&req.session_id.0)
+        .await
+        .map_or(0, |s| s.cancels.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+/// `session/prompt`; `cancels`: the session's cancels when it arrived ([`cancels`]).
 pub(super) async fn prompt(
     st: &Shared,
     req: PromptRequest,
+    cancels: u64,
     cx: &Cx,
 ) -> Result<PromptResponse, RpcError> {
     let sess = st.session(&req.session_id.0).await?;
     let caps = st.caps();
+    // A prompt sent while another runs waits for it (queued, in the order sent); a
+    // `session/cancel` sent after it cancels it too.
     let mut c = sess.conn.lock().await;
+    if sess.cancels.load(std::sync::atomic::Ordering::SeqCst) != cancels {
+        return Ok(PromptResponse::new(StopReason::Cancelled));
+    }
     let mut cancel = sess.start_prompt();
     let r = run(&sess, &caps, &mut c, req.prompt, &mut cancel, cx).await;
     sess.end_prompt();

@@ -279,6 +279,7 @@ async fn register(
         tag: super::state::process_tag(),
         calls: std::sync::atomic::AtomicU64::new(0),
         message: Mutex::new(None),
+        cancels: std::sync::atomic::AtomicU64::new(0),
     });
     st.sessions.lock().await.insert(id, sess.clone());
     if let Some(mut titles) = titles {

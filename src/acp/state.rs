@@ -69,6 +69,9 @@ pub(super) struct Sess {
     pub(super) calls: std::sync::atomic::AtomicU64,
     /// The `messageId` of the running prompt's answer.
     pub(super) message: Mutex<Option<String>>,
+    /// `session/cancel`s so far: a prompt that waited for the one before it to end
+    /// (queued) and saw one meanwhile is cancelled without reaching the model.
+    pub(super) cancels: std::sync::atomic::AtomicU64,
 }
 
 impl Sess {
@@ -105,8 +108,11 @@ impl Sess {
         }
     }
 
-    /// `session/cancel`: stops the running prompt, if any.
+    /// `session/cancel`: stops the running prompt, if any, and the prompts queued
+    /// behind it.
     pub fn cancel(&self) {
+        self.cancels
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if let Ok(p) = self.prompting.lock()
             && let Some(tx) = p.as_ref()
         {

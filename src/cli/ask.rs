@@ -235,7 +235,14 @@ async fn stream(
     let mut cancelled = false;
     let mut waiting = Waiting::start("waiting for the model");
     let mut reasoning_shown = false;
+    if let Some(q) = typed.as_deref_mut() {
+        q.resume();
+    }
     loop {
+        // The line typed meanwhile, below the answer (src/cli/chat_typing.rs).
+        if let Some(q) = typed.as_deref_mut() {
+            q.show(&mut waiting);
+        }
         let next = tokio::select! {
             m = s.c.next_stream(&id) => Some(m?),
             _ = sigint.recv() => None,
@@ -248,11 +255,25 @@ async fn stream(
                 continue;
             }
         };
+        if let Some(q) = typed.as_deref_mut() {
+            q.hide();
+        }
         let Some(msg) = next else {
             waiting.stop();
             interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
             continue;
         };
+        // Keys typed once the end shows are the line editor's (Tab completes there).
+        if let Some(q) = typed.as_deref_mut()
+            && matches!(
+                msg,
+                TurnMessage::Done { .. }
+                    | TurnMessage::Error { .. }
+                    | TurnMessage::DiffError { .. }
+            )
+        {
+            q.pause();
+        }
         // Reasoning not shown keeps the indicator, relabelled; anything else ends it.
         match &msg {
             TurnMessage::Thinking { .. } if !o.thinking => {
@@ -329,10 +350,17 @@ async fn stream(
                 ..
             } => {
                 lines.close_all(s);
+                // The question reads the terminal, not the type-ahead.
+                if let Some(q) = typed.as_deref_mut() {
+                    q.hold(true);
+                }
                 let approved = tokio::select! {
                     a = approve(payload.description()) => Some(a),
                     _ = sigint.recv() => None,
                 };
+                if let Some(q) = typed.as_deref_mut() {
+                    q.hold(false);
+                }
                 let Some(approved) = approved else {
                     interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
                     continue;
@@ -351,10 +379,16 @@ async fn stream(
                 ..
             } => {
                 lines.close_all(s);
+                if let Some(q) = typed.as_deref_mut() {
+                    q.hold(true);
+                }
                 let answer = tokio::select! {
                     a = clarify(&question) => Some(a),
                     _ = sigint.recv() => None,
                 };
+                if let Some(q) = typed.as_deref_mut() {
+                    q.hold(false);
+                }
                 let Some(answer) = answer else {
                     interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
                     continue;

@@ -54,8 +54,8 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
                     /add mcp:SERVER:URI, /mcp:SERVER:PROMPT name=value …
   /help             this text
 
-A question typed while an answer streams is queued (not echoed until Enter)
-and answered after it; /unqueue drops what is queued, other /commands wait.
+A question typed while an answer streams shows below it (next> …), is queued
+on Enter and answered after it; /queue lists them, /unqueue [N] drops.
 ";
 
 /// `bb7 chat`.
@@ -84,7 +84,7 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         let prompt = super::chat_prompt::prompt_line(s).await;
         // A line typed as an answer ended runs first, shown after the prompt as if typed there.
         let line = if s.typed_ahead.is_empty() {
-            match editor.read(prompt).await {
+            match editor.read(prompt, &mut s.typed_draft).await {
                 Input::Line(l) => l,
                 Input::Interrupted => continue,
                 Input::End => break,
@@ -171,7 +171,7 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
         mode: None,
     };
     // Lines typed while it streams are queued: src/cli/chat_queue.rs.
-    let mut typed = super::chat_queue::TypeAhead::start();
+    let mut typed = super::chat_queue::TypeAhead::start(std::mem::take(&mut s.typed_draft));
     let first = ask::turn(
         s,
         text,
@@ -184,7 +184,7 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     let done = match typed {
         Some(mut t) => {
             let done = answer_queued(s, &mut t, &opts, sigint, done).await;
-            s.typed_ahead.extend(t.finish());
+            t.finish(s);
             done
         }
         None => done,
@@ -305,6 +305,8 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             }
         },
         "tokens" => tokens(s).await?,
+        // Questions queue only while an answer streams (src/cli/chat_queue.rs).
+        "queue" | "unqueue" => eprintln!("bb7: nothing is queued"),
         "run" | "test" if !args.is_empty() => {
             // The command as typed, spaces and quotes kept.
             let cmd = line.trim_start()[name.len()..].trim();
@@ -613,7 +615,9 @@ impl LineReader {
     }
 
     /// Reads one entry; a continued line comes back with its `\` line ends removed.
-    async fn read(&mut self, prompt: super::chat_prompt::PromptLine) -> Input {
+    /// `draft`: what the line starts with (typed during the answer, not sent), taken.
+    async fn read(&mut self, prompt: super::chat_prompt::PromptLine, draft: &mut String) -> Input {
+        let draft = std::mem::take(draft);
         let Some(mut editor) = self.editor.take() else {
             return Input::End;
         };
@@ -621,7 +625,7 @@ impl LineReader {
             h.prompt = Some((prompt.text.clone(), prompt.painted));
         }
         let read = tokio::task::spawn_blocking(move || {
-            let got = editor.readline(&prompt.text);
+            let got = editor.readline_with_initial(&prompt.text, (&draft, ""));
             (editor, got)
         })
         .await;

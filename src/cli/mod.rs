@@ -9,6 +9,7 @@ mod attach;
 mod chat;
 mod chat_prompt;
 mod chat_queue;
+mod chat_typing;
 // The in-process client and root discovery live a floor down, shared with `bb7 acp`.
 use crate::front::client;
 mod context;
@@ -70,6 +71,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         reads_only: reads_only(&cmd),
         in_chat: false,
         typed_ahead: Vec::new(),
+        typed_draft: String::new(),
     };
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),

@@ -33,6 +33,9 @@ pub(crate) struct Session {
     /// `bb7 chat`: lines typed as an answer ended, not yet run (they run before the
     /// line editor reads again).
     pub(super) typed_ahead: Vec<String>,
+    /// `bb7 chat`: a line typed during an answer and not sent (no Enter): the next
+    /// answer's type-ahead or the line editor starts with it (src/cli/chat_typing.rs).
+    pub(super) typed_draft: String,
 }
 
 impl Session {

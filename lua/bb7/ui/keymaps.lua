@@ -165,6 +165,9 @@ local function input_keys()
     help_key,
     { config.get().send_key, 'send (also in insert mode)', send_input },
     { '<CR>', 'send', send_input },
+    { require('bb7.queue').edit_key, 'take the last queued message back to edit', function()
+      require('bb7.queue').edit_last()
+    end },
   }
 end
 

@@ -66,6 +66,8 @@ function M.load(chat)
   local orphan = D.chat == nil and M.text() ~= ''
   D.chat = chat.id
   M.clear_warning()
+  -- This chat's queued messages, listed above the pane (lua/bb7/queue.lua).
+  require('bb7.queue').show()
   if orphan and (chat.draft or '') == '' then
     -- Typed while no chat was active: it becomes this chat's draft.
     return M.save()
@@ -278,6 +280,8 @@ end
 function M.send()
   local text = M.text()
   if vim.trim(text) == '' then
+    -- A queue that waits (lua/bb7/queue.lua): the next queued message goes now.
+    require('bb7.queue').release()
     return
   end
   if D.stale then

@@ -521,7 +521,7 @@ function M.render_titles()
   layout().set_title('preview', M.preview_title(w and vim.api.nvim_win_get_width(w)))
   local est = require('bb7.ui.estimate').text()
   est = est ~= '' and ('  ' .. est) or ''
-  layout().set_title('input', ' Message' .. est .. ' · ' .. config.get().send_key .. ' send · ? keys · q close')
+  layout().set_title('input', ' Message' .. est .. require('bb7.queue').title() .. ' · ' .. config.get().send_key .. ' send · ? keys · q close')
 end
 
 --- Redraws every pane from the binary's state (nothing when the UI is closed). The
