@@ -33,9 +33,7 @@ struct Outcome {
 /// been closed), it ends the line and reads one answer.
 fn guest(sock: &std::path::Path, i: usize, body: Arc<Vec<u8>>, all: Arc<Barrier>) -> Outcome {
     let mut s = UnixStream::connect(sock).unwrap();
-    let head = format!(
-        r#"{{"request_id":"g{i}","action":"ping","pad":""#
-    );
+    let head = format!(r#"{{"request_id":"g{i}","action":"ping","pad":""#);
     let wrote = s
         .write_all(head.as_bytes())
         .and_then(|()| s.write_all(&body));
@@ -81,7 +79,11 @@ fn guests_over_the_shared_byte_budget_are_closed_and_the_holder_goes_on() {
             continue;
         }
         assert_eq!(a["type"], "error", "guest {i}: {a}");
-        assert_eq!(a["request_id"], format!("g{i}"), "the error names the line's id: {a}");
+        assert_eq!(
+            a["request_id"],
+            format!("g{i}"),
+            "the error names the line's id: {a}"
+        );
         let msg = a["message"].as_str().unwrap();
         assert!(
             msg.contains("144 MiB") && msg.contains("limit of all guests"),
@@ -91,7 +93,10 @@ fn guests_over_the_shared_byte_budget_are_closed_and_the_holder_goes_on() {
     }
     // Two lines fit in all guests' budget, a third does not; a guest is closed only
     // when the holder's guests hold nearly all of it, so at least one is served.
-    assert!((1..=2).contains(&served), "{served} guests of 4 were served");
+    assert!(
+        (1..=2).contains(&served),
+        "{served} guests of 4 were served"
+    );
     drop(body);
     assert_eq!(editor.ok(json!({"action": "ping"}))["type"], "ok");
     // The budget was given back: the command line is still a guest that is served.
