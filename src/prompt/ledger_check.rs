@@ -34,11 +34,7 @@ pub(super) fn sound(f: &ShownFile) -> bool {
         None => kind != AttachKind::Image,
     };
     let head = format!("kind=\"{}\" name=\"{}\"", kind.as_str(), attr(name));
-    image_ok
-        && f.diff.is_none()
-        && attrs
-            .strip_prefix(&head)
-            .is_some_and(|rest| meta_attrs_sound(rest))
+    image_ok && f.diff.is_none() && attrs.strip_prefix(&head).is_some_and(meta_attrs_sound)
 }
 
 /// Whether `rest` is a run of ` key="value"`: a key as `clean_meta` allows, a value
