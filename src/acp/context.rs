@@ -301,9 +301,15 @@ pub(super) async fn read_text(
     cx: &Cx,
 ) -> Result<String, RpcError> {
     let abs = sess.abs(rel);
-    if caps.fs.read_text_file
-        && let Some(text) = editor_read(sess, cx, &abs).await
-    {
+    let editor = match caps.fs.read_text_file {
+        true => editor_text(sess, cx, &abs).await.map_err(|why| {
+            invalid(format!(
+                "{rel} is too large to add: {why}; nothing was added"
+            ))
+        })?,
+        false => None,
+    };
+    if let Some(text) = editor {
         let disk = std::fs::read(&abs)
             .ok()
             .and_then(|b| String::from_utf8(b).ok());
@@ -323,12 +329,20 @@ pub(super) const EDITOR_READ_TIMEOUT: std::time::Duration = std::time::Duration:
 /// The editor's text of `abs` (`fs/read_text_file`); `None` when the client refuses
 /// or does not answer within [`EDITOR_READ_TIMEOUT`].
 pub(super) async fn editor_read(sess: &Sess, cx: &Cx, abs: &Path) -> Option<String> {
+    editor_text(sess, cx, abs).await.ok().flatten()
+}
+
+/// [`editor_read`], but an answer over the line limit (a buffer too large to send,
+/// `stdio::instead_of_too_long`) is an error naming `rel` and the limit rather than
+/// `None`, so that `/add` never takes the disk's text for the editor's.
+async fn editor_text(sess: &Sess, cx: &Cx, abs: &Path) -> Result<Option<String>, String> {
     let call = cx
         .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.to_path_buf()))
         .block_task();
     match tokio::time::timeout(EDITOR_READ_TIMEOUT, call).await {
-        Ok(Ok(r)) => Some(r.content),
-        _ => None,
+        Ok(Ok(r)) => Ok(Some(r.content)),
+        Ok(Err(e)) if e.message == super::stdio::too_long_message() => Err(e.message),
+        _ => Ok(None),
     }
 }
 

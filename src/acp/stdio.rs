@@ -12,6 +12,7 @@ use futures_util::{Sink, Stream};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Stdin};
 
 use crate::protocol::MAX_LINE_BYTES;
+use crate::protocol::head::{HEAD_BYTES, member_at_start};
 
 /// What the JSON-RPC layer reads in place of a line that is not UTF-8 (not JSON, so
 /// it answers a parse error).
@@ -19,6 +20,38 @@ const NOT_UTF8: &str = "(a line that is not UTF-8 text)";
 
 /// What it reads in place of a line over the limit.
 const TOO_LONG: &str = "(a line over the length limit)";
+
+/// What the JSON-RPC layer reads in place of a line over the limit whose start is
+/// `head`. A client's *response* (an `id`, no `method`: the editor's text of a
+/// 70 MB buffer answering `fs/read_text_file`) becomes an error response to the same
+/// request, naming the limit, so the request bb7 waits on fails at once and by name
+/// (docs/PROTOCOL.md, "bb7 acp"); anything else is a line that is not JSON.
+fn instead_of_too_long(head: &[u8]) -> String {
+    let id = member_at_start(head, "id").filter(|id| id.is_string() || id.is_number());
+    match id {
+        Some(id) if member_at_start(head, "method").is_none() => {
+            let reply = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {"code": TOO_LONG_CODE, "message": too_long_message()},
+            });
+            reply.to_string()
+        }
+        _ => TOO_LONG.to_owned(),
+    }
+}
+
+/// The JSON-RPC error code of a client's answer over the line limit (-32600, the
+/// specification's "Invalid Request").
+pub(super) const TOO_LONG_CODE: i32 = -32600;
+
+/// The message of a client's answer over the line limit.
+pub(super) fn too_long_message() -> String {
+    format!(
+        "the editor's answer is over the {} MiB line limit",
+        MAX_LINE_BYTES / (1024 * 1024)
+    )
+}
 
 /// The next line of `r`: `None` at the end of the input.
 async fn next_line(r: &mut BufReader<Stdin>) -> std::io::Result<Option<String>> {
@@ -39,7 +72,11 @@ async fn next_line(r: &mut BufReader<Stdin>) -> std::io::Result<Option<String>> 
         if !too_long {
             if buf.len() + take > MAX_LINE_BYTES {
                 too_long = true;
-                buf = Vec::new();
+                // Only the start is kept, to read the message's `id` from.
+                buf.truncate(HEAD_BYTES);
+                let room = HEAD_BYTES.saturating_sub(buf.len()).min(take);
+                buf.extend_from_slice(&available[..room]);
+                buf.shrink_to_fit();
             } else {
                 buf.extend_from_slice(&available[..take]);
             }
@@ -51,7 +88,7 @@ async fn next_line(r: &mut BufReader<Stdin>) -> std::io::Result<Option<String>> 
         }
     }
     if too_long {
-        return Ok(Some(TOO_LONG.to_owned()));
+        return Ok(Some(instead_of_too_long(&buf)));
     }
     if buf.last() == Some(&b'\r') {
         buf.pop();

@@ -145,6 +145,9 @@ pub enum ApiError {
     Network(String),
     /// The server's answer could not be understood.
     Decode(String),
+    /// The answer went over a bound bb7 sets on one answer (`turn::call_limits`):
+    /// what it went over. bb7 stopped reading it.
+    OverLimit(String),
 }
 
 impl ApiError {
@@ -237,6 +240,7 @@ impl ApiError {
             }
             ApiError::Network(m) => format!("Cannot reach the model API: {m}"),
             ApiError::Decode(m) => format!("Cannot understand the model API's answer: {m}"),
+            ApiError::OverLimit(m) => format!("The model's answer was refused: {m}"),
         }
     }
 }

@@ -87,14 +87,15 @@ impl ShownFile {
 }
 
 impl ShownFile {
-    /// Whether `text` is the version `file_id` names (`chat::ids`: a file's or a
-    /// section's id is a hash of its path and text). Images and attachments, whose
-    /// shown text is not what their id hashes, are not checked here. A snapshot read
-    /// with CRLF line ends is shown as LF, so the text is also tried with CRLF line ends;
-    /// a file with mixed line ends fails the check (one uncached request).
+    /// Whether `text` is the version `file_id` names (`chat::ids`: a file's, a
+    /// section's, an attachment's or an image's id is a hash of its path and text, the
+    /// image's text being its base64), and an attachment's tag attributes and an
+    /// image's media type are those bb7 writes (`ledger_check`). A snapshot read with
+    /// CRLF line ends is shown as LF, so the text is also tried with CRLF line ends; a
+    /// file with mixed line ends fails the check (one uncached request).
     pub fn text_matches_id(&self) -> bool {
-        if self.image.is_some() || self.attachment.is_some() {
-            return true;
+        if !super::ledger_check::sound(self) {
+            return false;
         }
         let id_of = |text: &str| match (self.start_line, self.end_line) {
             (Some(a), Some(b)) => crate::chat::ids::section_version(&self.path, a, b, text),

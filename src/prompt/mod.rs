@@ -9,6 +9,7 @@ pub mod cache;
 pub mod files;
 pub mod instructions;
 pub mod ledger;
+mod ledger_check;
 pub mod quote;
 mod retry;
 pub mod rules;

@@ -16,6 +16,16 @@ pub const HEAD_BYTES: usize = 64 * 1024;
 /// The request id (a string, or a number as its text) that `line` names among the
 /// top-level members read in order from its start, before anything unreadable.
 pub fn request_id_at_start(line: &[u8]) -> Option<String> {
+    match member_at_start(line, "request_id")? {
+        Value::String(s) => Some(s),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The value of top-level member `name` of the object `line` starts, read in order
+/// from its start before anything unreadable (a JSON-RPC message's `id` or `method`).
+pub fn member_at_start(line: &[u8], name: &str) -> Option<Value> {
     let mut i = ws(line, 0);
     if line.get(i) != Some(&b'{') {
         return None;
@@ -31,12 +41,8 @@ pub fn request_id_at_start(line: &[u8]) -> Option<String> {
         }
         i = ws(line, i + 1);
         let end = value_end(line, i)?;
-        if key == b"\"request_id\"" {
-            return match serde_json::from_slice::<Value>(&line[i..end]).ok()? {
-                Value::String(s) => Some(s),
-                Value::Number(n) => Some(n.to_string()),
-                _ => None,
-            };
+        if serde_json::from_slice::<String>(key).is_ok_and(|k| k == name) {
+            return serde_json::from_slice::<Value>(&line[i..end]).ok();
         }
         i = ws(line, end);
         if line.get(i) != Some(&b',') {
@@ -127,5 +133,8 @@ mod tests {
         );
         assert_eq!(id(b"[1,2]"), None);
         assert_eq!(id(br#"{"request_id":null}"#), None);
+        let rpc = br#"{"jsonrpc":"2.0","id":7,"result":{"content":"cut"#;
+        assert_eq!(super::member_at_start(rpc, "id"), Some(7.into()));
+        assert_eq!(super::member_at_start(rpc, "method"), None);
     }
 }

@@ -16,9 +16,12 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
-use super::lines::{Line, LineCutter, LineReader};
+use super::lines::{Line, LineCutter};
 use crate::chat::ChatKey;
-use crate::protocol::outbox::Outbox;
+use crate::protocol::head::request_id_at_start;
+use crate::protocol::outbox::{Outbox, guest_id};
+
+pub mod budget;
 
 /// The socket's file name inside the chat's folder.
 pub const SOCKET_NAME: &str = "holder.sock";
@@ -36,6 +39,8 @@ pub enum GuestEvent {
         /// The line (at most `protocol::MAX_LINE_BYTES`), or, when it was longer, the
         /// request id its start named.
         bytes: Result<Vec<u8>, Option<String>>,
+        /// The line's bytes against the guest's budgets, until the line is dropped.
+        charge: budget::Charge,
     },
     /// Guest `conn` closed its connection: its route goes, its turns are cancelled.
     Closed {
@@ -298,30 +303,85 @@ async fn serve_guest(stream: UnixStream, conn: u64, chat: ChatKey, hub: Hub) {
         // Nothing drains any more: the reader must not wait for room.
         drained.close();
     }));
-    let mut reader = LineReader {
-        inner: BufReader::with_capacity(1 << 16, read),
-        cutter: LineCutter::default(),
-    };
+    let mut reader = BufReader::with_capacity(1 << 16, read);
+    let mut cutter = LineCutter::default();
+    let mut charge = budget::Account::new(budget::GUEST_BYTES, &budget::POOL).charge();
     loop {
         // A guest that does not read its answers is not read either (invariant 14).
         backlog.room().await;
-        let bytes = match reader.next().await {
+        let bytes = match next_line(&mut reader, &mut cutter, &mut charge).await {
             Ok(Line::Text(b)) => Ok(b),
             Ok(Line::TooLong(id)) => Err(id),
-            Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::Eof) | Err(Stop::Io) => break,
+            Err(Stop::Over(over, own)) => {
+                // Its answer is written before the connection closes: the writer
+                // drains what was queued once the route is gone.
+                let id = guest_id(conn, own.as_deref());
+                tracing::info!(conn, ?over, "a guest went over its byte budget");
+                hub.outbox.send_error(&over.error(), Some(&id));
+                break;
+            }
         };
         let ev = GuestEvent::Line {
             conn,
             chat: chat.clone(),
             pid,
             bytes,
+            charge: charge.take(),
         };
         if hub.tx.send(ev).await.is_err() {
             break;
         }
     }
+    drop(cutter);
+    drop(charge);
     let _ = hub.tx.send(GuestEvent::Closed { conn }).await;
     let _ = (&mut writer.0).await;
+}
+
+/// Why a guest's lines stopped.
+enum Stop {
+    /// Its connection failed.
+    Io,
+    /// It went over a byte budget, reading the line with this request id.
+    Over(budget::Over, Option<String>),
+}
+
+/// The guest's next line, its bytes charged to `charge` as they are read (the
+/// unfinished line counts as much as a whole one queued).
+async fn next_line(
+    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    cutter: &mut LineCutter,
+    charge: &mut budget::Charge,
+) -> Result<Line, Stop> {
+    use tokio::io::AsyncBufReadExt;
+    loop {
+        let available = reader.fill_buf().await.map_err(|_| Stop::Io)?;
+        if available.is_empty() {
+            return Ok(cutter.finish());
+        }
+        let (consumed, line) = cutter.take(available);
+        reader.consume(consumed);
+        match line {
+            Some(Line::Text(b)) => {
+                if let Err(over) = charge.set(b.len()) {
+                    let head = &b[..b.len().min(crate::protocol::head::HEAD_BYTES)];
+                    return Err(Stop::Over(over, request_id_at_start(head)));
+                }
+                return Ok(Line::Text(b));
+            }
+            Some(line) => {
+                // Nothing of a skipped line is held: the charge only shrinks.
+                let _ = charge.set(0);
+                return Ok(line);
+            }
+            None => {
+                if let Err(over) = charge.set(cutter.held()) {
+                    return Err(Stop::Over(over, cutter.id_so_far()));
+                }
+            }
+        }
+    }
 }
 
 /// A task aborted when its handle is dropped.

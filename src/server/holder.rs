@@ -136,7 +136,8 @@ impl Holder {
 
     /// Answers one guest event with the session, as the holder's own requests are.
     pub(super) fn on_event(&mut self, session: &mut Session, ev: GuestEvent, ctx: &Ctx) {
-        let (conn, chat, pid, bytes) = match ev {
+        // The line's bytes count against its guest's budget until it is answered.
+        let (conn, chat, pid, bytes, _charge) = match ev {
             GuestEvent::Closed { conn } => {
                 ctx.outbox.remove_guest(conn);
                 session.cancel_where(|id| guest_route(id).is_some_and(|(c, _)| c == conn));
@@ -147,7 +148,8 @@ impl Holder {
                 chat,
                 pid,
                 bytes,
-            } => (conn, chat, pid, bytes),
+                charge,
+            } => (conn, chat, pid, bytes, charge),
         };
         let bytes = match bytes {
             Ok(b) => b,

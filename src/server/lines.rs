@@ -67,6 +67,18 @@ impl LineCutter {
         Line::TooLong(request_id_at_start(&head))
     }
 
+    /// The bytes of the unfinished line held now (none once it went over the limit:
+    /// only its start is kept then).
+    pub(super) fn held(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The request id the start of the unfinished line names, if any.
+    pub(super) fn id_so_far(&self) -> Option<String> {
+        let held = if self.too_long { &self.head } else { &self.buf };
+        request_id_at_start(&held[..held.len().min(HEAD_BYTES)])
+    }
+
     /// The input ended: the unterminated rest, if any, is a last line.
     pub(super) fn finish(&mut self) -> Line {
         let buf = std::mem::take(&mut self.buf);

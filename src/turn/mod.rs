@@ -2,6 +2,7 @@
 //! leaves behind ([`complete`]), a pure function of the turn's outcome and its planned
 //! file writes that the server applies to the chat.
 
+pub mod call_limits;
 pub mod complete;
 mod liveness;
 mod retrieval;

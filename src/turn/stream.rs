@@ -61,6 +61,7 @@ async fn stream_round(
     let mut text = String::new();
     let mut thinking = String::new();
     let mut calls: BTreeMap<usize, CallParts> = BTreeMap::new();
+    let mut counted = crate::turn::call_limits::CallCount::default();
     let mut usage = None;
     let mut error = None;
     let mut cancelled = false;
@@ -266,7 +267,15 @@ async fn stream_round(
                         name,
                         arguments,
                     } => {
-                        if !calls.contains_key(&index) {
+                        let new_call = !calls.contains_key(&index);
+                        if let Err(why) = counted.add(new_call, arguments.len()) {
+                            // A flood is not read on, nor any of it staged.
+                            tracing::warn!(request_id = %spec.request_id, %why, "model answer over a limit");
+                            calls.clear();
+                            error = Some(ApiError::OverLimit(why));
+                            break 'attempts;
+                        }
+                        if new_call {
                             got.calls += 1;
                         }
                         let c = calls.entry(index).or_default();
