@@ -94,7 +94,13 @@ impl ShownFile {
     /// CRLF line ends is shown as LF, so the text is also tried with CRLF line ends; a
     /// file with mixed line ends fails the check (one uncached request).
     pub fn text_matches_id(&self) -> bool {
-        if !super::ledger_check::sound(self) {
+        let entry = super::ledger_check::Entry {
+            path: &self.path,
+            attachment: self.attachment.as_deref(),
+            image_type: self.image.as_ref().map(|i| i.media_type.as_str()),
+            has_diff: self.diff.is_some(),
+        };
+        if !super::ledger_check::sound(entry) {
             return false;
         }
         let id_of = |text: &str| match (self.start_line, self.end_line) {
