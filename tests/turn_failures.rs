@@ -371,7 +371,7 @@ fn token_estimates() {
 #[test]
 fn turns_in_different_chats_run_at_the_same_time() {
     let (env, fake, mut b, first) = setup(json!({}));
-    let r1 = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
+    let (r1, slow) = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
     let busy = b.err(json!({"action": "send", "content": "again"}));
     assert_eq!(busy["code"], "busy");
     assert_eq!(busy["message"], "Another request is already in progress");
@@ -385,6 +385,8 @@ fn turns_in_different_chats_run_at_the_same_time() {
     while order.len() < 2 {
         let m = b.recv().unwrap();
         if m["type"] == "done" {
+            // The first turn goes on only once the second one ended.
+            slow.open();
             order.push(m["request_id"].as_str().unwrap().to_owned());
             if m["request_id"] == r1.as_str() {
                 assert_eq!(m["chat_id"], first.as_str());
