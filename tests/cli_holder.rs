@@ -115,7 +115,7 @@ fn every_one_shot_command_is_served_by_the_editor_holding_the_chat() {
     {
         use std::io::{BufRead, BufReader, Write};
         let mut s = std::os::unix::net::UnixStream::connect(&sock).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.set_read_timeout(Some(common::TIMEOUT)).unwrap();
         let mut r = BufReader::new(s.try_clone().unwrap());
         let mut ask = |line: &str| -> Value {
             s.write_all(format!("{line}\n").as_bytes()).unwrap();

@@ -271,7 +271,7 @@ where
         })
         .await;
     // The connection closed bb7's stdin: it exits and lets its chats go.
-    if tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+    if tokio::time::timeout(crate::common::TIMEOUT, child.wait())
         .await
         .is_err()
     {
