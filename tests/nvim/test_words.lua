@@ -140,15 +140,18 @@ test('the title counts the seconds until the first token', function()
   H.project({ ['a.txt'] = 'x\n' })
   vim.cmd('BB7Init')
   vim.cmd('BB7NewChat')
-  -- The first token comes after two pauses (before the role, before the text).
-  H.script({ text = 'late words', chunk_delay_ms = 2500 })
+  -- The first token comes once the count was seen going on (held before the text),
+  -- the second once "answering" was seen.
+  H.script({ text = 'late words', holds = { { after = 0, ['until'] = 'go' }, { after = 1, ['until'] = 'go2' } } })
   vim.cmd('BB7')
   require('bb7').send('take your time')
   local title = function() return require('bb7.ui.render').preview_title() end
   H.wait(function() return title():find('waiting %d+ s') ~= nil end, 5000, 'waiting: ' .. title())
   H.wait(function() return title():find('waiting [1-9]%d* s') ~= nil end, 10000, 'the count goes on')
   H.truthy(require('bb7').status():match('^bb7 %S+ %d+s'), 'the statusline counts too: ' .. require('bb7').status())
+  H.release('go')
   H.wait(function() return title():find('answering', 1, true) ~= nil end, 15000, 'answering once words come')
+  H.release('go2')
   H.wait(function() return H.note('Response received') ~= nil end, 15000, 'answer')
 end)
 
