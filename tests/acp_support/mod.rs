@@ -23,6 +23,9 @@ use agent_client_protocol::{Agent, ByteStreams, Client, Error, UntypedMessage};
 use serde_json::Value;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+mod scenario;
+pub use scenario::*;
+
 /// What the editor saw.
 #[derive(Default)]
 pub struct Seen {
