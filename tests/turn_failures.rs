@@ -223,7 +223,8 @@ fn titles_models_and_balance() {
     fake.push_completion("\"Refactor The Parser.\"");
     let (_, end) = run(&mut b, "Please refactor the parser");
     assert_eq!(end["type"], "done");
-    let event = (0..50)
+    // A hang guard of 600 polls (the harness's TIMEOUT when nothing arrives).
+    let event = (0..600)
         .find_map(|_| {
             b.recv_timeout(Duration::from_millis(200))
                 .filter(|m| m["type"] == "title_updated" && m["title"] != "Refactor the parser")
@@ -248,7 +249,7 @@ fn titles_models_and_balance() {
 
     fake.push_completion("Explicit title");
     b.ok(json!({"action": "generate_title", "chat_id": id, "content": "whatever"}));
-    let ev = (0..50)
+    let ev = (0..600)
         .find_map(|_| {
             b.recv_timeout(Duration::from_millis(200))
                 .filter(|m| m["type"] == "title_updated")
