@@ -6,8 +6,6 @@
 mod cli_support;
 mod common;
 
-use std::time::Duration;
-
 use cli_support::*;
 use common::fake_env;
 use common::fake_model::*;

@@ -42,13 +42,7 @@ fn reopen(env: &Env, chat: &str) -> Bb7 {
 
 /// The paths `context_list` gives, in order.
 fn context_paths(b: &mut Bb7) -> Vec<String> {
-    let list = b.ok(json!({"action": "context_list"}));
-    list["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_owned())
-        .collect()
+    common::paths_of(&b.ok(json!({"action": "context_list"}))["files"])
 }
 
 #[test]

@@ -50,12 +50,7 @@ fn set_mode(path: &Path, mode: u32) {
 }
 
 fn context_paths(chat: &Value) -> Vec<String> {
-    chat["context_files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_owned())
-        .collect()
+    common::paths_of(&chat["context_files"])
 }
 
 #[test]

@@ -24,6 +24,8 @@ use serde_json::Value;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 mod scenario;
+// Each test file uses some of the shared openings, some none.
+#[allow(unused_imports)]
 pub use scenario::*;
 
 /// What the editor saw.

@@ -435,6 +435,17 @@ pub fn events(chat: &Value) -> Vec<(String, String)> {
 }
 pub mod fake_model;
 
+/// The `path` of each entry of a list of files (`context_list`'s `files`, chat.json's
+/// `context_files`), in order.
+pub fn paths_of(files: &Value) -> Vec<String> {
+    files
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// The last assistant message of a chat (`chat_get`'s reply or `chat.json`).
 pub fn last_assistant(chat: &Value) -> Value {
     chat["messages"]
