@@ -40,6 +40,17 @@ keys 'go slowly' Enter
 check "a slow answer starts" wait_for "One line."
 keys C-c
 check "Ctrl-C stops it and keeps it" wait_for "partial answer is kept"
+# Whether the last line is bb7 chat's prompt.
+at_prompt() {
+  for _ in $(seq "$HANG_POLLS"); do
+    screen | grep -v '^ *$' | tail -n 1 | grep -qE 'bb7> ?$' && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# "partial answer is kept" shows as the stop begins; a command typed before the answer
+# has ended is refused ("/help waits for the answer to end"): type at the prompt.
+check "the prompt is back after Ctrl-C" at_prompt
 keys '/help' Enter
 check "the session goes on" wait_for "/undo             roll back the last apply"
 # Ctrl-D ends bb7 and with it the terminal's only pane.
@@ -52,13 +63,6 @@ gone() {
 }
 # The prompt comes after the help (its gauge asks for an estimate first): a Ctrl-D typed
 # before the line editor reads is taken by the terminal as an empty read and lost.
-at_prompt() {
-  for _ in $(seq "$HANG_POLLS"); do
-    screen | grep -v '^ *$' | tail -n 1 | grep -qE 'bb7> ?$' && return 0
-    sleep 0.05
-  done
-  return 1
-}
 check "the prompt is back after /help" at_prompt
 sleep 0.3
 keys C-d
