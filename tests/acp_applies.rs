@@ -15,15 +15,6 @@ use serde_json::{Value, json};
 const A: &str = "alpha\nbeta\ngamma\ndelta\n";
 const B: &str = "one\ntwo\n";
 
-/// The model writes `content` to `path`.
-fn writes(fake: &FakeModel, path: &str, content: &str) {
-    fake.push_sse(response(
-        "",
-        "Done.",
-        vec![("write_file", json!({"path": path, "content": content}))],
-    ));
-}
-
 /// The model edits `path`, replacing `old` by `new`.
 fn edits(fake: &FakeModel, path: &str, old: &str, new: &str) {
     fake.push_sse(response(

@@ -94,7 +94,7 @@ fn the_recorded_diffs_follow_the_unsaved_buffer_though_the_client_reads_the_disk
     // The two later notes, each made from the buffer as the note before left it.
     let ed = Editor::new(true);
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
-        let sid = latest_session(&cx, &env.project).await?;
+        let sid = load_latest(&cx, &env.project).await?;
         prompt(&cx, &sid, second).await?;
         prompt(&cx, &sid, third).await?;
         Ok(())
@@ -105,23 +105,6 @@ fn the_recorded_diffs_follow_the_unsaved_buffer_though_the_client_reads_the_disk
         sent.contains("alpha\nBETA\ngamma-mine\ndelta\n"),
         "the third note on the second on the first: {sent}"
     );
-}
-
-/// `session/load` of the project's newest chat.
-async fn latest_session(
-    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
-    cwd: &Path,
-) -> Result<String, agent_client_protocol::Error> {
-    use agent_client_protocol::v1::schema::{ListSessionsRequest, LoadSessionRequest};
-    let list = cx
-        .send_request(ListSessionsRequest::new())
-        .block_task()
-        .await?;
-    let sid = list.sessions[0].session_id.clone();
-    cx.send_request(LoadSessionRequest::new(sid.clone(), cwd))
-        .block_task()
-        .await?;
-    Ok(sid.0.to_string())
 }
 
 #[test]

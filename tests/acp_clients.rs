@@ -80,15 +80,6 @@ fn last_user_raw(body: &Value) -> String {
     }
 }
 
-/// The model writes `content` to `path`.
-fn writes(fake: &FakeModel, path: &str, content: &str) {
-    fake.push_sse(response(
-        "",
-        "Done.",
-        vec![("write_file", json!({"path": path, "content": content}))],
-    ));
-}
-
 #[test]
 fn codecompanions_shared_file_is_context_the_model_may_edit() {
     let (env, fake) = fake_env(json!({}));

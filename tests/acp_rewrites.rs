@@ -8,17 +8,7 @@ mod common;
 
 use acp_support::*;
 use common::fake_env;
-use common::fake_model::*;
 use serde_json::json;
-
-/// The model writes `content` to `path`.
-fn writes(fake: &FakeModel, path: &str, content: &str) {
-    fake.push_sse(response(
-        "",
-        "Done.",
-        vec![("write_file", json!({"path": path, "content": content}))],
-    ));
-}
 
 fn crlf_as_lf(s: &str) -> String {
     s.replace("\r\n", "\n")

@@ -143,23 +143,11 @@ fn two_sessions_prompt_at_once() {
 fn in_ask_mode_each_read_asks_for_permission() {
     let (env, fake) = fake_env(json!({}));
     env.write("src/lib.rs", "pub fn a() {}\n");
-    let mut steps = vec![role()];
-    steps.extend(tool_call(0, "read_file", json!({"path": "src/lib.rs"}), 2));
-    steps.extend([finish("tool_calls"), done()]);
-    fake.push_sse(steps);
-    fake.push_sse(response("", "It defines a.", vec![]));
+    reads_then_answers(&fake, "src/lib.rs", None, "It defines a.");
     let ed = Editor::new(false);
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
-        cx.send_request(
-            agent_client_protocol::v1::schema::SetSessionConfigOptionRequest::new(
-                sid.clone(),
-                "tools",
-                "ask",
-            ),
-        )
-        .block_task()
-        .await?;
+        set_tools(&cx, &sid, "ask").await?;
         let r = prompt(&cx, &sid, vec![say("What is in lib.rs?")]).await?;
         assert_eq!(stop(&r), "end_turn");
         let perms = ed.seen.lock().unwrap().permissions.clone();

@@ -8,38 +8,11 @@ mod common;
 use std::path::Path;
 
 use acp_support::*;
-use agent_client_protocol::v1::schema::{ListSessionsRequest, LoadSessionRequest};
 use common::fake_env;
-use common::fake_model::*;
 use serde_json::json;
 
 const A: &str = "alpha\nbeta\n";
 const B: &str = "one\ntwo\n";
-
-/// The model writes `content` to `path`.
-fn writes(fake: &FakeModel, path: &str, content: &str) {
-    fake.push_sse(response(
-        "",
-        "Done.",
-        vec![("write_file", json!({"path": path, "content": content}))],
-    ));
-}
-
-/// `session/load` of the project's newest chat; its id.
-async fn load_latest(
-    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
-    cwd: &Path,
-) -> Result<String, agent_client_protocol::Error> {
-    let list = cx
-        .send_request(ListSessionsRequest::new())
-        .block_task()
-        .await?;
-    let sid = list.sessions[0].session_id.clone();
-    cx.send_request(LoadSessionRequest::new(sid.clone(), cwd))
-        .block_task()
-        .await?;
-    Ok(sid.0.to_string())
-}
 
 #[test]
 fn undo_after_a_restart_goes_on_to_the_apply_before_the_one_undone_in_a_buffer() {

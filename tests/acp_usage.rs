@@ -25,23 +25,16 @@ fn used_is_the_context_of_the_next_request_not_the_turns_requests_summed() {
     env.write("src/lib.rs", "pub fn a() {}\n");
     // A turn of two requests: a read, then the answer. Each reports its own usage; the
     // first one's large prompt must not be added to the second's.
-    let mut steps = vec![role()];
-    steps.extend(tool_call(0, "read_file", json!({"path": "src/lib.rs"}), 2));
-    steps.extend([finish("tool_calls"), usage(50_000, 10, 0.001), done()]);
-    fake.push_sse(steps);
-    fake.push_sse(response("", "It defines a.", vec![]));
+    reads_then_answers(
+        &fake,
+        "src/lib.rs",
+        Some(usage(50_000, 10, 0.001)),
+        "It defines a.",
+    );
     let ed = Editor::new(false);
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
-        cx.send_request(
-            agent_client_protocol::v1::schema::SetSessionConfigOptionRequest::new(
-                sid.clone(),
-                "tools",
-                "auto",
-            ),
-        )
-        .block_task()
-        .await?;
+        set_tools(&cx, &sid, "auto").await?;
         let r = prompt(&cx, &sid, vec![say("What is in lib.rs?")]).await?;
         assert_eq!(stop(&r), "end_turn");
         assert_eq!(ed.text(&sid, "agent_message_chunk"), "It defines a.");

@@ -6,8 +6,6 @@
 mod cli_support;
 mod common;
 
-use std::time::Duration;
-
 use cli_support::*;
 use common::fake_env;
 use common::fake_model::*;
@@ -115,7 +113,7 @@ fn every_one_shot_command_is_served_by_the_editor_holding_the_chat() {
     {
         use std::io::{BufRead, BufReader, Write};
         let mut s = std::os::unix::net::UnixStream::connect(&sock).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.set_read_timeout(Some(common::TIMEOUT)).unwrap();
         let mut r = BufReader::new(s.try_clone().unwrap());
         let mut ask = |line: &str| -> Value {
             s.write_all(format!("{line}\n").as_bytes()).unwrap();

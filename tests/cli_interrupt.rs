@@ -14,12 +14,14 @@ use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
 
-/// A response that streams a first sentence, then hangs for a minute.
+/// A response that streams a first sentence, then hangs for ten minutes: longer than
+/// the harness's hang guard (`common::TIMEOUT`), so a bb7 that waited for the stream's
+/// end after Ctrl-C fails `wait_with_timeout` instead of a clock comparison.
 fn slow_answer() -> Vec<Step> {
     vec![
         role(),
         text("Partial answer. "),
-        Step::Sleep(Duration::from_secs(60)),
+        Step::Sleep(Duration::from_secs(600)),
         text("never sent"),
         finish("stop"),
         done(),
@@ -39,7 +41,7 @@ fn wait_for_stdout(child: &mut Child, needle: &str) -> String {
         }
     });
     let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + common::TIMEOUT;
     while !String::from_utf8_lossy(&seen).contains(needle) {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
@@ -56,8 +58,7 @@ fn sigint(child: &Child) {
     assert_eq!(r, 0);
 }
 
-fn finish_child(mut child: Child) -> (Option<i32>, String, Duration) {
-    let start = Instant::now();
+fn finish_child(mut child: Child) -> (Option<i32>, String) {
     let status = common::wait_with_timeout(&mut child);
     let mut err = String::new();
     child
@@ -66,7 +67,7 @@ fn finish_child(mut child: Child) -> (Option<i32>, String, Duration) {
         .unwrap()
         .read_to_string(&mut err)
         .unwrap();
-    (status.code(), err, start.elapsed())
+    (status.code(), err)
 }
 
 #[test]
@@ -78,12 +79,9 @@ fn ctrl_c_cancels_keeps_the_partial_answer_and_exits_130() {
     let mut child = spawn(&env, &env.project, &["ask", "tell me a long story"]);
     wait_for_stdout(&mut child, "Partial answer.");
     sigint(&child);
-    let (code, err, took) = finish_child(child);
+    let (code, err) = finish_child(child);
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("bb7: aborted"), "{err}");
-    // The model pauses a minute before its next words: exiting well before that shows
-    // bb7 did not wait for the stream to end.
-    assert!(took < Duration::from_secs(45), "{took:?}");
 
     // The partial answer and the note were saved; the lock was released.
     let chat = env.chat_json(&id).to_string();
@@ -116,12 +114,9 @@ fn a_second_ctrl_c_exits_at_once() {
     wait_for_stdout(&mut child, "Partial answer.");
     sigint(&child);
     sigint(&child);
-    let (code, err, took) = finish_child(child);
+    let (code, err) = finish_child(child);
     assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("aborted"), "{err}");
-    // The model pauses a minute before its next words: exiting well before that shows
-    // bb7 did not wait for the stream to end.
-    assert!(took < Duration::from_secs(45), "{took:?}");
     // No lock is left behind and the chat is usable afterwards.
     let lock = env.chat_dir(&id).join("lock");
     assert!(

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
@@ -20,15 +18,10 @@ fn a_send_to_another_chat_streams_beside_the_active_one() {
         .to_owned();
     b.ok(json!({"action": "chat_select", "id": first}));
 
-    let r1 = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
+    let (r1, slow) = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
 
-    fake.push_sse(vec![
-        role(),
-        text("quick "),
-        Step::Sleep(Duration::from_millis(300)),
-        text("second"),
-        done(),
-    ]);
+    let quick = Gate::new();
+    fake.push_sse(gated(&[text("quick ")], &quick, "second"));
     let r2 = b.send(json!({"action": "send", "content": "two", "chat_id": second}));
     // While the second chat streams, another send to it is refused, and so is one to
     // the first chat.
@@ -36,6 +29,7 @@ fn a_send_to_another_chat_streams_beside_the_active_one() {
     assert_eq!(busy["code"], "busy");
     let busy = b.err(json!({"action": "send", "content": "again"}));
     assert_eq!(busy["code"], "busy");
+    quick.open();
 
     let mut finished = Vec::new();
     while finished.len() < 2 {
@@ -49,6 +43,8 @@ fn a_send_to_another_chat_streams_beside_the_active_one() {
             continue;
         }
         if m["type"] == "done" {
+            // The first turn goes on only once the second one ended.
+            slow.open();
             finished.push(rid);
         }
     }
@@ -86,13 +82,9 @@ fn a_send_to_an_unknown_chat_is_an_error_and_the_process_keeps_serving() {
 fn sigterm_ends_the_process_like_the_end_of_input() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();
-    fake.push_sse(vec![
-        role(),
-        text("partial "),
-        Step::Sleep(Duration::from_secs(10)),
-        text("never"),
-        done(),
-    ]);
+    // A gate never opened: the answer stalls after "partial " for as long as the test
+    // runs.
+    fake.push_sse(gated(&[text("partial ")], &Gate::new(), "never"));
     let rid = b.send(json!({"action": "send", "content": "long"}));
     assert_eq!(b.reply_to(&rid)["type"], "chunk");
     // Editors stop their job with SIGTERM; the reference plugin warns about any exit

@@ -11,12 +11,7 @@ use common::{Env, fake_env};
 use serde_json::{Value, json};
 
 fn context_paths(r: &Value) -> Vec<String> {
-    r["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_owned())
-        .collect()
+    common::paths_of(&r["files"])
 }
 
 #[test]

@@ -4,20 +4,21 @@
 
 mod common;
 
-use common::Env;
+use common::{Bb7, Env};
 use serde_json::{Value, json};
 
-#[test]
-fn planted_journal_lines_are_dropped_and_a_bad_line_ends_only_the_replay() {
-    let env = Env::new();
-    env.write("a.txt", "a\n");
-    env.write("b.txt", "b\n");
+/// A chat with `files` (path, content) written and added, its process killed so that
+/// the journal is not folded into chat.json: the chat's id and its journal file.
+fn killed_with_journal(env: &Env, files: &[(&str, &str)]) -> (String, std::path::PathBuf) {
+    for (path, content) in files {
+        env.write(path, content);
+    }
     let (mut b, chat) = env.with_chat();
-    b.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
-    // Killed: the journal is not folded into chat.json.
+    for (path, content) in files {
+        b.ok(json!({"action": "context_add", "path": path, "content": content}));
+    }
     b.kill();
-    let dir = env.chat_dir(&chat);
-    let journal = std::fs::read_dir(&dir)
+    let journal = std::fs::read_dir(env.chat_dir(&chat))
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -27,7 +28,28 @@ fn planted_journal_lines_are_dropped_and_a_bad_line_ends_only_the_replay() {
                 .to_string_lossy()
                 .starts_with("journal-")
         })
-        .expect("a journal holds the add");
+        .expect("a journal holds the adds");
+    (chat, journal)
+}
+
+/// A new process with `chat` selected, which replays its journal.
+fn reopen(env: &Env, chat: &str) -> Bb7 {
+    let mut b = env.spawn();
+    b.ok(json!({"action": "init", "project_root": env.project}));
+    b.ok(json!({"action": "chat_select", "id": chat}));
+    b
+}
+
+/// The paths `context_list` gives, in order.
+fn context_paths(b: &mut Bb7) -> Vec<String> {
+    common::paths_of(&b.ok(json!({"action": "context_list"}))["files"])
+}
+
+#[test]
+fn planted_journal_lines_are_dropped_and_a_bad_line_ends_only_the_replay() {
+    let env = Env::new();
+    env.write("b.txt", "b\n");
+    let (chat, journal) = killed_with_journal(&env, &[("a.txt", "a\n")]);
     let text = std::fs::read_to_string(&journal).unwrap();
     let line = text.lines().next().unwrap().to_owned();
     let with_path = |p: &str| {
@@ -43,17 +65,8 @@ fn planted_journal_lines_are_dropped_and_a_bad_line_ends_only_the_replay() {
     );
     std::fs::write(&journal, planted).unwrap();
 
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": chat}));
-    let list = b.ok(json!({"action": "context_list"}));
-    let paths: Vec<&str> = list["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["a.txt"], "{list}");
+    let mut b = reopen(&env, &chat);
+    assert_eq!(context_paths(&mut b), ["a.txt"]);
 }
 
 /// A journal far over its size cap (a sparse file: what is not written reads as zero
@@ -62,25 +75,8 @@ fn planted_journal_lines_are_dropped_and_a_bad_line_ends_only_the_replay() {
 #[test]
 fn a_journal_over_its_size_cap_stops_only_the_replay() {
     let env = Env::new();
-    env.write("a.txt", "a\n");
-    env.write("b.txt", "b\n");
     env.write("c.txt", "c\n");
-    let (mut b, chat) = env.with_chat();
-    b.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
-    b.ok(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));
-    b.kill();
-    let dir = env.chat_dir(&chat);
-    let journal = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("journal-")
-        })
-        .expect("a journal holds the adds");
+    let (chat, journal) = killed_with_journal(&env, &[("a.txt", "a\n"), ("b.txt", "b\n")]);
     // 4 GiB: over the 128 MiB cap many times, and more than a test machine would
     // lend a process that read it whole.
     let f = std::fs::OpenOptions::new()
@@ -90,25 +86,12 @@ fn a_journal_over_its_size_cap_stops_only_the_replay() {
     f.set_len(4 << 30).unwrap();
     drop(f);
 
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": chat}));
-    let paths = |b: &mut common::Bb7| -> Vec<String> {
-        let list = b.ok(json!({"action": "context_list"}));
-        list["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["path"].as_str().unwrap().to_owned())
-            .collect()
-    };
-    assert_eq!(paths(&mut b), ["a.txt", "b.txt"]);
+    let mut b = reopen(&env, &chat);
+    assert_eq!(context_paths(&mut b), ["a.txt", "b.txt"]);
     b.ok(json!({"action": "context_add", "path": "c.txt", "content": "c\n"}));
-    assert_eq!(paths(&mut b), ["a.txt", "b.txt", "c.txt"]);
+    assert_eq!(context_paths(&mut b), ["a.txt", "b.txt", "c.txt"]);
     assert!(!journal.exists(), "the oversized journal is still there");
     assert_eq!(b.close().code(), Some(0));
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": chat}));
-    assert_eq!(paths(&mut b), ["a.txt", "b.txt", "c.txt"]);
+    let mut b = reopen(&env, &chat);
+    assert_eq!(context_paths(&mut b), ["a.txt", "b.txt", "c.txt"]);
 }

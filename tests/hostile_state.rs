@@ -8,7 +8,6 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::time::Duration;
 
 use common::fake_model::*;
 use common::{Bb7, Env, assert_a_turn_writes, assert_answer_then_note, fake_env};
@@ -51,12 +50,7 @@ fn set_mode(path: &Path, mode: u32) {
 }
 
 fn context_paths(chat: &Value) -> Vec<String> {
-    chat["context_files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_owned())
-        .collect()
+    common::paths_of(&chat["context_files"])
 }
 
 #[test]
@@ -248,7 +242,8 @@ fn closing_stdin_mid_turn_is_not_a_users_cancel() {
     fake.push_sse(vec![
         role(),
         text("The first half"),
-        Step::Sleep(Duration::from_secs(5)),
+        // Never opened: the turn is still running whenever the test ends it.
+        Step::Wait(Gate::new()),
         text(" and the rest."),
         done(),
     ]);
@@ -267,7 +262,8 @@ fn a_users_cancel_still_says_so() {
     fake.push_sse(vec![
         role(),
         text("The first half"),
-        Step::Sleep(Duration::from_secs(5)),
+        // Never opened: the turn is still running whenever the test ends it.
+        Step::Wait(Gate::new()),
         done(),
     ]);
     let rid = b.send(json!({"action": "send", "content": "tell me"}));

@@ -189,11 +189,11 @@ fn servers_stop_with_bb7() {
     let alive = || unsafe { libc::kill(pid, 0) } == 0;
     assert!(alive());
     b.close();
-    // A hang guard, counted in polls: the kill is sent as bb7 ends.
+    // A hang guard, counted in polls (the harness's TIMEOUT): the kill is sent as bb7 ends.
     let mut polls = 0;
     while alive() {
         polls += 1;
-        assert!(polls < 1000, "MCP server {pid} outlived bb7");
+        assert!(polls < 6000, "MCP server {pid} outlived bb7");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -16,8 +16,9 @@ fn title_events(b: &mut common::Bb7, want: usize) -> Vec<Value> {
         .drain(..)
         .filter(|m| m["type"] == "title_updated")
         .collect();
-    // A hang guard: polls, counted, never a speed bound.
-    for _ in 0..100 {
+    // A hang guard: polls, counted, never a speed bound (at most the harness's TIMEOUT
+    // when nothing arrives).
+    for _ in 0..1200 {
         if got.len() >= want {
             break;
         }

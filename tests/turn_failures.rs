@@ -223,7 +223,8 @@ fn titles_models_and_balance() {
     fake.push_completion("\"Refactor The Parser.\"");
     let (_, end) = run(&mut b, "Please refactor the parser");
     assert_eq!(end["type"], "done");
-    let event = (0..50)
+    // A hang guard of 600 polls (the harness's TIMEOUT when nothing arrives).
+    let event = (0..600)
         .find_map(|_| {
             b.recv_timeout(Duration::from_millis(200))
                 .filter(|m| m["type"] == "title_updated" && m["title"] != "Refactor the parser")
@@ -248,7 +249,7 @@ fn titles_models_and_balance() {
 
     fake.push_completion("Explicit title");
     b.ok(json!({"action": "generate_title", "chat_id": id, "content": "whatever"}));
-    let ev = (0..50)
+    let ev = (0..600)
         .find_map(|_| {
             b.recv_timeout(Duration::from_millis(200))
                 .filter(|m| m["type"] == "title_updated")
@@ -371,7 +372,7 @@ fn token_estimates() {
 #[test]
 fn turns_in_different_chats_run_at_the_same_time() {
     let (env, fake, mut b, first) = setup(json!({}));
-    let r1 = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
+    let (r1, slow) = b.start_slow_turn(&fake, json!({"action": "send", "content": "one"}));
     let busy = b.err(json!({"action": "send", "content": "again"}));
     assert_eq!(busy["code"], "busy");
     assert_eq!(busy["message"], "Another request is already in progress");
@@ -385,6 +386,8 @@ fn turns_in_different_chats_run_at_the_same_time() {
     while order.len() < 2 {
         let m = b.recv().unwrap();
         if m["type"] == "done" {
+            // The first turn goes on only once the second one ended.
+            slow.open();
             order.push(m["request_id"].as_str().unwrap().to_owned());
             if m["request_id"] == r1.as_str() {
                 assert_eq!(m["chat_id"], first.as_str());

@@ -63,9 +63,9 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         None if matches!(cmd, Command::Init) => opts.cwd.clone(),
         None => root::discover(&opts.cwd),
     };
-    let mut s = Session {
+    let fresh = || Session {
         c: Client::start(),
-        root,
+        root: root.clone(),
         cwd: opts.cwd.clone(),
         guest: false,
         reads_only: reads_only(&cmd),
@@ -73,11 +73,20 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         typed_ahead: Vec::new(),
         typed_draft: String::new(),
     };
+    let mut s = fresh();
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),
         None => None,
     };
-    let result = dispatch(&mut s, cmd, &opts).await;
+    let mut result = dispatch(&mut s, cmd.clone(), &opts).await;
+    // A command that only reads, failed as the guest of a holder: the holder may have
+    // quit under it (a `bb7 ask` that printed its answer and is ending). Nothing it
+    // sent changed the chat, so it runs once more on its own, which reads the chat
+    // from disk or joins the process that holds it now.
+    if result.is_err() && s.reads_only && s.guest {
+        s = fresh();
+        result = dispatch(&mut s, cmd, &opts).await;
+    }
     // Ends the server in order, so the chat's lock is released and nothing is left
     // half-written; a server that does not answer in time is dropped with the runtime.
     let shutdown = s.c.call::<Ack>(Action::Shutdown(params::NoParams {}));

@@ -23,6 +23,11 @@ use agent_client_protocol::{Agent, ByteStreams, Client, Error, UntypedMessage};
 use serde_json::Value;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+mod scenario;
+// Each test file uses some of the shared openings, some none.
+#[allow(unused_imports)]
+pub use scenario::*;
+
 /// What the editor saw.
 #[derive(Default)]
 pub struct Seen {
@@ -271,7 +276,7 @@ where
         })
         .await;
     // The connection closed bb7's stdin: it exits and lets its chats go.
-    if tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+    if tokio::time::timeout(crate::common::TIMEOUT, child.wait())
         .await
         .is_err()
     {

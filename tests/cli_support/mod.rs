@@ -211,11 +211,13 @@ impl Terminal {
         self.master.flush().unwrap();
     }
 
-    /// Waits (up to 20 s) until `text` shows after what earlier calls consumed;
-    /// returns everything shown up to and including it.
+    /// Waits until `text` shows after what earlier calls consumed; returns everything
+    /// shown up to and including it. The wait is bounded by the harness's hang guard
+    /// (`common::TIMEOUT`): a first run on a loaded 2-core machine can take tens of
+    /// seconds to show a prompt.
     #[track_caller]
     pub fn expect(&mut self, text: &str) -> String {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let deadline = std::time::Instant::now() + crate::common::TIMEOUT;
         loop {
             {
                 let seen = self.seen.lock().unwrap();

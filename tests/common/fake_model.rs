@@ -22,6 +22,37 @@ pub enum Step {
     Sleep(Duration),
     /// Close the connection at once (no `[DONE]`).
     Drop,
+    /// Send nothing more until the test opens the gate ([`Gate::open`]): a stall that
+    /// lasts exactly as long as the test needs, however slow the machine.
+    Wait(Gate),
+}
+
+/// A stall in a scripted response that the test ends ([`Step::Wait`]).
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<(Mutex<bool>, std::sync::Condvar)>);
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    /// Lets every response waiting at this gate go on.
+    pub fn open(&self) {
+        *self.0.0.lock().unwrap() = true;
+        self.0.1.notify_all();
+    }
+
+    /// Blocks until the gate is opened; a hang guard of two minutes (the harness's
+    /// `TIMEOUT`; this file is also built alone, by the benches) lets a test that
+    /// failed before opening it end.
+    fn pass(&self) {
+        let (open, cv) = &*self.0;
+        let guard = open.lock().unwrap();
+        let _ = cv
+            .wait_timeout_while(guard, Duration::from_secs(120), |o| !*o)
+            .unwrap();
+    }
 }
 
 /// A scripted answer to one request.
@@ -380,9 +411,18 @@ pub fn tool_call(index: usize, name: &str, args: Value, pieces: usize) -> Vec<St
 /// A response that streams `before`, then stalls for `pause` before `after` and the end:
 /// a turn still running when the test acts.
 pub fn paused(before: &[Step], pause: Duration, after: &str) -> Vec<Step> {
+    paused_at(before, Step::Sleep(pause), after)
+}
+
+/// [`paused`] with the stall a [`Gate`]: `after` is sent once the test opens it.
+pub fn gated(before: &[Step], gate: &Gate, after: &str) -> Vec<Step> {
+    paused_at(before, Step::Wait(gate.clone()), after)
+}
+
+fn paused_at(before: &[Step], stall: Step, after: &str) -> Vec<Step> {
     let mut steps = vec![role()];
     steps.extend(before.iter().cloned());
-    steps.extend([Step::Sleep(pause), text(after), done()]);
+    steps.extend([stall, text(after), done()]);
     steps
 }
 
@@ -552,6 +592,10 @@ fn serve(mut conn: TcpStream, state: Arc<Mutex<State>>) {
                         Step::Comment => conn.write_all(b": OPENROUTER PROCESSING\r\n\r\n").is_ok(),
                         Step::Sleep(d) => {
                             std::thread::sleep(d);
+                            true
+                        }
+                        Step::Wait(gate) => {
+                            gate.pass();
                             true
                         }
                         Step::Drop => {

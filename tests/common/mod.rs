@@ -318,22 +318,28 @@ impl Bb7 {
         self.turn_stream(content).pop().unwrap_or_default()
     }
 
-    /// Hands stdin to the caller (for writers on another thread).
-    /// Sends `req`, a turn the fake model answers with "slow ", a 1.5 s stall and
-    /// "first"; returns its request id once the first chunk arrived, so the model's
-    /// next queued response goes to the next request.
-    pub fn start_slow_turn(&mut self, fake: &fake_model::FakeModel, req: Value) -> String {
-        let slow = [fake_model::text("slow ")];
-        fake.push_sse(fake_model::paused(
-            &slow,
-            Duration::from_millis(1500),
+    /// Sends `req`, a turn the fake model answers with "slow ", a stall until the
+    /// returned gate is opened, and "first"; returns its request id once the first
+    /// chunk arrived (so the model's next queued response goes to the next request),
+    /// and the gate. A gate rather than a fixed stall: on a loaded machine the test's
+    /// next steps may take any time, and the turn must still be running.
+    pub fn start_slow_turn(
+        &mut self,
+        fake: &fake_model::FakeModel,
+        req: Value,
+    ) -> (String, fake_model::Gate) {
+        let gate = fake_model::Gate::new();
+        fake.push_sse(fake_model::gated(
+            &[fake_model::text("slow ")],
+            &gate,
             "first",
         ));
         let rid = self.send(req);
         assert_eq!(self.reply_to(&rid)["type"], "chunk");
-        rid
+        (rid, gate)
     }
 
+    /// Hands stdin to the caller (for writers on another thread).
     pub fn take_stdin(&mut self) -> ChildStdin {
         self.stdin.take().unwrap()
     }
@@ -428,6 +434,17 @@ pub fn events(chat: &Value) -> Vec<(String, String)> {
         .collect()
 }
 pub mod fake_model;
+
+/// The `path` of each entry of a list of files (`context_list`'s `files`, chat.json's
+/// `context_files`), in order.
+pub fn paths_of(files: &Value) -> Vec<String> {
+    files
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_owned())
+        .collect()
+}
 
 /// The last assistant message of a chat (`chat_get`'s reply or `chat.json`).
 pub fn last_assistant(chat: &Value) -> Value {

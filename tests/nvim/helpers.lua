@@ -34,9 +34,12 @@ function H.truthy(v, what)
   end
 end
 
---- Waits until `cond()` is true (pumping the event loop) or fails after `ms`.
+--- Waits until `cond()` is true (pumping the event loop) or fails after `ms`, or after
+--- the hang guard of 60 s when `ms` is shorter: a wait is a hang guard, never a speed
+--- bound, and a loaded 2-core machine can take seconds for what takes milliseconds
+--- (tests/nvim/run.lua gives a whole test 120 s).
 function H.wait(cond, ms, what)
-  local ok = vim.wait(ms or 10000, cond, 10)
+  local ok = vim.wait(math.max(ms or 0, 60000), cond, 10)
   if not ok then
     error('timed out waiting for ' .. (what or 'condition'), 2)
   end
@@ -92,6 +95,13 @@ function H.script(tbl)
   local f = H.fake()
   f.n = f.n + 1
   vim.fn.writefile({ vim.json.encode(tbl) }, string.format('%s/%04d.json', f.dir, f.n))
+end
+
+--- Lets go an answer scripted with `hold_after = N, hold_until = name` (see
+--- examples/fake_openai.rs): it stalls after its first N words until this is called,
+--- so a test sees it mid-stream however long the machine takes to get there.
+function H.release(name)
+  vim.fn.writefile({}, H.fake().dir .. '/' .. name)
 end
 
 --- Request bodies the fake received, in order.

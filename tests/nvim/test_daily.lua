@@ -171,7 +171,8 @@ test('a stream belongs to its chat: switching away keeps it in the background, b
   vim.cmd('BB7NewChat Quiet')
   vim.cmd('BB7NewChat Busy')
   vim.cmd('BB7')
-  H.script({ text = 'one two three four five six seven eight', chunk_delay_ms = 150, usage = { prompt_tokens = 10, completion_tokens = 5, total_tokens = 15, cost = 0.5 } })
+  -- Held after its first word until Busy was seen streaming from Quiet.
+  H.script({ text = 'one two three four five six seven eight', hold_after = 1, hold_until = 'go', usage = { prompt_tokens = 10, completion_tokens = 5, total_tokens = 15, cost = 0.5 } })
   require('bb7').send('talk slowly')
   H.wait(function() return vim.tbl_contains(H.pane('preview'), 'one') or table.concat(H.pane('preview'), '\n'):find('one', 1, true) ~= nil end, 5000, 'first words')
   open_chat('Quiet')
@@ -189,6 +190,7 @@ test('a stream belongs to its chat: switching away keeps it in the background, b
   -- Text typed meanwhile stays with Quiet.
   open_chat('Busy')
   H.truthy(table.concat(H.pane('preview'), '\n'):find('talk slowly', 1, true), 'Busy shows its question')
+  H.release('go')
   H.wait(function() return table.concat(H.pane('preview'), '\n'):find('eight', 1, true) ~= nil end, 10000, 'the stream goes on live')
   H.wait(function() return not require('bb7.state').streaming() end, 5000, 'end')
   vim.wait(100)

@@ -151,12 +151,15 @@ test('edit_format blocks: a block shows as one line while the answer streams, th
     'Setting x to 2.', '', 'main.lua', '```lua', '<<<<<<< SEARCH', 'local x = 1', '=======', 'local x = 2',
     '>>>>>>> REPLACE', '```', '', 'That is all for now, thank you.',
   }, '\n')
-  H.script({ text = block, chunk_delay_ms = 120 })
+  -- Held after the block's closing fence (its twelfth word) until the checks while it
+  -- streams.
+  H.script({ text = block, hold_after = 12, hold_until = 'go' })
   require('bb7').send('set x to 2')
   H.wait(function() return vim.tbl_contains(H.pane('preview'), '· Edit main.lua') end, 10000, 'the block as one line: ' .. table.concat(H.pane('preview'), '\n'))
   H.truthy(require('bb7.state').streaming(), 'while it streams')
   local text = table.concat(H.pane('preview'), '\n')
   H.truthy(not text:find('SEARCH', 1, true) and not text:find('local x = 2', 1, true), 'not the block text: ' .. text)
+  H.release('go')
   H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
   H.truthy(#H.requests() > 0 and H.requests()[#H.requests()].body.tools == nil, 'no tools in the request')
   text = table.concat(H.pane('preview'), '\n')

@@ -29,7 +29,8 @@ test('long chat: no Tree-sitter highlighter on the preview; history highlighted 
   H.eq(vim.treesitter.highlighter.active[buf], nil, 'no buffer highlighter re-parsing the chat')
   vim.cmd('redraw')
   local hl = require('bb7.ui.highlight')
-  H.script({ text = 'Streaming:\n\n```lua\nlocal streamed = true\n```\n\nand more words to come', chunk_delay_ms = 60 })
+  -- Held after the code block's end (its fourth word) until the checks while it streams.
+  H.script({ text = 'Streaming:\n\n```lua\nlocal streamed = true\n```\n\nand more words to come', hold_after = 4, hold_until = 'go' })
   require('bb7').send('another')
   H.wait(function()
     for i, l in ipairs(H.pane('preview')) do
@@ -43,6 +44,7 @@ test('long chat: no Tree-sitter highlighter on the preview; history highlighted 
   -- The start of the chat is far above the view: nothing there was parsed.
   H.eq(H.hl_groups(buf, 1), {}, 'off-screen history not highlighted')
   local parsed = hl.stats()
+  H.release('go')
   H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
   vim.api.nvim_win_call(win, function()
     vim.cmd('normal! gg')
@@ -311,7 +313,8 @@ test('<C-c> in the Message pane in insert mode cancels the answer', function()
   vim.cmd('BB7Init')
   vim.cmd('BB7NewChat')
   vim.cmd('BB7')
-  H.script({ text = 'a slow answer that goes on and on and on', chunk_delay_ms = 300 })
+  -- Held after its first word (never let go): the cancel always finds it running.
+  H.script({ text = 'a slow answer that goes on and on and on', hold_after = 1, hold_until = 'never' })
   require('bb7').send('talk slowly')
   H.wait(function() return require('bb7.state').streaming() end, 5000, 'streaming')
   local layout = require('bb7.ui.layout')

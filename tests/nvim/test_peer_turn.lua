@@ -14,7 +14,8 @@ test('a turn started by bb7 ask beside Neovim streams into the preview', functio
   vim.cmd('BB7Add a.txt')
   vim.cmd('BB7')
   local state = require('bb7.state')
-  H.script({ thinking = 'Peering at alpha.', text = 'The peer answer is here and it goes on', chunk_delay_ms = 300 })
+  -- Held after "The peer " until the checks while it streams.
+  H.script({ thinking = 'Peering at alpha.', text = 'The peer answer is here and it goes on', hold_after = 2, hold_until = 'go' })
   local ask = vim.system({ H.bin, 'ask', 'what is in a.txt' }, { cwd = proj, text = true })
   -- Live: the stream is Neovim's (statusline spinner) and the preview grows.
   H.wait(function() return preview():find('The peer', 1, true) ~= nil end, 20000, 'the answer streams into the preview')
@@ -22,6 +23,7 @@ test('a turn started by bb7 ask beside Neovim streams into the preview', functio
   H.truthy(require('bb7').status():find('bb7 ', 1, true) == 1, 'statusline spinner')
   H.truthy(preview():find('Peering at alpha.', 1, true), 'reasoning shown: ' .. preview())
   H.truthy(preview():find('what is in a.txt', 1, true), 'the question shown: ' .. preview())
+  H.release('go')
   local r = ask:wait(30000)
   H.eq(r.code, 0, 'bb7 ask: ' .. (r.stderr or ''))
   H.wait(function() return not state.streaming() end, 10000, 'the turn ended in Neovim')
@@ -35,7 +37,8 @@ test('BB7Cancel in Neovim cancels a turn started by bb7 ask', function()
   vim.cmd('BB7NewChat')
   vim.cmd('BB7Add a.txt')
   local state = require('bb7.state')
-  H.script({ text = 'a slow answer that goes on and on and on and on and on', chunk_delay_ms = 400 })
+  -- Held after its first word (never let go): the cancel always finds it running.
+  H.script({ text = 'a slow answer that goes on and on and on and on and on', hold_after = 1, hold_until = 'never' })
   local ask = vim.system({ H.bin, 'ask', 'tell a story' }, { cwd = proj, text = true })
   H.wait(function()
     for _, rid in ipairs(state.stream_ids()) do

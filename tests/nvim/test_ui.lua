@@ -18,10 +18,12 @@ test('winbar titles: chat name, model, tokens, cost, a spinner while streaming',
   H.truthy(winbar('files'):find('Files (1)', 1, true), 'files title: ' .. winbar('files'))
   H.truthy(winbar('input'):find('<C-s> send', 1, true), 'input title: ' .. winbar('input'))
   H.eq(winbar('preview'), ' Parser work · fake/model', 'preview title before a turn')
-  H.script({ text = 'slow answer', chunk_delay_ms = 300, usage = { prompt_tokens = 1000, completion_tokens = 234, total_tokens = 1234, cost = 0.0125 } })
+  -- Held after its first word until the spinner was seen.
+  H.script({ text = 'slow answer', hold_after = 1, hold_until = 'go', usage = { prompt_tokens = 1000, completion_tokens = 234, total_tokens = 1234, cost = 0.0125 } })
   require('bb7').send('hello')
   H.wait(function() return winbar('preview'):find('answering', 1, true) ~= nil end, 3000, 'spinner in the title')
   H.truthy(require('bb7').status():match('^bb7 '), 'statusline component while streaming')
+  H.release('go')
   H.wait(function() return H.note('Response received') ~= nil end, 10000, 'answer')
   local title = winbar('preview')
   -- The whole title; the pane (55 columns at 80) shows what fits, the cost always.

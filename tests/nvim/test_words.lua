@@ -14,6 +14,31 @@ local function last_note()
   return H.notes[#H.notes]
 end
 
+--- The last of `lines` that contains `needle` (plain text): its index and text.
+local function line_with(lines, needle)
+  local at, found
+  for i, l in ipairs(lines) do
+    if l:find(needle, 1, true) then
+      at, found = i, l
+    end
+  end
+  return at, found
+end
+
+--- Picks model `id` in :BB7Model's list; the notification that says it was set.
+local function choose_model(id)
+  vim.ui.select = function(items, _, cb)
+    for _, m in ipairs(items) do
+      if m.id == id then
+        return cb(m)
+      end
+    end
+  end
+  vim.cmd('BB7Model')
+  H.wait(function() return H.note('Model set to ' .. id) ~= nil end, 10000, 'the model is set: ' .. id)
+  return H.note('Model set to ' .. id)
+end
+
 test('apply and rollback speak the plugin, and one message keeps the conflict', function()
   local proj = H.project({ ['f.txt'] = BASE, ['g.txt'] = BASE })
   vim.cmd('BB7Init')
@@ -82,12 +107,7 @@ test('X in the Chats pane archives a chat; :BB7Archive! brings it back', functio
   vim.cmd('BB7')
   layout().focus('chats')
   local rows = H.pane('chats')
-  local at
-  for i, l in ipairs(rows) do
-    if l:find('Old notes', 1, true) then
-      at = i
-    end
-  end
+  local at = line_with(rows, 'Old notes')
   H.truthy(at, 'listed: ' .. vim.inspect(rows))
   vim.api.nvim_win_set_cursor(0, { at, 0 })
   H.feed('X')
@@ -140,15 +160,18 @@ test('the title counts the seconds until the first token', function()
   H.project({ ['a.txt'] = 'x\n' })
   vim.cmd('BB7Init')
   vim.cmd('BB7NewChat')
-  -- The first token comes after two pauses (before the role, before the text).
-  H.script({ text = 'late words', chunk_delay_ms = 2500 })
+  -- The first token comes once the count was seen going on (held before the text),
+  -- the second once "answering" was seen.
+  H.script({ text = 'late words', holds = { { after = 0, ['until'] = 'go' }, { after = 1, ['until'] = 'go2' } } })
   vim.cmd('BB7')
   require('bb7').send('take your time')
   local title = function() return require('bb7.ui.render').preview_title() end
   H.wait(function() return title():find('waiting %d+ s') ~= nil end, 5000, 'waiting: ' .. title())
   H.wait(function() return title():find('waiting [1-9]%d* s') ~= nil end, 10000, 'the count goes on')
   H.truthy(require('bb7').status():match('^bb7 %S+ %d+s'), 'the statusline counts too: ' .. require('bb7').status())
+  H.release('go')
   H.wait(function() return title():find('answering', 1, true) ~= nil end, 15000, 'answering once words come')
+  H.release('go2')
   H.wait(function() return H.note('Response received') ~= nil end, 15000, 'answer')
 end)
 
@@ -180,18 +203,10 @@ test('the preview names attachments in words and lists tool steps under the answ
 end)
 
 test('the Files pane follows a change made outside Neovim when it gets the focus back', function()
-  local proj = H.project({ ['a.txt'] = BASE })
-  vim.cmd('BB7Init')
-  vim.cmd('BB7NewChat')
-  vim.cmd('BB7Add a.txt')
-  H.output(proj, 'a.txt', 'ONE\ntwo\nthree\n')
+  local proj = H.chat_with_output({ ['a.txt'] = BASE }, 'a.txt', { ['a.txt'] = 'ONE\ntwo\nthree\n' })
   vim.cmd('BB7')
   local function row()
-    for _, l in ipairs(H.pane('files')) do
-      if l:find('a.txt', 1, true) then
-        return l
-      end
-    end
+    return select(2, line_with(H.pane('files'), 'a.txt'))
   end
   local before = row()
   H.truthy(before and before:find('M', 1, true), 'M first: ' .. tostring(before))
@@ -204,11 +219,7 @@ test('the Files pane follows a change made outside Neovim when it gets the focus
 end)
 
 test('a rolled-back checkpoint is marked and not rolled back again', function()
-  local proj = H.project({ ['f.txt'] = BASE })
-  vim.cmd('BB7Init')
-  vim.cmd('BB7NewChat')
-  vim.cmd('BB7Add f.txt')
-  H.output(proj, 'f.txt', 'ONE\ntwo\nthree\n')
+  local proj = H.chat_with_output({ ['f.txt'] = BASE }, 'f.txt', { ['f.txt'] = 'ONE\ntwo\nthree\n' })
   vim.cmd('BB7Apply f.txt')
   H.eq(H.read(proj .. '/f.txt'), 'ONE\ntwo\nthree\n', 'applied')
   local shown
@@ -229,12 +240,7 @@ test('a rolled-back checkpoint is marked and not rolled back again', function()
   H.eq(H.read(proj .. '/f.txt'), BASE, 'rolled back')
   H.notes = {}
   vim.cmd('BB7Checkpoints')
-  local apply_line
-  for _, l in ipairs(shown) do
-    if l:find('applied', 1, true) then
-      apply_line = l
-    end
-  end
+  local _, apply_line = line_with(shown, 'applied')
   H.truthy(apply_line and apply_line:find('(rolled back at ', 1, true), 'marked: ' .. vim.inspect(shown))
   H.truthy(H.note('Already rolled back'), 'not again: ' .. vim.inspect(H.notes))
   H.truthy(not H.note('Nothing to roll back'), 'no second rollback')
@@ -251,30 +257,12 @@ test('choosing a model whose window the chat does not fit says so', function()
   vim.cmd('BB7NewChat')
   vim.fn.confirm = function() return 1 end
   vim.cmd('BB7Add big.txt')
-  vim.ui.select = function(items, _, cb)
-    for _, m in ipairs(items) do
-      if m.id == 'fake/other' then
-        return cb(m)
-      end
-    end
-  end
-  vim.cmd('BB7Model')
-  H.wait(function() return H.note('Model set to fake/other') ~= nil end, 10000, 'the model is set')
-  local n = H.note('Model set to fake/other')
+  local n = choose_model('fake/other')
   H.truthy(n.msg:find('does not fit its window (8k)', 1, true), 'the window is named: ' .. n.msg)
   H.eq(n.level, vim.log.levels.WARN, 'a warning')
   -- A model the chat fits: no warning.
-  vim.ui.select = function(items, _, cb)
-    for _, m in ipairs(items) do
-      if m.id == 'fake/model' then
-        return cb(m)
-      end
-    end
-  end
   H.notes = {}
-  vim.cmd('BB7Model')
-  H.wait(function() return H.note('Model set to fake/model') ~= nil end, 10000, 'back')
-  H.eq(H.note('Model set to fake/model').msg, 'BB-7: Model set to fake/model', 'no warning')
+  H.eq(choose_model('fake/model').msg, 'BB-7: Model set to fake/model', 'no warning')
 end)
 
 test('context events before the first question are not under an answer heading', function()
@@ -284,12 +272,7 @@ test('context events before the first question are not under an answer heading',
   vim.cmd('BB7Add a.txt')
   vim.cmd('BB7')
   local lines = H.pane('preview')
-  local at
-  for i, l in ipairs(lines) do
-    if l == '· Added a.txt' then
-      at = i
-    end
-  end
-  H.truthy(at, 'the event is drawn: ' .. vim.inspect(lines))
+  local at = vim.fn.index(lines, '· Added a.txt') + 1
+  H.truthy(at > 0, 'the event is drawn: ' .. vim.inspect(lines))
   H.truthy(not vim.tbl_contains(vim.list_slice(lines, 1, at), '## Assistant'), 'no heading over it: ' .. vim.inspect(lines))
 end)

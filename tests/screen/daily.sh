@@ -16,7 +16,7 @@ printf 'fn len() -> usize {\n    0\n}\n' > "$work/project/chain.rs"
 printf 'fn main() {}\n' > "$work/project/main.rs"
 start "'$nvim' -u NONE -i NONE --cmd 'set rtp^=$root' --cmd 'set noswapfile' -c 'runtime plugin/bb7.lua' \
    -c \"lua require('bb7').setup({ binary = '$bin' })\" chain.rs"
-check "$size: neovim starts" wait_for 'fn len() -> usize {' 15
+check "$size: neovim starts" wait_for 'fn len() -> usize {'
 
 no_enter() { ! screen | grep -qF 'Press ENTER'; }
 keys ':BB7Init' Enter
@@ -58,7 +58,7 @@ keys gi C-u 'How long is it?' Escape C-s
 check "$size: the stale file is named in the Message pane" wait_for 'Changed since added: chain.rs'
 check "$size: with the key to update it" wait_for 'U update and send'
 keys U
-check "$size: the answer arrives" wait_for 'Forty-two it is.' 15
+check "$size: the answer arrives" wait_for 'Forty-two it is.'
 sent_new() { grep -qF '42' "$work/fake/requests.jsonl"; }
 check "$size: the new content was sent" sent_new
 check "$size: no Press ENTER after the send" no_enter
@@ -67,15 +67,15 @@ check "$size: no Press ENTER after the send" no_enter
 long=$(python3 -c 'import json; print(json.dumps({"text": "\n".join("line %d of a long answer" % i for i in range(1, 81))}))')
 script "$long"
 keys gi 'A long answer please' Escape C-s
-check "$size: the long answer arrives, the view following it stays at its end" wait_for 'line 80 of a long answer' 15
+check "$size: the long answer arrives, the view following it stays at its end" wait_for 'line 80 of a long answer'
 top_row() { screen | sed -n 2p | sed 's/^[^│]*│//'; }
-keys gp gg
-sleep 0.3
+# The echo is drawn only after the keys before it were handled: then the top row is read.
+keys gp gg ':echo "at-the-top"' Enter
+wait_for 'at-the-top'
 before=$(top_row)
 keys C-e C-e
-sleep 0.3
 scrolled() { [ "$(top_row)" != "$before" ]; }
-check "$size: <C-e> scrolls the preview" scrolled
+check "$size: <C-e> scrolls the preview" eventually scrolled
 keys C-f C-b C-d C-u G
 sleep 0.5
 check "$size: G shows the end of the answer" wait_for 'line 80 of a long answer'
@@ -93,9 +93,9 @@ no_stream() { ! screen | grep -qF 'alpha beta' && ! screen | grep -qF 'answering
 check "$size: the other chat's stream is not shown" no_stream
 keys gc gg j Enter
 check "$size: back: the stream is there" wait_for 'Stream slowly'
-check "$size: and ends live" wait_for 'kappa' 15
+check "$size: and ends live" wait_for 'kappa'
 # The last word shows before the turn's end arrives; the next send waits for the end.
-check "$size: the streamed answer is done" wait_for 'Response received' 15
+check "$size: the streamed answer is done" wait_for 'Response received'
 
 # :BB7Add from a pane adds the last file buffer (chain.rs, in this chat already), or
 # in the Files pane updates the file under the cursor; never a bb7:// name.
@@ -137,7 +137,7 @@ keys gi C-u 'Is gone.rs still there?' Escape C-s
 check "$size: the deleted file is named before the send" wait_for 'Deleted on disk: gone.rs'
 check "$size: with the key that drops it" wait_for 'U drop and send'
 keys U
-check "$size: dropped, then sent" wait_for 'Without gone.rs then.' 15
+check "$size: dropped, then sent" wait_for 'Without gone.rs then.'
 check "$size: no Press ENTER after dropping" no_enter
 
 # A binary file is refused at once.

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 
 printf 'one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n' > "$work/project/notes.txt"
 start "kak -n -e \"source '$root/editors/kakoune/bb7.kak'; set-option global bb7_bin '$bin'\" notes.txt"
-check "kakoune starts" wait_for 'three' 15
+check "kakoune starts" wait_for 'three'
 keys ':bb7-init' Enter
 check "init" wait_for "initialized in"
 keys ':bb7-add' Enter
@@ -19,7 +19,7 @@ check "add" wait_for "added notes.txt"
 # Two hunks; the cursor on the second one's changed line accepts that one only.
 script '{"text":"Two changes.","tool_calls":[{"name":"edit_file","args":{"path":"notes.txt","edits":[{"old_string":"one\n","new_string":"ONE\n"},{"old_string":"ten\n","new_string":"TEN\n"}]}}]}'
 keys ':bb7-ask shout' Enter
-check "answer" wait_for "Two changes." 15
+check "answer" wait_for "Two changes."
 keys ':bb7-review' Enter
 check "review lists hunks" wait_for '  h_'
 keys gg
@@ -31,7 +31,7 @@ has_ten() { grep -qx 'TEN' "$work/project/notes.txt" && grep -qx 'one' "$work/pr
 check "only that hunk is on disk" has_ten
 keys ':bb7-review' Enter
 # The listing is refilled through a fifo: move only once the accepted hunk is gone from it.
-ten_gone() { for _ in $(seq 200); do screen | grep -qF -- '+TEN' || return 0; sleep 0.05; done; return 1; }
+ten_gone() { for _ in $(seq "$HANG_POLLS"); do screen | grep -qF -- '+TEN' || return 0; sleep 0.05; done; return 1; }
 check "the review lists the rest" ten_gone
 sleep 0.3
 keys gg '/\+ONE' Enter
@@ -45,7 +45,7 @@ check "no hunk above the cursor: refused" wait_for "no hunk at the cursor"
 keys ':buffer notes.txt' Enter ':edit!' Enter
 script '{"text":"Three is loud.","tool_calls":[{"name":"edit_file","args":{"path":"notes.txt","edits":[{"old_string":"three\n","new_string":"THREE\n"}]}}]}'
 keys ':bb7-ask loud three' Enter
-check "second answer" wait_for "Three is loud." 15
+check "second answer" wait_for "Three is loud."
 keys ':buffer notes.txt' Enter
 keys gg 'A' ' mine' Escape
 keys ':bb7-apply' Enter

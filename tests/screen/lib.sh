@@ -8,6 +8,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 bin=${BB7_BIN:-$root/target/debug/bb7}
 work=$(mktemp -d)
 sock="bb7-$SESSION-$$"
+# Polls (every 0.05 s, plus the poll's own time) before a wait calls it a hang: a hang
+# guard, not a speed bound. A first start of Neovim or bb7 on a loaded 2-core machine
+# can take tens of seconds; a wait ends as soon as what it waits for is seen.
+HANG_POLLS=1200
 passed=0
 failed=0
 cleanup() {
@@ -24,7 +28,7 @@ mkfifo "$work/fake.in"
 "$root/target/debug/examples/fake_openai" "$work/fake" < "$work/fake.in" > "$work/fake.url" &
 fake_pid=$!
 exec 9> "$work/fake.in"
-for _ in $(seq 100); do [ -s "$work/fake.url" ] && break; sleep 0.05; done
+for _ in $(seq "$HANG_POLLS"); do [ -s "$work/fake.url" ] && break; sleep 0.05; done
 url=$(head -n1 "$work/fake.url")
 printf '{"base_url":"%s","api_key":"k","default_model":"fake/model"}' "$url" > "$work/home/.config/bb7/config.json"
 
@@ -37,9 +41,9 @@ screen() { tmux -L "$sock" capture-pane -p -t "$SESSION"; }
 # The screen with its colours and attributes as SGR escape sequences.
 screen_ansi() { tmux -L "$sock" capture-pane -p -e -t "$SESSION"; }
 keys() { tmux -L "$sock" send-keys -t "$SESSION" "$@"; }
-# Waits up to $2 seconds (default 10) for the screen to contain $1.
+# Waits for the screen to contain $1 (a hang after $HANG_POLLS polls).
 wait_for() {
-  for _ in $(seq $(( ${2:-10} * 20 ))); do
+  for _ in $(seq "$HANG_POLLS"); do
     screen | grep -qF -- "$1" && return 0
     sleep 0.05
   done
@@ -58,10 +62,18 @@ script() {
   local n; n=$(ls "$work/fake" | grep -c '\.json$\|\.used$' || true)
   printf '%s' "$1" > "$work/fake/$(printf '%04d' $((n + 1))).json"
 }
-# Waits until the screen no longer contains $1 (up to $2 seconds, default 10).
+# Waits until the screen no longer contains $1 (a hang after $HANG_POLLS polls).
 wait_gone() {
-  for _ in $(seq $(( ${2:-10} * 20 ))); do
+  for _ in $(seq "$HANG_POLLS"); do
     screen | grep -qF -- "$1" || return 0
+    sleep 0.05
+  done
+  return 1
+}
+# Waits until the command "$@" succeeds (a hang after $HANG_POLLS polls).
+eventually() {
+  for _ in $(seq "$HANG_POLLS"); do
+    "$@" && return 0
     sleep 0.05
   done
   return 1

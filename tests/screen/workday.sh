@@ -16,7 +16,7 @@ printf 'alpha\nbeta\n' > "$work/project/a.txt"
 printf 'alpha\nBETA\n' > "$work/project/b.txt"
 start "'$nvim' -u NONE -i NONE --cmd 'set rtp^=$root' --cmd 'set noswapfile' -c 'runtime plugin/bb7.lua' \
    -c \"lua require('bb7').setup({ binary = '$bin' })\" a.txt"
-check "$size: neovim starts" wait_for 'alpha' 15
+check "$size: neovim starts" wait_for 'alpha'
 keys ':BB7Init' Enter ':BB7NewChat Workday' Enter ':BB7Add a.txt' Enter
 keys ':diffsplit b.txt' Enter
 check "$size: a diff is open" wait_for 'BETA'
@@ -40,14 +40,14 @@ check "$size: the preview has its height" rows_apart
 words=$(printf 'zeta eta theta %.0s' $(seq 25))
 script "{\"thinking\":\"$words\",\"text\":\"The peer answer arrives word by word and goes on for a good while yet.\",\"chunk_delay_ms\":250}"
 ( cd "$work/project" && HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" "$bin" ask 'what is in a.txt' > "$work/ask.out" 2>&1; echo $? > "$work/ask.status" ) &
-check "$size: the shell's question shows in Neovim" wait_for "what is in a.txt" 15
-check "$size: the answer streams into the preview" wait_for "The peer answer" 15
+check "$size: the shell's question shows in Neovim" wait_for "what is in a.txt"
+check "$size: the answer streams into the preview" wait_for "The peer answer"
 # The reasoning wraps: each of its screen lines starts with the rule (after the pane
 # border and the fold column), not only the first.
 rule_kept() { [ "$(screen | grep -cE '│ +│ (zeta|eta|theta)')" -ge 2 ]; }
 check "$size: wrapped reasoning keeps its rule" rule_kept
-check "$size: the answer ends in Neovim" wait_for "BB-7: Response received" 20
-ask_done() { for _ in $(seq 200); do [ -s "$work/ask.status" ] && break; sleep 0.05; done; [ "$(cat "$work/ask.status")" = 0 ]; }
+check "$size: the answer ends in Neovim" wait_for "BB-7: Response received"
+ask_done() { for _ in $(seq "$HANG_POLLS"); do [ -s "$work/ask.status" ] && break; sleep 0.05; done; [ "$(cat "$work/ask.status")" = 0 ]; }
 check "$size: bb7 ask got its answer" ask_done
 check "$size: and printed it" grep -qF "for a good while yet." "$work/ask.out"
 
@@ -59,15 +59,15 @@ keys q
 script '{"tool_calls":[{"name":"read_file","args":{"path":"b.txt"}}]}'
 script '{"text":"It says BETA."}'
 keys ':BB7Send what does b.txt say' Enter
-check "$size: the read waits for the UI" wait_for "Answer in the bb7 UI" 15
+check "$size: the read waits for the UI" wait_for "Answer in the bb7 UI"
 keys o 'typed in the file' Escape
 check "$size: the keys went to the file" wait_for "typed in the file"
 no_prompt() { ! screen | grep -qE '^ *[12]: (Allow|Deny)'; }
 check "$size: no prompt took them" no_prompt
 keys ':BB7' Enter
-check "$size: the question opens in the UI" wait_for "1: Allow" 10
+check "$size: the question opens in the UI" wait_for "1: Allow"
 keys 1 Enter
-check "$size: allowed, the answer comes" wait_for "BB-7: Response received" 15
+check "$size: allowed, the answer comes" wait_for "BB-7: Response received"
 
 keys Escape ':qa!' Enter
 finish
