@@ -2,13 +2,11 @@
 //! (a `bb7: queued (N)` line, the typed text not echoed into the answer), answered
 //! after it in turn; a slash command typed meanwhile is refused with a note, and
 //! `/unqueue` drops a queued question before it is sent to the model. The fake model
-//! pauses in the middle of the answers that are typed over; the pause is only room to
-//! type in, no assertion counts time.
+//! holds the answers that are typed over in the middle until the test has typed
+//! and seen its note (a gate, not a time), so a slow machine cannot close the window.
 
 mod cli_support;
 mod common;
-
-use std::time::Duration;
 
 use cli_support::*;
 use common::fake_env;
@@ -17,11 +15,12 @@ use serde_json::json;
 
 const PROMPT: &str = "bb7> ";
 
-fn slow(first: &str, last: &str) -> Vec<Step> {
+/// An answer that stops after `first` until the test opens `gate`.
+fn slow(first: &str, gate: &Gate, last: &str) -> Vec<Step> {
     vec![
         role(),
         text(first),
-        Step::Sleep(Duration::from_secs(8)),
+        Step::Wait(gate.clone()),
         text(last),
         finish("stop"),
         done(),
@@ -32,10 +31,11 @@ fn slow(first: &str, last: &str) -> Vec<Step> {
 fn a_line_typed_while_the_answer_streams_is_queued_and_answered_after_it() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("f.txt", "one\n")]);
-    fake.push_sse(slow("First part.\n", "First end.\n"));
+    let (first, third, fourth) = (Gate::new(), Gate::new(), Gate::new());
+    fake.push_sse(slow("First part.\n", &first, "First end.\n"));
     fake.push_sse(response("", "Second answer.\n", vec![]));
-    fake.push_sse(slow("Third part.\n", "Third end.\n"));
-    fake.push_sse(slow("Fourth part.\n", "Fourth end.\n"));
+    fake.push_sse(slow("Third part.\n", &third, "Third end.\n"));
+    fake.push_sse(slow("Fourth part.\n", &fourth, "Fourth end.\n"));
 
     let mut t = Terminal::start(&env, &["chat"]);
     t.expect(PROMPT);
@@ -43,6 +43,7 @@ fn a_line_typed_while_the_answer_streams_is_queued_and_answered_after_it() {
     t.expect("First part.");
     t.type_keys("second question\r");
     t.expect("queued (1): second question");
+    first.open();
     // Not inside the answer (shown while typed below it: tests/cli_chat_typing.rs).
     let rest = t.expect("First end.");
     assert!(!rest.contains("second question"), "{rest:?}");
@@ -65,6 +66,7 @@ fn a_line_typed_while_the_answer_streams_is_queued_and_answered_after_it() {
     t.expect("queued (1): never asked");
     t.type_keys("/unqueue\r");
     t.expect("dropped 1 queued question(s)");
+    third.open();
     t.expect("Third end.");
     t.expect(PROMPT);
     t.type_keys("/files\r");
@@ -78,6 +80,7 @@ fn a_line_typed_while_the_answer_streams_is_queued_and_answered_after_it() {
     t.expect("queued (1): held back");
     t.type_keys("\x03");
     t.expect("dropped 1 queued question(s)");
+    fourth.open();
     t.expect(PROMPT);
     t.type_keys("\x04");
     assert!(t.wait().success(), "{}", t.screen());
