@@ -235,6 +235,7 @@ async fn stream(
     let mut cancelled = false;
     let mut waiting = Waiting::start("waiting for the model");
     let mut reasoning_shown = false;
+    let mut collapsed = super::reasoning::Collapsed::default();
     loop {
         let next = tokio::select! {
             m = s.c.next_stream(&id) => Some(m?),
@@ -253,17 +254,27 @@ async fn stream(
             interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
             continue;
         };
-        // Reasoning not shown keeps the indicator, relabelled; anything else ends it.
+        // Reasoning not shown keeps the indicator, relabelled (in `bb7 chat`, with
+        // its words counted: src/cli/reasoning.rs); anything else ends it.
         match &msg {
-            TurnMessage::Thinking { .. } if !o.thinking => {
-                if !reasoning_shown && waiting.active() {
+            TurnMessage::Thinking { content, .. } if !o.thinking => {
+                if o.in_chat {
+                    collapsed.push(content);
+                    waiting.relabel(&collapsed.label());
+                } else if !reasoning_shown && waiting.active() {
                     waiting.stop();
                     waiting = Waiting::start("the model is reasoning");
                 }
                 reasoning_shown = true;
             }
             TurnMessage::TitleUpdated { .. } | TurnMessage::Waiting { .. } => {}
-            _ => waiting.stop(),
+            _ => {
+                waiting.stop();
+                if let Some(note) = collapsed.end() {
+                    lines.close_all(s);
+                    eprint!("{note}");
+                }
+            }
         }
         match msg {
             TurnMessage::Chunk { content, .. } => lines.answer(s, &content),
@@ -305,7 +316,7 @@ async fn stream(
             }
             TurnMessage::Thinking { content, .. } => {
                 if o.thinking {
-                    eprint!("{}", terminal::err(&content));
+                    eprint!("{}", super::reasoning::shown(&content));
                     lines.thinking_open = !content.ends_with('\n');
                 }
             }

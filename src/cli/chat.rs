@@ -41,6 +41,8 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /model [NAME]     show or switch the chat's model
   /mode [MODE]      show or switch the provider: local, remote or hybrid_auto
   /tokens           what the next question costs: tokens and price
+  /thinking on|off  show the model's reasoning as it streams, or (default)
+                    count it in one dimmed line
   /new [NAME]       start a new chat
   /chats [ID]       list the chats, or switch to one (a unique prefix will do)
   /archive [ID]     archive a chat (default: this one); /unarchive ID
@@ -164,7 +166,7 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     } {}
     let opts = AskOptions {
         model: None,
-        thinking: false,
+        thinking: s.show_thinking,
         tools: None,
         refresh: false,
         in_chat: true,
@@ -305,6 +307,7 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
             }
         },
         "tokens" => tokens(s).await?,
+        "thinking" => super::reasoning::command(s, first.as_deref())?,
         "run" | "test" if !args.is_empty() => {
             // The command as typed, spaces and quotes kept.
             let cmd = line.trim_start()[name.len()..].trim();
@@ -462,7 +465,7 @@ const COMMANDS: &[&str] = &[
 ];
 
 /// Command names Tab completes that are too long for [`COMMANDS`]'s compact layout.
-const LONG_COMMANDS: &[&str] = &["/unarchive"];
+const LONG_COMMANDS: &[&str] = &["/unarchive", "/thinking"];
 
 impl Validator for ChatHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {

@@ -20,6 +20,7 @@ mod invisible;
 pub mod mcp;
 pub mod prompt;
 pub mod render;
+mod reasoning;
 mod review;
 pub use crate::front::root;
 mod session;
@@ -70,6 +71,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         reads_only: reads_only(&cmd),
         in_chat: false,
         typed_ahead: Vec::new(),
+        show_thinking: false,
     };
     let restore = match &opts.chat {
         Some(_) => Some(active_in_index(&s.root)),
@@ -309,7 +311,10 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             };
             ask::ask(s, message, opts).await
         }
-        Command::Chat { model } => chat::chat(s, model).await,
+        Command::Chat { model, thinking } => {
+            s.show_thinking = thinking;
+            chat::chat(s, model).await
+        }
         Command::Status => context::status(s).await,
         Command::Diff { path } => context::diff(s, path).await,
         Command::Apply { path, force } => context::apply(s, path, force).await,

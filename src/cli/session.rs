@@ -33,6 +33,9 @@ pub(crate) struct Session {
     /// `bb7 chat`: lines typed as an answer ended, not yet run (they run before the
     /// line editor reads again).
     pub(super) typed_ahead: Vec<String>,
+    /// `bb7 chat`: the model's reasoning is shown whole, not counted in one line
+    /// (`/thinking on`, `--thinking`; src/cli/reasoning.rs).
+    pub(super) show_thinking: bool,
 }
 
 impl Session {
