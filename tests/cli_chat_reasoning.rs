@@ -33,7 +33,11 @@ fn reasoning_is_counted_by_default_and_shown_whole_with_thinking_on() {
         done(),
     ]);
     fake.push_sse(response("First I read it twice.", "The answer.\n", vec![]));
-    fake.push_sse(response("Shown reasoning here.", "Second answer.\n", vec![]));
+    fake.push_sse(response(
+        "Shown reasoning here.",
+        "Second answer.\n",
+        vec![],
+    ));
     fake.push_sse(response("Hidden once more.", "Third answer.\n", vec![]));
 
     let mut t = Terminal::start(&env, &["chat"]);

@@ -26,7 +26,8 @@ use crate::protocol::replies::{Ack, ChatView, TokenEstimate};
 /// What `/help` prints: one line per command.
 const HELP: &str = "\
 Type a question and press Enter; end a line with \\ (or open a ``` fence)
-to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
+to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves,
+Ctrl-Z suspends (fg resumes).
 
   /add PATH…        add files, directories, globs or path:start:end sections
   /drop PATH        take a file out of the context
@@ -65,6 +66,7 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
     s.in_chat = true;
+    super::chat_suspend::watch();
     let id = s.ensure_chat().await?;
     if let Some(m) = model {
         set_model(s, &m).await?;
@@ -89,6 +91,11 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
             match editor.read(prompt).await {
                 Input::Line(l) => l,
                 Input::Interrupted => continue,
+                Input::Suspended => {
+                    eprintln!();
+                    super::chat_suspend::stop();
+                    continue;
+                }
                 Input::End => break,
             }
         } else {
@@ -441,6 +448,8 @@ enum Input {
     Line(String),
     /// Ctrl-C at the prompt: the line is dropped.
     Interrupted,
+    /// Ctrl-Z at the prompt: the line is kept for the next read.
+    Suspended,
     /// Ctrl-D on an empty line, or the end of input.
     End,
 }
@@ -554,6 +563,8 @@ const HISTORY_IN_MEMORY: usize = 10_000;
 struct LineReader {
     editor: Option<Editor<ChatHelper, DefaultHistory>>,
     history: Option<std::path::PathBuf>,
+    /// The line Ctrl-Z left, shown again by the next read.
+    suspended: super::chat_suspend::Typed,
 }
 
 impl LineReader {
@@ -565,47 +576,32 @@ impl LineReader {
             .max_history_size(HISTORY_IN_MEMORY)
             .map(|b| b.build())
             .unwrap_or_else(|_| Config::builder().auto_add_history(false).build());
+        let suspended = super::chat_suspend::Typed::default();
         let editor = Editor::with_config(config).ok().map(|mut e| {
             e.set_helper(Some(ChatHelper::default()));
+            super::chat_suspend::bind(&mut e, &suspended);
             e
         });
         let history = crate::project::UserDirs::from_env()
             .ok()
             .map(|d| d.state.join("chat_history"));
-        let mut reader = LineReader { editor, history };
+        let mut reader = LineReader {
+            editor,
+            history,
+            suspended,
+        };
         if let (Some(e), Some(h)) = (&mut reader.editor, &reader.history) {
             let _ = e.load_history(h);
         }
         reader
     }
 
-    /// Prints what other bb7 processes did to this chat through its holder socket
-    /// (`peer_change`, docs/PROTOCOL.md), above the prompt as it happens.
+    /// Shows what other bb7 processes do on this chat above the prompt
+    /// (src/cli/chat_peer.rs).
     fn show_peer_changes(&mut self, c: &mut crate::front::client::Client) {
-        use rustyline::ExternalPrinter;
-        let (Some(editor), Some(mut notes)) = (self.editor.as_mut(), c.notes()) else {
-            return;
-        };
-        let Ok(mut printer) = editor.create_external_printer() else {
-            return;
-        };
-        tokio::spawn(async move {
-            while let Some(n) = notes.recv().await {
-                let who = match n.pid {
-                    Some(pid) => format!("bb7 (PID {pid})"),
-                    None => "another bb7".to_owned(),
-                };
-                let what = match (n.action.as_str(), n.status.as_str()) {
-                    ("send", "started") => "is asking the model in this chat".to_owned(),
-                    ("send", _) => "got its answer in this chat (/diff, /review)".to_owned(),
-                    (a, _) => format!("ran {} on this chat", terminal::err(a)),
-                };
-                let line = paint_err(style::DIM, &format!("bb7: {who} {what}"));
-                if printer.print(format!("{line}\n")).is_err() {
-                    break;
-                }
-            }
-        });
+        if let Some(editor) = self.editor.as_mut() {
+            super::chat_peer::show(editor, c);
+        }
     }
 
     /// Loads the MCP names Tab completes.
@@ -623,8 +619,9 @@ impl LineReader {
         if let Some(h) = editor.helper_mut() {
             h.prompt = Some((prompt.text.clone(), prompt.painted));
         }
+        let kept = self.suspended.lock().ok().and_then(|mut k| k.take());
         let read = tokio::task::spawn_blocking(move || {
-            let got = editor.readline(&prompt.text);
+            let got = super::chat_suspend::readline(&mut editor, &prompt.text, kept);
             (editor, got)
         })
         .await;
@@ -640,6 +637,9 @@ impl LineReader {
                     append_history(h, &line);
                 }
                 Input::Line(line.replace("\\\n", "\n"))
+            }
+            Err(ReadlineError::Interrupted) if super::chat_suspend::kept(&self.suspended) => {
+                Input::Suspended
             }
             Err(ReadlineError::Interrupted) => Input::Interrupted,
             Err(_) => Input::End,
