@@ -236,8 +236,13 @@ async fn stream(
     let mut waiting = Waiting::start("waiting for the model");
     let mut reasoning_shown = false;
     let mut collapsed = super::reasoning::Collapsed::default();
+    // The turn's last message, read while a question waited (src/cli/approval.rs).
+    let mut pending: Option<TurnMessage> = None;
     loop {
-        let next = tokio::select! {
+        let next = if let Some(m) = pending.take() {
+            Some(m)
+        } else {
+            tokio::select! {
             m = s.c.next_stream(&id) => Some(m?),
             _ = sigint.recv() => None,
             Some(line) = super::chat_queue::next_line(typed.as_deref_mut()) => {
@@ -247,6 +252,7 @@ async fn stream(
                     q.take(s, line).await;
                 }
                 continue;
+            }
             }
         };
         let Some(msg) = next else {
@@ -340,13 +346,17 @@ async fn stream(
                 ..
             } => {
                 lines.close_all(s);
-                let approved = tokio::select! {
-                    a = approve(payload.description()) => Some(a),
-                    _ = sigint.recv() => None,
-                };
-                let Some(approved) = approved else {
-                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
-                    continue;
+                let asked = super::approval::approve(s, &id, payload.description(), sigint).await?;
+                let approved = match asked {
+                    super::approval::Asked::Answer(a) => a,
+                    super::approval::Asked::Interrupted => {
+                        interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
+                        continue;
+                    }
+                    super::approval::Asked::Ended(m) => {
+                        pending = Some(m);
+                        continue;
+                    }
                 };
                 if !cancelled {
                     s.c.send(&Action::ToolApprove(params::ToolApprove {
@@ -480,26 +490,6 @@ pub(super) fn aborted() -> Failure {
         status: INTERRUPTED,
         ..Failure::new("aborted")
     }
-}
-
-/// Asks on the terminal whether the model may read; refuses without a terminal.
-async fn approve(description: &str) -> bool {
-    if !prompt::interactive() {
-        eprintln!(
-            "bb7: refused: {} (stdin is not a terminal to ask; use --tools auto)",
-            terminal::err(description)
-        );
-        return false;
-    }
-    let ok = prompt::confirm(format!(
-        "bb7: the model asks: {}. Allow? [y/N] ",
-        terminal::err(description)
-    ))
-    .await;
-    if !ok {
-        eprintln!("bb7: refused");
-    }
-    ok
 }
 
 /// Asks the model's question on the terminal; without one (or an empty answer) the

@@ -2,6 +2,7 @@
 //! runs the stdio server in-process on in-memory pipes and speaks the protocol to it
 //! (docs/PROTOCOL.md), so the command line does exactly what an editor session does.
 
+mod approval;
 mod archive;
 pub mod args;
 mod ask;
