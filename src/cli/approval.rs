@@ -24,7 +24,7 @@ pub(super) enum Asked {
     /// Ctrl-C while it waited.
     Interrupted,
     /// The turn ended first, with this message (its last); the question is withdrawn.
-    Ended(TurnMessage),
+    Ended(Box<TurnMessage>),
 }
 
 /// How often the reader looks whether the question was withdrawn, in ms.
@@ -82,7 +82,7 @@ pub(super) async fn approve(
                 eprintln!(
                     "bb7: the question is withdrawn: the turn ended before it was answered"
                 );
-                return Ok(Asked::Ended(m));
+                return Ok(Asked::Ended(Box::new(m)));
             }
         }
     }

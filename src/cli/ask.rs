@@ -354,7 +354,7 @@ async fn stream(
                         continue;
                     }
                     super::approval::Asked::Ended(m) => {
-                        pending = Some(m);
+                        pending = Some(*m);
                         continue;
                     }
                 };
