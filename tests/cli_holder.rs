@@ -244,8 +244,13 @@ fn commands_beside_bb7_chat_on_a_terminal_are_served_and_shown_there() {
     assert_eq!(stdout(&o), "Done.\n");
     ok(&env, &["apply", "g.txt"]);
     assert_eq!(env.read("g.txt"), TEN.replace("l2\n", "TWO\n"));
+    // The other command's turn is shown there too (its edit names g.txt): the
+    // listing is read after the echo of /files, and /quit typed at the prompt.
+    t.expect("got its answer in this chat");
     t.type_keys("/files\r");
+    t.expect("/files");
     t.expect("g.txt");
+    t.expect("bb7> ");
     t.type_keys("/quit\r");
     t.wait();
 }

@@ -68,3 +68,28 @@ fn slash_mode_local_is_refused_without_a_local_provider() {
     t.type_keys("/quit\r");
     assert!(t.wait().success(), "{}", t.screen());
 }
+
+/// `local` mode has no fallback: the turn fails, and the error names the local server
+/// and its address (as the hybrid fallback's note does), not a remote API.
+#[test]
+fn local_mode_with_the_server_down_names_the_local_server() {
+    let env = Env::new();
+    let local = closed_url();
+    env.write_config(json!({
+        "providers": {"local": {"base_url": local, "model": "small"}},
+        "agent_mode": "local",
+        "retry_backoff_ms": 2000
+    }));
+    project_with(&env, &[("a.txt", "a\n")]);
+    let err = fails(&env, &["ask", "hello"]);
+    assert!(
+        err.contains(&format!("local server not reachable at {local}")),
+        "{err}"
+    );
+    assert!(!err.contains("Cannot reach the model API"), "{err}");
+    assert!(!err.contains("retrying"), "{err}");
+    // The chat keeps the same words for a later look (`bb7 show`).
+    let shown = stdout(&ok(&env, &["show"]));
+    assert!(shown.contains("local server not reachable at"), "{shown}");
+    assert!(!shown.contains("Cannot reach the model API"), "{shown}");
+}

@@ -123,6 +123,10 @@ pub enum Command {
         /// Model to switch the chat to first (kept for later turns).
         #[arg(long)]
         model: Option<String>,
+        /// Show the model's reasoning whole as it streams (`/thinking on`); by
+        /// default one dimmed line counts its words.
+        #[arg(long)]
+        thinking: bool,
     },
     /// Show the statuses of context and output files, one `STATUS PATH` per line.
     ///

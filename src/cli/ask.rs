@@ -235,6 +235,9 @@ async fn stream(
     let mut cancelled = false;
     let mut waiting = Waiting::start("waiting for the model");
     let mut reasoning_shown = false;
+    let mut collapsed = super::reasoning::Collapsed::default();
+    // The turn's last message, read while a question waited (src/cli/approval.rs).
+    let mut pending: Option<TurnMessage> = None;
     if let Some(q) = typed.as_deref_mut() {
         q.resume();
     }
@@ -243,7 +246,10 @@ async fn stream(
         if let Some(q) = typed.as_deref_mut() {
             q.show(&mut waiting);
         }
-        let next = tokio::select! {
+        let next = if let Some(m) = pending.take() {
+            Some(m)
+        } else {
+            tokio::select! {
             m = s.c.next_stream(&id) => Some(m?),
             _ = sigint.recv() => None,
             Some(line) = super::chat_queue::next_line(typed.as_deref_mut()) => {
@@ -253,6 +259,7 @@ async fn stream(
                     q.take(s, line).await;
                 }
                 continue;
+            }
             }
         };
         if let Some(q) = typed.as_deref_mut() {
@@ -274,17 +281,27 @@ async fn stream(
         {
             q.pause();
         }
-        // Reasoning not shown keeps the indicator, relabelled; anything else ends it.
+        // Reasoning not shown keeps the indicator, relabelled (in `bb7 chat`, with
+        // its words counted: src/cli/reasoning.rs); anything else ends it.
         match &msg {
-            TurnMessage::Thinking { .. } if !o.thinking => {
-                if !reasoning_shown && waiting.active() {
+            TurnMessage::Thinking { content, .. } if !o.thinking => {
+                if o.in_chat {
+                    collapsed.push(content);
+                    waiting.relabel(&collapsed.label());
+                } else if !reasoning_shown && waiting.active() {
                     waiting.stop();
                     waiting = Waiting::start("the model is reasoning");
                 }
                 reasoning_shown = true;
             }
             TurnMessage::TitleUpdated { .. } | TurnMessage::Waiting { .. } => {}
-            _ => waiting.stop(),
+            _ => {
+                waiting.stop();
+                if let Some(note) = collapsed.end() {
+                    lines.close_all(s);
+                    eprint!("{note}");
+                }
+            }
         }
         match msg {
             TurnMessage::Chunk { content, .. } => lines.answer(s, &content),
@@ -326,7 +343,7 @@ async fn stream(
             }
             TurnMessage::Thinking { content, .. } => {
                 if o.thinking {
-                    eprint!("{}", terminal::err(&content));
+                    eprint!("{}", super::reasoning::shown(&content));
                     lines.thinking_open = !content.ends_with('\n');
                 }
             }
@@ -354,16 +371,20 @@ async fn stream(
                 if let Some(q) = typed.as_deref_mut() {
                     q.hold(true);
                 }
-                let approved = tokio::select! {
-                    a = approve(payload.description()) => Some(a),
-                    _ = sigint.recv() => None,
-                };
+                let asked = super::approval::approve(s, &id, payload.description(), sigint).await;
                 if let Some(q) = typed.as_deref_mut() {
                     q.hold(false);
                 }
-                let Some(approved) = approved else {
-                    interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
-                    continue;
+                let approved = match asked? {
+                    super::approval::Asked::Answer(a) => a,
+                    super::approval::Asked::Interrupted => {
+                        interrupt(s, &id, &chat_id, &mut cancelled, &mut lines).await?;
+                        continue;
+                    }
+                    super::approval::Asked::Ended(m) => {
+                        pending = Some(*m);
+                        continue;
+                    }
                 };
                 if !cancelled {
                     s.c.send(&Action::ToolApprove(params::ToolApprove {
@@ -503,26 +524,6 @@ pub(super) fn aborted() -> Failure {
         status: INTERRUPTED,
         ..Failure::new("aborted")
     }
-}
-
-/// Asks on the terminal whether the model may read; refuses without a terminal.
-async fn approve(description: &str) -> bool {
-    if !prompt::interactive() {
-        eprintln!(
-            "bb7: refused: {} (stdin is not a terminal to ask; use --tools auto)",
-            terminal::err(description)
-        );
-        return false;
-    }
-    let ok = prompt::confirm(format!(
-        "bb7: the model asks: {}. Allow? [y/N] ",
-        terminal::err(description)
-    ))
-    .await;
-    if !ok {
-        eprintln!("bb7: refused");
-    }
-    ok
 }
 
 /// Asks the model's question on the terminal; without one (or an empty answer) the

@@ -26,7 +26,8 @@ use crate::protocol::replies::{Ack, ChatView, TokenEstimate};
 /// What `/help` prints: one line per command.
 const HELP: &str = "\
 Type a question and press Enter; end a line with \\ (or open a ``` fence)
-to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
+to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves,
+Ctrl-Z suspends (fg resumes).
 
   /add PATH…        add files, directories, globs or path:start:end sections
   /drop PATH        take a file out of the context
@@ -41,6 +42,8 @@ to go on on the next line. Ctrl-C stops an answer, Ctrl-D or /quit leaves.
   /model [NAME]     show or switch the chat's model
   /mode [MODE]      show or switch the provider: local, remote or hybrid_auto
   /tokens           what the next question costs: tokens and price
+  /thinking on|off  show the model's reasoning as it streams, or (default)
+                    count it in one dimmed line
   /new [NAME]       start a new chat
   /chats [ID]       list the chats, or switch to one (a unique prefix will do)
   /archive [ID]     archive a chat (default: this one); /unarchive ID
@@ -63,6 +66,7 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| Failure::new(format!("cannot watch for Ctrl-C: {e}")))?;
     s.in_chat = true;
+    super::chat_suspend::watch();
     let id = s.ensure_chat().await?;
     if let Some(m) = model {
         set_model(s, &m).await?;
@@ -87,6 +91,11 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
             match editor.read(prompt, &mut s.typed_draft).await {
                 Input::Line(l) => l,
                 Input::Interrupted => continue,
+                Input::Suspended => {
+                    eprintln!();
+                    super::chat_suspend::stop();
+                    continue;
+                }
                 Input::End => break,
             }
         } else {
@@ -164,7 +173,7 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     } {}
     let opts = AskOptions {
         model: None,
-        thinking: false,
+        thinking: s.show_thinking,
         tools: None,
         refresh: false,
         in_chat: true,
@@ -183,7 +192,7 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
     let done = first.await;
     let done = match typed {
         Some(mut t) => {
-            let done = answer_queued(s, &mut t, &opts, sigint, done).await;
+            let done = super::chat_answers::answer_queued(s, &mut t, &opts, sigint, done).await;
             t.finish(s);
             done
         }
@@ -193,41 +202,6 @@ async fn question(s: &mut Session, text: String, sigint: &mut Signal) -> Res<()>
         // `turn` said that it stopped and that the partial answer is kept.
         Err(f) if f.status == crate::front::client::exit::INTERRUPTED => Ok(()),
         other => other,
-    }
-}
-
-/// After the answer that was streaming (`done`, its result): the queued questions'
-/// answers, each under a dimmed line naming it. An answer that failed or was stopped
-/// leaves the queue to the server, which holds it until an answer ends well: the
-/// queue is then dropped here with a note, so nothing runs unseen.
-async fn answer_queued(
-    s: &mut Session,
-    t: &mut super::chat_queue::TypeAhead,
-    opts: &AskOptions,
-    sigint: &mut Signal,
-    mut done: Res<()>,
-) -> Res<()> {
-    loop {
-        if t.queued.is_empty() {
-            return done;
-        }
-        // The server holds the queue after an answer that did not end well (an
-        // error, a cancel, a `diff_error`): it is dropped here rather than left
-        // waiting unseen. A stopped answer (Ctrl-C) needs no message of its own.
-        if let Err(f) = &done {
-            if f.status != crate::front::client::exit::INTERRUPTED {
-                eprintln!(
-                    "{}",
-                    paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
-                );
-            }
-            t.unqueue(s).await;
-            return Ok(());
-        }
-        let (id, text) = t.queued.remove(0);
-        super::chat_queue::note(&format!("answering: {}", terminal::err(&text)));
-        let md = Markdown::default();
-        done = ask::follow(s, &id, opts, sigint, md, Some(t)).await;
     }
 }
 
@@ -307,6 +281,7 @@ async fn command(s: &mut Session, line: &str) -> Res<Flow> {
         "tokens" => tokens(s).await?,
         // Questions queue only while an answer streams (src/cli/chat_queue.rs).
         "queue" | "unqueue" => eprintln!("bb7: nothing is queued"),
+        "thinking" => super::reasoning::command(s, first.as_deref())?,
         "run" | "test" if !args.is_empty() => {
             // The command as typed, spaces and quotes kept.
             let cmd = line.trim_start()[name.len()..].trim();
@@ -440,6 +415,8 @@ enum Input {
     Line(String),
     /// Ctrl-C at the prompt: the line is dropped.
     Interrupted,
+    /// Ctrl-Z at the prompt: the line is kept for the next read.
+    Suspended,
     /// Ctrl-D on an empty line, or the end of input.
     End,
 }
@@ -464,7 +441,7 @@ const COMMANDS: &[&str] = &[
 ];
 
 /// Command names Tab completes that are too long for [`COMMANDS`]'s compact layout.
-const LONG_COMMANDS: &[&str] = &["/unarchive"];
+const LONG_COMMANDS: &[&str] = &["/unarchive", "/thinking"];
 
 impl Validator for ChatHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
@@ -553,6 +530,8 @@ const HISTORY_IN_MEMORY: usize = 10_000;
 struct LineReader {
     editor: Option<Editor<ChatHelper, DefaultHistory>>,
     history: Option<std::path::PathBuf>,
+    /// The line Ctrl-Z left, shown again by the next read.
+    suspended: super::chat_suspend::Typed,
 }
 
 impl LineReader {
@@ -564,47 +543,32 @@ impl LineReader {
             .max_history_size(HISTORY_IN_MEMORY)
             .map(|b| b.build())
             .unwrap_or_else(|_| Config::builder().auto_add_history(false).build());
+        let suspended = super::chat_suspend::Typed::default();
         let editor = Editor::with_config(config).ok().map(|mut e| {
             e.set_helper(Some(ChatHelper::default()));
+            super::chat_suspend::bind(&mut e, &suspended);
             e
         });
         let history = crate::project::UserDirs::from_env()
             .ok()
             .map(|d| d.state.join("chat_history"));
-        let mut reader = LineReader { editor, history };
+        let mut reader = LineReader {
+            editor,
+            history,
+            suspended,
+        };
         if let (Some(e), Some(h)) = (&mut reader.editor, &reader.history) {
             let _ = e.load_history(h);
         }
         reader
     }
 
-    /// Prints what other bb7 processes did to this chat through its holder socket
-    /// (`peer_change`, docs/PROTOCOL.md), above the prompt as it happens.
+    /// Shows what other bb7 processes do on this chat above the prompt
+    /// (src/cli/chat_peer.rs).
     fn show_peer_changes(&mut self, c: &mut crate::front::client::Client) {
-        use rustyline::ExternalPrinter;
-        let (Some(editor), Some(mut notes)) = (self.editor.as_mut(), c.notes()) else {
-            return;
-        };
-        let Ok(mut printer) = editor.create_external_printer() else {
-            return;
-        };
-        tokio::spawn(async move {
-            while let Some(n) = notes.recv().await {
-                let who = match n.pid {
-                    Some(pid) => format!("bb7 (PID {pid})"),
-                    None => "another bb7".to_owned(),
-                };
-                let what = match (n.action.as_str(), n.status.as_str()) {
-                    ("send", "started") => "is asking the model in this chat".to_owned(),
-                    ("send", _) => "got its answer in this chat (/diff, /review)".to_owned(),
-                    (a, _) => format!("ran {} on this chat", terminal::err(a)),
-                };
-                let line = paint_err(style::DIM, &format!("bb7: {who} {what}"));
-                if printer.print(format!("{line}\n")).is_err() {
-                    break;
-                }
-            }
-        });
+        if let Some(editor) = self.editor.as_mut() {
+            super::chat_peer::show(editor, c);
+        }
     }
 
     /// Loads the MCP names Tab completes.
@@ -624,8 +588,13 @@ impl LineReader {
         if let Some(h) = editor.helper_mut() {
             h.prompt = Some((prompt.text.clone(), prompt.painted));
         }
+        let kept = self.suspended.lock().ok().and_then(|mut k| k.take());
         let read = tokio::task::spawn_blocking(move || {
-            let got = editor.readline_with_initial(&prompt.text, (&draft, ""));
+            // Text kept at Ctrl-Z comes back with its cursor; else the unsent draft.
+            let got = match kept {
+                Some(k) => super::chat_suspend::readline(&mut editor, &prompt.text, Some(k)),
+                None => editor.readline_with_initial(&prompt.text, (&draft, "")),
+            };
             (editor, got)
         })
         .await;
@@ -641,6 +610,9 @@ impl LineReader {
                     append_history(h, &line);
                 }
                 Input::Line(line.replace("\\\n", "\n"))
+            }
+            Err(ReadlineError::Interrupted) if super::chat_suspend::kept(&self.suspended) => {
+                Input::Suspended
             }
             Err(ReadlineError::Interrupted) => Input::Interrupted,
             Err(_) => Input::End,

@@ -2,13 +2,17 @@
 //! runs the stdio server in-process on in-memory pipes and speaks the protocol to it
 //! (docs/PROTOCOL.md), so the command line does exactly what an editor session does.
 
+mod approval;
 mod archive;
 pub mod args;
 mod ask;
 mod attach;
 mod chat;
+mod chat_answers;
+mod chat_peer;
 mod chat_prompt;
 mod chat_queue;
+mod chat_suspend;
 mod chat_typing;
 // The in-process client and root discovery live a floor down, shared with `bb7 acp`.
 use crate::front::client;
@@ -20,6 +24,7 @@ mod info;
 mod invisible;
 pub mod mcp;
 pub mod prompt;
+mod reasoning;
 pub mod render;
 mod review;
 pub use crate::front::root;
@@ -72,6 +77,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         in_chat: false,
         typed_ahead: Vec::new(),
         typed_draft: String::new(),
+        show_thinking: false,
     };
     let mut s = fresh();
     let restore = match &opts.chat {
@@ -320,7 +326,10 @@ async fn dispatch(s: &mut Session, cmd: Command, opts: &Options) -> Res<()> {
             };
             ask::ask(s, message, opts).await
         }
-        Command::Chat { model } => chat::chat(s, model).await,
+        Command::Chat { model, thinking } => {
+            s.show_thinking = thinking;
+            chat::chat(s, model).await
+        }
         Command::Status => context::status(s).await,
         Command::Diff { path } => context::diff(s, path).await,
         Command::Apply { path, force } => context::apply(s, path, force).await,

@@ -36,6 +36,9 @@ pub(crate) struct Session {
     /// `bb7 chat`: a line typed during an answer and not sent (no Enter): the next
     /// answer's type-ahead or the line editor starts with it (src/cli/chat_typing.rs).
     pub(super) typed_draft: String,
+    /// `bb7 chat`: the model's reasoning is shown whole, not counted in one line
+    /// (`/thinking on`, `--thinking`; src/cli/reasoning.rs).
+    pub(super) show_thinking: bool,
 }
 
 impl Session {

@@ -181,6 +181,8 @@ pub struct Client {
     lines: mpsc::UnboundedReceiver<std::io::Result<String>>,
     notes: Option<mpsc::UnboundedReceiver<PeerChange>>,
     titles: Option<mpsc::UnboundedReceiver<Titled>>,
+    /// Messages of other processes' turns on the chat this session holds.
+    peer_turns: Option<mpsc::UnboundedReceiver<PeerTurn>>,
     next: u64,
     /// Messages of requests read later ([`Client::keep`]) that arrived while another
     /// request was waited on, oldest first, by request id.
@@ -214,6 +216,7 @@ impl Client {
         let (tx, lines) = mpsc::unbounded_channel();
         let (note_tx, notes) = mpsc::unbounded_channel();
         let (title_tx, titles) = mpsc::unbounded_channel();
+        let (peer_tx, peer_turns) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             let mut reader = BufReader::new(output).lines();
             loop {
@@ -227,6 +230,14 @@ impl Client {
                     && let Ok(note) = serde_json::from_str::<PeerChange>(l)
                 {
                     let _ = note_tx.send(note);
+                    continue;
+                }
+                // A guest's turn mirrored to the holder: no request of this session
+                // reads it (docs/PROTOCOL.md, "One chat, many front-ends").
+                if let Ok(l) = &line
+                    && let Some(turn) = peer_turn(l)
+                {
+                    let _ = peer_tx.send(turn);
                     continue;
                 }
                 // No request reads a title (it has no request id): it goes to `titles`.
@@ -249,6 +260,7 @@ impl Client {
             lines,
             notes: Some(notes),
             titles: Some(titles),
+            peer_turns: Some(peer_turns),
             next: 0,
             kept: HashMap::new(),
         }
@@ -264,6 +276,12 @@ impl Client {
     /// to the chat it holds. `None` after the first call.
     pub fn notes(&mut self) -> Option<mpsc::UnboundedReceiver<PeerChange>> {
         self.notes.take()
+    }
+
+    /// The messages of other processes' turns on the chat this session's server
+    /// holds, as they stream (their `peer:` ids). `None` after the first call.
+    pub fn peer_turns(&mut self) -> Option<mpsc::UnboundedReceiver<PeerTurn>> {
+        self.peer_turns.take()
     }
 
     /// The titles this session's server makes for its chats (`title_updated`), as they
@@ -400,4 +418,33 @@ impl Client {
         }
         serde_json::from_value(msg).map_err(|e| Failure::new(format!("bad reply: {e}")))
     }
+}
+
+/// One message of another process's turn on the held chat.
+#[derive(Debug, Clone)]
+pub struct PeerTurn {
+    /// Its `peer:…` request id, as the `peer_change` note names it.
+    pub id: String,
+    /// The message.
+    pub message: TurnMessage,
+}
+
+/// `line` as a message of a mirrored turn: its `request_id` starts with
+/// [`crate::protocol::outbox::PEER_ID_PREFIX`]. `None` for any other line.
+fn peer_turn(line: &str) -> Option<PeerTurn> {
+    let prefix = format!(
+        r#""request_id":"{}"#,
+        crate::protocol::outbox::PEER_ID_PREFIX
+    );
+    if !line.contains(&prefix) {
+        return None;
+    }
+    let v: Value = serde_json::from_str(line).ok()?;
+    let id = v.get("request_id")?.as_str()?;
+    if !id.starts_with(crate::protocol::outbox::PEER_ID_PREFIX) {
+        return None;
+    }
+    let id = id.to_owned();
+    let message = serde_json::from_value(v).ok()?;
+    Some(PeerTurn { id, message })
 }

@@ -259,7 +259,11 @@ pub fn complete(ended: Ended<'_>, plan: &Plan, changes: Vec<Change>) -> Completi
         messages.push(assistant_message(ended, &text, &thinking, Some(plan)));
     }
     let (event, note) = if let Some(e) = ended.failure() {
-        let message = e.user_message();
+        let failed = match (&ended.first.error, ended.repair) {
+            (None, Some(repair)) => repair,
+            _ => ended.first,
+        };
+        let message = crate::turn::route::failure_message(&failed.spec.route, e);
         let event = TurnMessage::Error {
             message: message.clone(),
             code: ErrorCode::Api,

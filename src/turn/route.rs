@@ -135,6 +135,10 @@ pub struct Route {
     pub spent: Usage,
     /// Seconds of the dropped attempts, added to the answer's.
     pub spent_secs: f64,
+    /// The local provider's `base_url`, user info and query removed
+    /// (`llm::url::redacted`), when one is configured: a local server that refuses the
+    /// connection is named by it ([`failure_message`]).
+    pub local_url: Option<String>,
 }
 
 impl Default for Route {
@@ -149,6 +153,7 @@ impl Default for Route {
             remote_model: String::new(),
             spent: Usage::default(),
             spent_secs: 0.0,
+            local_url: None,
         }
     }
 }
@@ -231,6 +236,19 @@ pub fn start(
         base_messages,
         remote_model: remote_model.to_owned(),
         ..Route::default()
+    }
+}
+
+/// What the user is told of an attempt on `route` that failed with `e`: a local server
+/// that could not be connected to is named by its address ("local server not reachable
+/// at …"), so it is not mistaken for the remote API or for a slow model; any other
+/// failure in [`ApiError::user_message`]'s words.
+pub fn failure_message(route: &Route, e: &crate::llm::ApiError) -> String {
+    match (e, route.role, &route.local_url) {
+        (crate::llm::ApiError::Network(m), ProviderRole::Local, Some(url)) => {
+            format!("local server not reachable at {url}: {m}")
+        }
+        _ => e.user_message(),
     }
 }
 

@@ -110,6 +110,10 @@ impl Session {
         let policy = HybridPolicy::from_config(&self.config);
         let mut route = route::start(mode, policy, body.messages.len(), chat_model);
         let providers = Providers::from_config(&self.config);
+        route.local_url = providers
+            .get(ProviderRole::Local)
+            .ok()
+            .map(|e| crate::llm::url::redacted(&e.base_url));
         if route.role == ProviderRole::Local {
             let window = providers
                 .get(ProviderRole::Local)?
@@ -194,7 +198,7 @@ impl Session {
             message: attempt
                 .error
                 .as_ref()
-                .map(|e| dropped_because(e, spec.route.role, &providers)),
+                .map(|e| route::failure_message(&spec.route, e)),
             chat_id: spec.chat.id.clone(),
         };
         ctx.outbox.emit(&notice, Some(&spec.request_id));
@@ -205,19 +209,6 @@ impl Session {
         next_spec.route = route;
         self.spawn_turn(next_spec, provider, ctx, None);
         Ok(true)
-    }
-}
-
-/// The words for an attempt on `role` that ended with `e`: a local server that could
-/// not be connected to is named by its address, so "not reachable" is not mistaken
-/// for a slow model.
-fn dropped_because(e: &ApiError, role: ProviderRole, providers: &Providers) -> String {
-    match (e, role, providers.get(role)) {
-        (ApiError::Network(m), ProviderRole::Local, Ok(endpoint)) => format!(
-            "local server not reachable at {}: {m}",
-            crate::llm::url::redacted(&endpoint.base_url)
-        ),
-        _ => e.user_message(),
     }
 }
 
