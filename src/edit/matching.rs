@@ -379,7 +379,7 @@ fn deletion_core(old: &str, new: &str) -> Option<String> {
 /// The lines a deletion of `len` lines at `start` removes: with them, blank lines that
 /// would otherwise pile up. Where the blank runs above and below meet, the longer one
 /// stays; at the start or end of the file, none does.
-fn deletion_span(doc: &Doc, start: usize, len: usize) -> (usize, usize) {
+pub(super) fn deletion_span(doc: &Doc, start: usize, len: usize) -> (usize, usize) {
     let blank = |i: usize| doc.lines[i].text.trim().is_empty();
     let end = start + len;
     let above = (0..start).rev().take_while(|&i| blank(i)).count();
