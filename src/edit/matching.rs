@@ -69,6 +69,7 @@ fn replace_once(
             line.trim()
         )));
     }
+    let (old, new) = super::make_cond::unflatten(content, &old, &new).unwrap_or((old, new));
     let new = super::indent_rule::settle(content, &old, &new)?.unwrap_or(new);
     // Deleting lines with blank lines on both sides in old_string: the blank lines are
     // the separation between the neighbours, which stays (the deletion keeps the

@@ -18,6 +18,7 @@ pub mod elision;
 pub mod error;
 pub mod indent_rule;
 pub mod literals;
+pub mod make_cond;
 pub mod matching;
 pub mod normal_form;
 pub mod paths;
