@@ -488,10 +488,13 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
     }
     let loose = |s: &str| Norm::Loose.apply(s);
     let (first, last) = (loose(&old_l[0]), loose(&old_l[k - 1]));
-    if first.len() < 3 || last.len() < 3 {
+    let middle: Vec<String> = old_l[1..k - 1].iter().map(|l| loose(l)).collect();
+    // A short end (a fragment starting at `{`, a closing `}`) is evidence only with a
+    // line of substance between the ends.
+    let short = first.len() < 3 || last.len() < 3;
+    if first.is_empty() || last.is_empty() || (short && !middle.iter().any(|l| l.len() >= 3)) {
         return Ok(None);
     }
-    let middle: Vec<String> = old_l[1..k - 1].iter().map(|l| loose(l)).collect();
     let hits: Vec<usize> = (0..=doc.lines.len() - k)
         .filter(|&i| {
             let f0 = loose(doc.lines[i].text);
@@ -539,8 +542,14 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
                 f + 1
             )));
         };
-        new_l[n] = full.to_owned();
-        old_l[o] = full.to_owned();
+        // A cut-short last line keeps the model's indentation, so it is judged in the
+        // copy's frame like the lines above it (the first line is not judged).
+        let own = |l: &str| match o {
+            0 => full.to_owned(),
+            _ => format!("{}{}", super::text::indent_of(l), full.trim_start()),
+        };
+        new_l[n] = own(&new_l[n]);
+        old_l[o] = own(&old_l[o]);
     }
     let region = Region {
         start,
