@@ -23,7 +23,10 @@ pub fn unflatten(content: &str, old: &str, new: &str) -> Option<(String, String)
     let file: Vec<&str> = content.lines().collect();
     let old_l: Vec<&str> = old.lines().collect();
     let new_l: Vec<&str> = new.lines().collect();
-    let flat = |ls: &[&str]| ls.iter().all(|l| l.trim().is_empty() || !l.starts_with([' ', '\t']));
+    let flat = |ls: &[&str]| {
+        ls.iter()
+            .all(|l| l.trim().is_empty() || !l.starts_with([' ', '\t']))
+    };
     let directive = |l: &str| kind(l.trim()).is_some();
     if !flat(&old_l)
         || !flat(&new_l)
@@ -68,7 +71,13 @@ pub fn unflatten(content: &str, old: &str, new: &str) -> Option<(String, String)
     let old_out = old_l
         .iter()
         .zip(&file[start..])
-        .map(|(o, f)| format!("{}{}\n", &f[..f.len() - f.trim_start().len()], o.trim_start()))
+        .map(|(o, f)| {
+            format!(
+                "{}{}\n",
+                &f[..f.len() - f.trim_start().len()],
+                o.trim_start()
+            )
+        })
         .collect::<String>();
     let mut depth = depth_after(&file[..start])?;
     let mut new_out = String::new();

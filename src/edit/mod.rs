@@ -22,6 +22,7 @@ pub mod make_cond;
 pub mod matching;
 pub mod normal_form;
 pub mod paths;
+pub mod recipes;
 pub mod replace_all;
 pub mod replay;
 pub mod request;

@@ -302,6 +302,8 @@ struct Frame {
     cols: Option<isize>,
     /// How many lines agree on `cols` (off the grid, one line is too little evidence).
     cols_lines: usize,
+    /// Region lines (indexes) that are aligned continuation lines, not levels.
+    aligned: Vec<usize>,
     /// Whether old_string starts after code on the file's first line of the region:
     /// that line's columns say nothing about the copy's, so the lines after it are
     /// the only evidence of the shift, and one such line is enough.
@@ -328,16 +330,6 @@ impl Frame {
                 )
             })
             .collect();
-        let rest: Vec<isize> = offsets
-            .iter()
-            .filter(|(i, _)| *i != 0 || offsets.len() == 1)
-            .map(|&(_, o)| o)
-            .collect();
-        let mut offset = mode(&rest).unwrap_or(0);
-        let first = offsets
-            .first()
-            .filter(|(i, o)| *i == 0 && *o != offset)
-            .map(|&(_, o)| o);
         // The model's lines nest as the file's do when one offset maps them all (the
         // first line may have lost its indentation alone, a copying habit). Lines
         // aligned inside brackets are not levels and say nothing.
@@ -357,6 +349,21 @@ impl Frame {
                     .find(|&j| !region.old[j].trim().is_empty())
                     .is_some_and(|j| super::indent_rule::continues(&region.old[j]))
         };
+        // The usual offset, from the lines that nest (aligned continuation lines say
+        // nothing of levels), or from all lines when none does.
+        let nests = |&&(i, _): &&(usize, isize)| !continued(i);
+        let rest: Vec<isize> = (offsets.iter().filter(nests).count() > 0)
+            .then(|| offsets.iter().filter(nests).collect::<Vec<_>>())
+            .unwrap_or_else(|| offsets.iter().collect())
+            .into_iter()
+            .filter(|(i, _)| *i != 0 || offsets.len() == 1)
+            .map(|&(_, o)| o)
+            .collect();
+        let mut offset = mode(&rest).unwrap_or(0);
+        let first = offsets
+            .first()
+            .filter(|(i, o)| *i == 0 && *o != offset)
+            .map(|&(_, o)| o);
         let lost_first = first.is_some() && indent_of(&region.old[0]).is_empty();
         let fragment = region.fragment && region.old.len() > 1;
         let judged: Vec<(usize, (isize, isize))> = offsets
@@ -421,6 +428,7 @@ impl Frame {
                 cols: None,
                 cols_lines: 0,
                 fragment: false,
+                aligned: Vec::new(),
             };
         }
         Frame {
@@ -432,6 +440,11 @@ impl Frame {
             cols,
             cols_lines: shifted_lines.len(),
             fragment,
+            aligned: offsets
+                .iter()
+                .map(|&(i, _)| i)
+                .filter(|&i| continued(i))
+                .collect(),
         }
     }
 
@@ -491,13 +504,20 @@ impl Frame {
                 region.start + anchor + 1
             )));
         }
-        let target = if line.starts_with('\t') && in_recipe(doc, region.start + anchor) {
-            Style::Tabs
-        } else {
-            neighbour_style(doc, region.start, file, anchor)
-        };
+        let target =
+            if line.starts_with('\t') && super::recipes::in_recipe(doc, region.start + anchor) {
+                Style::Tabs
+            } else {
+                neighbour_style(doc, region.start, file, anchor)
+            };
         let indent = indent_of(line);
         let body = &line[indent.len()..];
+        // At the column of an aligned line the model copied off the file's column: it
+        // is aligned alike, where the file aligns that line.
+        if self.aligned.contains(&anchor) && indent == indent_of(&region.old[anchor]) {
+            let text = format!("{}{body}", indent_of(file[anchor]));
+            return Ok(OutLine { text, end });
+        }
         // A copy shifted as a whole: the line moves by the same columns, when that
         // lands it on the file's grid (else its levels are mapped below).
         if let (Some(d), Style::Spaces(n)) = (self.cols, target)
@@ -559,39 +579,6 @@ fn style_matches(model: Style, target: Style, indent: &str) -> bool {
         (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
         _ => false,
     }
-}
-
-/// Whether a tab-indented line after file line `at` is a Makefile recipe line: the
-/// nearest non-blank line at or above it is a rule (`target: prerequisites`, at column
-/// 0) or a recipe line (starting with a tab). make requires the tab there, whatever
-/// the lines further up (a variable's continuation, say) are indented with.
-/// Only in a file that shows make's convention: a tab-indented line right under a rule.
-fn in_recipe(doc: &Doc, at: usize) -> bool {
-    let above = |at: usize| {
-        (0..=at.min(doc.lines.len().saturating_sub(1)))
-            .rev()
-            .map(|i| doc.lines[i].text)
-            .find(|t| !t.trim().is_empty())
-    };
-    let Some(line) = above(at) else {
-        return false;
-    };
-    if !line.starts_with('\t') && !is_rule(line) {
-        return false;
-    }
-    (1..doc.lines.len())
-        .any(|i| doc.lines[i].text.starts_with('\t') && above(i - 1).is_some_and(is_rule))
-}
-
-/// A make rule line: `target: prerequisites` at column 0 (not `VAR := value`).
-fn is_rule(line: &str) -> bool {
-    line.split_once(':').is_some_and(|(target, rest)| {
-        !target.is_empty()
-            && !target.starts_with([' ', '\t', '#'])
-            && !target.contains(['=', '(', '{', '"', '\''])
-            && !rest.starts_with('=')
-            && !line.trim_end().ends_with(['{', ';', ','])
-    })
 }
 
 /// The style of the nearest indented file line at or above `anchor` (then below it),
