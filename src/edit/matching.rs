@@ -160,7 +160,7 @@ fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
 /// A line of `new` that stands for code the model left out ("// ... existing code ...")
 /// and that is neither in `old` nor in the file: applying it would delete that code.
 /// Read by shape, in any comment syntax (`//`, `#`, `--`, `;`, `%`, `/* */`, `<!-- -->`,
-/// JSX's `{/* */}`, Jinja's `{# #}`) or as a bare ellipsis (`...`, Python's `Ellipsis`
+/// JSX's `{/* */}`, Jinja's `{# #}`, OCaml's and Pascal's `(* *)`) or as a bare ellipsis (`...`, Python's `Ellipsis`
 /// statement included), in an edit that removes lines of `old`.
 fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
     // One line replaced by `...` is a stub (`pass` to `...`); more is code left out.
@@ -205,7 +205,14 @@ fn comment_body(t: &str) -> Option<&str> {
     if !t.is_empty() && t.trim_matches(['.', '\u{2026}']).is_empty() {
         return (t.contains("...") || t.contains('\u{2026}')).then_some("");
     }
-    for (open, close) in [("{/*", "*/}"), ("{#", "#}"), ("/*", "*/"), ("<!--", "-->")] {
+    let pairs = [
+        ("{/*", "*/}"),
+        ("{#", "#}"),
+        ("/*", "*/"),
+        ("<!--", "-->"),
+        ("(*", "*)"),
+    ];
+    for (open, close) in pairs {
         if let Some(b) = t.strip_prefix(open).and_then(|b| b.strip_suffix(close)) {
             return Some(b.trim());
         }
