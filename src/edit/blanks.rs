@@ -134,7 +134,7 @@ pub fn blank_insensitive(doc: &Doc, old: &str, new: &str) -> Result<Option<Strin
     if region.new.is_empty() {
         // A whole deletion, as the line passes make one: with the blank lines that
         // would otherwise pile up.
-        let (s, len) = super::matching::deletion_span(doc, f[0], len);
+        let (s, len) = super::splice::deletion_span(doc, f[0], len);
         return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
     }
     let out = render(doc, &region)?;

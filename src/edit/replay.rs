@@ -355,10 +355,13 @@ impl Frame {
         };
         // The usual offset, from the lines that nest (aligned continuation lines say
         // nothing of levels), or from all lines when none does.
-        let nests = |&&(i, _): &&(usize, isize)| !continued(i);
-        let rest: Vec<isize> = (offsets.iter().filter(nests).count() > 0)
-            .then(|| offsets.iter().filter(nests).collect::<Vec<_>>())
-            .unwrap_or_else(|| offsets.iter().collect())
+        let nesting: Vec<&(usize, isize)> = offsets.iter().filter(|p| !continued(p.0)).collect();
+        let pool = if nesting.is_empty() {
+            offsets.iter().collect()
+        } else {
+            nesting
+        };
+        let rest: Vec<isize> = pool
             .into_iter()
             .filter(|(i, _)| *i != 0 || offsets.len() == 1)
             .map(|&(_, o)| o)
@@ -570,7 +573,7 @@ impl Frame {
         }
         let (levels, rem) = self.model.measure(indent);
         let levels = levels as isize + offset;
-        if levels < 0 {
+        if levels < 0 || super::text::tabs_then_spaces(indent, target) {
             return Err(EditError::Invalid(format!(
                 "cannot tell how to indent the changed line {:?}; copy old_string with its indentation",
                 line.trim()

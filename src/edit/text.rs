@@ -220,6 +220,17 @@ pub(super) fn style_matches(model: Style, target: Style, indent: &str) -> bool {
     }
 }
 
+/// A model's indentation of tabs then spaces (`"\t  "`) where the file indents with
+/// spaces: the tabs may be its shift or its levels, and the spaces alignment or levels;
+/// no one reading of its depth is certain.
+pub(super) fn tabs_then_spaces(indent: &str, target: Style) -> bool {
+    let spaces = indent.trim_start_matches('\t');
+    matches!(target, Style::Spaces(_))
+        && indent.starts_with('\t')
+        && !spaces.is_empty()
+        && !spaces.contains('\t')
+}
+
 /// The most frequent value (the earliest on ties).
 pub(super) fn mode(values: &[isize]) -> Option<isize> {
     let mut best: Option<(isize, usize)> = None;

@@ -61,6 +61,10 @@ fn fragment_dedented((file, old, new, intended): Quad, rng: &mut Rng) -> Option<
         Some(out)
     };
     let (o, n) = (dedent(&old)?, dedent(&new)?);
+    // A dedented copy that is, word for word, other text of the file says that text.
+    if file.contains(&o) {
+        return None;
+    }
     Some((file, o, n, intended))
 }
 
