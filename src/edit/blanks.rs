@@ -2,8 +2,10 @@
 //! line left out between two methods, or two collapsed into one).
 //!
 //! It applies when the non-blank lines match exactly one region and the model kept a line
-//! next to each differing gap unchanged: the file's own blank lines then stay there. When
-//! the edit changes the lines on both sides of such a gap it is refused.
+//! next to each differing gap unchanged: the file's own blank lines then stay there. A
+//! gap between two lines the edit deletes, with nothing written in their place, is
+//! deleted with them. When the edit rewrites the lines on both sides of such a gap it is
+//! refused.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
@@ -77,6 +79,16 @@ pub fn blank_insensitive(doc: &Doc, old: &str, new: &str) -> Result<Option<Strin
         if model_gap == file_gap {
             continue;
         }
+        // Both neighbours deleted, and new_string puts nothing in their place: the gap
+        // lies inside the deleted lines and goes with them, whatever its length.
+        let before_kept = (0..=nb[k]).rev().find_map(|i| kept[i]);
+        let after_kept = (nb[k + 1]..old_l.len()).find_map(|i| kept[i]);
+        if kept[nb[k]].is_none()
+            && kept[nb[k + 1]].is_none()
+            && before_kept.map_or(0, |a| a + 1) == after_kept.unwrap_or(new_l.len())
+        {
+            continue;
+        }
         // A line new_string adds between the two kept lines around a gap the model
         // wrote otherwise may belong before or after the file's blank lines there.
         if let (Some(a), Some(b)) = (kept[nb[k]], kept[nb[k + 1]])
@@ -119,6 +131,12 @@ pub fn blank_insensitive(doc: &Doc, old: &str, new: &str) -> Result<Option<Strin
         fragment: false,
     };
     let len = region.old.len();
+    if region.new.is_empty() {
+        // A whole deletion, as the line passes make one: with the blank lines that
+        // would otherwise pile up.
+        let (s, len) = super::splice::deletion_span(doc, f[0], len);
+        return Ok(Some(splice(doc, vec![(s, len, Vec::new())], None)));
+    }
     let out = render(doc, &region)?;
     Ok(Some(splice(doc, vec![(f[0], len, out)], None)))
 }

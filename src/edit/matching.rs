@@ -11,7 +11,7 @@
 
 use super::error::{EditError, not_found};
 use super::replay::{Norm, Region, render};
-use super::splice::{splice, windows};
+use super::splice::{deletion_span, splice, windows};
 use super::text::{Doc, on_token_boundaries, word};
 use crate::text::model_lines;
 
@@ -69,6 +69,7 @@ fn replace_once(
             line.trim()
         )));
     }
+    let (old, new) = super::make_cond::unflatten(content, &old, &new).unwrap_or((old, new));
     let new = super::indent_rule::settle(content, &old, &new)?.unwrap_or(new);
     // Deleting lines with blank lines on both sides in old_string: the blank lines are
     // the separation between the neighbours, which stays (the deletion keeps the
@@ -159,7 +160,7 @@ fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
 /// A line of `new` that stands for code the model left out ("// ... existing code ...")
 /// and that is neither in `old` nor in the file: applying it would delete that code.
 /// Read by shape, in any comment syntax (`//`, `#`, `--`, `;`, `%`, `/* */`, `<!-- -->`,
-/// JSX's `{/* */}`, Jinja's `{# #}`) or as a bare ellipsis (`...`, Python's `Ellipsis`
+/// JSX's `{/* */}`, Jinja's `{# #}`, OCaml's and Pascal's `(* *)`) or as a bare ellipsis (`...`, Python's `Ellipsis`
 /// statement included), in an edit that removes lines of `old`.
 fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
     // One line replaced by `...` is a stub (`pass` to `...`); more is code left out.
@@ -204,7 +205,14 @@ fn comment_body(t: &str) -> Option<&str> {
     if !t.is_empty() && t.trim_matches(['.', '\u{2026}']).is_empty() {
         return (t.contains("...") || t.contains('\u{2026}')).then_some("");
     }
-    for (open, close) in [("{/*", "*/}"), ("{#", "#}"), ("/*", "*/"), ("<!--", "-->")] {
+    let pairs = [
+        ("{/*", "*/}"),
+        ("{#", "#}"),
+        ("/*", "*/"),
+        ("<!--", "-->"),
+        ("(*", "*)"),
+    ];
+    for (open, close) in pairs {
         if let Some(b) = t.strip_prefix(open).and_then(|b| b.strip_suffix(close)) {
             return Some(b.trim());
         }
@@ -376,26 +384,6 @@ fn deletion_core(old: &str, new: &str) -> Option<String> {
     Some(core)
 }
 
-/// The lines a deletion of `len` lines at `start` removes: with them, blank lines that
-/// would otherwise pile up. Where the blank runs above and below meet, the longer one
-/// stays; at the start or end of the file, none does.
-fn deletion_span(doc: &Doc, start: usize, len: usize) -> (usize, usize) {
-    let blank = |i: usize| doc.lines[i].text.trim().is_empty();
-    let end = start + len;
-    let above = (0..start).rev().take_while(|&i| blank(i)).count();
-    let below = (end..doc.lines.len()).take_while(|&i| blank(i)).count();
-    if (start..end).all(blank) {
-        return (start, len);
-    }
-    if end == doc.lines.len() {
-        (start - above, len + above)
-    } else if start == 0 {
-        (start, len + below)
-    } else {
-        (start, len + above.min(below))
-    }
-}
-
 /// When the exact text starts after a line's indentation, the model wrote the later
 /// lines of `new` relative to that line; they get its indentation unless they already
 /// carry at least as much.
@@ -487,10 +475,13 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
     }
     let loose = |s: &str| Norm::Loose.apply(s);
     let (first, last) = (loose(&old_l[0]), loose(&old_l[k - 1]));
-    if first.len() < 3 || last.len() < 3 {
+    let middle: Vec<String> = old_l[1..k - 1].iter().map(|l| loose(l)).collect();
+    // A short end (a fragment starting at `{`, a closing `}`) is evidence only with a
+    // line of substance between the ends.
+    let short = first.len() < 3 || last.len() < 3;
+    if first.is_empty() || last.is_empty() || (short && !middle.iter().any(|l| l.len() >= 3)) {
         return Ok(None);
     }
-    let middle: Vec<String> = old_l[1..k - 1].iter().map(|l| loose(l)).collect();
     let hits: Vec<usize> = (0..=doc.lines.len() - k)
         .filter(|&i| {
             let f0 = loose(doc.lines[i].text);
@@ -538,8 +529,14 @@ fn truncated_ends(doc: &Doc, old: &str, new: &str) -> Found {
                 f + 1
             )));
         };
-        new_l[n] = full.to_owned();
-        old_l[o] = full.to_owned();
+        // A cut-short last line keeps the model's indentation, so it is judged in the
+        // copy's frame like the lines above it (the first line is not judged).
+        let own = |l: &str| match o {
+            0 => full.to_owned(),
+            _ => format!("{}{}", super::text::indent_of(l), full.trim_start()),
+        };
+        new_l[n] = own(&new_l[n]);
+        old_l[o] = own(&old_l[o]);
     }
     let region = Region {
         start,

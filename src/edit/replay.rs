@@ -11,7 +11,7 @@ use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::error::EditError;
 use super::literals;
-use super::text::{Doc, Style, indent_of};
+use super::text::{Doc, Style, indent_of, mode, style_matches};
 
 /// How lines are compared in a matching pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,9 +99,11 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     let end = region.start + file.len();
     let (in_file, _) = literals::inside(doc.lines[..end].iter().map(|l| l.text), None);
     let (_, at_start) = literals::inside(doc.lines[..region.start].iter().map(|l| l.text), None);
+    let text_lines = in_file.clone();
     let in_file = &in_file[region.start..];
     let (in_new, _) = literals::inside(region.new.iter().map(String::as_str), at_start);
-    let frame = Frame::new(doc, region, &file, &ops, in_file);
+    let mut frame = Frame::new(doc, region, &file, &ops, in_file);
+    frame.text_lines = text_lines;
     // A string's new lines are written as the model wrote them, when its copies of
     // the string's lines show it copied them as they are.
     let verbatim = (0..file.len())
@@ -302,6 +304,10 @@ struct Frame {
     cols: Option<isize>,
     /// How many lines agree on `cols` (off the grid, one line is too little evidence).
     cols_lines: usize,
+    /// Region lines (indexes) that are aligned continuation lines, not levels.
+    aligned: Vec<usize>,
+    /// By file line from the top to the region's end: inside a multi-line string.
+    text_lines: Vec<bool>,
     /// Whether old_string starts after code on the file's first line of the region:
     /// that line's columns say nothing about the copy's, so the lines after it are
     /// the only evidence of the shift, and one such line is enough.
@@ -310,7 +316,7 @@ struct Frame {
 
 impl Frame {
     fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp], strings: &[bool]) -> Frame {
-        let model = model_style(doc, region, file);
+        let model = model_style(doc, region, file, strings);
         let level = |s: &str, style: Style| style.measure(indent_of(s)).0 as isize;
         // Lines inside strings say how the model copied them, not how code nests; they
         // are read only when the copy holds nothing else.
@@ -328,16 +334,6 @@ impl Frame {
                 )
             })
             .collect();
-        let rest: Vec<isize> = offsets
-            .iter()
-            .filter(|(i, _)| *i != 0 || offsets.len() == 1)
-            .map(|&(_, o)| o)
-            .collect();
-        let mut offset = mode(&rest).unwrap_or(0);
-        let first = offsets
-            .first()
-            .filter(|(i, o)| *i == 0 && *o != offset)
-            .map(|&(_, o)| o);
         // The model's lines nest as the file's do when one offset maps them all (the
         // first line may have lost its indentation alone, a copying habit). Lines
         // aligned inside brackets are not levels and say nothing.
@@ -357,6 +353,24 @@ impl Frame {
                     .find(|&j| !region.old[j].trim().is_empty())
                     .is_some_and(|j| super::indent_rule::continues(&region.old[j]))
         };
+        // The usual offset, from the lines that nest (aligned continuation lines say
+        // nothing of levels), or from all lines when none does.
+        let nesting: Vec<&(usize, isize)> = offsets.iter().filter(|p| !continued(p.0)).collect();
+        let pool = if nesting.is_empty() {
+            offsets.iter().collect()
+        } else {
+            nesting
+        };
+        let rest: Vec<isize> = pool
+            .into_iter()
+            .filter(|(i, _)| *i != 0 || offsets.len() == 1)
+            .map(|&(_, o)| o)
+            .collect();
+        let mut offset = mode(&rest).unwrap_or(0);
+        let first = offsets
+            .first()
+            .filter(|(i, o)| *i == 0 && *o != offset)
+            .map(|&(_, o)| o);
         let lost_first = first.is_some() && indent_of(&region.old[0]).is_empty();
         let fragment = region.fragment && region.old.len() > 1;
         let judged: Vec<(usize, (isize, isize))> = offsets
@@ -421,6 +435,8 @@ impl Frame {
                 cols: None,
                 cols_lines: 0,
                 fragment: false,
+                aligned: Vec::new(),
+                text_lines: Vec::new(),
             };
         }
         Frame {
@@ -432,6 +448,12 @@ impl Frame {
             cols,
             cols_lines: shifted_lines.len(),
             fragment,
+            aligned: offsets
+                .iter()
+                .map(|&(i, _)| i)
+                .filter(|&i| continued(i))
+                .collect(),
+            text_lines: Vec::new(),
         }
     }
 
@@ -491,13 +513,30 @@ impl Frame {
                 region.start + anchor + 1
             )));
         }
-        let target = if line.starts_with('\t') && in_recipe(doc, region.start + anchor) {
-            Style::Tabs
-        } else {
-            neighbour_style(doc, region.start, file, anchor)
-        };
+        let target =
+            if line.starts_with('\t') && super::recipes::in_recipe(doc, region.start + anchor) {
+                Style::Tabs
+            } else {
+                neighbour_style(doc, region.start, file, anchor, &self.text_lines)
+            };
         let indent = indent_of(line);
+        // Next to a heredoc's tab-indented lines in code indented otherwise: written in
+        // the code's style it is code; else which style it meant is unsure.
+        if target != neighbour_style(doc, region.start, file, anchor, &[])
+            && !style_matches(self.model, target, indent)
+        {
+            return Err(EditError::Invalid(format!(
+                "the new line {:?} follows lines inside a multi-line string indented otherwise than the code around it: whether it takes the string's indentation or the code's is unsure; write it with the code's indentation",
+                line.trim()
+            )));
+        }
         let body = &line[indent.len()..];
+        // At the column of an aligned line the model copied off the file's column: it
+        // is aligned alike, where the file aligns that line.
+        if self.aligned.contains(&anchor) && indent == indent_of(&region.old[anchor]) {
+            let text = format!("{}{body}", indent_of(file[anchor]));
+            return Ok(OutLine { text, end });
+        }
         // A copy shifted as a whole: the line moves by the same columns, when that
         // lands it on the file's grid (else its levels are mapped below).
         if let (Some(d), Style::Spaces(n)) = (self.cols, target)
@@ -534,7 +573,7 @@ impl Frame {
         }
         let (levels, rem) = self.model.measure(indent);
         let levels = levels as isize + offset;
-        if levels < 0 {
+        if levels < 0 || super::text::tabs_then_spaces(indent, target) {
             return Err(EditError::Invalid(format!(
                 "cannot tell how to indent the changed line {:?}; copy old_string with its indentation",
                 line.trim()
@@ -547,60 +586,15 @@ impl Frame {
     }
 }
 
-/// Whether a model indentation in `model` style can be written as it is where the file
-/// uses `target`: tabs where the file has tabs, its own number of spaces where it has
-/// spaces.
-fn style_matches(model: Style, target: Style, indent: &str) -> bool {
-    if indent.is_empty() {
-        return true;
-    }
-    match (model, target) {
-        (Style::Tabs, Style::Tabs) => indent.starts_with('\t'),
-        (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
-        _ => false,
-    }
-}
-
-/// Whether a tab-indented line after file line `at` is a Makefile recipe line: the
-/// nearest non-blank line at or above it is a rule (`target: prerequisites`, at column
-/// 0) or a recipe line (starting with a tab). make requires the tab there, whatever
-/// the lines further up (a variable's continuation, say) are indented with.
-/// Only in a file that shows make's convention: a tab-indented line right under a rule.
-fn in_recipe(doc: &Doc, at: usize) -> bool {
-    let above = |at: usize| {
-        (0..=at.min(doc.lines.len().saturating_sub(1)))
-            .rev()
-            .map(|i| doc.lines[i].text)
-            .find(|t| !t.trim().is_empty())
-    };
-    let Some(line) = above(at) else {
-        return false;
-    };
-    if !line.starts_with('\t') && !is_rule(line) {
-        return false;
-    }
-    (1..doc.lines.len())
-        .any(|i| doc.lines[i].text.starts_with('\t') && above(i - 1).is_some_and(is_rule))
-}
-
-/// A make rule line: `target: prerequisites` at column 0 (not `VAR := value`).
-fn is_rule(line: &str) -> bool {
-    line.split_once(':').is_some_and(|(target, rest)| {
-        !target.is_empty()
-            && !target.starts_with([' ', '\t', '#'])
-            && !target.contains(['=', '(', '{', '"', '\''])
-            && !rest.starts_with('=')
-            && !line.trim_end().ends_with(['{', ';', ','])
-    })
-}
-
 /// The style of the nearest indented file line at or above `anchor` (then below it),
-/// else the file's usual style.
-fn neighbour_style(doc: &Doc, start: usize, file: &[&str], anchor: usize) -> Style {
+/// else the file's usual style. Lines inside multi-line strings (`text`, by file line)
+/// are not indentation: a `<<-` heredoc's tabs say nothing of the code around it.
+fn neighbour_style(doc: &Doc, start: usize, file: &[&str], anchor: usize, text: &[bool]) -> Style {
     let abs = start + anchor.min(file.len().saturating_sub(1));
     let indented = |i: usize| {
         let t = doc.lines[i].text;
-        (!t.trim().is_empty() && !indent_of(t).is_empty()).then(|| doc.style_of(t))
+        (!t.trim().is_empty() && text.get(i) != Some(&true) && !indent_of(t).is_empty())
+            .then(|| doc.style_of(t))
     };
     if doc.lines.is_empty() {
         return doc.style;
@@ -615,14 +609,33 @@ fn neighbour_style(doc: &Doc, start: usize, file: &[&str], anchor: usize) -> Sty
 }
 
 /// The style the model's lines are written in.
-fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
-    let all = region.old.iter().chain(region.new.iter());
+/// Lines inside multi-line strings (`strings`: a heredoc's tab-indented body under
+/// `<<-`, say) are text, not indentation, and teach nothing of the model's unit.
+fn model_style(doc: &Doc, region: &Region, file: &[&str], strings: &[bool]) -> Style {
+    let text: Vec<&String> = region
+        .old
+        .iter()
+        .zip(strings)
+        .filter(|p| *p.1)
+        .map(|p| p.0)
+        .collect();
+    let all = region
+        .old
+        .iter()
+        .chain(region.new.iter())
+        .filter(|l| !text.contains(l));
     if all.clone().any(|l| l.starts_with('\t')) {
         return Style::Tabs;
     }
     // Spaces where the file has tabs: learn the width of a level from the pairs.
     let mut widths = Vec::new();
-    for (o, f) in region.old.iter().zip(file) {
+    for ((o, f), _) in region
+        .old
+        .iter()
+        .zip(file)
+        .zip(strings)
+        .filter(|(_, s)| !**s)
+    {
         let tabs = indent_of(f).chars().take_while(|&c| c == '\t').count();
         let w = indent_of(o).len();
         if tabs > 0 && w > 0 && w.is_multiple_of(tabs) && !o.trim().is_empty() {
@@ -634,7 +647,7 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
     }
     let own = super::text::space_unit_of(all.map(String::as_str));
     let Style::Spaces(n) = doc.style else {
-        return Style::Spaces(own.unwrap_or(4));
+        return Style::Spaces(own.unwrap_or(doc.space_unit));
     };
     let Some(m) = own.filter(|&m| m != n) else {
         return Style::Spaces(n);
@@ -646,6 +659,9 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
         .old
         .iter()
         .zip(file)
+        .zip(strings)
+        .filter(|(_, s)| !**s)
+        .map(|(pair, _)| pair)
         .filter(|(o, f)| {
             !o.trim().is_empty() && !indent_of(o).contains('\t') && !indent_of(f).contains('\t')
         })
@@ -678,16 +694,4 @@ fn model_style(doc: &Doc, region: &Region, file: &[&str]) -> Style {
         .collect();
     let by_model = !steps.is_empty() && steps.iter().all(|s| s.is_multiple_of(m));
     Style::Spaces(if by_model && fits(m) { m } else { n })
-}
-
-/// The most frequent value (the earliest on ties).
-fn mode(values: &[isize]) -> Option<isize> {
-    let mut best: Option<(isize, usize)> = None;
-    for &v in values {
-        let n = values.iter().filter(|&&x| x == v).count();
-        if best.is_none_or(|(_, bn)| n > bn) {
-            best = Some((v, n));
-        }
-    }
-    best.map(|(v, _)| v)
 }

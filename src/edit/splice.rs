@@ -67,3 +67,23 @@ pub(crate) fn splice(
     }
     out
 }
+
+/// The lines a deletion of `len` lines at `start` removes: with them, blank lines that
+/// would otherwise pile up. Where the blank runs above and below meet, the longer one
+/// stays; at the start or end of the file, none does.
+pub fn deletion_span(doc: &Doc, start: usize, len: usize) -> (usize, usize) {
+    let blank = |i: usize| doc.lines[i].text.trim().is_empty();
+    let end = start + len;
+    let above = (0..start).rev().take_while(|&i| blank(i)).count();
+    let below = (end..doc.lines.len()).take_while(|&i| blank(i)).count();
+    if (start..end).all(blank) {
+        return (start, len);
+    }
+    if end == doc.lines.len() {
+        (start - above, len + above)
+    } else if start == 0 {
+        (start, len + below)
+    } else {
+        (start, len + above.min(below))
+    }
+}

@@ -206,6 +206,43 @@ pub(super) fn on_token_boundaries(text: &str, at: usize, old: &str) -> bool {
     !(cuts_start || cuts_end || joins_start || joins_end)
 }
 
+/// Whether a model indentation in `model` style can be written as it is where the file
+/// uses `target`: tabs where the file has tabs, its own number of spaces where it has
+/// spaces.
+pub(super) fn style_matches(model: Style, target: Style, indent: &str) -> bool {
+    if indent.is_empty() {
+        return true;
+    }
+    match (model, target) {
+        (Style::Tabs, Style::Tabs) => indent.starts_with('\t'),
+        (Style::Spaces(a), Style::Spaces(b)) => a == b && !indent.contains('\t'),
+        _ => false,
+    }
+}
+
+/// A model's indentation of tabs then spaces (`"\t  "`) where the file indents with
+/// spaces: the tabs may be its shift or its levels, and the spaces alignment or levels;
+/// no one reading of its depth is certain.
+pub(super) fn tabs_then_spaces(indent: &str, target: Style) -> bool {
+    let spaces = indent.trim_start_matches('\t');
+    matches!(target, Style::Spaces(_))
+        && indent.starts_with('\t')
+        && !spaces.is_empty()
+        && !spaces.contains('\t')
+}
+
+/// The most frequent value (the earliest on ties).
+pub(super) fn mode(values: &[isize]) -> Option<isize> {
+    let mut best: Option<(isize, usize)> = None;
+    for &v in values {
+        let n = values.iter().filter(|&&x| x == v).count();
+        if best.is_none_or(|(_, bn)| n > bn) {
+            best = Some((v, n));
+        }
+    }
+    best.map(|(v, _)| v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use bb7::edit::matching::search_replace;
 
+pub mod kinds;
 pub mod referees;
 
 /// A small deterministic generator (SplitMix64), so every run of a seed is the same.
@@ -101,7 +102,7 @@ fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
 }
 
 /// The mistakes a model makes, each derived by rule from the exact edit.
-pub const KINDS: [&str; 17] = [
+pub const KINDS: [&str; 23] = [
     "exact",
     "shift_left",
     "shift_right",
@@ -119,7 +120,16 @@ pub const KINDS: [&str; 17] = [
     "typography_kept",
     "inner_tab_kept",
     "bom",
+    "fragment_dedented",
+    "elide_across",
+    "nfd_nfc",
+    "heredoc",
+    "placeholder",
+    "placeholder_bare",
 ];
+
+/// The `intended` of a case that must be refused: no result equals it.
+pub const MUST_REFUSE: &str = "\u{0}(must be refused)";
 
 /// Results the matcher got right that the second reader refused (over-refusals).
 pub static OVERRULED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -174,7 +184,11 @@ pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
             Ok(_) => 2,
         };
         counts.get_mut(kind).unwrap()[slot] += 1;
-        let lang = referees::Lang::of(&src.name, &src.text);
+        let lang = if kind == "heredoc" {
+            Some(referees::Lang::Shell)
+        } else {
+            referees::Lang::of(&src.name, &src.text)
+        };
         if let (Some(lang), Ok(out)) = (lang, &got) {
             for text in [&case.file, &case.intended, out] {
                 referee.queue(lang, text);
@@ -605,6 +619,8 @@ fn mistake(
             let cut = |v: &[&str]| format!("{}{marker}{}", v[0], v[same - 1..].concat());
             (file, cut(&ol), cut(&nl), intended)
         }
+        "fragment_dedented" | "elide_across" | "nfd_nfc" | "heredoc" | "placeholder"
+        | "placeholder_bare" => kinds::mistake(kind, (file, old, new, intended), rng, tag)?,
         "duplicate_block" => {
             // The same lines sit twice in the file: the edit names neither.
             let file2 = format!("{file}{old}");
