@@ -87,7 +87,7 @@ fn replace_once(
         return out;
     }
     if let Some(out) = try_passes(&doc, &old, &new, replace_all)? {
-        return Ok(out);
+        return short_start_agrees(&doc, &old, &new, replace_all, out);
     }
     if !old.contains('\n') && ["\\n", "\\t", "\\\""].iter().any(|e| old.contains(e)) {
         let (o, n) = (unescape(&old), unescape(&new));
@@ -99,6 +99,38 @@ fn replace_once(
         return Ok(out);
     }
     Err(not_found(content, &old))
+}
+
+/// A copy whose first line is a lone bracket or two (`{`) that the line passes placed
+/// at a line of its own may as well be the end of a line of code (`if x {`) elsewhere,
+/// the reading [`truncated_ends`] makes. Unless the copy is exact, two readings that
+/// differ are refused rather than one guessed.
+fn short_start_agrees(
+    doc: &Doc,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    out: String,
+) -> Result<String, EditError> {
+    let first = old.lines().next().unwrap_or("").trim();
+    if replace_all
+        || first.is_empty()
+        || first.chars().count() >= 3
+        || exact(doc, old, new, false, false)?.is_some()
+    {
+        return Ok(out);
+    }
+    let other = match truncated_ends(doc, old, new) {
+        Err(EditError::NotUnique { .. }) => true,
+        Ok(Some(o)) => o != out,
+        _ => false,
+    };
+    if other {
+        return Err(EditError::Invalid(format!(
+            "old_string starts with {first:?} on a line of its own, which matches a line of the file and also the end of another line of code; start old_string with the whole line it ends"
+        )));
+    }
+    Ok(out)
 }
 
 fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
