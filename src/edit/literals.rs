@@ -34,6 +34,24 @@ pub fn inside<'a>(
     (out, state)
 }
 
+/// Whether every non-blank line of a region (`lines`, with `inside` from [`inside`])
+/// is inside a string: a copy of such lines, indented otherwise than the file, says
+/// nothing about where a line of code written after them goes.
+pub fn strings_only(lines: &[&str], inside: &[bool]) -> bool {
+    lines
+        .iter()
+        .zip(inside)
+        .all(|(l, &i)| i || l.trim().is_empty())
+}
+
+/// The refusal of a code line `line` written after string lines only ([`strings_only`]).
+pub fn unplaced(line: &str) -> super::error::EditError {
+    super::error::EditError::Invalid(format!(
+        "the new line {:?} follows only lines inside a multi-line string, copied with other indentation than the file's: where it goes is unsure; copy a line of code next to it too",
+        line.trim()
+    ))
+}
+
 /// The string a line leaves open at its end, when it opens one.
 fn opens(line: &str) -> Option<Open> {
     for q in ["\"\"\"", "'''"] {

@@ -94,8 +94,7 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     let old_n: Vec<String> = region.old.iter().map(|l| region.norm.apply(l)).collect();
     let new_n: Vec<String> = region.new.iter().map(|l| region.norm.apply(l)).collect();
     let ops = capture_diff_slices(Algorithm::Myers, &old_n, &new_n);
-    // Lines inside multi-line strings: the file's (the region's slice of a scan from
-    // the top) and new_string's (from the state the region starts in).
+    // Lines inside strings: the file's (scanned from the top) and new_string's.
     let end = region.start + file.len();
     let (in_file, _) = literals::inside(doc.lines[..end].iter().map(|l| l.text), None);
     let (_, at_start) = literals::inside(doc.lines[..region.start].iter().map(|l| l.text), None);
@@ -109,6 +108,7 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
     let verbatim = (0..file.len())
         .filter(|&i| in_file[i] && !region.old[i].trim().is_empty())
         .all(|i| indent_of(&region.old[i]) == indent_of(file[i]));
+    let lone = !verbatim && literals::strings_only(&file, in_file);
     // In a copy shifted from the file's depth, an indented new string line may carry
     // the shift or not (one at column 0 is at column 0 either way), unless an
     // indented string line the model copied exactly shows it left them as they are.
@@ -188,6 +188,9 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     if in_new[new_index + t] {
                         out.push(string_line(new_index + t, anchor)?);
                         continue;
+                    }
+                    if lone && !line.trim().is_empty() {
+                        return Err(literals::unplaced(line));
                     }
                     out.push(frame.place(doc, region, &file, line, anchor, false)?);
                 }
