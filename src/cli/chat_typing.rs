@@ -166,7 +166,7 @@ pub(super) fn drawable() -> bool {
 /// its end when it is wider than the terminal: a row that wrapped could not be erased
 /// with one `\r`.
 pub(super) fn draw(draft: &str) {
-    let columns = columns().unwrap_or(80);
+    let columns = super::render::stderr_columns().unwrap_or(80);
     let room = columns.saturating_sub(LABEL.len() + 2).max(8);
     let safe = terminal::err(draft);
     let count = safe.chars().count();
@@ -186,19 +186,6 @@ pub(super) fn erase() {
     let mut err = std::io::stderr().lock();
     let _ = write!(err, "\r\x1b[2K");
     let _ = err.flush();
-}
-
-/// The terminal's width, when stderr is one that tells.
-fn columns() -> Option<usize> {
-    let mut size = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ writes a `winsize` into the one passed; fd 2 is stderr.
-    let r = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut size) };
-    (r == 0 && size.ws_col > 0).then_some(size.ws_col as usize)
 }
 
 #[cfg(test)]

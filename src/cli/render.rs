@@ -417,7 +417,7 @@ fn fit(text: &str, columns: Option<usize>) -> String {
 }
 
 /// The width of the terminal on stderr, when it tells.
-fn stderr_columns() -> Option<usize> {
+pub(super) fn stderr_columns() -> Option<usize> {
     let mut size = libc::winsize {
         ws_row: 0,
         ws_col: 0,
