@@ -125,8 +125,11 @@ fn main() {
     let log = dir.join("requests.jsonl");
     let script_dir = dir.clone();
     fake.set_fallback(Box::new(move |req| {
+        // One write per line: `writeln!` on a File writes in pieces, and a test reading
+        // the log meanwhile would see half a line.
         if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&log) {
-            let _ = writeln!(f, "{}", json!({"path": req.path, "body": req.body}));
+            let line = format!("{}\n", json!({"path": req.path, "body": req.body}));
+            let _ = f.write_all(line.as_bytes());
         }
         if req.path.ends_with("/models") {
             let body = json!({"data": [

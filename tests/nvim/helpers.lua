@@ -104,13 +104,20 @@ function H.release(name)
   vim.fn.writefile({}, H.fake().dir .. '/' .. name)
 end
 
---- Request bodies the fake received, in order.
+--- Request bodies the fake received, in order. Only whole lines: the fake may be
+--- writing the next one while this reads.
 function H.requests()
-  local path = H.fake().dir .. '/requests.jsonl'
-  if vim.fn.filereadable(path) == 0 then
+  local f = io.open(H.fake().dir .. '/requests.jsonl', 'rb')
+  if not f then
     return {}
   end
-  return vim.tbl_map(vim.json.decode, vim.fn.readfile(path))
+  local text = f:read('*a')
+  f:close()
+  local out = {}
+  for line in text:gmatch('([^\n]*)\n') do
+    table.insert(out, vim.json.decode(line))
+  end
+  return out
 end
 
 --- A fresh project (files: { [rel] = content }) as the current directory, with a HOME

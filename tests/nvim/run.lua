@@ -64,6 +64,8 @@ local function reap(dir)
 end
 
 local passed, failed = 0, 0
+-- The failures again after the count, so a log cut in the middle still shows them.
+local failures = {}
 for _, t in ipairs(tests) do
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, 'p')
@@ -83,11 +85,16 @@ for _, t in ipairs(tests) do
     if #left > 0 then
       why = why .. ' (left temporary folders in $TMPDIR/nvim.*: ' .. table.concat(left, ' ') .. ')'
     end
-    io.stdout:write('FAIL ' .. t.name .. why .. '\n' .. (r.stdout or '') .. (r.stderr or '') .. '\n')
+    local report = 'FAIL ' .. t.name .. why .. '\n' .. (r.stdout or '') .. (r.stderr or '') .. '\n'
+    io.stdout:write(report)
+    table.insert(failures, report)
   end
   -- Removed whatever happened, so a run never leaves folders behind.
   vim.fn.delete(dir, 'rf')
 end
 vim.fn.delete(vim.fn.fnamemodify(vim.fn.tempname(), ':h'), 'rf')
 io.stdout:write(string.format('%d passed, %d failed\n', passed, failed))
+if #failures > 0 then
+  io.stdout:write('\nThe failures again:\n' .. table.concat(failures))
+end
 os.exit(failed == 0 and 0 or 1)
