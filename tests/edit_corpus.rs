@@ -23,6 +23,12 @@
 //! `transform: answer_crlf` sends the answer with CRLF line ends. `formats: tools blocks`
 //! runs a case of one `edit_file` call twice: as the call, and as the same edit written
 //! as one SEARCH/REPLACE block (old and new as whole lines).
+//!
+//! `known: wrong` or `known: refused` marks a case the matcher does not get right yet:
+//! the case keeps the correct expectation, its outcome is counted in the table as it
+//! is, and it fails the test only when it gets worse (a known refusal that lands
+//! wrong). The `#` lines say what the correct outcome is and why; the runner prints a
+//! note for each known case, and one asking to drop the line when it lands correctly.
 
 mod common;
 #[path = "edit_gen/referees.rs"]
@@ -48,6 +54,8 @@ struct Case {
     /// Whether the case also runs as a SEARCH/REPLACE block (`formats: tools blocks`).
     both: bool,
     expect: Option<Vec<(String, String)>>,
+    /// The outcome the matcher is known to give today instead of the expected one.
+    known: Option<Outcome>,
 }
 
 impl Case {
@@ -77,6 +85,7 @@ fn parse_case(path: &Path, category: &str) -> Case {
     let (mut mode, mut lang) = ("search_replace_multi".to_owned(), String::new());
     let mut transforms: Vec<String> = Vec::new();
     let mut both = false;
+    let mut known = None;
     let mut sections: Vec<(String, String)> = Vec::new();
     for line in text.split_inclusive('\n') {
         // `=== ` with a space: an answer's `=======` divider is content.
@@ -94,6 +103,12 @@ fn parse_case(path: &Path, category: &str) -> Case {
                     lang = v.trim().to_owned();
                 } else if let Some(v) = l.strip_prefix("formats:") {
                     both = v.split_whitespace().any(|f| f == "blocks");
+                } else if let Some(v) = l.strip_prefix("known:") {
+                    known = Some(match v.trim() {
+                        "wrong" => Outcome::Wrong,
+                        "refused" => Outcome::Refused,
+                        other => panic!("{}: unknown `known: {other}`", path.display()),
+                    });
                 } else if let Some(v) = l.strip_prefix("transform:") {
                     transforms = v.split_whitespace().map(str::to_owned).collect();
                 }
@@ -134,6 +149,7 @@ fn parse_case(path: &Path, category: &str) -> Case {
         answer: None,
         both,
         expect: None,
+        known,
     };
     for (head, body) in sections {
         let mut words = head.splitn(2, ' ');
@@ -382,12 +398,23 @@ fn every_corpus_case_lands_as_expected() {
     results.sort_by(|a, b| (&a.0.category, &a.0.name).cmp(&(&b.0.category, &b.0.name)));
     let mut table: BTreeMap<(String, &str), [usize; 3]> = BTreeMap::new();
     let mut failures = Vec::new();
+    let mut known = Vec::new();
     for (case, outcome, detail) in &results {
         let row = table
             .entry((case.category.clone(), case.format()))
             .or_default();
         row[outcome_index(*outcome)] += 1;
-        if *outcome != Outcome::Correct {
+        if case.known.is_some() && *outcome == Outcome::Correct {
+            known.push(format!(
+                "note: {}/{} is marked known but lands correctly now: drop its `known:` line",
+                case.category, case.name
+            ));
+        } else if case.known == Some(*outcome) {
+            known.push(format!(
+                "note: known {:?}: {}/{}",
+                outcome, case.category, case.name
+            ));
+        } else if *outcome != Outcome::Correct {
             failures.push(format!(
                 "{}/{} {:?}: {detail}",
                 case.category, case.name, outcome
@@ -414,6 +441,9 @@ fn every_corpus_case_lands_as_expected() {
             "{:<24} {format:<7} {:>8} {:>8} {:>8}",
             "total", total[0], total[1], total[2]
         );
+    }
+    for k in &known {
+        println!("{k}");
     }
     failures.extend(referee_failures(&results));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
