@@ -1,8 +1,8 @@
 //! The generative check of the matcher in CI (see `tests/edit_gen/mod.rs`): a few
 //! thousand seeded edits with the model's mistakes derived by rule; each lands as
-//! intended or is refused, never wrong, and a landed Python, JSON, shell or
-//! JavaScript file still parses when the original and the intended file do (the
-//! syntax referees, `tests/edit_gen/referees.rs`). Run in process (the matcher
+//! intended or is refused, never wrong, and a landed Python, JSON, shell, JavaScript,
+//! Go, Rust, TypeScript or C file still parses when the original and the intended file
+//! do (the syntax referees, `tests/edit_gen/referees.rs`). Run in process (the matcher
 //! alone), so it takes seconds; `cargo bench --bench edit_gen` runs a larger set.
 
 mod edit_gen;
@@ -32,6 +32,12 @@ fn every_generated_mistake_lands_as_intended_or_is_refused() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n=========\n\n"));
     for (kind, c) in &counts {
         assert!(c[0] + c[1] + c[2] >= 30, "{kind}: only {c:?}");
+    }
+    // The tree-sitter referees need nothing installed: the corpus's Go and TypeScript
+    // files and the repository's Rust are judged in every run, not skipped.
+    for lang in [Lang::Go, Lang::Rust, Lang::TypeScript] {
+        let judged = tally.get(&lang).map_or(0, |t| t[0]);
+        assert!(judged >= 50, "{lang:?}: only {judged} results judged");
     }
 }
 

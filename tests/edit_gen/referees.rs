@@ -9,16 +9,22 @@
 //! `node --check` would), Python's `tomllib` (TOML 1.0), PyYAML's composer (YAML
 //! syntax without constructing values, so any tag is accepted), GNU `make -n` (only
 //! errors make reports against a line of the file: "missing separator", an unclosed
-//! conditional), Lua 5.4's `loadfile` (what `luac -p` runs), `gofmt -e`, and an HTML
-//! check built on Python's `html.parser` (see [`HTML`]). One process checks a whole
-//! batch (make: one `make` per file, from one shell), so a run of thousands of cases
-//! costs a few process starts. A checker that is missing is skipped with a printed
-//! note; its files count as not refereed.
+//! conditional), Lua 5.4's `loadfile` (what `luac -p` runs), an HTML check built on
+//! Python's `html.parser` (see [`HTML`]), and tree-sitter grammars in process for Go,
+//! Rust, TypeScript/TSX and C (see `syntax_tree.rs`: no outside tool, so they judge in
+//! CI). One process checks a whole batch (make: one `make` per file, from one shell),
+//! so a run of thousands of cases costs a few process starts. A checker that is
+//! missing is skipped with a printed note; its files count as not refereed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+
+#[path = "syntax_tree.rs"]
+mod syntax_tree;
+
+use syntax_tree::Grammar;
 
 /// A language with a referee.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -33,6 +39,11 @@ pub enum Lang {
     Lua,
     Html,
     Go,
+    Rust,
+    TypeScript,
+    /// TypeScript or JavaScript with JSX (`.tsx`, `.jsx`): the TSX grammar.
+    Tsx,
+    C,
 }
 
 impl Lang {
@@ -56,6 +67,10 @@ impl Lang {
             Some("lua") => Some(Lang::Lua),
             Some("html" | "htm") => Some(Lang::Html),
             Some("go") => Some(Lang::Go),
+            Some("rs") => Some(Lang::Rust),
+            Some("ts" | "mts" | "cts") => Some(Lang::TypeScript),
+            Some("tsx" | "jsx") => Some(Lang::Tsx),
+            Some("c") => Some(Lang::C),
             None => {
                 let first = text.lines().next().unwrap_or("");
                 let shell =
@@ -119,7 +134,11 @@ impl Referee {
                 Lang::Makefile => self.batch("bash", &["-c", MAKE, "bash"], &texts, "mk"),
                 Lang::Lua => self.batch("bash", &["-c", LUA, "bash"], &texts, "lua"),
                 Lang::Html => self.batch("python3", &["-c", HTML], &texts, "html"),
-                Lang::Go => self.batch("bash", &["-c", GO, "bash"], &texts, "go"),
+                Lang::Go => self.tree(Grammar::Go, &texts),
+                Lang::Rust => self.tree(Grammar::Rust, &texts),
+                Lang::TypeScript => self.tree(Grammar::TypeScript, &texts),
+                Lang::Tsx => self.tree(Grammar::Tsx, &texts),
+                Lang::C => self.tree(Grammar::C, &texts),
             };
             if let Some(results) = results {
                 for (text, why) in texts.into_iter().zip(results) {
@@ -136,6 +155,19 @@ impl Referee {
             None => Ok(()),
             Some(why) => Err(why.clone()),
         })
+    }
+
+    /// Parses `texts` with a tree-sitter grammar in process (see `syntax_tree.rs`).
+    fn tree(&mut self, grammar: Grammar, texts: &[String]) -> Option<Vec<Option<String>>> {
+        match syntax_tree::check(grammar, texts) {
+            Ok(v) => Some(v),
+            Err(why) => {
+                if self.noted.insert(format!("{grammar:?}")) {
+                    println!("note: the {grammar:?} syntax referee is skipped: {why}");
+                }
+                None
+            }
+        }
     }
 
     /// Writes `texts` to a temporary folder, runs `program args` with their paths on
@@ -325,19 +357,6 @@ for p in io.lines() do
     local f, why = loadfile(p)
     if not f then print(p .. "\t" .. (why:gsub("[\t\n]", " "))) end
 end'
-"#;
-
-/// `gofmt -e` over the whole batch in one run; its errors are `path:line:col: why`.
-const GO: &str = r#"
-command -v gofmt >/dev/null || { echo "gofmt is not on PATH (Go is not installed)" >&2; exit 3; }
-mapfile -t files
-[ ${#files[@]} -gt 0 ] || exit 0
-gofmt -e -l "${files[@]}" 2>&1 >/dev/null | while IFS= read -r line; do
-    case $line in
-        /*:*) printf '%s\t%s\n' "${line%%:*}" "${line#*:}" ;;
-    esac
-done
-exit 0
 "#;
 
 /// HTML read by Python's `html.parser` with the element nesting checked, which the
