@@ -15,7 +15,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(50_000);
-    let sources = edit_gen::sources(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let sources = edit_gen::pick::sources(Path::new(env!("CARGO_MANIFEST_DIR")));
     let t = Instant::now();
     let mut wrong_cases = Vec::new();
     let mut total = edit_gen::Counts::new();

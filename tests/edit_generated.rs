@@ -14,7 +14,7 @@ use edit_gen::referees::{Lang, Referee, breaks};
 #[test]
 fn every_generated_mistake_lands_as_intended_or_is_refused() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let sources = edit_gen::sources(root);
+    let sources = edit_gen::pick::sources(root);
     assert!(sources.len() > 100, "only {} source files", sources.len());
     let (counts, wrong) = edit_gen::run(&sources, 0x5EED_0035, 4000);
     println!("{}", edit_gen::table(&counts));
@@ -105,4 +105,35 @@ fn the_syntax_referees_name_a_result_that_breaks_the_parse() {
             "{lang:?}: an intended file that does not parse judges nothing"
         );
     }
+}
+
+/// A source's cases come from its own generator (the run's seed and the file's id):
+/// they are the same whatever other files the run reads, and a run that gives each
+/// file fewer cases (more files sharing the same size) gives it the first of the same.
+/// So a corpus case added changes no other file's generated mistakes.
+#[test]
+fn each_source_makes_the_same_cases_whatever_the_other_sources() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sources = edit_gen::pick::sources(root);
+    let key = |cases: Vec<(&'static str, edit_gen::Case)>| -> Vec<(&str, String, String)> {
+        cases.into_iter().map(|(k, c)| (k, c.old, c.new)).collect()
+    };
+    let ids: std::collections::HashSet<&str> = sources.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids.len(), sources.len(), "source ids are not unique");
+    let mut compared = 0;
+    for src in sources.iter().step_by(25) {
+        let eight = key(edit_gen::pick::source_cases(src, 0x5EED_0035, 8, None));
+        let seven = key(edit_gen::pick::source_cases(src, 0x5EED_0035, 7, None));
+        assert!(
+            eight.starts_with(&seven),
+            "{}: the shorter run is not a prefix",
+            src.id
+        );
+        let other_seed = key(edit_gen::pick::source_cases(src, 0x5EED_0036, 8, None));
+        if !eight.is_empty() {
+            assert_ne!(eight, other_seed, "{}: the seed is not used", src.id);
+            compared += 1;
+        }
+    }
+    assert!(compared >= 10, "only {compared} sources compared");
 }

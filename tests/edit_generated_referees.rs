@@ -25,6 +25,7 @@ fn generated_mistakes_in_the_referee_samples_land_as_intended_or_are_refused() {
         .into_iter()
         .map(|name| Source {
             text: std::fs::read_to_string(dir.join(&name)).unwrap(),
+            id: format!("tests/edit_gen/sources/{name}"),
             name,
         })
         .collect();

@@ -7,12 +7,14 @@
 //! `benches/edit_gen.rs` (a larger run).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use bb7::edit::matching::search_replace;
 
 pub mod kinds;
+pub mod pick;
 pub mod referees;
+
+pub use pick::Source;
 
 /// A small deterministic generator (SplitMix64), so every run of a seed is the same.
 pub struct Rng(u64);
@@ -32,72 +34,6 @@ impl Rng {
 
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-/// One source file: its name (for the comment marker) and its text.
-pub struct Source {
-    pub name: String,
-    pub text: String,
-}
-
-/// The `=== file` sections of every corpus case, and the repository's own Rust, Lua and
-/// shell sources: the languages the corpus covers.
-pub fn sources(root: &Path) -> Vec<Source> {
-    let mut out = Vec::new();
-    let mut cases = Vec::new();
-    collect(&root.join("tests/edit_corpus"), "case", &mut cases);
-    for case in cases {
-        let text = std::fs::read_to_string(&case).unwrap_or_default();
-        let mut current: Option<(String, String)> = None;
-        for line in text.split_inclusive('\n') {
-            if let Some(head) = line.strip_prefix("=== ") {
-                if let Some(done) = current.take() {
-                    out.push(Source {
-                        name: done.0,
-                        text: done.1,
-                    });
-                }
-                if let Some(name) = head.trim().strip_prefix("file ") {
-                    current = Some((name.to_owned(), String::new()));
-                }
-            } else if let Some((_, body)) = current.as_mut() {
-                body.push_str(line);
-            }
-        }
-        if let Some(done) = current.take() {
-            out.push(Source {
-                name: done.0,
-                text: done.1,
-            });
-        }
-    }
-    for (dir, ext) in [("src/edit", "rs"), ("lua/bb7", "lua"), ("scripts", "")] {
-        let mut files = Vec::new();
-        collect(&root.join(dir), ext, &mut files);
-        for f in files.into_iter().take(12) {
-            if let Ok(text) = std::fs::read_to_string(&f) {
-                let name = f.file_name().unwrap().to_string_lossy().into_owned();
-                out.push(Source { name, text });
-            }
-        }
-    }
-    out.retain(|s| s.text.lines().filter(|l| !l.trim().is_empty()).count() >= 4);
-    out
-}
-
-fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            collect(&p, ext, out);
-        } else if ext.is_empty() || p.extension().is_some_and(|e| e == ext) {
-            out.push(p);
-        }
     }
 }
 
@@ -140,32 +76,29 @@ pub type Counts = BTreeMap<&'static str, [usize; 3]>;
 /// Referee counts of the runs so far (see [`referees::Tally`]).
 pub static REFEREED: std::sync::Mutex<referees::Tally> = std::sync::Mutex::new(BTreeMap::new());
 
-/// Runs `n` cases from `seed`; returns the counts and the first wrong cases (up to 5)
-/// described for a reader. A landed result in a language with a syntax referee that
-/// breaks a parse the original and the intended file pass is wrong too.
+/// Runs about `n` cases from `seed` (`n` shared out evenly: each source makes up to
+/// `n / sources` cases, rounded up); returns the counts and the first wrong cases (up
+/// to 5) described for a reader. A landed result in a language with a syntax referee
+/// that breaks a parse the original and the intended file pass is wrong too.
+///
+/// Each source's cases come from a generator of its own, seeded by `seed` and the
+/// source's id (see [`pick::source_cases`]): a corpus case added or removed changes no
+/// other file's cases, where one sequence drawn across all the files reshuffled them
+/// all.
 pub fn run(sources: &[Source], seed: u64, n: usize) -> (Counts, Vec<String>) {
     let only = std::env::var("BB7_GEN_KIND").ok();
-    let mut rng = Rng::new(seed);
+    let per_source = n.div_ceil(sources.len().max(1));
     let mut counts: Counts = KINDS.iter().map(|k| (*k, [0; 3])).collect();
     let mut wrong = Vec::new();
-    let mut made = 0;
-    let mut tries = 0;
     let mut referee = referees::Referee::default();
     // Landed results to referee once the whole run's texts are checked in batches.
     let mut landed: Vec<(&'static str, referees::Lang, usize, Case, String)> = Vec::new();
-    while made < n && tries < n * 200 {
-        tries += 1;
-        let src = &sources[rng.below(sources.len())];
-        // Kinds in turn, each tried until a source admits it: a kind few files admit
-        // (curly quotes, inner tabs) is not left to chance.
-        let kind = KINDS[made % KINDS.len()];
-        if only.as_deref().is_some_and(|o| o != kind) {
-            continue;
-        }
-        let Some(case) = make_case(src, kind, &mut rng) else {
-            continue;
-        };
-        made += 1;
+    let planned = sources.iter().flat_map(|src| {
+        pick::source_cases(src, seed, per_source, only.as_deref())
+            .into_iter()
+            .map(move |(kind, case)| (src, kind, case))
+    });
+    for (src, kind, case) in planned {
         // Both readers, as the plan runs them: the matcher, then the independent check.
         let got = search_replace(&case.file, &case.old, &case.new, false).and_then(|out| {
             match bb7::edit::verify::check(&case.file, &case.old, &case.new, &out) {
@@ -317,12 +250,40 @@ fn make_case(src: &Source, kind: &str, rng: &mut Rng) -> Option<Case> {
     if ["shift_left", "shift_right", "unit_2_4", "tabs_spaces"].contains(&kind) && whole(&old) {
         return None;
     }
+    // Nor is a shifted copy that other lines of the file give under another uniform
+    // shift (`}` `}` one column right of one pair of closing braces, five of the next
+    // pair): it has two readings, and which one the model meant is not known.
+    if ["shift_left", "shift_right"].contains(&kind) && shifted_elsewhere(&file, &old, start) {
+        return None;
+    }
     Some(Case {
         file,
         old,
         new,
         intended,
     })
+}
+
+/// Whether the lines of `copy` are, up to one indentation shift for all of them,
+/// the file's lines at a line other than `start`.
+fn shifted_elsewhere(file: &str, copy: &str, start: usize) -> bool {
+    let lines: Vec<&str> = file.lines().collect();
+    let copy: Vec<&str> = copy.lines().collect();
+    (0..=lines.len().saturating_sub(copy.len()))
+        .filter(|&p| p != start)
+        .any(|p| {
+            let mut shift = None;
+            copy.iter().zip(&lines[p..]).all(|(c, l)| {
+                if c.trim().is_empty() && l.trim().is_empty() {
+                    return true;
+                }
+                if c.trim_start() != l.trim_start() {
+                    return false;
+                }
+                let d = indent(c).len() as isize - indent(l).len() as isize;
+                *shift.get_or_insert(d) == d
+            })
+        })
 }
 
 fn map_lines(s: &str, f: impl Fn(&str) -> String) -> String {
