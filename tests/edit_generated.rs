@@ -28,7 +28,9 @@ fn every_generated_mistake_lands_as_intended_or_is_refused() {
         .clone();
     println!("{}", edit_gen::referees::tally_table(&tally));
     let total: usize = counts.values().map(|c| c[0] + c[1] + c[2]).sum();
-    assert!(total >= 4000, "only {total} cases were generated");
+    // Each file makes 4000/files cases rounded up, a few files fewer (too short for
+    // some kinds): about 4000, whatever the number of files.
+    assert!(total >= 3600, "only {total} cases were generated");
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n=========\n\n"));
     for (kind, c) in &counts {
         assert!(c[0] + c[1] + c[2] >= 30, "{kind}: only {c:?}");
