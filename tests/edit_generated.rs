@@ -32,8 +32,11 @@ fn every_generated_mistake_lands_as_intended_or_is_refused() {
     // some kinds): about 4000, whatever the number of files.
     assert!(total >= 3600, "only {total} cases were generated");
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n=========\n\n"));
+    // Every kind runs. The kinds few files admit (escaped_quotes, typography_kept:
+    // about 35 each) have only the files whose sequence reaches them; the floor leaves
+    // room for the corpus's files coming and going.
     for (kind, c) in &counts {
-        assert!(c[0] + c[1] + c[2] >= 30, "{kind}: only {c:?}");
+        assert!(c[0] + c[1] + c[2] >= 20, "{kind}: only {c:?}");
     }
     // The tree-sitter referees need nothing installed: the corpus's Go and TypeScript
     // files and the repository's Rust are judged in every run, not skipped.
