@@ -7,8 +7,9 @@
 #   curl -LsSf <URL of this file> | sh -s -- --to ~/.local/bin
 #
 # Environment:
-#   BB7_INSTALL_DIR   the directory bb7 goes into (default: $CARGO_HOME/bin, else
-#                     ~/.cargo/bin); no shell profile is changed
+#   BB7_INSTALL_DIR   the directory bb7 goes into (default: $XDG_BIN_HOME, else
+#                     ~/.local/bin, where dist's installer puts it too); no shell
+#                     profile is changed
 #   BB7_REPOSITORY    the repository whose GitHub release to use, for a fork (default:
 #                     Cargo.toml's `repository`, below)
 #   BB7_DOWNLOAD_URL  the folder holding the archives, for a mirror (default:
@@ -35,8 +36,8 @@ usage() {
 Installs the released bb7 binary (checked against the release's sha256).
 
 usage: sh install.sh [--to DIR] [--version X.Y.Z] [--uninstall]
-  --to DIR          install into DIR (default: $BB7_INSTALL_DIR, else $CARGO_HOME/bin,
-                    else ~/.cargo/bin); no shell profile is changed
+  --to DIR          install into DIR (default: $BB7_INSTALL_DIR, else $XDG_BIN_HOME,
+                    else ~/.local/bin); no shell profile is changed
   --version X.Y.Z   the release to install (a tag vX.Y.Z is read the same)
   --uninstall       remove DIR/bb7 (and say what else bb7 keeps)
 Environment: BB7_INSTALL_DIR, BB7_VERSION, BB7_REPOSITORY (a fork),
@@ -55,7 +56,7 @@ while [ $# -gt 0 ]; do
 done
 
 if [ -z "$DIR" ]; then
-    DIR="${CARGO_HOME:-${HOME:?set BB7_INSTALL_DIR or HOME}/.cargo}/bin"
+    DIR="${XDG_BIN_HOME:-${HOME:?set BB7_INSTALL_DIR or HOME}/.local/bin}"
 fi
 VERSION="${VERSION#v}"
 case "$VERSION" in

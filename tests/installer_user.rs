@@ -129,10 +129,11 @@ fn piped_from_curl_into_a_fresh_home_it_installs_and_says_how_to_reach_it() {
         let user = User::new(None);
         let bin = user.home.join(".local/bin");
         assert!(!bin.exists());
-        let line = format!("curl -fsSL \"$1/install.sh\" | {shell} -s -- --to \"$2\"");
+        // No --to: the default directory, ~/.local/bin, made as needed.
+        let line = format!("curl -fsSL \"$1/install.sh\" | {shell}");
         let out = user.run(
             &format!("BB7_DOWNLOAD_URL=\"$1\" && export BB7_DOWNLOAD_URL && {line}"),
-            &[&url, bin.to_str().unwrap()],
+            &[&url],
         );
         let err = stderr(&out);
         assert!(out.status.success(), "{shell}: {err}");
@@ -353,6 +354,26 @@ fn uninstall_removes_the_binary_and_names_what_it_keeps() {
             stderr(&out)
         );
     }
+}
+
+#[test]
+fn the_default_directory_is_the_one_dists_installer_uses() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("dist-workspace.toml"))
+            .unwrap();
+    let dist: toml::Table = toml::from_str(&text).unwrap();
+    let paths = dist["dist"]["install-path"].as_array().unwrap();
+    assert_eq!(
+        paths.last().and_then(|p| p.as_str()),
+        Some("~/.local/bin"),
+        "dist's install-path falls back to ~/.local/bin"
+    );
+    assert_eq!(paths[0].as_str(), Some("$XDG_BIN_HOME/"));
+    let script = std::fs::read_to_string(script()).unwrap();
+    assert!(
+        script.contains("DIR=\"${XDG_BIN_HOME:-${HOME:?set BB7_INSTALL_DIR or HOME}/.local/bin}\""),
+        "scripts/install.sh's default directory"
+    );
 }
 
 #[test]
