@@ -99,6 +99,26 @@ local function version_of(bin, cb)
   end
 end
 
+local checked = {}
+
+--- Tells the user, once per binary and session, when the bb7 the plugin starts is older
+--- than the plugin (its replies may lack what this plugin asks for), with how to update.
+--- Runs `bin --version` in the background: the protocol's stream is left alone.
+---@param bin string
+function M.check_version(bin)
+  if checked[bin] then
+    return
+  end
+  checked[bin] = true
+  version_of(bin, function(v)
+    if v and vim.version.lt(v, M.version) then
+      local path = vim.fn.exepath(bin)
+      local how = path == M.path() and ':BB7Install' or ':BB7Install! (a copy for this session), or update ' .. path
+      say('bb7 ' .. v .. ' at ' .. path .. ' is older than the plugin (' .. M.version .. '); update it: ' .. how .. ', or ' .. M.build_command(), vim.log.levels.WARN)
+    end
+  end)
+end
+
 --- Why this machine gets no archive, or nil when it gets one: Windows said plainly
 --- (bb7 needs Unix domain sockets and a POSIX terminal, README "Install").
 ---@return string?

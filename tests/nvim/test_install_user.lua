@@ -181,3 +181,28 @@ test('install user: Windows is said to be unsupported, with WSL', function()
   local n = H.expect_note('bb7 does not run on Windows', L.ERROR)
   H.truthy(n.msg:find('WSL', 1, true), n.msg)
 end)
+
+test('install user: starting a bb7 older than the plugin warns once, with how to update', function()
+  setup_data()
+  local old = fake_bb7('0.0.1')
+  require('bb7').setup({ binary = old })
+  local client = require('bb7.client')
+  client.start()
+  H.wait(function()
+    return H.note('is older than the plugin') ~= nil
+  end, 30000, 'the version warning')
+  local n = H.expect_note('bb7 0.0.1 at ' .. old .. ' is older than the plugin (' .. install.version .. ')', L.WARN)
+  H.truthy(n.msg:find(':BB7Install!', 1, true), n.msg)
+  -- The fake exits at once; a second start of the same binary says nothing new.
+  H.wait(function()
+    return not client.running()
+  end, 30000, 'the fake bb7 to exit')
+  client.start()
+  local count = 0
+  for _, note in ipairs(H.notes) do
+    if note.msg:find('is older than the plugin', 1, true) then
+      count = count + 1
+    end
+  end
+  H.eq(count, 1, 'warnings')
+end)
