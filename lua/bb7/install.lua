@@ -217,7 +217,12 @@ function M.download(opts, finish)
   say('downloading ' .. url)
   curl(url, tmp .. '/' .. name, function(err)
     if err then
-      return fail('could not download ' .. url .. ' (' .. err .. '). Offline? Build it instead: ' .. M.build_command())
+      -- A 404 is no release of this version there (a plugin checkout between releases),
+      -- not a network problem.
+      local why = err:find('404', 1, true)
+          and ('no release v' .. M.version .. ' there: a plugin between releases? Use a release tag (lazy.nvim: version = \'*\'), or build it: ')
+        or 'Offline? Build it instead: '
+      return fail('could not download ' .. url .. ' (' .. err .. '). ' .. why .. M.build_command())
     end
     say('downloading ' .. url .. '.sha256')
     curl(url .. '.sha256', tmp .. '/' .. name .. '.sha256', function(err2)

@@ -206,3 +206,16 @@ test('install user: starting a bb7 older than the plugin warns once, with how to
   end
   H.eq(count, 1, 'warnings')
 end)
+
+test('install user: a version with no release there says so, not "offline"', function()
+  setup_data()
+  -- A server that answers, with no archive of this version.
+  local empty = vim.fn.resolve(vim.fn.tempname())
+  vim.fn.mkdir(empty, 'p')
+  vim.g.bb7_release_url = serve(empty)
+  local r = run('BB7Install!')
+  H.eq(r.ok, false, r.msg)
+  local n = H.expect_note('no release v' .. install.version .. ' there', L.ERROR)
+  H.truthy(n.msg:find("version = '*'", 1, true), n.msg)
+  H.truthy(not n.msg:find('Offline?', 1, true), n.msg)
+end)
