@@ -130,14 +130,18 @@ trap 'rm -rf "$TMP"; exit 143' TERM HUP
 say "downloading $BASE/$ARCHIVE"
 fetch "$BASE/$ARCHIVE" "$TMP/$ARCHIVE" ||
     die "could not download $BASE/$ARCHIVE (offline, or no release v$VERSION for $TARGET?); nothing installed"
-fetch "$BASE/$ARCHIVE.sha256" "$TMP/$ARCHIVE.sha256" ||
-    die "could not download $BASE/$ARCHIVE.sha256; nothing installed"
-
-WANT="$(awk 'NR == 1 {print $1}' "$TMP/$ARCHIVE.sha256" | tr 'A-F' 'a-f')"
+# The archive's own .sha256, else its line in the release's sha256.sum (dist makes both).
+if fetch "$BASE/$ARCHIVE.sha256" "$TMP/$ARCHIVE.sha256" 2>/dev/null; then
+    WANT="$(awk 'NR == 1 {print $1}' "$TMP/$ARCHIVE.sha256" | tr 'A-F' 'a-f')"
+elif fetch "$BASE/sha256.sum" "$TMP/sha256.sum" 2>/dev/null; then
+    WANT="$(awk -v f="$ARCHIVE" '$2 == f || $2 == "*" f {print $1; exit}' "$TMP/sha256.sum" | tr 'A-F' 'a-f')"
+else
+    die "could not download $BASE/$ARCHIVE.sha256 (nor sha256.sum): cannot verify the archive; nothing installed"
+fi
 GOT="$(sha256_of "$TMP/$ARCHIVE")"
 case "$WANT" in
     ????????????????????????????????????????????????????????????????) ;;
-    *) die "$ARCHIVE.sha256 holds no sha256; nothing installed" ;;
+    *) die "the release's checksum file holds no sha256 for $ARCHIVE; nothing installed" ;;
 esac
 [ "$WANT" = "$GOT" ] || die "checksum mismatch for $ARCHIVE: the release says $WANT, the download is $GOT; nothing installed"
 

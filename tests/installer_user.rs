@@ -294,6 +294,68 @@ fn a_tampered_archive_leaves_nothing_not_even_in_tmpdir() {
 }
 
 #[test]
+fn without_the_archives_sha256_file_it_reads_sha256_sum_and_without_both_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = release(tmp.path());
+    let archive = format!("bb7-{}.tar.xz", target());
+    let sums = root.join(format!("{archive}.sha256"));
+    let line = std::fs::read_to_string(&sums).unwrap();
+    std::fs::remove_file(&sums).unwrap();
+    // dist's sha256.sum: one "<hex>  <name>" line per archive, this one not first.
+    let other = format!("{}  bb7-other.tar.xz\n", "0".repeat(64));
+    std::fs::write(root.join("sha256.sum"), format!("{other}{line}")).unwrap();
+    let url = serve(root.clone());
+    let install = |user: &User, shell: &str| {
+        let line = format!(
+            "BB7_DOWNLOAD_URL=\"$1\" && export BB7_DOWNLOAD_URL && shift && {shell} \"{}\" \"$@\"",
+            script().display()
+        );
+        user.run(
+            &line,
+            &[&url, "--to", user.home.join("bin").to_str().unwrap()],
+        )
+    };
+    for shell in shells() {
+        let user = User::new(None);
+        let out = install(&user, shell);
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        assert!(user.home.join("bin/bb7").exists(), "{shell}");
+    }
+    // A sha256.sum naming another hash for the archive: refused.
+    let hex = line.split_whitespace().next().unwrap().to_string();
+    std::fs::write(
+        root.join("sha256.sum"),
+        format!(
+            "{}  {archive}\n",
+            hex.replace(&hex[..1], if &hex[..1] == "a" { "b" } else { "a" })
+        ),
+    )
+    .unwrap();
+    for shell in shells() {
+        let user = User::new(None);
+        let out = install(&user, shell);
+        assert!(!out.status.success(), "{shell}");
+        assert!(
+            stderr(&out).contains("checksum mismatch"),
+            "{shell}: {}",
+            stderr(&out)
+        );
+        assert!(!user.home.join("bin/bb7").exists(), "{shell}");
+    }
+    // Neither file: nothing can be verified, nothing installed.
+    std::fs::remove_file(root.join("sha256.sum")).unwrap();
+    for shell in shells() {
+        let user = User::new(None);
+        let out = install(&user, shell);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{shell}: {err}");
+        assert!(err.contains("cannot verify the archive"), "{shell}: {err}");
+        assert!(!user.home.join("bin/bb7").exists(), "{shell}");
+        assert!(entries(&user.tmpdir).is_empty(), "{shell}");
+    }
+}
+
+#[test]
 fn a_platform_without_an_archive_is_named_and_windows_said_plainly() {
     for (system, machine, words) in [
         ("FreeBSD", "amd64", "no prebuilt bb7 for FreeBSD amd64"),
