@@ -142,6 +142,31 @@ local function wait_if_headless(is_done)
   end
 end
 
+-- The sha256 the release gives for `name` (at `url`): its own .sha256, else its line in
+-- the release's sha256.sum (dist makes both). cb(hex) or cb(nil, why) on the main loop.
+local function expected_sha256(url, name, tmp, cb)
+  say('downloading ' .. url .. '.sha256')
+  curl(url .. '.sha256', tmp .. '/' .. name .. '.sha256', function(err)
+    if not err then
+      local want = (vim.fn.readfile(tmp .. '/' .. name .. '.sha256')[1] or ''):match('^(%x+)')
+      return cb(want and #want == 64 and want:lower() or nil, name .. '.sha256 holds no sha256')
+    end
+    local sums = url:gsub('[^/]+$', '') .. 'sha256.sum'
+    curl(sums, tmp .. '/sha256.sum', function(err2)
+      if err2 then
+        return cb(nil, 'could not download ' .. url .. '.sha256 (' .. err .. ') nor ' .. sums .. ': cannot verify the archive')
+      end
+      for _, line in ipairs(vim.fn.readfile(tmp .. '/sha256.sum')) do
+        local hex, file = line:match('^(%x+)%s+%*?(%S+)$')
+        if file == name and #hex == 64 then
+          return cb(hex:lower())
+        end
+      end
+      cb(nil, sums .. ' names no sha256 for ' .. name)
+    end)
+  end)
+end
+
 --- Downloads, verifies and installs the binary. Without `force`, a bb7 that is found and
 --- of the plugin's version is kept; one :BB7Install put there before (M.path()) of another
 --- version is replaced (a plugin update), and any other older one is named with the way
@@ -224,21 +249,16 @@ function M.download(opts, finish)
         or 'Offline? Build it instead: '
       return fail('could not download ' .. url .. ' (' .. err .. '). ' .. why .. M.build_command())
     end
-    say('downloading ' .. url .. '.sha256')
-    curl(url .. '.sha256', tmp .. '/' .. name .. '.sha256', function(err2)
-      if err2 then
-        return fail('could not download ' .. url .. '.sha256 (' .. err2 .. ')')
-      end
-      local want = (vim.fn.readfile(tmp .. '/' .. name .. '.sha256')[1] or ''):match('^(%x+)')
-      if not want or #want ~= 64 then
-        return fail(name .. '.sha256 holds no sha256')
+    expected_sha256(url, name, tmp, function(want, err2)
+      if not want then
+        return fail(err2)
       end
       sha256_file(tmp .. '/' .. name, function(got, sum_err)
         if not got then
           return fail('cannot compute the sha256 of ' .. name .. ': ' .. tostring(sum_err))
         end
-        if want:lower() ~= got then
-          return fail('checksum mismatch for ' .. name .. ': the release says ' .. want:lower() .. ', the download is ' .. got)
+        if want ~= got then
+          return fail('checksum mismatch for ' .. name .. ': the release says ' .. want .. ', the download is ' .. got)
         end
         say('checksum ok; unpacking')
         vim.system({ 'tar', '-xJf', tmp .. '/' .. name, '-C', tmp }, { text = true }, function(r)
