@@ -90,6 +90,11 @@ case "$(uname -s)-$(uname -m)" in
     cargo install --locked bb7    (needs Rust and a C compiler, see the README)" ;;
 esac
 ARCHIVE="bb7-$TARGET.tar.xz"
+# GNU tar unpacks .tar.xz through the xz program, which slim Linux images lack; said
+# before the download. (macOS's and busybox's tar read xz themselves.)
+if ! command -v xz >/dev/null 2>&1 && tar --version 2>/dev/null | grep -q 'GNU tar'; then
+    die "xz is needed to unpack $ARCHIVE (Debian, Ubuntu: apt-get install xz-utils; Fedora: dnf install xz)"
+fi
 
 fetch() { # URL FILE
     if command -v curl >/dev/null 2>&1; then

@@ -393,6 +393,66 @@ fn a_platform_without_an_archive_is_named_and_windows_said_plainly() {
 }
 
 #[test]
+fn without_xz_for_gnu_tar_it_says_what_to_install_before_downloading() {
+    let gnu = Command::new("tar")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU tar"));
+    if !gnu {
+        return;
+    }
+    // A PATH of the tools the script uses, without xz.
+    let tools = tempfile::tempdir().unwrap();
+    for tool in [
+        "sh",
+        "dash",
+        "busybox",
+        "uname",
+        "curl",
+        "mktemp",
+        "awk",
+        "tr",
+        "sha256sum",
+        "tar",
+        "mkdir",
+        "cp",
+        "chmod",
+        "mv",
+        "rm",
+        "cat",
+        "grep",
+    ] {
+        let found = ["/usr/local/bin", "/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.is_file());
+        if let Some(p) = found {
+            std::os::unix::fs::symlink(p, tools.path().join(tool)).unwrap();
+        }
+    }
+    for shell in shells() {
+        let user = User::new(None);
+        let user = User {
+            path: tools.path().display().to_string(),
+            ..user
+        };
+        let bin = user.home.join("bin");
+        // Nothing listens here: the refusal must come before any download.
+        let out = user.run(
+            &format!(
+                "BB7_DOWNLOAD_URL=http://127.0.0.1:9 {shell} \"{}\" --to \"$1\"",
+                script().display()
+            ),
+            &[bin.to_str().unwrap()],
+        );
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{shell}: {err}");
+        assert!(err.contains("xz is needed"), "{shell}: {err}");
+        assert!(!err.contains("downloading"), "{shell}: {err}");
+    }
+}
+
+#[test]
 fn uninstall_removes_the_binary_and_names_what_it_keeps() {
     for shell in shells() {
         let user = User::new(None);
