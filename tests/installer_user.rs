@@ -6,7 +6,7 @@
 
 mod installer_support;
 
-use installer_support::{release, serve, target};
+use installer_support::{serve, small_release as release, target};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

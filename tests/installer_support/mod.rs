@@ -19,11 +19,26 @@ pub fn target() -> &'static str {
 }
 
 /// A release folder (`dir`/release): the archive of the debug binary and its checksum file.
+#[allow(dead_code)] // tests/installer_user.rs uses the small one
 pub fn release(dir: &Path) -> PathBuf {
+    packed(dir, &std::fs::read(env!("CARGO_BIN_EXE_bb7")).unwrap())
+}
+
+/// Like `release`, with a small `bb7` that runs the debug binary: the same layout in a
+/// few bytes, for tests that install many times.
+#[allow(dead_code)] // not every test file installs many times
+pub fn small_release(dir: &Path) -> PathBuf {
+    let script = format!("#!/bin/sh\nexec '{}' \"$@\"\n", env!("CARGO_BIN_EXE_bb7"));
+    packed(dir, script.as_bytes())
+}
+
+fn packed(dir: &Path, bin: &[u8]) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
     let name = format!("bb7-{}", target());
     let stage = dir.join("stage").join(&name);
     std::fs::create_dir_all(&stage).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_bb7"), stage.join("bb7")).unwrap();
+    std::fs::write(stage.join("bb7"), bin).unwrap();
+    std::fs::set_permissions(stage.join("bb7"), std::fs::Permissions::from_mode(0o755)).unwrap();
     for f in ["README.md", "LICENSE-MIT", "LICENSE-APACHE"] {
         std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join(f), stage.join(f)).unwrap();
     }
