@@ -514,3 +514,72 @@ fn shellcheck_finds_nothing_where_it_is_installed() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn ctrl_c_while_downloading_stops_the_installer_and_removes_the_download() {
+    use std::os::unix::process::CommandExt;
+    // A server that accepts and never answers: the download hangs until interrupted.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    for shell in shells() {
+        let user = User::new(None);
+        let bin = user.home.join("bin");
+        let mut argv: Vec<&str> = shell.split(' ').collect();
+        let program = argv.remove(0);
+        let mut cmd = Command::new(program);
+        cmd.args(&argv)
+            .arg(script())
+            .args(["--to", bin.to_str().unwrap()])
+            .env_clear()
+            .env("HOME", &user.home)
+            .env("TMPDIR", &user.tmpdir)
+            .env("PATH", &user.path)
+            .env("BB7_DOWNLOAD_URL", &url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            // Its own process group, as a terminal's foreground job, with SIGINT's default
+            // action whatever this test inherited (a shell cannot trap a signal ignored
+            // when it started).
+            .process_group(0);
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().unwrap();
+        // The download has started once its folder exists (polls counted: a hang guard).
+        let mut polls = 0;
+        while entries(&user.tmpdir).is_empty() {
+            polls += 1;
+            assert!(
+                polls < 6000,
+                "{shell}: the installer never started downloading"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // Ctrl-C: SIGINT to the whole foreground group (the shell and its curl).
+        unsafe {
+            libc::kill(-(child.id() as i32), libc::SIGINT);
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{shell}: {err}");
+        assert!(
+            !err.contains("could not download"),
+            "{shell} carried on after Ctrl-C: {err}"
+        );
+        assert!(
+            entries(&user.tmpdir).is_empty(),
+            "{shell}: {:?}",
+            entries(&user.tmpdir)
+        );
+        assert!(!bin.join("bb7").exists(), "{shell}");
+    }
+}
