@@ -553,15 +553,17 @@ fn ctrl_c_while_downloading_stops_the_installer_and_removes_the_download() {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().unwrap();
+        let child = cmd.spawn().unwrap();
         // The download has started once its folder exists (polls counted: a hang guard).
         let mut polls = 0;
         while entries(&user.tmpdir).is_empty() {
             polls += 1;
-            assert!(
-                polls < 6000,
-                "{shell}: the installer never started downloading"
-            );
+            if polls >= 6000 {
+                unsafe {
+                    libc::kill(-(child.id() as i32), libc::SIGKILL);
+                }
+                panic!("{shell}: the installer never started downloading");
+            }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         // Ctrl-C: SIGINT to the whole foreground group (the shell and its curl).
