@@ -197,7 +197,7 @@ function M.install(opts, done)
         return finish(true, 'bb7 ' .. v .. ' is already there: ' .. path .. ' (:BB7Install! downloads the release anyway)')
       end
       if path == M.path() then
-        say('replacing bb7 ' .. tostring(v) .. ' with ' .. M.version .. ', the plugin\'s version')
+        say('replacing ' .. (v and ('bb7 ' .. v) or 'a bb7 whose --version fails') .. ' with ' .. M.version .. ', the plugin\'s version')
         return M.download(opts, finish)
       end
       local what = v and ('bb7 ' .. v .. ' at ' .. path) or (path .. ' (its --version failed)')
