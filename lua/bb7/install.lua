@@ -222,6 +222,10 @@ function M.download(opts, finish)
   if vim.fn.executable('curl') ~= 1 then
     return finish(false, 'curl is needed to download bb7 (install it), or build bb7 with: ' .. M.build_command())
   end
+  -- GNU tar unpacks .tar.xz through the xz program, which slim Linux systems lack.
+  if vim.fn.executable('xz') ~= 1 and vim.fn.executable('tar') == 1 and vim.fn.system({ 'tar', '--version' }):find('GNU tar', 1, true) then
+    return finish(false, 'xz is needed to unpack the archive (Debian, Ubuntu: apt-get install xz-utils; Fedora: dnf install xz); nothing downloaded')
+  end
   -- Downloads land beside the destination: a rename from $TMPDIR would fail across
   -- file systems (a tmpfs /tmp), and a folder that cannot be written is found before the
   -- download rather than after it.

@@ -241,3 +241,25 @@ test("install user: without the archive's .sha256 the release's sha256.sum is re
   H.eq(vim.fn.filereadable(install.path()), 0, 'nothing installed')
   H.eq(data_entries(), {}, 'stdpath("data")/bb7')
 end)
+
+test('install user: without xz for GNU tar it says what to install, before downloading', function()
+  if not vim.fn.system({ 'tar', '--version' }):find('GNU tar', 1, true) then
+    return
+  end
+  setup_data()
+  vim.g.bb7_release_url = 'http://127.0.0.1:' .. free_port()
+  -- A PATH of the tools :BB7Install uses, without xz.
+  local tools = vim.fn.resolve(vim.fn.tempname())
+  vim.fn.mkdir(tools, 'p')
+  for _, tool in ipairs({ 'curl', 'tar', 'sha256sum', 'sh' }) do
+    vim.uv.fs_symlink(vim.fn.exepath(tool), tools .. '/' .. tool)
+  end
+  local path = vim.env.PATH
+  vim.env.PATH = tools
+  local ok, r = pcall(run, 'BB7Install!')
+  vim.env.PATH = path
+  H.truthy(ok, tostring(r))
+  H.eq(r.ok, false, r.msg)
+  H.expect_note('xz is needed', L.ERROR)
+  H.truthy(not H.note('downloading'), 'no download started')
+end)
