@@ -63,6 +63,24 @@ fn the_workflow_installs_the_pinned_dist() {
 }
 
 #[test]
+fn nothing_downloads_from_a_moving_latest_release() {
+    // The registry and reproducible releases want every download pinned to a version.
+    for file in [
+        ".github/workflows/release.yml",
+        "scripts/install.sh",
+        "lua/bb7/install.lua",
+        "README.md",
+        "packaging/acp-registry/bb7/agent.json",
+    ] {
+        let text = read(file);
+        assert!(
+            !text.contains("/latest/") && !text.contains("releases/latest"),
+            "{file} names a latest release"
+        );
+    }
+}
+
+#[test]
 fn the_workflow_runs_on_a_version_tag() {
     let workflow = read(".github/workflows/release.yml");
     let on = &workflow[workflow.find("\non:").expect("a trigger")..];

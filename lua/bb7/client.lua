@@ -191,6 +191,8 @@ function M.start()
     return false
   end
   state.job = job
+  -- An older binary than the plugin is named once (bb7.install).
+  pcall(require('bb7.install').check_version, M.binary())
   return true
 end
 
