@@ -27,17 +27,9 @@ pub fn is_elision(line: &str) -> bool {
     if t.trim_matches(['.', '\u{2026}', ' ']).is_empty() {
         return t.contains("...") || t.contains('\u{2026}');
     }
-    let Some(body) = ["//", "#", "--", "/*", "<!--", ";", "%", "*"]
-        .iter()
-        .find_map(|p| t.strip_prefix(p))
-    else {
+    let Some(body) = comment_body(t).or_else(|| t.strip_prefix('*').map(str::trim)) else {
         return false;
     };
-    let body = body
-        .trim()
-        .trim_end_matches("*/")
-        .trim_end_matches("-->")
-        .trim();
     let lower = body.to_lowercase();
     let dotted = body.starts_with("...")
         || body.starts_with('\u{2026}')
@@ -57,6 +49,55 @@ pub fn is_elision(line: &str) -> bool {
     .iter()
     .any(|w| lower.contains(w));
     (dotted && body.len() < 60) || (says && body.split_whitespace().count() <= 8)
+}
+
+/// The text of a line that is only a comment or only an ellipsis (`Some("")` for a
+/// bare `...`); `None` for code. The comment forms: `//`, `#`, `--`, `;` (`;;` too),
+/// `%`, `!` (Fortran), `'` (Visual Basic), `REM` and `::` (batch files), and the
+/// enclosed `/* */`, `<!-- -->`, JSX's `{/* */}`, Jinja's `{# #}`, OCaml's and Pascal's
+/// `(* *)`, Haskell's `{- -}`, Lua's `--[[ ]]` and PowerShell's `<# #>`.
+pub fn comment_body(t: &str) -> Option<&str> {
+    if !t.is_empty() && t.trim_matches(['.', '\u{2026}']).is_empty() {
+        return (t.contains("...") || t.contains('\u{2026}')).then_some("");
+    }
+    let pairs = [
+        ("{/*", "*/}"),
+        ("{#", "#}"),
+        ("/*", "*/"),
+        ("<!--", "-->"),
+        ("(*", "*)"),
+        ("{-", "-}"),
+        ("--[[", "]]"),
+        ("<#", "#>"),
+    ];
+    for (open, close) in pairs {
+        if let Some(b) = t.strip_prefix(open).and_then(|b| b.strip_suffix(close)) {
+            return Some(b.trim());
+        }
+    }
+    let rem = ["REM ", "rem ", "Rem "]
+        .iter()
+        .find_map(|p| t.strip_prefix(p))
+        .or_else(|| t.strip_prefix("::"));
+    if let Some(b) = rem {
+        return Some(b.trim());
+    }
+    // A quoted string ('...') is code, not a Visual Basic comment.
+    if t.starts_with('\'') && t.len() > 1 && t.ends_with('\'') {
+        return None;
+    }
+    ["//", "#", "--", "/*", "<!--", ";", "%", "!", "'"]
+        .iter()
+        .find_map(|p| {
+            t.strip_prefix(p)
+                .map(|b| b.trim_start_matches(p.chars().last().unwrap_or(' ')))
+        })
+        .map(|b| {
+            b.trim()
+                .trim_end_matches("*/")
+                .trim_end_matches("-->")
+                .trim()
+        })
 }
 
 /// Lines of `text` cut at its elision lines (lines the file does not hold).
@@ -282,6 +323,13 @@ mod tests {
             "    // rest of the function unchanged",
             "// rest of the code remains the same",
             "# (existing methods)",
+            "! ... rest unchanged",
+            "' ... existing code ...",
+            "REM ... rest of the script unchanged",
+            "{- ... -}",
+            "--[[ ... ]]",
+            "<# ... #>",
+            ";; ... other bindings",
         ] {
             assert!(is_elision(m), "{m}");
         }
@@ -290,6 +338,8 @@ mod tests {
             "// explain why",
             "print('...')",
             "#include <a.h>",
+            "'...'",
+            "!done",
         ] {
             assert!(!is_elision(code), "{code}");
         }

@@ -191,9 +191,9 @@ fn line_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
 
 /// A line of `new` that stands for code the model left out ("// ... existing code ...")
 /// and that is neither in `old` nor in the file: applying it would delete that code.
-/// Read by shape, in any comment syntax (`//`, `#`, `--`, `;`, `%`, `/* */`, `<!-- -->`,
-/// JSX's `{/* */}`, Jinja's `{# #}`, OCaml's and Pascal's `(* *)`) or as a bare ellipsis (`...`, Python's `Ellipsis`
-/// statement included), in an edit that removes lines of `old`.
+/// Read by shape, in any comment syntax `elision::comment_body` knows, or as a bare
+/// ellipsis (`...`, Python's `Ellipsis` statement included), in an edit that removes
+/// lines of `old`.
 fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
     // One line replaced by `...` is a stub (`pass` to `...`); more is code left out.
     let removes = old
@@ -205,7 +205,7 @@ fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
     new.lines()
         .find(|line| {
             let t = line.trim();
-            let Some(body) = comment_body(t) else {
+            let Some(body) = super::elision::comment_body(t) else {
                 return false;
             };
             let lower = body.to_lowercase();
@@ -229,35 +229,6 @@ fn placeholder(old: &str, new: &str, content: &str) -> Option<String> {
         })
         .map(str::to_owned)
         .filter(|_| !content.is_empty())
-}
-
-/// The text of a line that is only a comment or only an ellipsis (`Some("")` for a
-/// bare `...`); `None` for code.
-fn comment_body(t: &str) -> Option<&str> {
-    if !t.is_empty() && t.trim_matches(['.', '\u{2026}']).is_empty() {
-        return (t.contains("...") || t.contains('\u{2026}')).then_some("");
-    }
-    let pairs = [
-        ("{/*", "*/}"),
-        ("{#", "#}"),
-        ("/*", "*/"),
-        ("<!--", "-->"),
-        ("(*", "*)"),
-    ];
-    for (open, close) in pairs {
-        if let Some(b) = t.strip_prefix(open).and_then(|b| b.strip_suffix(close)) {
-            return Some(b.trim());
-        }
-    }
-    ["//", "#", "--", "/*", "<!--", ";", "%"]
-        .iter()
-        .find_map(|p| t.strip_prefix(p))
-        .map(|b| {
-            b.trim()
-                .trim_end_matches("*/")
-                .trim_end_matches("-->")
-                .trim()
-        })
 }
 
 /// `Some(wanted)` when the edit's only change is adding or removing the final newline.
