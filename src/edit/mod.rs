@@ -14,6 +14,7 @@ pub mod blanks;
 pub mod block_paths;
 pub mod blocks;
 pub mod combine;
+pub mod copy_chars;
 pub mod elision;
 pub mod error;
 pub mod indent_rule;

@@ -9,6 +9,7 @@
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
+use super::copy_chars::{copy_trailing, keep_file_characters};
 use super::error::EditError;
 use super::literals;
 use super::text::{Doc, Style, indent_of, mode, style_matches};
@@ -151,6 +152,7 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
             region.start + b + 1
         )));
     }
+    let trail = copy_trailing(&region.old, &file);
     let mut out = Vec::new();
     for op in ops {
         match op {
@@ -192,6 +194,7 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     if lone && !line.trim().is_empty() {
                         return Err(literals::unplaced(line));
                     }
+                    let line = trail.strip(line);
                     out.push(frame.place(doc, region, &file, line, anchor, false)?);
                 }
             }
@@ -208,7 +211,7 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                         out.push(string_line(new_index + t, anchor)?);
                         continue;
                     }
-                    let mut line = region.new[new_index + t].clone();
+                    let mut line = trail.strip(&region.new[new_index + t]).to_owned();
                     if paired {
                         line = keep_file_characters(&region.old[anchor], file[anchor], &line);
                     }
@@ -259,24 +262,6 @@ fn places_lines(region: &Region, ops: &[DiffOp]) -> bool {
             .any(|l| !l.trim().is_empty()),
         _ => false,
     })
-}
-
-/// A changed line whose copy in old_string differs from the file's line beyond
-/// whitespace (typographic characters folded to ASCII): the model's change is replayed
-/// on the file's line, so the characters it did not touch stay as the file has them.
-/// Unrelated pairs and changes that touch those characters keep the model's line.
-fn keep_file_characters(old: &str, file: &str, new: &str) -> String {
-    let (o, f, n) = (old.trim(), file.trim(), new.trim());
-    if o == f || Norm::Loose.apply(o) != Norm::Loose.apply(f) {
-        return new.to_owned();
-    }
-    if similar::TextDiff::from_chars(o, n).ratio() < 0.5 {
-        return new.to_owned();
-    }
-    match super::combine::merge3_chars(o, f, n) {
-        Some(body) => format!("{}{body}", indent_of(new)),
-        None => new.to_owned(),
-    }
 }
 
 fn kept(doc: &Doc, i: usize) -> OutLine {
