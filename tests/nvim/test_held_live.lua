@@ -50,7 +50,8 @@ local function held_and_followed()
       heard = true
     end
   end)
-  for n = 1, 100 do
+  -- A draft a try until Neovim hears (600 tries: a hang guard for a loaded machine).
+  for n = 1, 600 do
     other_request({ action = 'save_draft', draft = 'draft ' .. n, request_id = 'd' .. n })
     H.wait(function() return answered('d' .. n) end, 10000, 'the holder saved a draft')
     if vim.wait(200, function() return heard end, 10) then
