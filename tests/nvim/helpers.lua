@@ -37,7 +37,7 @@ end
 --- Waits until `cond()` is true (pumping the event loop) or fails after `ms`, or after
 --- the hang guard of 60 s when `ms` is shorter: a wait is a hang guard, never a speed
 --- bound, and a loaded 2-core machine can take seconds for what takes milliseconds
---- (tests/nvim/run.lua gives a whole test 120 s).
+--- (tests/nvim/run.lua gives a whole test 300 s).
 function H.wait(cond, ms, what)
   local ok = vim.wait(math.max(ms or 0, 60000), cond, 10)
   if not ok then
