@@ -94,7 +94,7 @@ fn running(pid: i32) -> bool {
 /// Waits (counted polls, a hang guard) until neither of `pids` runs.
 fn assert_gone(pids: (i32, i32), what: &str) {
     let mut polls = 0;
-    while (running(pids.0) || running(pids.1)) && polls < 2000 {
+    while (running(pids.0) || running(pids.1)) && polls < 12000 {
         polls += 1;
         std::thread::sleep(Duration::from_millis(10));
     }
