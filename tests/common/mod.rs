@@ -434,6 +434,7 @@ pub fn events(chat: &Value) -> Vec<(String, String)> {
         .collect()
 }
 pub mod fake_model;
+pub mod peers;
 
 /// The `path` of each entry of a list of files (`context_list`'s `files`, chat.json's
 /// `context_files`), in order.
