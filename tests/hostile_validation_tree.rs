@@ -10,13 +10,12 @@
 
 mod common;
 
-use common::fake_model::*;
+use common::fake_model::FakeModel;
+use common::validation::{SRC, hybrid_project, running};
 use common::{Bb7, Env};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-const SRC: &str = "fn main() {\n    println!(\"one\");\n}\n";
 
 /// The escapee, then a wait for its PID file; `rest` follows.
 fn command(out: &Path, rest: &str) -> String {
@@ -29,30 +28,7 @@ fn command(out: &Path, rest: &str) -> String {
 }
 
 fn setup(rest: &str) -> (Env, FakeModel, FakeModel, PathBuf, Bb7) {
-    let env = Env::new();
-    let (local, remote) = (FakeModel::start(), FakeModel::start());
-    let out = env.home.join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    env.write_config(json!({
-        "providers": {
-            "local": {"base_url": local.url, "model": "qwen2.5-coder:14b"},
-            "remote": {"base_url": remote.url, "model": "anthropic/claude-sonnet-4.5", "api_key": "rk"}
-        },
-        "agent_mode": "hybrid_auto",
-        "hybrid_validate_command": command(&out, rest),
-        "hybrid_validate_writable": [out],
-        "retry_backoff_ms": 10
-    }));
-    let four = "fn main() {\n    println!(\"four\");\n}\n";
-    local.push_sse(response(
-        "",
-        "local edit",
-        vec![(
-            "write_file",
-            json!({"path": "src/main.rs", "content": four}),
-        )],
-    ));
-    remote.push_sse(response("", "remote answer", vec![]));
+    let (env, local, remote, out) = hybrid_project(|out| command(out, rest), 1);
     let mut b = Bb7::spawn(&env.home, &env.project, &[("BB7_DEBUG", "0")]);
     b.ok(json!({"action": "bb7_init", "project_root": env.project}));
     b.ok(json!({"action": "chat_new"}));
@@ -72,13 +48,6 @@ fn escapee(out: &Path) -> i32 {
         std::thread::sleep(Duration::from_millis(10));
     }
     panic!("the validation command never started its escapee");
-}
-
-/// Whether `pid` runs (a zombie waiting for its parent does not).
-fn running(pid: i32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-    !state.is_empty() && !state.starts_with('Z') && !state.starts_with('X')
 }
 
 /// The escapee is gone and, past the time it would have written it, its marker was
