@@ -435,6 +435,7 @@ pub fn events(chat: &Value) -> Vec<(String, String)> {
 }
 pub mod fake_model;
 pub mod peers;
+pub mod reopen;
 pub mod validation;
 
 /// The `path` of each entry of a list of files (`context_list`'s `files`, chat.json's
