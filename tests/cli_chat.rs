@@ -114,12 +114,12 @@ fn ask_shows_a_waiting_indicator_on_a_terminal_only() {
     project_with(&env, &[("f.txt", TEN)]);
     // The answer waits after the reasoning until the test saw the indicator say so (a
     // gate, not 0.6 s: a loaded machine may draw the indicator later than that).
-    let slow = |reasoned: &Gate| {
+    let slow = |stall: Step| {
         vec![
             Step::Comment,
             role(),
             reasoning("thinking hard"),
-            Step::Wait(reasoned.clone()),
+            stall,
             text("Answer.\n"),
             finish("stop"),
             usage(10, 2, 0.0),
@@ -127,16 +127,15 @@ fn ask_shows_a_waiting_indicator_on_a_terminal_only() {
         ]
     };
     let reasoned = Gate::new();
-    fake.push_sse(slow(&reasoned));
+    fake.push_sse(slow(Step::Wait(reasoned.clone())));
     let mut t = Terminal::start(&env, &["ask", "question"]);
     t.expect("waiting for the model");
     t.expect("the model is reasoning");
     reasoned.open();
     t.expect("Answer.");
     assert!(t.wait().success(), "{}", t.screen());
-    let reasoned = Gate::new();
-    reasoned.open();
-    fake.push_sse(slow(&reasoned));
+    // Without a terminal, no indicator even while the answer stalls.
+    fake.push_sse(slow(Step::Sleep(std::time::Duration::from_millis(600))));
     let o = ok(&env, &["ask", "question"]);
     assert!(!stderr(&o).contains("waiting"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "Answer.\n");
