@@ -9,20 +9,8 @@ mod common;
 use cli_support::*;
 use common::fake_env;
 use common::fake_model::*;
-use serde_json::{Value, json};
-
-/// Messages of the editor until one satisfies `stop` (that one included).
-fn until(editor: &mut common::Bb7, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut seen = Vec::new();
-    while let Some(m) = editor.recv() {
-        let end = stop(&m);
-        seen.push(m);
-        if end {
-            return seen;
-        }
-    }
-    panic!("the editor's stream ended first: {seen:?}");
-}
+use common::peers::until;
+use serde_json::json;
 
 #[test]
 fn an_approval_question_is_withdrawn_when_its_turn_is_cancelled_elsewhere() {

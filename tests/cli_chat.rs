@@ -5,8 +5,6 @@
 mod cli_support;
 mod common;
 
-use std::time::Duration;
-
 use cli_support::*;
 use common::fake_env;
 use common::fake_model::*;
@@ -114,25 +112,30 @@ fn a_conversation_with_an_edit_apply_undo_and_ctrl_c() {
 fn ask_shows_a_waiting_indicator_on_a_terminal_only() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("f.txt", TEN)]);
-    let slow = || {
+    // The answer waits after the reasoning until the test saw the indicator say so (a
+    // gate, not 0.6 s: a loaded machine may draw the indicator later than that).
+    let slow = |stall: Step| {
         vec![
             Step::Comment,
             role(),
             reasoning("thinking hard"),
-            Step::Sleep(Duration::from_millis(600)),
+            stall,
             text("Answer.\n"),
             finish("stop"),
             usage(10, 2, 0.0),
             done(),
         ]
     };
-    fake.push_sse(slow());
+    let reasoned = Gate::new();
+    fake.push_sse(slow(Step::Wait(reasoned.clone())));
     let mut t = Terminal::start(&env, &["ask", "question"]);
     t.expect("waiting for the model");
     t.expect("the model is reasoning");
+    reasoned.open();
     t.expect("Answer.");
     assert!(t.wait().success(), "{}", t.screen());
-    fake.push_sse(slow());
+    // Without a terminal, no indicator even while the answer stalls.
+    fake.push_sse(slow(Step::Sleep(std::time::Duration::from_millis(600))));
     let o = ok(&env, &["ask", "question"]);
     assert!(!stderr(&o).contains("waiting"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "Answer.\n");

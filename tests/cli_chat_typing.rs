@@ -2,13 +2,12 @@
 //! below the answer as it is typed (`next> …`) and never inside it; a line typed and
 //! not sent when the answer ends is the start of the next prompt's line; `/queue` lists
 //! the queued questions and `/unqueue N` drops one of them. The fake model pauses in
-//! the middle of the answers that are typed over; the pause is only room to type in,
-//! no assertion counts time: each key waits for what the one before showed.
+//! the middle of the answers that are typed over until the test has typed (a gate it
+//! opens, not a time: a loaded machine stretched a 10 s room to type in past its end);
+//! each key waits for what the one before showed.
 
 mod cli_support;
 mod common;
-
-use std::time::Duration;
 
 use cli_support::*;
 use common::fake_env;
@@ -17,11 +16,11 @@ use serde_json::json;
 
 const PROMPT: &str = "bb7> ";
 
-fn slow(first: &str, last: &str) -> Vec<Step> {
+fn slow(first: &str, gate: &Gate, last: &str) -> Vec<Step> {
     vec![
         role(),
         text(first),
-        Step::Sleep(Duration::from_secs(10)),
+        Step::Wait(gate.clone()),
         text(last),
         finish("stop"),
         done(),
@@ -81,7 +80,8 @@ fn rows(raw: &str) -> Vec<String> {
 fn the_line_typed_while_the_answer_streams_shows_below_it_not_inside_it() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("f.txt", "one\n")]);
-    fake.push_sse(slow("First part.\n", "First end.\n"));
+    let typed = Gate::new();
+    fake.push_sse(slow("First part.\n", &typed, "First end.\n"));
     fake.push_sse(response("", "Second answer.\n", vec![]));
 
     let mut t = Terminal::start(&env, &["chat"]);
@@ -94,6 +94,7 @@ fn the_line_typed_while_the_answer_streams_shows_below_it_not_inside_it() {
     t.expect("half typ");
     t.type_keys("ed\r");
     t.expect("queued (1): half typed");
+    typed.open();
     t.expect("First end.");
     t.expect("answering: half typed");
     t.expect("Second answer.");
@@ -127,7 +128,8 @@ fn the_line_typed_while_the_answer_streams_shows_below_it_not_inside_it() {
 fn a_line_typed_and_not_sent_when_the_answer_ends_starts_the_next_prompt() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("f.txt", "one\n")]);
-    fake.push_sse(slow("First part.\n", "First end.\n"));
+    let typed = Gate::new();
+    fake.push_sse(slow("First part.\n", &typed, "First end.\n"));
     fake.push_sse(response("", "Draft answered.\n", vec![]));
 
     let mut t = Terminal::start(&env, &["chat"]);
@@ -139,6 +141,7 @@ fn a_line_typed_and_not_sent_when_the_answer_ends_starts_the_next_prompt() {
     t.expect("draaft");
     t.type_keys("\x7f\x7f\x7fft wrong\x17");
     t.expect("an unfinished draft ");
+    typed.open();
     t.expect("First end.");
     t.expect(PROMPT);
     // Enter at the prompt sends the line it starts with.
@@ -158,7 +161,8 @@ fn a_line_typed_and_not_sent_when_the_answer_ends_starts_the_next_prompt() {
 fn queue_lists_and_unqueue_n_drops_one_queued_question() {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("f.txt", "one\n")]);
-    fake.push_sse(slow("First part.\n", "First end.\n"));
+    let typed = Gate::new();
+    fake.push_sse(slow("First part.\n", &typed, "First end.\n"));
     fake.push_sse(response("", "Alpha answer.\n", vec![]));
     fake.push_sse(response("", "Gamma answer.\n", vec![]));
 
@@ -182,6 +186,7 @@ fn queue_lists_and_unqueue_n_drops_one_queued_question() {
     t.expect("queued (1): alpha q");
     let listed = t.expect("queued (2): gamma q");
     assert!(!listed.contains("beta"), "{listed:?}");
+    typed.open();
     t.expect("First end.");
     t.expect("answering: alpha q");
     t.expect("Alpha answer.");
@@ -216,7 +221,10 @@ fn a_tool_approval_asked_while_a_line_is_typed_reads_its_own_answer() {
         .iter()
         .position(|s| matches!(s, Step::Data(d) if d.contains("Looking.")))
         .unwrap();
-    looking.insert(at + 1, Step::Sleep(Duration::from_secs(3)));
+    // The tool call waits until the typed text is seen: typed after the question
+    // started, it would be the question's answer (a 3 s stall here was a race).
+    let typed = Gate::new();
+    looking.insert(at + 1, Step::Wait(typed.clone()));
     fake.push_sse(looking);
     fake.push_sse(response("", "Read it.\n", vec![]));
     fake.push_sse(response("", "Partial answered.\n", vec![]));
@@ -227,6 +235,7 @@ fn a_tool_approval_asked_while_a_line_is_typed_reads_its_own_answer() {
     t.expect("Looking.");
     t.type_keys("partial");
     t.expect("partial");
+    typed.open();
     // The answer to the question is read by the question, not taken as typed text.
     t.expect("Allow? [y/N]");
     t.type_keys("y\r");

@@ -10,20 +10,8 @@ use std::time::Duration;
 
 use common::fake_env;
 use common::fake_model::*;
+use common::peers::until;
 use serde_json::{Value, json};
-
-/// Messages of `b` until one satisfies `stop` (that one included).
-fn until(b: &mut common::Bb7, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut seen = Vec::new();
-    while let Some(m) = b.recv() {
-        let end = stop(&m);
-        seen.push(m);
-        if end {
-            return seen;
-        }
-    }
-    panic!("the stream ended first: {seen:?}");
-}
 
 /// Opens chat `id` read-only in `viewer` and waits until it follows the holder: the
 /// holder saves drafts until the viewer is told of one (the viewer connects to the
@@ -33,7 +21,8 @@ fn view(viewer: &mut common::Bb7, holder: &mut common::Bb7, env: &common::Env, i
     let sel = viewer.request(json!({"action": "chat_select", "id": id}));
     assert_eq!(sel["code"], "locked", "{sel}");
     viewer.ok(json!({"action": "chat_select", "id": id, "read_only": true}));
-    for n in 0..100 {
+    // 600 drafts: a hang guard for a loaded machine (100 were about 20 s).
+    for n in 0..600 {
         holder.ok(json!({"action": "save_draft", "draft": format!("draft {n}")}));
         if let Some(m) = viewer.recv_timeout(Duration::from_millis(200)) {
             assert_eq!(m["type"], "peer_change", "{m}");
@@ -80,13 +69,7 @@ fn a_read_only_viewer_sees_the_holders_turn_stream_and_its_answer() {
         .iter()
         .filter(|m| m["request_id"] == peer.as_str())
         .collect();
-    let joined = |kind: &str| -> String {
-        of_turn
-            .iter()
-            .filter(|m| m["type"] == kind)
-            .filter_map(|m| m["content"].as_str())
-            .collect()
-    };
+    let joined = |kind: &str| common::peers::joined(&seen, &peer, kind);
     assert_eq!(joined("chunk"), "Holder answer streams.", "{of_turn:?}");
     assert_eq!(joined("thinking"), "Weighing it. ", "{of_turn:?}");
     let last = of_turn.last().unwrap();

@@ -11,21 +11,8 @@ use std::time::Duration;
 use cli_support::*;
 use common::fake_env;
 use common::fake_model::*;
+use common::peers::until;
 use serde_json::{Value, json};
-
-/// Messages of the editor until one satisfies `stop` (that one included); none left
-/// means the harness's hang guard ended the wait.
-fn until(editor: &mut common::Bb7, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut seen = Vec::new();
-    while let Some(m) = editor.recv() {
-        let end = stop(&m);
-        seen.push(m);
-        if end {
-            return seen;
-        }
-    }
-    panic!("the editor's stream ended first: {seen:?}");
-}
 
 #[test]
 fn a_guest_turn_streams_to_the_holder_under_its_peer_id() {
@@ -57,13 +44,7 @@ fn a_guest_turn_streams_to_the_holder_under_its_peer_id() {
         .iter()
         .filter(|m| m["request_id"] == peer.as_str())
         .collect();
-    let joined = |kind: &str| -> String {
-        of_turn
-            .iter()
-            .filter(|m| m["type"] == kind)
-            .filter_map(|m| m["content"].as_str())
-            .collect()
-    };
+    let joined = |kind: &str| common::peers::joined(&seen, &peer, kind);
     assert_eq!(joined("chunk"), "Peer answer streams.", "{of_turn:?}");
     assert_eq!(joined("thinking"), "Weighing it. ", "{of_turn:?}");
     assert_eq!(of_turn.last().unwrap()["chat_id"], id.as_str());

@@ -18,26 +18,13 @@ fn killed_with_journal(env: &Env, files: &[(&str, &str)]) -> (String, std::path:
         b.ok(json!({"action": "context_add", "path": path, "content": content}));
     }
     b.kill();
-    let journal = std::fs::read_dir(env.chat_dir(&chat))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("journal-")
-        })
-        .expect("a journal holds the adds");
+    let journal = common::reopen::journal_file(env, &chat);
     (chat, journal)
 }
 
 /// A new process with `chat` selected, which replays its journal.
 fn reopen(env: &Env, chat: &str) -> Bb7 {
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": chat}));
-    b
+    common::reopen::reopen(env, chat)
 }
 
 /// The paths `context_list` gives, in order.

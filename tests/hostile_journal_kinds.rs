@@ -22,42 +22,22 @@ fn journaled_chat(env: &Env) -> (String, PathBuf) {
     b.ok(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));
     // Killed: the last add stays in the journal.
     b.kill();
-    let journal = std::fs::read_dir(env.chat_dir(&chat))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("journal-")
-        })
-        .expect("a journal holds the add");
+    let journal = common::reopen::journal_file(env, &chat);
     (chat, journal)
 }
 
 fn paths(b: &mut Bb7) -> Vec<String> {
-    let list = b.ok(json!({"action": "context_list"}));
-    list["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_owned())
-        .collect()
+    common::paths_of(&b.ok(json!({"action": "context_list"}))["files"])
 }
 
 /// Opens `chat` in a new process, checks it holds `held`, adds `c.txt` and checks the
 /// add survives a restart.
 fn opens_and_takes_adds(env: &Env, chat: &str, held: &[&str]) {
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": chat}));
+    let mut b = common::reopen::reopen(env, chat);
     assert_eq!(paths(&mut b), held);
     b.ok(json!({"action": "context_add", "path": "c.txt", "content": "c\n"}));
     assert_eq!(b.close().code(), Some(0));
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": chat}));
+    let mut b = common::reopen::reopen(env, chat);
     let mut want: Vec<&str> = held.to_vec();
     want.push("c.txt");
     assert_eq!(paths(&mut b), want);

@@ -21,12 +21,7 @@ fn chat_after_one_turn(notes: &str) -> (Env, FakeModel, String) {
 
 /// A new process on chat `id` asks a second question: the text of its request.
 fn next_process_asks(env: &Env, fake: &FakeModel, id: &str) -> String {
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": id}));
-    fake.push_sse(response("", "Another.", vec![]));
-    assert_eq!(b.turn("and now?")["type"], "done");
-    prompt_text(fake.chat_bodies().last().unwrap())
+    prompt_text(&common::reopen::next_process_asks(env, fake, id))
 }
 
 #[test]

@@ -37,12 +37,7 @@ fn chat_after_one_turn() -> (Env, FakeModel, String) {
 
 /// A new process on chat `id` asks a second question: its request body.
 fn next_process_asks(env: &Env, fake: &FakeModel, id: &str) -> Value {
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": id}));
-    fake.push_sse(response("", "Another.", vec![]));
-    assert_eq!(b.turn("and now?")["type"], "done");
-    fake.chat_bodies().last().unwrap().clone()
+    common::reopen::next_process_asks(env, fake, id)
 }
 
 /// A change planted in a ledger.

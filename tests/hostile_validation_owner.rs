@@ -8,13 +8,12 @@
 
 mod common;
 
-use common::fake_model::*;
+use common::fake_model::FakeModel;
+use common::validation::{SRC, hybrid_project, running};
 use common::{Bb7, Env};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-const SRC: &str = "fn main() {\n    println!(\"one\");\n}\n";
 
 /// Writes `{out}/check-$$` holding the command's PID and its escapee's, then sleeps.
 fn command(out: &Path) -> String {
@@ -28,32 +27,7 @@ fn command(out: &Path) -> String {
 /// A hybrid_auto project whose local model answers `turns` times with a write (so each
 /// turn is planned and checked); bb7 started, one chat open with `src/main.rs`.
 fn setup(turns: usize) -> (Env, FakeModel, FakeModel, PathBuf, Bb7) {
-    let env = Env::new();
-    let (local, remote) = (FakeModel::start(), FakeModel::start());
-    let out = env.home.join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    env.write_config(json!({
-        "providers": {
-            "local": {"base_url": local.url, "model": "qwen2.5-coder:14b"},
-            "remote": {"base_url": remote.url, "model": "anthropic/claude-sonnet-4.5", "api_key": "rk"}
-        },
-        "agent_mode": "hybrid_auto",
-        "hybrid_validate_command": command(&out),
-        "hybrid_validate_writable": [out],
-        "retry_backoff_ms": 10
-    }));
-    let four = "fn main() {\n    println!(\"four\");\n}\n";
-    for _ in 0..turns {
-        local.push_sse(response(
-            "",
-            "local edit",
-            vec![(
-                "write_file",
-                json!({"path": "src/main.rs", "content": four}),
-            )],
-        ));
-        remote.push_sse(response("", "remote answer", vec![]));
-    }
+    let (env, local, remote, out) = hybrid_project(command, turns);
     env.write("src/main.rs", SRC);
     let mut b = Bb7::spawn(&env.home, &env.project, &[("BB7_DEBUG", "0")]);
     b.ok(json!({"action": "bb7_init", "project_root": env.project}));
@@ -84,17 +58,10 @@ fn checks(out: &Path, n: usize) -> Vec<(i32, i32)> {
     panic!("{n} validation commands never started");
 }
 
-/// Whether `pid` runs (a zombie waiting for its parent does not).
-fn running(pid: i32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-    !state.is_empty() && !state.starts_with('Z') && !state.starts_with('X')
-}
-
 /// Waits (counted polls, a hang guard) until neither of `pids` runs.
 fn assert_gone(pids: (i32, i32), what: &str) {
     let mut polls = 0;
-    while (running(pids.0) || running(pids.1)) && polls < 2000 {
+    while (running(pids.0) || running(pids.1)) && polls < 12000 {
         polls += 1;
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -126,7 +93,7 @@ fn cancelling_one_planning_turn_kills_only_its_own_check() {
     );
     // `ok` comes after the kill: one check is gone, the other still runs.
     let mut polls = 0;
-    while both.iter().all(|&(c, _)| running(c)) && polls < 2000 {
+    while both.iter().all(|&(c, _)| running(c)) && polls < 12000 {
         polls += 1;
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -6,16 +6,15 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::fake_model::{FakeModel, paused, response, text};
+use common::fake_model::{FakeModel, Gate, gated, response, text};
 use common::{Bb7, fake_env};
 use serde_json::json;
 
-/// Starts a turn whose answer stalls 5 s after its first chunk (a hang guard: the
-/// test's requests arrive during the stall), and returns its request id.
-fn slow_turn(b: &mut Bb7, fake: &FakeModel, content: &str) -> String {
-    fake.push_sse(paused(&[text("slow ")], Duration::from_secs(5), "first"));
+/// Starts a turn whose answer stalls after its first chunk until the test opens `gate`
+/// (the test's requests arrive during the stall however slow the machine), and returns
+/// its request id.
+fn slow_turn(b: &mut Bb7, fake: &FakeModel, gate: &Gate, content: &str) -> String {
+    fake.push_sse(gated(&[text("slow ")], gate, "first"));
     let rid = b.send(json!({"action": "send", "content": content}));
     assert_eq!(b.reply_to(&rid)["type"], "chunk");
     rid
@@ -33,7 +32,8 @@ fn user_messages(env: &common::Env, id: &str) -> Vec<String> {
 fn queued_sends_start_in_order_when_the_answer_ends() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();
-    let first = slow_turn(&mut b, &fake, "one");
+    let gate = Gate::new();
+    let first = slow_turn(&mut b, &fake, &gate, "one");
     let busy = b.err(json!({"action": "send", "content": "not queued"}));
     assert_eq!(busy["code"], "busy", "without the field: busy as before");
     let second = b.send(json!({"action": "send", "content": "two", "queue": true}));
@@ -47,6 +47,7 @@ fn queued_sends_start_in_order_when_the_answer_ends() {
     assert_eq!(b.reply_to(&third)["position"], 2);
     fake.push_sse(response("", "Second answer.", vec![]));
     fake.push_sse(response("", "Third answer.", vec![]));
+    gate.open();
     assert_eq!(b.stream(&first).pop().unwrap()["type"], "done");
     assert_eq!(b.stream(&second).pop().unwrap()["type"], "done");
     assert_eq!(b.stream(&third).pop().unwrap()["type"], "done");
@@ -63,13 +64,15 @@ fn queued_sends_start_in_order_when_the_answer_ends() {
 fn after_a_cancelled_answer_the_queue_waits_with_a_note_and_can_be_cancelled() {
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();
-    let first = slow_turn(&mut b, &fake, "one");
+    let gate = Gate::new();
+    let first = slow_turn(&mut b, &fake, &gate, "one");
     let kept = b.send(json!({"action": "send", "content": "kept", "queue": true}));
     assert_eq!(b.reply_to(&kept)["type"], "queued");
     let dropped = b.send(json!({"action": "send", "content": "dropped", "queue": true}));
     assert_eq!(b.reply_to(&dropped)["position"], 2);
     b.ok(json!({"action": "cancel", "target_request_id": first}));
     assert_eq!(b.stream(&first).pop().unwrap()["code"], "cancelled");
+    gate.open();
     let note = b.reply_to(&kept);
     assert_eq!(note["type"], "queued", "{note}");
     assert!(note["note"].as_str().unwrap().contains("waits"), "{note}");

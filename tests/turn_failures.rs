@@ -201,10 +201,13 @@ fn mid_stream_errors_dropped_connections_and_stalls() {
             .any(|m| m["parts"][0]["content"] == "cut ")
     );
 
+    let stall = Gate::new();
     fake.push_sse(vec![
         role(),
         text("slow "),
-        Step::Sleep(Duration::from_secs(4)),
+        // Nothing more until the stall is reported (a gate, not 4 s: a loaded machine
+        // could take longer than that to see the 1 s stall).
+        Step::Wait(stall.clone()),
         done(),
     ]);
     let (_, end) = run(&mut b, "hi");
@@ -213,6 +216,7 @@ fn mid_stream_errors_dropped_connections_and_stalls() {
         end["message"].as_str().unwrap().contains("stalled"),
         "{end}"
     );
+    stall.open();
     assert_eq!(b.ok(json!({"action": "ping"}))["type"], "ok");
 }
 

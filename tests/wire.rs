@@ -63,17 +63,20 @@ fn last_assistant_text(env: &Env, id: &str) -> String {
 
 #[test]
 fn keep_alive_pings_carry_a_long_prompt_to_its_answer_and_the_wait_is_shown() {
-    // Pings for longer than the stall timeout, then the recorded answer.
+    // Pings for longer than the stall timeout and the waiting note's interval (60 of
+    // them 0.1 s apart: 6 s against 3 s and a note every 4 s, a quarter of the first
+    // token's 16 s), then the recorded answer. The gaps are far below the stall
+    // timeout: 0.4 s gaps against 1 s stalled on a loaded machine.
     let (env, fake, mut b, id) =
-        setup(json!({"stream_timeout_secs": 1, "first_token_timeout_secs": 8}));
+        setup(json!({"stream_timeout_secs": 3, "first_token_timeout_secs": 16}));
     let (head, ping) = head_and_ping();
     let answer = wire_fixture("llama-server/a_001.s2c");
     let mut pieces = vec![head];
-    pieces.extend(std::iter::repeat_n(ping, 8));
+    pieces.extend(std::iter::repeat_n(ping, 60));
     pieces.extend(wire_pieces(&answer).into_iter().skip(1));
     fake.push(Reply::Raw {
         pieces,
-        pause: Duration::from_millis(400),
+        pause: Duration::from_millis(100),
     });
     let (seen, end) = run(&mut b, "a long prompt");
     assert_eq!(end["type"], "done", "{end}");
@@ -93,26 +96,28 @@ fn keep_alive_pings_carry_a_long_prompt_to_its_answer_and_the_wait_is_shown() {
 
 #[test]
 fn a_first_token_that_never_comes_fails_saying_what_arrived() {
+    // Pings 0.1 s apart for 10 s: the first token's 4 s end the wait, never the stall
+    // timeout (0.3 s gaps against 1 s stalled on a loaded machine).
     let (_env, fake, mut b, _id) =
-        setup(json!({"stream_timeout_secs": 1, "first_token_timeout_secs": 2}));
+        setup(json!({"stream_timeout_secs": 2, "first_token_timeout_secs": 4}));
     let (head, ping) = head_and_ping();
     let mut pieces = vec![head];
-    pieces.extend(std::iter::repeat_n(ping, 20));
+    pieces.extend(std::iter::repeat_n(ping, 100));
     fake.push(Reply::Raw {
         pieces,
-        pause: Duration::from_millis(300),
+        pause: Duration::from_millis(100),
     });
     let (_, end) = run(&mut b, "hi");
     assert_eq!(end["type"], "error", "{end}");
     let m = end["message"].as_str().unwrap();
     assert!(
-        m.contains("no answer within 2 seconds (first_token_timeout_secs)")
+        m.contains("no answer within 4 seconds (first_token_timeout_secs)")
             && m.contains("keep-alive ping"),
         "{m}"
     );
 
     // A server that accepts the connection and never answers: the send ends too.
-    fake.push(Reply::Silent(Duration::from_secs(6)));
+    fake.push(Reply::Silent(Duration::from_secs(30)));
     let (seen, end) = run(&mut b, "hi");
     assert_eq!(end["type"], "error", "{end}");
     let m = end["message"].as_str().unwrap();
@@ -128,10 +133,13 @@ fn a_first_token_that_never_comes_fails_saying_what_arrived() {
 #[test]
 fn a_stall_after_the_answer_began_says_what_had_arrived() {
     let (_env, fake, mut b, _id) = setup(json!({"stream_timeout_secs": 1}));
+    let stall = Gate::new();
     fake.push_sse(vec![
         role(),
         text("twelve chars"),
-        Step::Sleep(Duration::from_secs(4)),
+        // Nothing more until the stall is reported (a gate, not 4 s: a loaded machine
+        // could take longer than that to see the 1 s stall).
+        Step::Wait(stall.clone()),
         done(),
     ]);
     let (_, end) = run(&mut b, "hi");
@@ -140,6 +148,7 @@ fn a_stall_after_the_answer_began_says_what_had_arrived() {
         m.contains("no data for 1 seconds (stream_timeout_secs) after 12 characters of text"),
         "{m}"
     );
+    stall.open();
 }
 
 #[test]

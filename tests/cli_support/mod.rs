@@ -187,14 +187,24 @@ impl Terminal {
         std::thread::spawn(move || {
             use std::io::Read;
             let mut buf = [0u8; 4096];
+            // A read can end inside a character (the terminal hands over what was
+            // written so far): its first bytes wait for the rest, or a `…` the test
+            // expects would show as two replacement characters.
+            let mut pending = Vec::new();
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
+                pending.extend_from_slice(&buf[..n]);
+                let whole = complete_len(&pending);
                 sink.lock()
                     .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+                    .push_str(&String::from_utf8_lossy(&pending[..whole]));
+                pending.drain(..whole);
             }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&pending));
         });
         Terminal {
             master,
@@ -251,6 +261,26 @@ impl Terminal {
     /// Waits for the process to end; its exit status.
     pub fn wait(&mut self) -> std::process::ExitStatus {
         crate::common::wait_with_timeout(&mut self.child)
+    }
+}
+
+/// How many of `bytes` end on a character boundary: all but the first bytes of a
+/// UTF-8 character cut at the end (RFC 3629: a lead byte tells the length, 2 to 4).
+fn complete_len(bytes: &[u8]) -> usize {
+    let Some(back) = bytes.iter().rev().take(4).position(|&b| b & 0xC0 != 0x80) else {
+        return bytes.len();
+    };
+    let lead = bytes.len() - 1 - back;
+    let needs = match bytes[lead] {
+        b if b >= 0xF0 => 4,
+        b if b >= 0xE0 => 3,
+        b if b >= 0xC0 => 2,
+        _ => 1,
+    };
+    if bytes.len() - lead < needs {
+        lead
+    } else {
+        bytes.len()
     }
 }
 

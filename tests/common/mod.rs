@@ -434,6 +434,9 @@ pub fn events(chat: &Value) -> Vec<(String, String)> {
         .collect()
 }
 pub mod fake_model;
+pub mod peers;
+pub mod reopen;
+pub mod validation;
 
 /// The `path` of each entry of a list of files (`context_list`'s `files`, chat.json's
 /// `context_files`), in order.

@@ -37,7 +37,7 @@ end
 --- Waits until `cond()` is true (pumping the event loop) or fails after `ms`, or after
 --- the hang guard of 60 s when `ms` is shorter: a wait is a hang guard, never a speed
 --- bound, and a loaded 2-core machine can take seconds for what takes milliseconds
---- (tests/nvim/run.lua gives a whole test 120 s).
+--- (tests/nvim/run.lua gives a whole test 300 s).
 function H.wait(cond, ms, what)
   local ok = vim.wait(math.max(ms or 0, 60000), cond, 10)
   if not ok then
@@ -185,6 +185,53 @@ end
 --- Presses keys as a user would (mappings apply).
 function H.feed(keys)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'x', false)
+end
+
+
+--- Another bb7 process in `proj` (a second front-end, as a second editor would be) that
+--- opens chat `chat_id` and keeps it; returns once it holds it. `o.job` is its job id,
+--- `o.request(req)` sends it a request, `o.answered(id, kind)` tells whether it wrote a
+--- whole message line for request `id` (of type `kind`, when given).
+function H.hold_elsewhere(proj, chat_id)
+  local lines, partial = {}, ''
+  local o = {}
+  o.job = vim.fn.jobstart({ H.bin }, {
+    cwd = proj,
+    -- A callback's first item continues the last one of the call before (:help
+    -- channel-lines): a line cut between two reads is joined before it is searched.
+    on_stdout = function(_, data)
+      data[1] = partial .. data[1]
+      partial = table.remove(data)
+      vim.list_extend(lines, data)
+    end,
+  })
+  function o.request(req)
+    vim.fn.chansend(o.job, vim.json.encode(req) .. '\n')
+  end
+  function o.answered(id, kind)
+    for _, l in ipairs(lines) do
+      if l:find('"request_id":"' .. id .. '"', 1, true) and (not kind or l:find('"type":"' .. kind .. '"', 1, true)) then
+        return true
+      end
+    end
+    return false
+  end
+  o.request({ action = 'init', project_root = proj, request_id = 'o1' })
+  o.request({ action = 'chat_select', id = chat_id, request_id = 'o2' })
+  H.wait(function() return o.answered('o2') end, 10000, 'the other process holds the chat')
+  return o
+end
+
+--- Whether Neovim streams a turn of another process (a `peer:` stream) that has text.
+function H.peer_streaming()
+  local state = require('bb7.state')
+  for _, rid in ipairs(state.stream_ids()) do
+    local st = state.stream(rid)
+    if st.peer and st.text ~= '' then
+      return true
+    end
+  end
+  return false
 end
 
 return H

@@ -44,7 +44,8 @@ end
 -- Neovim takes a moment), counting polls; then kills what is left and names it.
 local function reap(dir)
   local left = survivors(dir)
-  for _ = 1, 100 do
+  -- 600 polls of 0.1 s: a hang guard; a loaded machine can take seconds to end them.
+  for _ = 1, 600 do
     if #left == 0 then
       return nil
     end
@@ -69,7 +70,7 @@ local failures = {}
 for _, t in ipairs(tests) do
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir, 'p')
-  local r = vim.system({ nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '-l', root .. '/tests/nvim/child.lua', t.file, t.name }, { text = true, env = { TMPDIR = dir } }):wait(120000)
+  local r = vim.system({ nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '-l', root .. '/tests/nvim/child.lua', t.file, t.name }, { text = true, env = { TMPDIR = dir } }):wait(300000)
   -- Only once nothing of the test runs are its leftovers all there to be seen.
   local running = reap(dir)
   local left = vim.fn.glob(dir .. '/nvim.*/*', false, true)

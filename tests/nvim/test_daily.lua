@@ -193,9 +193,13 @@ test('a stream belongs to its chat: switching away keeps it in the background, b
   H.release('go')
   H.wait(function() return table.concat(H.pane('preview'), '\n'):find('eight', 1, true) ~= nil end, 10000, 'the stream goes on live')
   H.wait(function() return not require('bb7.state').streaming() end, 5000, 'end')
-  vim.wait(100)
-  -- At the end: the chat is drawn again and its latest exchange is in view.
+  -- At the end: the chat is drawn again and its latest exchange is in view (waited for:
+  -- the redraw may come after the end on a loaded machine).
   local w = layout().win('preview')
+  H.wait(function()
+    return vim.fn.line('w$', w) >= vim.api.nvim_buf_line_count(layout().buf('preview')) - 1
+      and winbar('preview'):find(' tok, 3% cached, $0.0015', 1, true) ~= nil
+  end, 10000, 'the end in view with the tokens')
   local last = vim.api.nvim_buf_line_count(layout().buf('preview'))
   H.truthy(vim.fn.line('w$', w) >= last - 1, 'the end is in view (w$ ' .. vim.fn.line('w$', w) .. ' of ' .. last .. ')')
   H.truthy(winbar('preview'):find(' tok, 3% cached, $0.0015', 1, true), 'tokens of this chat: ' .. winbar('preview'))

@@ -16,16 +16,7 @@ test('a held chat is listed as held, opens read-only on <CR>, and cf forks it', 
   H.wait(function() return H.note('Response received') ~= nil end, 20000, 'answer')
   vim.cmd('BB7NewChat Mine')
   -- Another bb7 process opens the first chat and keeps it.
-  local out = {}
-  local other = vim.fn.jobstart({ H.bin }, {
-    cwd = proj,
-    on_stdout = function(_, data)
-      vim.list_extend(out, data)
-    end,
-  })
-  vim.fn.chansend(other, vim.json.encode({ action = 'init', project_root = proj, request_id = 'o1' }) .. '\n')
-  vim.fn.chansend(other, vim.json.encode({ action = 'chat_select', id = held, request_id = 'o2' }) .. '\n')
-  H.wait(function() return table.concat(out, '\n'):find('"o2"', 1, true) ~= nil end, 10000, 'the other process holds the chat')
+  local other = H.hold_elsewhere(proj, held).job
   vim.cmd('BB7')
   require('bb7.ui.render').refresh()
   local row

@@ -17,28 +17,8 @@ local function held_and_followed()
   local held = require('bb7').active_chat()
   vim.cmd('BB7NewChat Mine')
   -- Another bb7 process opens the first chat and keeps it.
-  local out = {}
-  local other = vim.fn.jobstart({ H.bin }, {
-    cwd = proj,
-    on_stdout = function(_, data)
-      vim.list_extend(out, data)
-    end,
-  })
-  local function other_request(req)
-    vim.fn.chansend(other, vim.json.encode(req) .. '\n')
-  end
-  -- Whether the other process wrote a message for request `id` (of `kind`, a type).
-  local function answered(id, kind)
-    for _, l in ipairs(out) do
-      if l:find('"request_id":"' .. id .. '"', 1, true) and (not kind or l:find('"type":"' .. kind .. '"', 1, true)) then
-        return true
-      end
-    end
-    return false
-  end
-  other_request({ action = 'init', project_root = proj, request_id = 'o1' })
-  other_request({ action = 'chat_select', id = held, request_id = 'o2' })
-  H.wait(function() return answered('o2') end, 10000, 'the other process holds the chat')
+  local o = H.hold_elsewhere(proj, held)
+  local other, other_request, answered = o.job, o.request, o.answered
   vim.cmd('BB7')
   require('bb7.commands').select_chat(held)
   H.eq(require('bb7.api').chat_active().read_only, true, 'shown read-only')
@@ -50,7 +30,8 @@ local function held_and_followed()
       heard = true
     end
   end)
-  for n = 1, 100 do
+  -- A draft a try until Neovim hears (600 tries: a hang guard for a loaded machine).
+  for n = 1, 600 do
     other_request({ action = 'save_draft', draft = 'draft ' .. n, request_id = 'd' .. n })
     H.wait(function() return answered('d' .. n) end, 10000, 'the holder saved a draft')
     if vim.wait(200, function() return heard end, 10) then
@@ -87,15 +68,7 @@ test('BB7Cancel in a read-only chat cancels the holder turn it shows', function(
   local state = require('bb7.state')
   H.script({ text = 'a slow answer that goes on and on and on and on and on', chunk_delay_ms = 400 })
   other_request({ action = 'send', content = 'tell a story', request_id = 'o3' })
-  H.wait(function()
-    for _, rid in ipairs(state.stream_ids()) do
-      local st = state.stream(rid)
-      if st.peer and st.text ~= '' then
-        return true
-      end
-    end
-    return false
-  end, 20000, 'the holder turn is followed')
+  H.wait(H.peer_streaming, 20000, 'the holder turn is followed')
   vim.cmd('BB7Cancel')
   H.truthy(not H.note('Nothing to cancel'), 'something to cancel')
   H.wait(function() return H.note('Cancelled') ~= nil end, 10000, 'cancelled')

@@ -343,16 +343,7 @@ test('a chat held by another bb7: the refusal names :BB7Unlock, which asks and t
   local held = require('bb7').active_chat()
   vim.cmd('BB7NewChat Mine')
   -- Another bb7 process opens the first chat and keeps it.
-  local out = {}
-  local other = vim.fn.jobstart({ H.bin }, {
-    cwd = proj,
-    on_stdout = function(_, data)
-      vim.list_extend(out, data)
-    end,
-  })
-  vim.fn.chansend(other, vim.json.encode({ action = 'init', project_root = proj, request_id = 'o1' }) .. '\n')
-  vim.fn.chansend(other, vim.json.encode({ action = 'chat_select', id = held, request_id = 'o2' }) .. '\n')
-  H.wait(function() return table.concat(out, '\n'):find('"o2"', 1, true) ~= nil end, 10000, 'the other process holds the chat')
+  local other = H.hold_elsewhere(proj, held).job
   require('bb7.commands').select_chat(held)
   H.expect_note('This chat is open in another bb7 process (PID', vim.log.levels.WARN)
   H.expect_note(':BB7Unlock takes it over')

@@ -40,15 +40,7 @@ test('BB7Cancel in Neovim cancels a turn started by bb7 ask', function()
   -- Held after its first word (never let go): the cancel always finds it running.
   H.script({ text = 'a slow answer that goes on and on and on and on and on', hold_after = 1, hold_until = 'never' })
   local ask = vim.system({ H.bin, 'ask', 'tell a story' }, { cwd = proj, text = true })
-  H.wait(function()
-    for _, rid in ipairs(state.stream_ids()) do
-      local st = state.stream(rid)
-      if st.peer and st.text ~= '' then
-        return true
-      end
-    end
-    return false
-  end, 20000, 'the peer turn is followed')
+  H.wait(H.peer_streaming, 20000, 'the peer turn is followed')
   vim.cmd('BB7Cancel')
   H.truthy(not H.note('Nothing to cancel'), 'something to cancel')
   H.wait(function() return H.note('Cancelled') ~= nil end, 10000, 'cancelled')

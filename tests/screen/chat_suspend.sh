@@ -16,17 +16,17 @@ keys "TERM=xterm-256color '$bin' chat" Enter
 check "the session starts" wait_for "bb7>" 15
 tty=$(tmux -L "$sock" display -p -t "$SESSION" '#{pane_tty}')
 last_line() { screen | grep -v '^ *$' | tail -n 1; }
-# Waits (up to 10 s) until the last line on the screen matches the regex $1.
+# Waits (a hang after $HANG_POLLS polls) until the last line on the screen matches the regex $1.
 last_is() {
-  for _ in $(seq 200); do
+  for _ in $(seq "$HANG_POLLS"); do
     last_line | grep -qE -- "$1" && return 0
     sleep 0.05
   done
   return 1
 }
-# Waits (up to 10 s) until the terminal's modes include $1 (as `stty -a` prints it).
+# Waits (a hang after $HANG_POLLS polls) until the terminal's modes include $1 (as `stty -a` prints it).
 mode_is() {
-  for _ in $(seq 200); do
+  for _ in $(seq "$HANG_POLLS"); do
     stty -a -F "$tty" | tr ' ;' '\n\n' | grep -qx -- "$1" && return 0
     sleep 0.05
   done
@@ -36,7 +36,7 @@ mode_is() {
 # Waits until bash has printed the job's command line $1 times: `fg` prints it as it
 # continues the job, its own line editor done with the terminal.
 continued() {
-  for _ in $(seq 200); do
+  for _ in $(seq "$HANG_POLLS"); do
     [ "$(screen | grep -cE '^TERM=xterm-256color .* chat *$')" -ge "$1" ] && return 0
     sleep 0.05
   done

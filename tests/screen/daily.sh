@@ -76,8 +76,9 @@ before=$(top_row)
 keys C-e C-e
 scrolled() { [ "$(top_row)" != "$before" ]; }
 check "$size: <C-e> scrolls the preview" eventually scrolled
-keys C-f C-b C-d C-u G
-sleep 0.5
+# The echo after G: once it shows, every key before it was handled.
+keys C-f C-b C-d C-u G ':echo "at-the-end"' Enter
+wait_for 'at-the-end'
 check "$size: G shows the end of the answer" wait_for 'line 80 of a long answer'
 check "$size: still two chats (no fork)" wait_for " Chats (2)"
 keys gg
@@ -114,8 +115,8 @@ check "$size: the second message shows" wait_for 'BB-7: second message'
 check "$size: two messages in a row, one long: no Press ENTER" no_enter
 keys ':messages' Enter
 check "$size: :messages has the whole long message" wait_for 'THE-END'
-keys Enter
-sleep 0.3
+keys Enter ':echo "messages-closed"' Enter
+wait_for 'messages-closed'
 
 # A send that fails (the fake model has no answer left: HTTP 500) keeps the text in the
 # pane, the reason above it. (A mode without its provider can no longer be chosen, so

@@ -33,7 +33,7 @@ keys ':bb7-review' Enter
 # The listing is refilled through a fifo: move only once the accepted hunk is gone from it.
 ten_gone() { for _ in $(seq "$HANG_POLLS"); do screen | grep -qF -- '+TEN' || return 0; sleep 0.05; done; return 1; }
 check "the review lists the rest" ten_gone
-sleep 0.3
+check "the rest is the other hunk" wait_for '+ONE'
 keys gg '/\+ONE' Enter
 keys ':bb7-reject-hunk' Enter
 check "the hunk under the cursor is rejected" wait_for "rejected"
