@@ -461,7 +461,38 @@ impl Frame {
 
     /// A changed or inserted line, indented for the file. `anchor` is the index of the
     /// region line it replaces or follows; `paired` says it replaces that line.
+    /// Where a changed or new line lands; refused when the frame puts a line written
+    /// at its copied neighbour's column anywhere but at that line's column in the file
+    /// (the same column in the copy is the same depth, whatever the frame says).
     fn place(
+        &self,
+        doc: &Doc,
+        region: &Region,
+        file: &[&str],
+        line: &str,
+        anchor: usize,
+        paired: bool,
+    ) -> Result<OutLine, EditError> {
+        let out = self.place_by_frame(doc, region, file, line, anchor, paired)?;
+        let a = anchor.min(file.len() - 1);
+        let (copy, at) = (&region.old[a], file[a]);
+        let disagree = !out.text.trim().is_empty()
+            && !copy.trim().is_empty()
+            && !at.trim().is_empty()
+            && indent_of(line) == indent_of(copy)
+            && indent_of(&out.text) != indent_of(at)
+            && !(a == 0 && (self.first.is_some() || self.fragment));
+        if disagree {
+            return Err(EditError::Invalid(format!(
+                "the line {:?} is written at the column of line {} in old_string, which the file indents otherwise than the rest of the copy says: its depth is unsure; copy old_string with the file's exact indentation",
+                line.trim(),
+                region.start + a + 1
+            )));
+        }
+        Ok(out)
+    }
+
+    fn place_by_frame(
         &self,
         doc: &Doc,
         region: &Region,
