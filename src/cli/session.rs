@@ -177,6 +177,11 @@ impl Session {
                 }))
                 .await
                 .ok()?;
+            // `bb7 chat` shows the holder's own turns and is told when it lets the
+            // chat go (a holder that predates `watch` refuses it: nothing is shown).
+            if self.in_chat {
+                let _ = guest.call::<Ack>(Action::Watch(params::NoParams {})).await;
+            }
             Some(guest)
         })
         .await;
@@ -190,7 +195,8 @@ impl Session {
         true
     }
 
-    /// This session was a guest of chat `id`'s holder, which has quit: a fresh
+    /// This session was a guest of chat `id`'s holder, or showed it read-only, and the
+    /// holder quit or switched to another chat: a fresh
     /// in-process server opens the chat (taking its lock), or joins the process that
     /// holds it now. Says which on stderr (docs/PROTOCOL.md, "One chat, many
     /// front-ends").
@@ -204,11 +210,11 @@ impl Session {
         self.guest = false;
         self.select(id).await?;
         let how = if self.guest {
-            "joined the process that holds it now"
+            "is held by another bb7 process now; joined it"
         } else {
-            "it is held here now"
+            "is held here now"
         };
-        eprintln!("bb7: the process holding chat {id} has quit; {how}");
+        eprintln!("bb7: chat {id} {how}");
         Ok(())
     }
 

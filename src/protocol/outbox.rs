@@ -55,6 +55,9 @@ struct WatchTurns {
     /// Request ids (inside the server) whose messages are copied, and the id the
     /// watchers see them under.
     turns: HashMap<String, String>,
+    /// Queued `send` requests whose copies wait for their turn to start: the id the
+    /// watchers will see, and whether the holder's client sees it too (a guest's).
+    queued: HashMap<String, (Option<String>, bool)>,
 }
 
 /// Where one guest's messages wait for its connection's writer, and their byte count.
@@ -119,10 +122,13 @@ pub fn from_peer_id(id: &str) -> Option<String> {
 }
 
 /// Whether a message of a mirrored guest turn is copied to stdout: a read approval and
-/// a clarifying question are the guest's to answer, and shown to it only.
+/// a clarifying question are the guest's to answer, and shown to it only; the
+/// `queued` answer of a send that waits is its asker's (the copy starts with the turn).
 fn mirrors(line: &Encoded) -> bool {
     let s = line.as_str();
-    !(s.starts_with(r#"{"type":"tool_approval""#) || s.starts_with(r#"{"type":"clarification""#))
+    !(s.starts_with(r#"{"type":"tool_approval""#)
+        || s.starts_with(r#"{"type":"clarification""#)
+        || s.starts_with(r#"{"type":"queued""#))
 }
 
 /// The bytes queued for stdout and not yet written, shared by the outbox and the
