@@ -29,7 +29,7 @@ fn a_guest_chat_shows_the_holders_turns_queued_ones_included_and_takes_over_afte
     t.expect(PROMPT);
     let first = editor.send(json!({"action": "send", "content": "editor asks"}));
     editor.wait_for_text(&first, "Editor part one.\n");
-    t.expect("is asking the model in this chat:");
+    // The answer's first line may show before or after the line naming the asker.
     t.expect("Editor part one.");
     let second = editor.send(json!({
         "action": "send", "content": "editor queues", "queue": true
@@ -39,10 +39,17 @@ fn a_guest_chat_shows_the_holders_turns_queued_ones_included_and_takes_over_afte
     assert_eq!(editor.stream(&first).last().unwrap()["type"], "done");
     assert_eq!(editor.stream(&second).last().unwrap()["type"], "done");
     t.expect("Editor end.");
+    // The first turn's end is told before the queued one starts.
     t.expect("got its answer in this chat");
-    t.expect("is asking the model in this chat:");
     t.expect("Queued editor answer.");
     t.expect("got its answer in this chat");
+    // Both turns were named as they started.
+    let screen = t.screen();
+    assert_eq!(
+        screen.matches("is asking the model in this chat:").count(),
+        2,
+        "{screen}"
+    );
 
     // The editor opens another chat: this one is free, and `bb7 chat` says so.
     let other = editor.ok(json!({"action": "chat_new"}))["id"]
@@ -52,7 +59,9 @@ fn a_guest_chat_shows_the_holders_turns_queued_ones_included_and_takes_over_afte
     assert_ne!(other, id);
     t.expect("switched to another chat; your next line takes this one over");
     t.type_keys("my own question\r");
-    t.expect(&format!("chat {id} is held here now"));
+    t.expect(&format!(
+        "the process holding chat {id} switched to another chat; it is held here now"
+    ));
     t.expect("Answered here.");
     t.expect(PROMPT);
     let users: Vec<String> = env
@@ -80,7 +89,9 @@ fn a_guest_chat_says_at_once_that_its_holder_quit() {
     editor.ok(json!({"action": "shutdown"}));
     t.expect("has quit; your next line takes the chat over");
     t.type_keys("still here?\r");
-    t.expect(&format!("chat {id} is held here now"));
+    t.expect(&format!(
+        "the process holding chat {id} has quit; it is held here now"
+    ));
     t.expect("Held here now.");
     t.expect(PROMPT);
     t.type_keys("\x04");

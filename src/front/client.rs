@@ -185,8 +185,9 @@ pub struct Client {
     peer_turns: Option<mpsc::UnboundedReceiver<PeerTurn>>,
     /// The holder of the chat followed here let it go (`holder_left`), as it happens.
     left: Option<mpsc::UnboundedReceiver<HolderLeft>>,
-    /// Whether a `holder_left` came (or, on a guest's connection, the holder closed it).
-    left_seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Whether a `holder_left` came (or, on a guest's connection, the holder closed it),
+    /// and its reason.
+    left_seen: std::sync::Arc<std::sync::Mutex<Option<String>>>,
     next: u64,
     /// Messages of requests read later ([`Client::keep`]) that arrived while another
     /// request was waited on, oldest first, by request id.
@@ -229,8 +230,16 @@ impl Client {
     ) -> Client {
         let (tx, lines) = mpsc::unbounded_channel();
         let (left_tx, left) = mpsc::unbounded_channel();
-        let left_seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let left_seen = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
         let seen = left_seen.clone();
+        // Records the first `holder_left` only; whether this one was the first.
+        let first = move |reason: &str| {
+            seen.lock().is_ok_and(|mut r| {
+                let first = r.is_none();
+                r.get_or_insert_with(|| reason.to_owned());
+                first
+            })
+        };
         let (note_tx, notes) = mpsc::unbounded_channel();
         let (title_tx, titles) = mpsc::unbounded_channel();
         let (peer_tx, peer_turns) = mpsc::unbounded_channel();
@@ -240,8 +249,7 @@ impl Client {
                 let line = match reader.next_line().await {
                     Ok(Some(l)) => Ok(l),
                     Ok(None) => {
-                        use std::sync::atomic::Ordering;
-                        if guest && !seen.swap(true, Ordering::AcqRel) {
+                        if guest && first("quit") {
                             let _ = left_tx.send(HolderLeft {
                                 chat_id: String::new(),
                                 reason: "quit".to_owned(),
@@ -256,7 +264,7 @@ impl Client {
                     && l.starts_with(r#"{"type":"holder_left""#)
                     && let Ok(left) = serde_json::from_str::<HolderLeft>(l)
                 {
-                    if !seen.swap(true, std::sync::atomic::Ordering::AcqRel) {
+                    if first(&left.reason) {
                         let _ = left_tx.send(left);
                     }
                     continue;
@@ -322,10 +330,10 @@ impl Client {
         self.peer_turns.take()
     }
 
-    /// Whether the holder of the chat followed here let it go (it switched chats or
-    /// quit): the session should select the chat again before its next request.
-    pub fn holder_left(&self) -> bool {
-        self.left_seen.load(std::sync::atomic::Ordering::Acquire)
+    /// Why the holder of the chat followed here let it go (`switched`, `quit`), once it
+    /// did: the session should select the chat again before its next request.
+    pub fn holder_left(&self) -> Option<String> {
+        self.left_seen.lock().ok().and_then(|r| r.clone())
     }
 
     /// The `holder_left` of the chat followed here, as it comes (once). `None` after

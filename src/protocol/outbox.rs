@@ -55,9 +55,29 @@ struct WatchTurns {
     /// Request ids (inside the server) whose messages are copied, and the id the
     /// watchers see them under.
     turns: HashMap<String, String>,
-    /// Queued `send` requests whose copies wait for their turn to start: the id the
-    /// watchers will see, and whether the holder's client sees it too (a guest's).
-    queued: HashMap<String, (Option<String>, bool)>,
+    /// Queued `send` requests whose copies wait for their turn to start.
+    queued: HashMap<String, QueuedTurn>,
+}
+
+/// A queued `send` whose copies start with its turn (`outbox/watch.rs`).
+struct QueuedTurn {
+    /// The id the watchers will see it under.
+    seen: Option<String>,
+    /// Whether the holder's client sees it too (a guest's turn).
+    mirrored: bool,
+    /// The `started` note, sent as it starts: to the holder's client (a guest's turn)
+    /// and to the watchers but the guest that asked.
+    note: Option<StartedNote>,
+}
+
+/// The `started` note of a queued turn.
+pub struct StartedNote {
+    /// The note as the holder's own client gets it, if it does.
+    pub to_client: Option<Encoded>,
+    /// The note as the watchers get it.
+    pub to_watchers: Encoded,
+    /// The guest connection that asked (it knows).
+    pub except: Option<u64>,
 }
 
 /// Where one guest's messages wait for its connection's writer, and their byte count.

@@ -90,21 +90,14 @@ impl Holder {
         self.queued_started(session, ctx);
     }
 
-    /// Tells of each queued `send` that started (`peer_change` `started`, to the
-    /// holder's client for a guest's, to the watchers for all) and follows it as a
-    /// turn; forgets those that will not run.
+    /// Follows each queued `send` that started as a turn (its `started` note went out
+    /// as it started: [`started_note`]); forgets those that will not run.
     fn queued_started(&mut self, session: &Session, ctx: &Ctx) {
         for (id, chat, guest) in std::mem::take(&mut self.queued) {
             if session.is_in_flight(&id) {
                 match guest {
-                    Some((conn, pid)) => {
-                        note(ctx, &chat, "send", "started", (Some(conn), pid), Some(&id));
-                        self.turns.push((id, chat, pid));
-                    }
-                    None => {
-                        super::viewer::note_own(ctx, &chat, "send", "started", Some(&id));
-                        self.own_turns.push((id, chat));
-                    }
+                    Some((_, pid)) => self.turns.push((id, chat, pid)),
+                    None => self.own_turns.push((id, chat)),
                 }
             } else if session.is_queued(&id) {
                 self.queued.push((id, chat, guest));
@@ -144,7 +137,7 @@ impl Holder {
                 self.own_turns.push((id, chat));
             } else if ok && session.is_queued(&id) {
                 // Shown to watchers when it starts, after the answer it waits for.
-                ctx.outbox.queued_waits(&id);
+                ctx.outbox.queued_waits(&id, started_note(&chat, &id, None));
                 self.queued.push((id, chat, None));
             } else {
                 ctx.outbox.watch_turn(&id, None);
@@ -284,7 +277,8 @@ impl Holder {
         let queued = send && result.is_ok() && session.is_queued(&id);
         if queued {
             // Shown when it starts, after the answer it waits for.
-            ctx.outbox.queued_waits(&id);
+            ctx.outbox
+                .queued_waits(&id, started_note(&chat, &id, Some((conn, pid))));
             self.queued
                 .push((id.clone(), chat.clone(), Some((conn, pid))));
         } else if send && !(result.is_ok() && session.is_in_flight(&id)) {
@@ -401,6 +395,33 @@ pub(super) fn own_request(req: &mut Request) {
             serde_json::Value::String(inside),
         );
     }
+}
+
+/// The `started` note of queued `send` request `id` on `chat`, sent as its turn starts:
+/// for a guest's (`guest`: its connection and PID) to the holder's client and the
+/// other watchers, for the holder client's own to the watchers.
+fn started_note(
+    chat: &ChatKey,
+    id: &str,
+    guest: Option<(u64, Option<u32>)>,
+) -> Option<crate::protocol::outbox::StartedNote> {
+    let (pid, peer) = match guest {
+        Some((_, pid)) => (pid, peer_id(id)),
+        None => (Some(std::process::id()), Some(holder_peer_id(Some(id)))),
+    };
+    let note = crate::protocol::Encoded::encode(&PeerChange {
+        chat_id: chat.id.clone(),
+        action: "send".to_owned(),
+        status: "started".to_owned(),
+        pid,
+        peer_request_id: peer,
+    })
+    .ok()?;
+    Some(crate::protocol::outbox::StartedNote {
+        to_client: guest.map(|_| note.clone()),
+        to_watchers: note,
+        except: guest.map(|(conn, _)| conn),
+    })
 }
 
 /// Writes a `peer_change` note on this process's own stream, and for the watchers but

@@ -69,10 +69,18 @@ pub(super) fn watched_target(req: &crate::protocol::Request) -> Option<String> {
 }
 
 /// One line a holder sent this viewer about chat `chat` (`None`: the connection,
-/// once made, closed: the holder quit or died).
+/// once made, closed: the holder quit or died, and `pid`, the holder's, let the lock
+/// go).
 pub(super) struct ViewLine {
     chat: ChatKey,
     line: Option<Vec<u8>>,
+    pid: Option<u32>,
+}
+
+/// Whether `line` is a holder's `holder_left` note of its quitting.
+fn is_quit_note(line: &[u8]) -> bool {
+    line.starts_with(br#"{"type":"holder_left""#)
+        && serde_json::from_slice::<HolderLeft>(line).is_ok_and(|l| l.reason == "quit")
 }
 
 /// The watch connection of the chat shown read-only.
@@ -164,8 +172,8 @@ impl Viewer {
             return;
         };
         let Some(line) = ev.line else {
-            // The holder's connection closed without a word (it died, or its note
-            // was cut off): the client hears it as the holder's own note.
+            // The holder's connection closed (it quit, or died) and its lock is let
+            // go: the client hears it as a note, and may take the chat.
             if !watching.left {
                 watching.left = true;
                 session.reload_viewed();
@@ -173,7 +181,7 @@ impl Viewer {
                     &HolderLeft {
                         chat_id: ev.chat.id.clone(),
                         reason: "quit".to_owned(),
-                        pid: None,
+                        pid: ev.pid,
                     },
                     None,
                 );
@@ -273,10 +281,14 @@ async fn watch(
     outgoing: mpsc::UnboundedReceiver<Vec<u8>>,
 ) -> std::io::Result<()> {
     let stream = guests::connect(chat_dir).await?;
+    let pid = crate::project::lock::holder(chat_dir);
     let end = follow_holder(stream, chat, tx, outgoing).await;
+    // Told once the holder let the lock go, so that the client can take the chat.
+    guests::lock_let_go(chat_dir, pid).await;
     let closed = ViewLine {
         chat: chat.clone(),
         line: None,
+        pid,
     };
     let _ = tx.send(closed).await;
     end
@@ -307,10 +319,14 @@ async fn follow_holder(
             }
         };
         match line {
+            // A holder that quits says so before it lets the lock go: the loop is
+            // told when the connection closes and the lock is free.
+            Line::Text(line) if is_quit_note(&line) => {}
             Line::Text(line) => {
                 let ev = ViewLine {
                     chat: chat.clone(),
                     line: Some(line),
+                    pid: None,
                 };
                 if tx.send(ev).await.is_err() {
                     return Ok(());

@@ -6,7 +6,9 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{BACKLOG_BUDGET, Encoded, Outbox, WatchTurns, guest_route, mirrors};
+use super::{
+    BACKLOG_BUDGET, Encoded, Outbox, QueuedTurn, StartedNote, WatchTurns, guest_route, mirrors,
+};
 
 impl Outbox {
     /// Makes guest connection `conn` a watcher: it is sent a copy of the messages of
@@ -58,22 +60,28 @@ impl Outbox {
 
     /// A `send` request registered with [`Outbox::watch_turn`] (and, a guest's, with
     /// [`Outbox::mirror`]) was queued behind the chat's running turn: its copies wait
-    /// until it starts ([`Outbox::queued_starts`]) or is dropped
-    /// ([`Outbox::queued_dropped`]), so nothing of it reaches a watcher before then.
-    pub fn queued_waits(&self, request_id: &str) {
+    /// until it starts ([`Outbox::queued_starts`], which sends `note` first) or is
+    /// dropped ([`Outbox::queued_dropped`]), so nothing of it reaches a watcher before.
+    pub fn queued_waits(&self, request_id: &str, note: Option<StartedNote>) {
         let mirrored = self.mirrored.lock().is_ok_and(|mut m| m.remove(request_id));
         if let Ok(mut w) = self.watch.inner.lock() {
             let seen = w.turns.remove(request_id);
-            if seen.is_some() || mirrored {
-                w.queued.insert(request_id.to_owned(), (seen, mirrored));
-            }
+            w.queued.insert(
+                request_id.to_owned(),
+                QueuedTurn {
+                    seen,
+                    mirrored,
+                    note,
+                },
+            );
         }
     }
 
-    /// The queued `send` request `request_id` starts now: its messages are copied as
-    /// they were to be before it was queued ([`Outbox::queued_waits`]).
+    /// The queued `send` request `request_id` starts now: its `started` note goes
+    /// out, then its messages are copied as they were to be before it was queued
+    /// ([`Outbox::queued_waits`]).
     pub fn queued_starts(&self, request_id: &str) {
-        let Some((seen, mirrored)) = self
+        let Some(q) = self
             .watch
             .inner
             .lock()
@@ -82,10 +90,16 @@ impl Outbox {
         else {
             return;
         };
-        if mirrored {
+        if let Some(note) = q.note {
+            if let Some(own) = note.to_client {
+                self.send(own, None);
+            }
+            self.to_watchers(&note.to_watchers, note.except);
+        }
+        if q.mirrored {
             self.mirror(request_id, true);
         }
-        if let Some(seen) = seen {
+        if let Some(seen) = q.seen {
             self.watch_turn(request_id, Some(seen));
         }
     }

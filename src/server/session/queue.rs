@@ -47,7 +47,7 @@ impl Session {
     /// After a background result: starts the next queued message of every chat that
     /// no longer streams, or, when its last answer did not end well, tells the queued
     /// messages that they wait.
-    pub(super) fn start_queued(&mut self, ctx: &Ctx) {
+    pub(in crate::server) fn start_queued(&mut self, ctx: &Ctx) {
         let idle: Vec<ChatKey> = self
             .queues
             .chats
