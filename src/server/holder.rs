@@ -26,8 +26,11 @@ pub(super) struct Holder {
     /// `send` requests queued behind a running turn of the served chat (`queued`):
     /// the chat, and the guest's connection and PID (`None`: this process's own
     /// client's), until they start or are dropped.
-    queued: Vec<(String, ChatKey, Option<(u64, Option<u32>)>)>,
+    queued: Vec<(String, ChatKey, Option<Guest>)>,
 }
+
+/// A guest: its connection number and, when the socket tells it, its PID.
+type Guest = (u64, Option<u32>);
 
 impl Holder {
     /// A holder that binds its sockets with `hub`.
