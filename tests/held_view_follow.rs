@@ -162,3 +162,121 @@ fn a_read_only_viewer_cancels_the_holders_turn_by_the_id_it_was_shown() {
         viewer.request(json!({"action": "cancel", "target_request_id": "peer:holder:nope"}));
     assert_eq!(other["type"], "error", "{other}");
 }
+
+#[test]
+fn a_read_only_viewer_sees_the_holders_queued_turn_with_its_question() {
+    let (env, fake) = fake_env(json!({}));
+    let (mut holder, id) = env.with_chat();
+    let mut viewer = env.spawn();
+    view(&mut viewer, &mut holder, &env, &id);
+
+    let gate = Gate::new();
+    fake.push_sse(gated(&[text("First part. ")], &gate, "First end."));
+    fake.push_sse(response("", "Queued answer.", vec![]));
+    let first = holder.send(json!({"action": "send", "content": "first question"}));
+    holder.wait_for_text(&first, "First part. ");
+    let second = holder.send(json!({
+        "action": "send", "content": "queued question", "queue": true
+    }));
+    let queued = holder.reply_to(&second);
+    assert_eq!(queued["type"], "queued", "{queued}");
+    gate.open();
+    assert_eq!(holder.stream(&first).last().unwrap()["type"], "done");
+    assert_eq!(holder.stream(&second).last().unwrap()["type"], "done");
+
+    // The viewer sees both turns, each from its started note to its done note, and the
+    // queued one's answer under its own peer id (no `queued` message: that was the
+    // holder client's).
+    let peer = format!("peer:holder:{second}");
+    let seen = until(&mut viewer, |m| {
+        m["type"] == "peer_change" && m["status"] == "done" && m["peer_request_id"] == peer.as_str()
+    });
+    let notes: Vec<(&str, &str)> = seen
+        .iter()
+        .filter(|m| m["type"] == "peer_change")
+        .map(|m| {
+            (
+                m["status"].as_str().unwrap(),
+                m["peer_request_id"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    let first_peer = format!("peer:holder:{first}");
+    assert_eq!(
+        notes,
+        [
+            ("started", first_peer.as_str()),
+            ("done", first_peer.as_str()),
+            ("started", peer.as_str()),
+            ("done", peer.as_str()),
+        ],
+        "{seen:?}"
+    );
+    let of_turn: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["request_id"] == peer.as_str())
+        .collect();
+    let text: String = of_turn
+        .iter()
+        .filter(|m| m["type"] == "chunk")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(text, "Queued answer.", "{of_turn:?}");
+    assert_eq!(of_turn.last().unwrap()["type"], "done", "{of_turn:?}");
+    assert!(
+        !seen.iter().any(|m| m["type"] == "queued"),
+        "no queued reply is copied: {seen:?}"
+    );
+    // The question and its answer are in the viewer's chat, in order.
+    let h = shown(&mut viewer);
+    let (q, a) = (h.find("queued question"), h.find("Queued answer."));
+    assert!(q.is_some() && a.is_some() && q < a, "{h}");
+}
+
+#[test]
+fn a_read_only_viewer_is_told_when_the_holder_switches_chats_and_when_it_quits() {
+    let (env, _fake) = fake_env(json!({}));
+    let (mut holder, id) = env.with_chat();
+    let mut viewer = env.spawn();
+    view(&mut viewer, &mut holder, &env, &id);
+
+    // The holder switches to a new chat: the viewer hears it, and may then take the
+    // chat (its lock is free).
+    let other = holder.ok(json!({"action": "chat_new"}))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(other, id);
+    let left = until(&mut viewer, |m| m["type"] == "holder_left");
+    let left = left.last().unwrap();
+    assert_eq!(left["reason"], "switched", "{left}");
+    assert_eq!(left["chat_id"], id.as_str(), "{left}");
+    assert!(left.get("request_id").is_none(), "{left}");
+    viewer.ok(json!({"action": "chat_select", "id": id}));
+    let active = viewer.ok(json!({"action": "chat_active"}));
+    assert!(
+        active.get("read_only").is_none_or(|r| r == false),
+        "{active}"
+    );
+
+    // Now the first process views it read-only, and is told when its holder quits.
+    let sel = holder.request(json!({"action": "chat_select", "id": id}));
+    assert_eq!(sel["code"], "locked", "{sel}");
+    holder.ok(json!({"action": "chat_select", "id": id, "read_only": true}));
+    // Its watch connection is made in the background: the drafts show when it is.
+    for n in 0..100 {
+        viewer.ok(json!({"action": "save_draft", "draft": format!("draft {n}")}));
+        if let Some(m) = holder.recv_timeout(Duration::from_millis(200)) {
+            assert_eq!(m["type"], "peer_change", "{m}");
+            break;
+        }
+        assert!(n < 99, "the old holder never followed the new one");
+    }
+    viewer.kill();
+    let left = until(&mut holder, |m| m["type"] == "holder_left");
+    let left = left.last().unwrap();
+    assert_eq!(left["reason"], "quit", "{left}");
+    assert_eq!(left["chat_id"], id.as_str(), "{left}");
+    holder.ok(json!({"action": "chat_select", "id": id}));
+    holder.ok(json!({"action": "save_draft", "draft": "mine again"}));
+}

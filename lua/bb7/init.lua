@@ -43,6 +43,8 @@ function M.setup(opts)
     vim.cmd('silent! checktime')
     require('bb7.ui.render').refresh()
   end)
+  -- The holder of a chat shown read-only let it go (lua/bb7/held.lua).
+  require('bb7.held').setup()
   -- A peer's turn whose first message came before its note.
   client.on_peer(function(rid, chat_id)
     require('bb7.turn').follow_peer(rid, chat_id)

@@ -110,12 +110,15 @@ pub(super) async fn chat(s: &mut Session, model: Option<String>) -> Res<()> {
         // A guest whose holder quit (Kakoune's :bb7-chat beside a pane that closed, an
         // editor restarted) takes the chat over before the line goes anywhere: the
         // typed line is never lost to a closed socket.
-        if s.guest && s.c.closed() {
-            if let Err(f) = s.rejoin(&id).await {
+        let left = s.c.holder_left();
+        if left.is_some() || (s.guest && s.c.closed()) {
+            if let Err(f) = s.rejoin(&id, left.as_deref() == Some("switched")).await {
                 eprintln!(
                     "{}",
                     paint_err(style::ERROR, &format!("bb7: {}", terminal::err(&f.message)))
                 );
+                // Kept in the line editor, to send again.
+                s.typed_draft = line.clone();
                 continue;
             }
             editor.show_peer_changes(&mut s.c);

@@ -14,7 +14,7 @@ use rustyline::{Editor, ExternalPrinter, Helper};
 use super::reasoning::Collapsed;
 use super::render::{Markdown, paint_err, style};
 use super::terminal;
-use crate::protocol::events::{PeerChange, TurnMessage};
+use crate::protocol::events::{HolderLeft, PeerChange, TurnMessage};
 
 /// Starts printing `c`'s notes and peer turns through `editor`'s printer, which
 /// redraws the prompt and the line being typed below each piece.
@@ -22,7 +22,8 @@ pub(super) fn show<H: Helper>(
     editor: &mut Editor<H, DefaultHistory>,
     c: &mut crate::front::client::Client,
 ) {
-    let (Some(mut notes), Some(mut turns)) = (c.notes(), c.peer_turns()) else {
+    let (Some(mut notes), Some(mut turns), Some(mut left)) = (c.notes(), c.peer_turns(), c.left())
+    else {
         return;
     };
     let Ok(mut printer) = editor.create_external_printer() else {
@@ -33,6 +34,7 @@ pub(super) fn show<H: Helper>(
         loop {
             let text = tokio::select! {
                 Some(n) = notes.recv() => note(&n),
+                Some(l) = left.recv() => holder_left(&l),
                 Some(t) = turns.recv() => {
                     let view = views.entry(t.id.clone()).or_default();
                     let (text, ended) = view.message(t.message);
@@ -62,6 +64,23 @@ fn note(n: &PeerChange) -> String {
         (a, _) => format!("ran {} on this chat", terminal::err(a)),
     };
     format!("{}\n", paint_err(style::DIM, &format!("bb7: {who} {what}")))
+}
+
+/// What `bb7 chat` says when the process that held its chat let it go (the chat is
+/// taken over, or joined where it is held now, before the next line: src/cli/chat.rs).
+fn holder_left(l: &HolderLeft) -> String {
+    let who = match l.pid {
+        Some(pid) => format!("{} (PID {pid}), which held this chat,", front_end(pid)),
+        None => "the bb7 process that held this chat".to_owned(),
+    };
+    let what = match l.reason.as_str() {
+        "switched" => "switched to another chat; your next line takes this one over",
+        _ => "has quit; your next line takes the chat over",
+    };
+    format!(
+        "{}\n",
+        paint_err(style::HEADING, &format!("bb7: {who} {what}"))
+    )
 }
 
 /// The other process's front-end, from its command line where the system shows it

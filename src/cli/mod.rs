@@ -77,6 +77,7 @@ pub async fn run(cmd: Command, opts: Options) -> Res<()> {
         in_chat: false,
         typed_ahead: Vec::new(),
         typed_draft: String::new(),
+        holder_pid: None,
         show_thinking: false,
     };
     let mut s = fresh();

@@ -36,6 +36,9 @@ pub(crate) struct Session {
     /// `bb7 chat`: a line typed during an answer and not sent (no Enter): the next
     /// answer's type-ahead or the line editor starts with it (src/cli/chat_typing.rs).
     pub(super) typed_draft: String,
+    /// The PID of the process this session is a guest of (its chat's lock), when known:
+    /// after it quits, the chat is selected again once that process let the lock go.
+    pub(super) holder_pid: Option<u32>,
     /// `bb7 chat`: the model's reasoning is shown whole, not counted in one line
     /// (`/thinking on`, `--thinking`; src/cli/reasoning.rs).
     pub(super) show_thinking: bool,
@@ -177,12 +180,18 @@ impl Session {
                 }))
                 .await
                 .ok()?;
+            // `bb7 chat` shows the holder's own turns and is told when it lets the
+            // chat go (a holder that predates `watch` refuses it: nothing is shown).
+            if self.in_chat {
+                let _ = guest.call::<Ack>(Action::Watch(params::NoParams {})).await;
+            }
             Some(guest)
         })
         .await;
         let Ok(Some(guest)) = joined else {
             return false;
         };
+        self.holder_pid = crate::project::lock::holder(&dir);
         let own = std::mem::replace(&mut self.c, guest);
         let mut own = own;
         let _ = own.call::<Ack>(Action::Shutdown(params::NoParams {})).await;
@@ -190,11 +199,16 @@ impl Session {
         true
     }
 
-    /// This session was a guest of chat `id`'s holder, which has quit: a fresh
+    /// This session was a guest of chat `id`'s holder, or showed it read-only, and the
+    /// holder quit or switched to another chat: a fresh
     /// in-process server opens the chat (taking its lock), or joins the process that
     /// holds it now. Says which on stderr (docs/PROTOCOL.md, "One chat, many
     /// front-ends").
-    pub(super) async fn rejoin(&mut self, id: &str) -> Res<()> {
+    pub(super) async fn rejoin(&mut self, id: &str, switched: bool) -> Res<()> {
+        // A holder that quit lets the lock go once it saved what its turns have.
+        if let Some(dir) = project_store(&self.root).and_then(|st| st.chat_dir(id).ok()) {
+            crate::server::guests::lock_let_go(&dir, self.holder_pid.take()).await;
+        }
         let mut own = Client::start();
         own.call::<crate::protocol::replies::Opened>(Action::Init(params::Init {
             project_root: Some(self.root.to_string_lossy().into_owned()),
@@ -204,11 +218,16 @@ impl Session {
         self.guest = false;
         self.select(id).await?;
         let how = if self.guest {
-            "joined the process that holds it now"
+            "is held by another bb7 process now, joined here"
         } else {
-            "it is held here now"
+            "is held here now"
         };
-        eprintln!("bb7: the process holding chat {id} has quit; {how}");
+        let why = if switched {
+            "switched to another chat"
+        } else {
+            "has quit"
+        };
+        eprintln!("bb7: the process holding chat {id} {why}; it {how}");
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::error::{ErrorCode, ErrorData};
 use crate::protocol::action::Action;
-use crate::protocol::events::{PeerChange, TurnMessage};
+use crate::protocol::events::{HolderLeft, PeerChange, TurnMessage};
 use crate::protocol::{MAX_LINE_BYTES, MessageKind};
 
 /// Exit statuses of the one-shot commands (listed in `bb7 --help`).
@@ -183,6 +183,11 @@ pub struct Client {
     titles: Option<mpsc::UnboundedReceiver<Titled>>,
     /// Messages of other processes' turns on the chat this session holds.
     peer_turns: Option<mpsc::UnboundedReceiver<PeerTurn>>,
+    /// The holder of the chat followed here let it go (`holder_left`), as it happens.
+    left: Option<mpsc::UnboundedReceiver<HolderLeft>>,
+    /// Whether a `holder_left` came (or, on a guest's connection, the holder closed it),
+    /// and its reason.
+    left_seen: std::sync::Arc<std::sync::Mutex<Option<String>>>,
     next: u64,
     /// Messages of requests read later ([`Client::keep`]) that arrived while another
     /// request was waited on, oldest first, by request id.
@@ -202,7 +207,7 @@ impl Client {
     /// (`server::guests`, docs/PROTOCOL.md "One chat, many front-ends").
     pub fn guest(stream: tokio::net::UnixStream) -> Client {
         let (read, write) = stream.into_split();
-        Client::over(write, read)
+        Client::over_as(write, read, true)
     }
 
     /// A session that writes requests to `input` and reads messages from `output`: a
@@ -213,7 +218,28 @@ impl Client {
         input: impl AsyncWrite + Unpin + Send + 'static,
         output: impl AsyncRead + Unpin + Send + 'static,
     ) -> Client {
+        Client::over_as(input, output, false)
+    }
+
+    /// [`Client::over`]; `guest`: the other end is a holder socket, whose close is
+    /// told as a `holder_left` (`quit`) unless the holder said so first.
+    fn over_as(
+        input: impl AsyncWrite + Unpin + Send + 'static,
+        output: impl AsyncRead + Unpin + Send + 'static,
+        guest: bool,
+    ) -> Client {
         let (tx, lines) = mpsc::unbounded_channel();
+        let (left_tx, left) = mpsc::unbounded_channel();
+        let left_seen = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
+        let seen = left_seen.clone();
+        // Records the first `holder_left` only; whether this one was the first.
+        let first = move |reason: &str| {
+            seen.lock().is_ok_and(|mut r| {
+                let first = r.is_none();
+                r.get_or_insert_with(|| reason.to_owned());
+                first
+            })
+        };
         let (note_tx, notes) = mpsc::unbounded_channel();
         let (title_tx, titles) = mpsc::unbounded_channel();
         let (peer_tx, peer_turns) = mpsc::unbounded_channel();
@@ -222,9 +248,27 @@ impl Client {
             loop {
                 let line = match reader.next_line().await {
                     Ok(Some(l)) => Ok(l),
-                    Ok(None) => break,
+                    Ok(None) => {
+                        if guest && first("quit") {
+                            let _ = left_tx.send(HolderLeft {
+                                chat_id: String::new(),
+                                reason: "quit".to_owned(),
+                                pid: None,
+                            });
+                        }
+                        break;
+                    }
                     Err(e) => Err(e),
                 };
+                if let Ok(l) = &line
+                    && l.starts_with(r#"{"type":"holder_left""#)
+                    && let Ok(left) = serde_json::from_str::<HolderLeft>(l)
+                {
+                    if first(&left.reason) {
+                        let _ = left_tx.send(left);
+                    }
+                    continue;
+                }
                 if let Ok(l) = &line
                     && l.starts_with(r#"{"type":"peer_change""#)
                     && let Ok(note) = serde_json::from_str::<PeerChange>(l)
@@ -261,6 +305,8 @@ impl Client {
             notes: Some(notes),
             titles: Some(titles),
             peer_turns: Some(peer_turns),
+            left: Some(left),
+            left_seen,
             next: 0,
             kept: HashMap::new(),
         }
@@ -282,6 +328,18 @@ impl Client {
     /// holds, as they stream (their `peer:` ids). `None` after the first call.
     pub fn peer_turns(&mut self) -> Option<mpsc::UnboundedReceiver<PeerTurn>> {
         self.peer_turns.take()
+    }
+
+    /// Why the holder of the chat followed here let it go (`switched`, `quit`), once it
+    /// did: the session should select the chat again before its next request.
+    pub fn holder_left(&self) -> Option<String> {
+        self.left_seen.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// The `holder_left` of the chat followed here, as it comes (once). `None` after
+    /// the first call.
+    pub fn left(&mut self) -> Option<mpsc::UnboundedReceiver<HolderLeft>> {
+        self.left.take()
     }
 
     /// The titles this session's server makes for its chats (`title_updated`), as they

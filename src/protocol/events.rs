@@ -417,3 +417,22 @@ pub struct PeerChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_request_id: Option<String>,
 }
+
+/// The process holding the chat shown here stopped serving it (unsolicited, no
+/// `request_id`; docs/PROTOCOL.md, "One chat, many front-ends"): sent by the holder to
+/// its watchers when it switches to another chat, and by a viewing process (or the
+/// command line's guest) to its client when the holder's connection closes. The chat
+/// no longer moves here: a client says so and may select it again (its lock is free,
+/// or another process holds it now).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "holder_left")]
+pub struct HolderLeft {
+    /// The chat that was followed.
+    pub chat_id: String,
+    /// `switched`: the holder made another chat active (or none) and let this one go;
+    /// `quit`: its connection closed (it exited, or died).
+    pub reason: String,
+    /// The holder's PID, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}

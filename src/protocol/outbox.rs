@@ -55,6 +55,29 @@ struct WatchTurns {
     /// Request ids (inside the server) whose messages are copied, and the id the
     /// watchers see them under.
     turns: HashMap<String, String>,
+    /// Queued `send` requests whose copies wait for their turn to start.
+    queued: HashMap<String, QueuedTurn>,
+}
+
+/// A queued `send` whose copies start with its turn (`outbox/watch.rs`).
+struct QueuedTurn {
+    /// The id the watchers will see it under.
+    seen: Option<String>,
+    /// Whether the holder's client sees it too (a guest's turn).
+    mirrored: bool,
+    /// The `started` note, sent as it starts: to the holder's client (a guest's turn)
+    /// and to the watchers but the guest that asked.
+    note: Option<StartedNote>,
+}
+
+/// The `started` note of a queued turn.
+pub struct StartedNote {
+    /// The note as the holder's own client gets it, if it does.
+    pub to_client: Option<Encoded>,
+    /// The note as the watchers get it.
+    pub to_watchers: Encoded,
+    /// The guest connection that asked (it knows).
+    pub except: Option<u64>,
 }
 
 /// Where one guest's messages wait for its connection's writer, and their byte count.
@@ -119,10 +142,13 @@ pub fn from_peer_id(id: &str) -> Option<String> {
 }
 
 /// Whether a message of a mirrored guest turn is copied to stdout: a read approval and
-/// a clarifying question are the guest's to answer, and shown to it only.
+/// a clarifying question are the guest's to answer, and shown to it only; the
+/// `queued` answer of a send that waits is its asker's (the copy starts with the turn).
 fn mirrors(line: &Encoded) -> bool {
     let s = line.as_str();
-    !(s.starts_with(r#"{"type":"tool_approval""#) || s.starts_with(r#"{"type":"clarification""#))
+    !(s.starts_with(r#"{"type":"tool_approval""#)
+        || s.starts_with(r#"{"type":"clarification""#)
+        || s.starts_with(r#"{"type":"queued""#))
 }
 
 /// The bytes queued for stdout and not yet written, shared by the outbox and the

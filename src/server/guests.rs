@@ -165,6 +165,21 @@ pub fn bind(chat_dir: &Path, chat: ChatKey, hub: &Hub) -> std::io::Result<Listen
     })
 }
 
+/// Waits until process `pid`, which held the lock of the chat in `chat_dir` and closed
+/// its holder socket, has let the lock go (it exits after saving what its turns have):
+/// a guest or viewer that then selects the chat takes it, instead of finding it still
+/// locked. Gives up after about five seconds (100 polls) or at once when `pid` is
+/// unknown; the lock is then as it is.
+pub async fn lock_let_go(chat_dir: &Path, pid: Option<u32>) {
+    let Some(pid) = pid else { return };
+    for _ in 0..100 {
+        if crate::project::lock::holder(chat_dir) != Some(pid) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Connects to the holder socket in `chat_dir`, trusting only what it checks: the
 /// chat's folder is a real folder owned by this user, the
 /// socket is a socket (not a symlink) owned by this user, and the process on the other

@@ -23,7 +23,14 @@ pub(super) struct Holder {
     /// `send` requests of this process's own client on the served chat, shown to
     /// watchers (`watch`) until their turn ends.
     own_turns: Vec<(String, ChatKey)>,
+    /// `send` requests queued behind a running turn of the served chat (`queued`):
+    /// the chat, and the guest's connection and PID (`None`: this process's own
+    /// client's), until they start or are dropped.
+    queued: Vec<(String, ChatKey, Option<Guest>)>,
 }
+
+/// A guest: its connection number and, when the socket tells it, its PID.
+type Guest = (u64, Option<u32>);
 
 impl Holder {
     /// A holder that binds its sockets with `hub`.
@@ -33,6 +40,7 @@ impl Holder {
             listener: None,
             turns: Vec::new(),
             own_turns: Vec::new(),
+            queued: Vec::new(),
         }
     }
 
@@ -45,8 +53,13 @@ impl Holder {
         if same && self.listener.as_ref().is_none_or(Listener::in_place) {
             return;
         }
-        self.listener = None;
-        // Watchers watched the chat let go; a new one is watched afresh.
+        // Watchers of the chat let go are told so (not when another process took it
+        // over: they follow that one's socket anew); a new chat is watched afresh.
+        if let Some(old) = self.listener.take()
+            && old.in_place()
+        {
+            super::viewer::holder_left(&self.hub.outbox, &old.chat, "switched");
+        }
         self.hub.outbox.unwatch_all();
         if let Some((key, dir)) = active {
             match guests::bind(&dir, key, &self.hub) {
@@ -65,7 +78,8 @@ impl Holder {
             }
             ctx.outbox.mirror(id, false);
             ctx.outbox.watch_turn(id, None);
-            note(ctx, chat, "send", "done", *pid, Some(id.as_str()));
+            let conn = guest_route(id).map(|(c, _)| c);
+            note(ctx, chat, "send", "done", (conn, *pid), Some(id.as_str()));
             false
         });
         self.own_turns.retain(|(id, chat)| {
@@ -76,6 +90,27 @@ impl Holder {
             super::viewer::note_own(ctx, chat, "send", "done", Some(id));
             false
         });
+        self.queued_started(session, ctx);
+    }
+
+    /// Follows each queued `send` that started as a turn (its `started` note went out
+    /// as it started: [`started_note`]); forgets those that will not run.
+    fn queued_started(&mut self, session: &Session, ctx: &Ctx) {
+        for (id, chat, guest) in std::mem::take(&mut self.queued) {
+            if session.is_in_flight(&id) {
+                match guest {
+                    Some((_, pid)) => self.turns.push((id, chat, pid)),
+                    None => self.own_turns.push((id, chat)),
+                }
+            } else if session.is_queued(&id) {
+                self.queued.push((id, chat, guest));
+            } else {
+                // Cancelled while it waited, or refused when it was to start.
+                ctx.outbox.queued_dropped(&id);
+                ctx.outbox.mirror(&id, false);
+                ctx.outbox.watch_turn(&id, None);
+            }
+        }
     }
 
     /// Before this process's own client's request `req` is handled: a `send` on the
@@ -103,6 +138,10 @@ impl Holder {
             if ok && session.is_in_flight(&id) {
                 super::viewer::note_own(ctx, &chat, "send", "started", Some(&id));
                 self.own_turns.push((id, chat));
+            } else if ok && session.is_queued(&id) {
+                // Shown to watchers when it starts, after the answer it waits for.
+                ctx.outbox.queued_waits(&id, started_note(&chat, &id, None));
+                self.queued.push((id, chat, None));
             } else {
                 ctx.outbox.watch_turn(&id, None);
             }
@@ -130,6 +169,11 @@ impl Holder {
     /// guests' connections, so none keeps the process from exiting.
     pub(super) fn close(&mut self) {
         if let Some(l) = self.listener.take() {
+            // Said before the connections close, when the writers get to it; a
+            // watcher that sees its connection close first says the same itself.
+            if l.in_place() {
+                super::viewer::holder_left(&self.hub.outbox, &l.chat, "quit");
+            }
             l.end_guests();
         }
     }
@@ -233,7 +277,14 @@ impl Holder {
                         format!("Internal error while handling {}", req.action),
                     ))
                 });
-        if send && !(result.is_ok() && session.is_in_flight(&id)) {
+        let queued = send && result.is_ok() && session.is_queued(&id);
+        if queued {
+            // Shown when it starts, after the answer it waits for.
+            ctx.outbox
+                .queued_waits(&id, started_note(&chat, &id, Some((conn, pid))));
+            self.queued
+                .push((id.clone(), chat.clone(), Some((conn, pid))));
+        } else if send && !(result.is_ok() && session.is_in_flight(&id)) {
             ctx.outbox.mirror(&id, false);
             ctx.outbox.watch_turn(&id, None);
         }
@@ -244,10 +295,10 @@ impl Holder {
                 }
                 if policy == Policy::Change {
                     if req.action == "send" && session.is_in_flight(&id) {
-                        note(ctx, &chat, "send", "started", pid, Some(&id));
+                        note(ctx, &chat, "send", "started", (Some(conn), pid), Some(&id));
                         self.turns.push((id, chat, pid));
-                    } else {
-                        note(ctx, &chat, &req.action, "done", pid, None);
+                    } else if !queued {
+                        note(ctx, &chat, &req.action, "done", (Some(conn), pid), None);
                     }
                 }
             }
@@ -349,16 +400,45 @@ pub(super) fn own_request(req: &mut Request) {
     }
 }
 
-/// Writes a `peer_change` note on this process's own stream; `turn` is the guest's
-/// `send` request (its id inside the server) whose messages are mirrored.
+/// The `started` note of queued `send` request `id` on `chat`, sent as its turn starts:
+/// for a guest's (`guest`: its connection and PID) to the holder's client and the
+/// other watchers, for the holder client's own to the watchers.
+fn started_note(
+    chat: &ChatKey,
+    id: &str,
+    guest: Option<(u64, Option<u32>)>,
+) -> Option<crate::protocol::outbox::StartedNote> {
+    let (pid, peer) = match guest {
+        Some((_, pid)) => (pid, peer_id(id)),
+        None => (Some(std::process::id()), Some(holder_peer_id(Some(id)))),
+    };
+    let note = crate::protocol::Encoded::encode(&PeerChange {
+        chat_id: chat.id.clone(),
+        action: "send".to_owned(),
+        status: "started".to_owned(),
+        pid,
+        peer_request_id: peer,
+    })
+    .ok()?;
+    Some(crate::protocol::outbox::StartedNote {
+        to_client: guest.map(|_| note.clone()),
+        to_watchers: note,
+        except: guest.map(|(conn, _)| conn),
+    })
+}
+
+/// Writes a `peer_change` note on this process's own stream, and for the watchers but
+/// the guest it is about (`who`: its connection and PID); `turn` is the guest's `send`
+/// request (its id inside the server) whose messages are mirrored.
 fn note(
     ctx: &Ctx,
     chat: &ChatKey,
     action: &str,
     status: &str,
-    pid: Option<u32>,
+    who: (Option<u64>, Option<u32>),
     turn: Option<&str>,
 ) {
+    let (conn, pid) = who;
     ctx.outbox.emit(
         &PeerChange {
             chat_id: chat.id.clone(),
@@ -378,5 +458,6 @@ fn note(
             pid,
             peer_request_id: turn.and_then(peer_id),
         },
+        conn,
     );
 }

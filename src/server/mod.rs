@@ -220,7 +220,12 @@ async fn run(mut lines: Lines, outbox: Outbox) -> std::io::Result<i32> {
         let line = tokio::select! {
             biased;
             Some(msg) = internal.recv() => {
-                on_background(&mut session, msg, &ctx);
+                // The turn that ended is told of before a queued one starts.
+                guarded("finishing background work", || {
+                    session.on_background_result(msg, &ctx);
+                });
+                holder.turns_ended(&session, &ctx);
+                guarded("starting a queued message", || session.start_queued(&ctx));
                 holder.turns_ended(&session, &ctx);
                 continue;
             }

@@ -14,7 +14,7 @@ use super::lines::{Line, LineCutter, LineReader};
 use super::session::{Ctx, Session};
 use crate::chat::ChatKey;
 use crate::protocol::action::Action;
-use crate::protocol::events::PeerChange;
+use crate::protocol::events::{HolderLeft, PeerChange};
 use crate::protocol::outbox::{PEER_ID_PREFIX, holder_peer_id};
 use crate::protocol::params::NoParams;
 
@@ -31,13 +31,27 @@ pub(super) fn note_own(ctx: &Ctx, chat: &ChatKey, action: &str, status: &str, tu
             pid: Some(std::process::id()),
             peer_request_id: turn.map(|id| holder_peer_id(Some(id))),
         },
+        None,
     );
 }
 
-/// Queues `note` for the watchers of the served chat.
-pub(super) fn to_watchers(ctx: &Ctx, note: &PeerChange) {
+/// Queues `note` for the watchers of the served chat but guest connection `except`.
+pub(super) fn to_watchers(ctx: &Ctx, note: &PeerChange, except: Option<u64>) {
     if let Ok(msg) = crate::protocol::Encoded::encode(note) {
-        ctx.outbox.to_watchers(&msg);
+        ctx.outbox.to_watchers(&msg, except);
+    }
+}
+
+/// Tells the watchers of `chat` that this process no longer serves it (`reason`:
+/// `switched` or `quit`), before they are let go.
+pub(super) fn holder_left(outbox: &crate::protocol::outbox::Outbox, chat: &ChatKey, reason: &str) {
+    let left = HolderLeft {
+        chat_id: chat.id.clone(),
+        reason: reason.to_owned(),
+        pid: Some(std::process::id()),
+    };
+    if let Ok(msg) = crate::protocol::Encoded::encode(&left) {
+        outbox.to_watchers(&msg, None);
     }
 }
 
@@ -54,10 +68,19 @@ pub(super) fn watched_target(req: &crate::protocol::Request) -> Option<String> {
     }
 }
 
-/// One line a holder sent this viewer about chat `chat`.
+/// One line a holder sent this viewer about chat `chat` (`None`: the connection,
+/// once made, closed: the holder quit or died, and `pid`, the holder's, let the lock
+/// go).
 pub(super) struct ViewLine {
     chat: ChatKey,
-    line: Vec<u8>,
+    line: Option<Vec<u8>>,
+    pid: Option<u32>,
+}
+
+/// Whether `line` is a holder's `holder_left` note of its quitting.
+fn is_quit_note(line: &[u8]) -> bool {
+    line.starts_with(br#"{"type":"holder_left""#)
+        && serde_json::from_slice::<HolderLeft>(line).is_ok_and(|l| l.reason == "quit")
 }
 
 /// The watch connection of the chat shown read-only.
@@ -69,6 +92,8 @@ struct Watching {
     /// The ids of the cancels sent to the holder, and the client's ids of them.
     cancels: std::collections::HashMap<String, Option<String>>,
     next: u64,
+    /// The client was told that the holder let the chat go (`holder_left`).
+    left: bool,
 }
 
 /// The viewer's state in the request loop: the watch connection of the chat shown
@@ -103,7 +128,12 @@ impl Viewer {
     /// followed: it is shown as it was read.
     pub(super) fn follow(&mut self, session: &Session) {
         let viewed = session.viewed_chat();
-        if self.watching.as_ref().map(|w| &w.chat) == viewed.as_ref().map(|(k, _)| k) {
+        // A holder that let the chat go may have a successor: the next request looks
+        // for it.
+        let live = self.watching.as_ref().filter(|w| !w.left);
+        if self.watching.is_some() == live.is_some()
+            && live.map(|w| &w.chat) == viewed.as_ref().map(|(k, _)| k)
+        {
             return;
         }
         self.stop();
@@ -121,6 +151,7 @@ impl Viewer {
                 to_holder,
                 cancels: Default::default(),
                 next: 0,
+                left: false,
             });
         }
     }
@@ -140,9 +171,37 @@ impl Viewer {
         let Some(watching) = self.watching.as_mut().filter(|w| w.chat == ev.chat) else {
             return;
         };
-        let Ok(Value::Object(mut msg)) = serde_json::from_slice::<Value>(&ev.line) else {
+        let Some(line) = ev.line else {
+            // The holder's connection closed (it quit, or died) and its lock is let
+            // go: the client hears it as a note, and may take the chat.
+            if !watching.left {
+                watching.left = true;
+                session.reload_viewed();
+                ctx.outbox.emit(
+                    &HolderLeft {
+                        chat_id: ev.chat.id.clone(),
+                        reason: "quit".to_owned(),
+                        pid: ev.pid,
+                    },
+                    None,
+                );
+            }
+            self.turns.clear();
             return;
         };
+        let Ok(Value::Object(mut msg)) = serde_json::from_slice::<Value>(&line) else {
+            return;
+        };
+        // The holder let the chat go: said once, and nothing more follows.
+        if msg.get("type").and_then(Value::as_str) == Some("holder_left") {
+            if msg.get("chat_id") == Some(&Value::from(ev.chat.id.clone())) && !watching.left {
+                watching.left = true;
+                self.turns.clear();
+                session.reload_viewed();
+                ctx.outbox.emit(&msg, None);
+            }
+            return;
+        }
         // The holder's answer to a cancel this viewer forwarded: the client's, by its id.
         if let Some(own) = msg.get("request_id").and_then(Value::as_str)
             && let Some(client_id) = watching.cancels.remove(own)
@@ -213,14 +272,36 @@ impl Viewer {
 }
 
 /// Connects to the holder of the chat in `chat_dir`, asks to watch, and sends each
-/// line it then writes to the loop, until the holder closes the connection.
+/// line it then writes to the loop, until the holder closes the connection (said to
+/// the loop with a last `None` line). Errors: no holder answers (nothing is said).
 async fn watch(
     chat_dir: &std::path::Path,
     chat: &ChatKey,
     tx: &mpsc::Sender<ViewLine>,
-    mut outgoing: mpsc::UnboundedReceiver<Vec<u8>>,
+    outgoing: mpsc::UnboundedReceiver<Vec<u8>>,
 ) -> std::io::Result<()> {
     let stream = guests::connect(chat_dir).await?;
+    let pid = crate::project::lock::holder(chat_dir);
+    let end = follow_holder(stream, chat, tx, outgoing).await;
+    // Told once the holder let the lock go, so that the client can take the chat.
+    guests::lock_let_go(chat_dir, pid).await;
+    let closed = ViewLine {
+        chat: chat.clone(),
+        line: None,
+        pid,
+    };
+    let _ = tx.send(closed).await;
+    end
+}
+
+/// Asks the holder on `stream` to watch and sends its lines to the loop until it
+/// closes the connection.
+async fn follow_holder(
+    stream: tokio::net::UnixStream,
+    chat: &ChatKey,
+    tx: &mpsc::Sender<ViewLine>,
+    mut outgoing: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut line = serde_json::to_vec(&Action::Watch(NoParams {}))?;
     line.push(b'\n');
@@ -238,10 +319,14 @@ async fn watch(
             }
         };
         match line {
+            // A holder that quits says so before it lets the lock go: the loop is
+            // told when the connection closes and the lock is free.
+            Line::Text(line) if is_quit_note(&line) => {}
             Line::Text(line) => {
                 let ev = ViewLine {
                     chat: chat.clone(),
-                    line,
+                    line: Some(line),
+                    pid: None,
                 };
                 if tx.send(ev).await.is_err() {
                     return Ok(());

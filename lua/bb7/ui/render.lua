@@ -524,6 +524,9 @@ function M.render_titles()
   layout().set_title('input', ' Message' .. est .. require('bb7.queue').title() .. ' · ' .. config.get().send_key .. ' send · ? keys · q close')
 end
 
+-- How many refreshes began (M.refresh).
+local refreshes = 0
+
 --- Redraws every pane from the binary's state (nothing when the UI is closed). The
 --- preview scrolls to the latest exchange when another chat is shown or `opts.scroll`.
 ---@param opts {scroll: boolean?}?
@@ -531,7 +534,14 @@ function M.refresh(opts)
   if not layout().visible() then
     return
   end
+  -- While chat_get waits, messages that came meanwhile are handled, and one may refresh
+  -- with a newer chat: this older answer is then not drawn over it.
+  refreshes = refreshes + 1
+  local mine = refreshes
   local chat = api.chat_get()
+  if mine ~= refreshes then
+    return
+  end
   state.set_chat(chat)
   render_chats()
   render_files()

@@ -6,7 +6,9 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{BACKLOG_BUDGET, Encoded, Outbox, WatchTurns, mirrors};
+use super::{
+    BACKLOG_BUDGET, Encoded, Outbox, QueuedTurn, StartedNote, WatchTurns, guest_route, mirrors,
+};
 
 impl Outbox {
     /// Makes guest connection `conn` a watcher: it is sent a copy of the messages of
@@ -48,10 +50,65 @@ impl Outbox {
         }
     }
 
-    /// Queues `msg` (a note: no request id) for every watcher.
-    pub fn to_watchers(&self, msg: &Encoded) {
+    /// Queues `msg` (a note: no request id) for every watcher but guest connection
+    /// `except` (the guest whose request the note is about: it knows).
+    pub fn to_watchers(&self, msg: &Encoded, except: Option<u64>) {
         if self.watch.any.load(Ordering::Acquire) {
-            self.queue_for_watchers(msg.as_str().to_owned());
+            self.queue_for_watchers(msg.as_str().to_owned(), except);
+        }
+    }
+
+    /// A `send` request registered with [`Outbox::watch_turn`] (and, a guest's, with
+    /// [`Outbox::mirror`]) was queued behind the chat's running turn: its copies wait
+    /// until it starts ([`Outbox::queued_starts`], which sends `note` first) or is
+    /// dropped ([`Outbox::queued_dropped`]), so nothing of it reaches a watcher before.
+    pub fn queued_waits(&self, request_id: &str, note: Option<StartedNote>) {
+        let mirrored = self.mirrored.lock().is_ok_and(|mut m| m.remove(request_id));
+        if let Ok(mut w) = self.watch.inner.lock() {
+            let seen = w.turns.remove(request_id);
+            w.queued.insert(
+                request_id.to_owned(),
+                QueuedTurn {
+                    seen,
+                    mirrored,
+                    note,
+                },
+            );
+        }
+    }
+
+    /// The queued `send` request `request_id` starts now: its `started` note goes
+    /// out, then its messages are copied as they were to be before it was queued
+    /// ([`Outbox::queued_waits`]).
+    pub fn queued_starts(&self, request_id: &str) {
+        let Some(q) = self
+            .watch
+            .inner
+            .lock()
+            .ok()
+            .and_then(|mut w| w.queued.remove(request_id))
+        else {
+            return;
+        };
+        if let Some(note) = q.note {
+            if let Some(own) = note.to_client {
+                self.send(own, None);
+            }
+            self.to_watchers(&note.to_watchers, note.except);
+        }
+        if q.mirrored {
+            self.mirror(request_id, true);
+        }
+        if let Some(seen) = q.seen {
+            self.watch_turn(request_id, Some(seen));
+        }
+    }
+
+    /// The queued `send` request `request_id` will not run (cancelled, or its chat
+    /// let go): nothing of it is copied.
+    pub fn queued_dropped(&self, request_id: &str) {
+        if let Ok(mut w) = self.watch.inner.lock() {
+            w.queued.remove(request_id);
         }
     }
 
@@ -67,11 +124,13 @@ impl Outbox {
             Err(_) => None,
         };
         if let Some(seen) = seen {
-            self.queue_for_watchers(msg.clone().into_line(Some(&seen)));
+            // A guest that watches sees its own turn on its own requests already.
+            let own = guest_route(id).map(|(conn, _)| conn);
+            self.queue_for_watchers(msg.clone().into_line(Some(&seen)), own);
         }
     }
 
-    fn queue_for_watchers(&self, line: String) {
+    fn queue_for_watchers(&self, line: String, except: Option<u64>) {
         let (Ok(mut w), Ok(guests)) = (self.watch.inner.lock(), self.guests.lock()) else {
             return;
         };
@@ -82,7 +141,7 @@ impl Outbox {
                 .get(conn)
                 .is_some_and(|g| g.backlog.bytes.load(Ordering::Acquire) <= BACKLOG_BUDGET)
         });
-        for conn in &w.conns {
+        for conn in w.conns.iter().filter(|c| Some(**c) != except) {
             if let Some(g) = guests.get(conn) {
                 g.backlog.queue(line.clone(), &g.tx);
             }

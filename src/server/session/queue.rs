@@ -47,7 +47,7 @@ impl Session {
     /// After a background result: starts the next queued message of every chat that
     /// no longer streams, or, when its last answer did not end well, tells the queued
     /// messages that they wait.
-    pub(super) fn start_queued(&mut self, ctx: &Ctx) {
+    pub(in crate::server) fn start_queued(&mut self, ctx: &Ctx) {
         let idle: Vec<ChatKey> = self
             .queues
             .chats
@@ -87,6 +87,8 @@ impl Session {
                 ctx,
                 request_id: Some(&rid),
             };
+            // Watchers of a held chat see the queued turn from its first message.
+            ctx.outbox.queued_starts(&rid);
             if let Err(e) = self.send(args, &call) {
                 ctx.outbox.send_error(&e, Some(&rid));
             }
@@ -104,10 +106,19 @@ impl Session {
         }
         self.queues.chats.retain(|_, q| !q.is_empty());
         if found && let Some(outbox) = &self.outbox {
+            outbox.queued_dropped(rid);
             let e = Error::new(ErrorCode::Cancelled, "Response aborted by user.");
             outbox.send_error(&e, Some(rid));
         }
         found
+    }
+
+    /// Whether `send` request `rid` waits in a chat's queue.
+    pub(in crate::server) fn is_queued(&self, rid: &str) -> bool {
+        self.queues
+            .chats
+            .values()
+            .any(|q| q.iter().any(|(_, r)| r == rid))
     }
 
     /// Whether the chat's last turn ended in an error, a cancel or edits that could

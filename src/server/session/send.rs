@@ -515,7 +515,13 @@ impl Session {
         flow
     }
 
-    fn on_background_result(&mut self, msg: BackgroundResult, ctx: &Ctx) -> Flow {
+    /// [`Session::on_background`] without starting queued sends: the request loop tells
+    /// of the turn that ended before the next one starts (`server::holder`).
+    pub(in crate::server) fn on_background_result(
+        &mut self,
+        msg: BackgroundResult,
+        ctx: &Ctx,
+    ) -> Flow {
         match msg {
             BackgroundResult::Turn(outcome) => self.finish_turn(outcome, None, ctx),
             BackgroundResult::Repair { first, repair } => {
