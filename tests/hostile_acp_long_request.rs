@@ -46,7 +46,12 @@ fn a_request_over_the_line_limit_is_answered_with_its_id_and_the_session_serves_
     assert_eq!(e["error"]["code"], -32600, "{e}");
 
     // An over-long line without an id before the long part is still a parse error.
-    a.send_long(r#"{"jsonrpc":"2.0","params":{"x":""#, b'z', LONG, r#""},"id":5}"#);
+    a.send_long(
+        r#"{"jsonrpc":"2.0","params":{"x":""#,
+        b'z',
+        LONG,
+        r#""},"id":5}"#,
+    );
     let e = a.next();
     assert_eq!(e["error"]["code"], -32700, "{e}");
     assert!(e["id"].is_null(), "{e}");

@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::fake_model::{Step, done, response, role, text};
 use common::fake_env;
+use common::fake_model::{Step, done, response, role, text};
 use serde_json::json;
 
 /// One streamed chunk carrying `delta` (OpenAI's chat completion chunk).
@@ -28,8 +28,10 @@ fn a_call_with_65_mib_of_arguments_ends_the_turn_with_the_limit_and_stages_nothi
     let (env, fake) = fake_env(json!({}));
     let (mut b, id) = env.with_chat();
     let mut steps = vec![role(), text("Writing one big file.")];
-    steps.push(delta(json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
-                                            "function": {"name": "write_file", "arguments": ""}}]})));
+    steps.push(delta(
+        json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+                                            "function": {"name": "write_file", "arguments": ""}}]}),
+    ));
     steps.push(args(r#"{"path": "big.txt", "content": ""#));
     // 65 pieces of 1 MiB: 65 MiB of content, over the 64 MiB of one answer.
     let mib = "x".repeat(1 << 20);

@@ -172,9 +172,8 @@ type SharedOut = Arc<tokio::sync::Mutex<tokio::io::Stdout>>;
 pub(super) fn transport() -> Lines<Outgoing, Incoming> {
     let out: SharedOut = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
     let reader_out = out.clone();
-    let incoming = futures_util::stream::unfold(
-        Some(BufReader::new(tokio::io::stdin())),
-        move |state| {
+    let incoming =
+        futures_util::stream::unfold(Some(BufReader::new(tokio::io::stdin())), move |state| {
             let out = reader_out.clone();
             async move {
                 let mut r = state?;
@@ -191,8 +190,7 @@ pub(super) fn transport() -> Lines<Outgoing, Incoming> {
                     }
                 }
             }
-        },
-    );
+        });
     let outgoing = futures_util::sink::unfold(out, async |out, line: String| {
         write_line(&out, &line).await?;
         Ok::<_, std::io::Error>(out)
