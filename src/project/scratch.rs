@@ -151,7 +151,7 @@ pub fn sweep_stale() {
     }
 }
 
-/// The validation commands running now, each one's wrapper (the runner on Linux) by
+/// The validation commands running now, each one's wrapper (the runner) by
 /// the turn it checks, and the turns cancelled before their check started: each tree
 /// is killed when bb7 stops ([`kill_running`]) or its own turn is cancelled
 /// ([`kill_running_for`]), never another turn's.
@@ -290,29 +290,38 @@ fn copy_project(root: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Elsewhere than Linux, the shell that runs the user's command (`$1`) and stays until
-/// bb7 has killed what the command left. It prints the command's exit status (128 +
-/// the signal number for a killed one) and waits for its stdin to close. On Linux
-/// bb7 itself is the wrapper ([`super::validate_runner`]), which also ends the check
-/// when bb7 dies. The library's unit tests use the shell too: their binary is no bb7.
-#[cfg(any(not(target_os = "linux"), test))]
+/// Where bb7's own file cannot be found, the shell that runs the user's command
+/// (`$1`) and stays until bb7 has killed what the command left. It prints the
+/// command's exit status (128 + the signal number for a killed one) and waits for its
+/// stdin to close. Everywhere else bb7 itself is the wrapper
+/// ([`super::validate_runner`]), which also ends the check when bb7 dies. The
+/// library's unit tests use the shell too: their binary is no bb7.
 const WRAPPER: &str = "sh -c \"$1\" sh </dev/null >/dev/null 2>&1; echo \"$?\"; read _";
 
-/// The wrapper's command line for the user's `command`: the runner on Linux
-/// ([`super::validate_runner`]), else `sh -c WRAPPER`.
+/// The wrapper's command line for the user's `command`: the runner
+/// ([`super::validate_runner`]) on every Unix, else `sh -c WRAPPER`.
 fn wrapper(command: &str) -> Command {
-    #[cfg(all(target_os = "linux", not(test)))]
-    {
-        // This very binary, even when its file was replaced since it started.
-        let mut cmd = Command::new("/proc/self/exe");
+    #[cfg(not(test))]
+    if let Some(exe) = runner_exe() {
+        let mut cmd = Command::new(exe);
         cmd.arg(super::validate_runner::ARG).arg(command);
-        cmd
+        return cmd;
     }
-    #[cfg(any(not(target_os = "linux"), test))]
-    {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c").arg(WRAPPER).arg("bb7-validate").arg(command);
-        cmd
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(WRAPPER).arg("bb7-validate").arg(command);
+    cmd
+}
+
+/// This very binary. On Linux `/proc/self/exe`, which names it even when its file was
+/// replaced since it started (proc(5)); elsewhere the path the OS reports
+/// (`_NSGetExecutablePath` on macOS, `sysctl` `KERN_PROC_PATHNAME` on FreeBSD, through
+/// [`std::env::current_exe`]), `None` when it reports none.
+#[cfg(not(test))]
+fn runner_exe() -> Option<std::path::PathBuf> {
+    if cfg!(target_os = "linux") {
+        Some("/proc/self/exe".into())
+    } else {
+        std::env::current_exe().ok()
     }
 }
 

@@ -1,13 +1,17 @@
-//! The runner of the validation command on Linux: bb7 itself, started again as
-//! `bb7 __validate-runner COMMAND` (from `/proc/self/exe`) by [`super::scratch`], in the
-//! command's process group, as a child subreaper (prctl(2),
-//! `PR_SET_CHILD_SUBREAPER`), confined like the command. It runs `sh -c COMMAND` with
+//! The runner of the validation command on every Unix: bb7 itself, started again as
+//! `bb7 __validate-runner COMMAND` (from `/proc/self/exe` on Linux, the path
+//! [`std::env::current_exe`] reports elsewhere) by [`super::scratch`], in the
+//! command's process group, confined like the command; on Linux also a child
+//! subreaper (prctl(2), `PR_SET_CHILD_SUBREAPER`). The watch below is portable: a
+//! pipe's read end sees end-of-file once no process holds its write end (POSIX
+//! read(2), pipe(7)), on Linux, macOS and the BSDs alike. It runs `sh -c COMMAND` with
 //! stdin, stdout and stderr closed, prints the exit status (128 + the signal number
 //! for a killed command) on its stdout, and watches its stdin, a pipe whose only
 //! writer is the bb7 that started it: when that pipe ends — bb7 closed it after the
 //! check, or bb7 died, even by SIGKILL, which no handler in bb7 can see — the runner
-//! kills every process beneath it ([`super::descendants::kill_below`]: those that
-//! left the group are orphaned up to it), then its group and itself. So no check
+//! kills every process beneath it ([`super::descendants::kill_below`]: on Linux those
+//! that left the group are orphaned up to it and found in `/proc`; elsewhere only
+//! the group), then its group and itself. So no check
 //! outlives the bb7 that started it (README, "Local, remote and hybrid").
 
 use std::ffi::OsString;

@@ -55,6 +55,20 @@ impl Agent {
         self.stdin.flush().unwrap();
     }
 
+    /// Sends one line made of `head`, `n` copies of `fill` and `tail`, written a MiB
+    /// at a time (a line over the 64 MiB limit without a 70 MB buffer).
+    pub fn send_long(&mut self, head: &str, fill: u8, n: usize, tail: &str) {
+        self.stdin.write_all(head.as_bytes()).unwrap();
+        let chunk = vec![fill; 1 << 20];
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(chunk.len());
+            self.stdin.write_all(&chunk[..k]).unwrap();
+            left -= k;
+        }
+        self.send(tail);
+    }
+
     pub fn send(&mut self, line: &str) {
         self.stdin.write_all(line.as_bytes()).unwrap();
         self.stdin.write_all(b"\n").unwrap();
