@@ -20,6 +20,9 @@ use crate::text::invisible::{self, InvisibleWarning, MAX_WARNINGS};
 pub(super) const KIND_EXTERNAL: &str = "external_left_out";
 /// `kind` of the notice naming invisible characters in what the request carries.
 pub(super) const KIND_INVISIBLE: &str = "invisible";
+/// `kind` of the notice saying the chat's prompt ledger was not used: a text in it is
+/// not the snapshot bb7 holds for its version (`prompt::ledger_snapshots`).
+pub(super) const KIND_LEDGER: &str = "ledger_refused";
 
 impl Session {
     /// The external entries of `chat` the prompt leaves out (paths, in context order):
@@ -63,6 +66,18 @@ impl Session {
             };
             outbox.emit(&notice, Some(request_id));
         }
+        let refused = store
+            .cache_path(&chat.id, crate::prompt::ledger::FILE_NAME)
+            .ok()
+            .and_then(|p| crate::prompt::ledger_snapshots::take_refused(&p));
+        if let Some(paths) = refused {
+            let notice = TurnMessage::Notice {
+                kind: KIND_LEDGER.to_owned(),
+                message: ledger_message(&paths),
+                chat_id: chat.id.clone(),
+            };
+            outbox.emit(&notice, Some(request_id));
+        }
         let warnings = carried_warnings(store, chat, &left_out, instructions);
         if !warnings.is_empty() {
             let notice = TurnMessage::Notice {
@@ -89,6 +104,16 @@ fn left_out_message(paths: &[String]) -> String {
         paths.join(", "),
         if paths.len() == 1 { "it" } else { "them" },
         if paths.len() == 1 { "it" } else { "them" },
+    )
+}
+
+/// The notice for a refused ledger: the paths whose texts differed.
+fn ledger_message(paths: &[String]) -> String {
+    format!(
+        "The chat's saved prompt (prompt.json) was not used: its text of {} is not the \
+         snapshot bb7 holds for that version (edited by hand, or planted with the chat); \
+         this send shows the snapshots instead",
+        paths.join(", ")
     )
 }
 
