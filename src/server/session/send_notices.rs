@@ -175,10 +175,18 @@ fn carried_warnings(
         if is_image || (cf.external && left_out.contains(&cf.path)) {
             continue;
         }
-        let Ok(text) = files.read_snapshot(cf) else {
+        // The content hash from the file's stamp, so a snapshot an earlier send
+        // checked is neither read nor scanned again (`send_scans`).
+        let sha = files
+            .snapshot_path(cf)
+            .ok()
+            .and_then(|p| crate::filecache::file_facts(store.base(), &p, false).ok())
+            .flatten()
+            .map(|f| f.sha256);
+        let read = || files.read_snapshot(cf).ok();
+        let Some(found) = super::send_scans::found_in(sha.as_deref(), read) else {
             continue;
         };
-        let found = invisible::find(&text, MAX_WARNINGS + 1);
         let first = cf.start_line.map_or(1, |s| usize::try_from(s).unwrap_or(1));
         out.extend(invisible::warnings_for(&cf.path, &found, |l| l + first - 1));
     }
