@@ -1,6 +1,7 @@
 //! A context journal that is not what `chat.json` promises — a name that fails the
 //! format check, a named pipe, a directory, a symlink to a device, a device node — is
-//! skipped with a warning in the log: the chat opens (never blocking on a FIFO) with
+//! skipped with a warning in the log (and a notice on the next send,
+//! `tests/hostile_journal_notice.rs`): the chat opens (never blocking on a FIFO) with
 //! what `chat.json` holds, and the next add starts a new journal in its place.
 
 mod common;

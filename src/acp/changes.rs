@@ -347,8 +347,16 @@ async fn apply(
     let disk = disk_text(&abs);
     let editor_text = if abs.exists() {
         match through_editor {
-            true => editor_read(sess, cx, &abs)
+            // A buffer too large to come over the wire is refused by name: the
+            // disk's text in its place would drop the user's unsaved edits.
+            true => super::context::editor_text(sess, cx, &abs)
                 .await
+                .map_err(|why| {
+                    format!(
+                        "Not applied: the editor's text of {path} could not be read \
+                         ({why}); nothing was written"
+                    )
+                })?
                 .map(|t| keep_final_newline(t, disk.as_deref())),
             false => None,
         }

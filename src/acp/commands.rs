@@ -5,11 +5,9 @@ use agent_client_protocol::Error as RpcError;
 use agent_client_protocol::v1::schema::ClientCapabilities;
 
 use super::changes::{disk_text, write_through_editor};
-use super::context::{
-    ContextItem, add_context, editor_read, keep_final_newline, locate_uri, read_text,
-};
+use super::context::{ContextItem, add_context, keep_final_newline, locate_uri, read_text};
 use super::rewrite::written_as;
-use super::state::{Cx, Sess, rpc};
+use super::state::{Cx, Sess, invalid, rpc};
 use crate::apply::checkpoint::Checkpoint;
 use crate::front::Client;
 use crate::protocol::action::Action;
@@ -194,7 +192,17 @@ async fn undo_in_editor(
         };
         let abs = sess.abs(&f.path);
         let disk = disk_text(&abs);
-        let Some(editor) = editor_read(sess, cx, &abs).await else {
+        // An answer over the line limit is refused by name, never taken as "no
+        // buffer": the disk rollback would then go past the user's unsaved edits.
+        let read = super::context::editor_text(sess, cx, &abs).await;
+        let Some(editor) = read.map_err(|why| {
+            invalid(format!(
+                "Not undone: the editor's text of {} could not be read ({why}); nothing \
+                 was changed",
+                f.path
+            ))
+        })?
+        else {
             return Ok(None);
         };
         let editor = keep_final_newline(editor, disk.as_deref());

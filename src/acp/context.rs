@@ -334,8 +334,13 @@ pub(super) async fn editor_read(sess: &Sess, cx: &Cx, abs: &Path) -> Option<Stri
 
 /// [`editor_read`], but an answer over the line limit (a buffer too large to send,
 /// `stdio::instead_of_too_long`) is an error naming `rel` and the limit rather than
-/// `None`, so that `/add` never takes the disk's text for the editor's.
-async fn editor_text(sess: &Sess, cx: &Cx, abs: &Path) -> Result<Option<String>, String> {
+/// `None`, so that `/add`, an apply and `/undo` never take the disk's text for the
+/// editor's.
+pub(super) async fn editor_text(
+    sess: &Sess,
+    cx: &Cx,
+    abs: &Path,
+) -> Result<Option<String>, String> {
     let call = cx
         .send_request(ReadTextFileRequest::new(sess.id.clone(), abs.to_path_buf()))
         .block_task();

@@ -22,6 +22,7 @@ mod context;
 mod export;
 mod gather;
 mod images;
+mod invisible;
 mod mcp;
 mod patch;
 mod prompt;

@@ -86,6 +86,7 @@ async fn run(
         g = gather(sess, caps, c, blocks, cx) => g?,
         Some(()) = cancel.recv() => return Ok(PromptResponse::new(StopReason::Cancelled)),
     };
+    let hidden = super::invisible::warnings(&g.items, &g.attachments);
     let mut labels = Vec::new();
     for item in g.items {
         labels.extend(add_context(c, item).await?);
@@ -137,6 +138,11 @@ async fn run(
     }
     if message.trim().is_empty() {
         // Context only: nothing to ask the model; the gauge shows what it added.
+        // No send, so no `invisible` notice: what the context hides is said here.
+        if !hidden.is_empty() {
+            let text = super::invisible::message(&hidden);
+            notify(cx, sess, SessionUpdate::AgentMessageChunk(text_chunk(text)));
+        }
         usage_update(sess, c, cx, &crate::llm::Usage::default()).await;
         return Ok(PromptResponse::new(StopReason::EndTurn));
     }

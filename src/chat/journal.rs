@@ -177,7 +177,8 @@ impl ChatStore {
     /// the replay (with a warning in the log), the adds read before it are kept, and
     /// the next add starts a new journal. A journal whose name fails the format check
     /// or that is no regular file (a FIFO, a device, a directory, a symlink) is skipped
-    /// with a warning in the log: it is opened without blocking and never read, and the
+    /// with a warning in the log and a notice on the chat's next send
+    /// (`journal_skips`): it is opened without blocking and never read, and the
     /// chat opens with what `chat.json` holds (docs/ARCHITECTURE.md, "State files").
     pub(super) fn replay(&self, chat: &mut Chat, chat_json: &Path) -> Result<()> {
         let Some(generation) = chat.journal.clone() else {
@@ -186,6 +187,7 @@ impl ChatStore {
         let dir = self.chat_dir(&chat.id)?;
         let skip = |why: &str| {
             tracing::warn!(chat = %chat.id, "context journal skipped: {why}; the chat opens without it");
+            super::journal_skips::record(&dir, why.to_owned());
             open_journals()
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())

@@ -5,6 +5,7 @@ pub mod events;
 mod excerpt;
 pub mod ids;
 pub mod journal;
+pub mod journal_skips;
 mod list_cache;
 /// Titles made from the first question without a model.
 pub mod local_title;

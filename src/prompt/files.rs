@@ -12,6 +12,7 @@ use crate::context::{ChatFiles, find_file};
 use crate::error::Result;
 use crate::prompt::assemble::{self, ChatState, Prompt, PromptFile};
 use crate::prompt::ledger::{self, Ledger};
+use crate::prompt::ledger_snapshots;
 
 /// The next request of `chat` laid out (`assemble::assemble`) with `system` as its
 /// system text and `content` as the new message, and the context snapshot to record on
@@ -24,7 +25,9 @@ pub fn next_request(
     system: &str,
     content: &str,
 ) -> Result<(Prompt, Vec<SnapshotRef>)> {
-    let mut ledger = Ledger::load(&store.cache_path(&chat.id, ledger::FILE_NAME)?, &chat.id);
+    let check = |l: &Ledger| ledger_snapshots::differing(l, chat, ChatFiles::new(store, &chat.id));
+    let path = store.cache_path(&chat.id, ledger::FILE_NAME)?;
+    let mut ledger = Ledger::load(&path, &chat.id, &check);
     if !ledger.fits(&chat.messages, &chat.context_files) {
         ledger = Default::default();
     }

@@ -257,8 +257,11 @@ impl Ledger {
     /// The ledger of chat `chat` at `path`: the one this process last read or saved
     /// there while the file is as it left it, else read again; a missing or unreadable
     /// one, or one written for another chat (or naming none), is empty: a fresh start,
-    /// one uncached request.
-    pub fn load(path: &Path, chat: &str) -> Arc<Ledger> {
+    /// one uncached request. A ledger read from disk is also refused when `check`
+    /// names entries whose text is not what the chat holds for their version
+    /// (`ledger_snapshots::differing`); the refusal is kept for the next send's notice
+    /// (`ledger_snapshots::take_refused`).
+    pub fn load(path: &Path, chat: &str, check: &dyn Fn(&Ledger) -> Vec<String>) -> Arc<Ledger> {
         let now = file_stamp(path);
         let mut kept = kept();
         if let Some(k) = kept.as_ref()
@@ -276,6 +279,13 @@ impl Ledger {
         // such a ledger is not used (one uncached request, as for a damaged one).
         if !read.files().all(ShownFile::text_matches_id) {
             read = Ledger::default();
+        }
+        if read.chat.as_deref() == Some(chat) {
+            let differing = check(&read);
+            if !differing.is_empty() {
+                super::ledger_snapshots::record_refused(path, differing);
+                read = Ledger::default();
+            }
         }
         let ledger = Arc::new(read);
         *kept = Some(Kept {

@@ -48,6 +48,7 @@ mod review;
 mod route;
 mod send;
 mod send_notices;
+mod send_scans;
 mod table;
 mod timeouts;
 mod tokens;

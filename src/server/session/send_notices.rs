@@ -20,6 +20,12 @@ use crate::text::invisible::{self, InvisibleWarning, MAX_WARNINGS};
 pub(super) const KIND_EXTERNAL: &str = "external_left_out";
 /// `kind` of the notice naming invisible characters in what the request carries.
 pub(super) const KIND_INVISIBLE: &str = "invisible";
+/// `kind` of the notice saying the chat's prompt ledger was not used: a text in it is
+/// not the snapshot bb7 holds for its version (`prompt::ledger_snapshots`).
+pub(super) const KIND_LEDGER: &str = "ledger_refused";
+/// `kind` of the notice saying the chat's context journal was skipped at its read
+/// (`chat::journal_skips`).
+pub(super) const KIND_JOURNAL: &str = "journal_skipped";
 
 impl Session {
     /// The external entries of `chat` the prompt leaves out (paths, in context order):
@@ -63,6 +69,33 @@ impl Session {
             };
             outbox.emit(&notice, Some(request_id));
         }
+        let refused = store
+            .cache_path(&chat.id, crate::prompt::ledger::FILE_NAME)
+            .ok()
+            .and_then(|p| crate::prompt::ledger_snapshots::take_refused(&p));
+        if let Some(paths) = refused {
+            let notice = TurnMessage::Notice {
+                kind: KIND_LEDGER.to_owned(),
+                message: ledger_message(&paths),
+                chat_id: chat.id.clone(),
+            };
+            outbox.emit(&notice, Some(request_id));
+        }
+        let skipped = store
+            .chat_dir(&chat.id)
+            .ok()
+            .and_then(|d| crate::chat::journal_skips::take(&d));
+        if let Some(why) = skipped {
+            let notice = TurnMessage::Notice {
+                kind: KIND_JOURNAL.to_owned(),
+                message: format!(
+                    "The chat's context journal was skipped ({why}): context adds it \
+                     recorded are not in this chat; add those files again"
+                ),
+                chat_id: chat.id.clone(),
+            };
+            outbox.emit(&notice, Some(request_id));
+        }
         let warnings = carried_warnings(store, chat, &left_out, instructions);
         if !warnings.is_empty() {
             let notice = TurnMessage::Notice {
@@ -89,6 +122,16 @@ fn left_out_message(paths: &[String]) -> String {
         paths.join(", "),
         if paths.len() == 1 { "it" } else { "them" },
         if paths.len() == 1 { "it" } else { "them" },
+    )
+}
+
+/// The notice for a refused ledger: the paths whose texts differed.
+fn ledger_message(paths: &[String]) -> String {
+    format!(
+        "The chat's saved prompt (prompt.json) was not used: its text of {} is not the \
+         snapshot bb7 holds for that version (edited by hand, or planted with the chat); \
+         this send shows the snapshots instead",
+        paths.join(", ")
     )
 }
 
@@ -132,10 +175,18 @@ fn carried_warnings(
         if is_image || (cf.external && left_out.contains(&cf.path)) {
             continue;
         }
-        let Ok(text) = files.read_snapshot(cf) else {
+        // The content hash from the file's stamp, so a snapshot an earlier send
+        // checked is neither read nor scanned again (`send_scans`).
+        let sha = files
+            .snapshot_path(cf)
+            .ok()
+            .and_then(|p| crate::filecache::file_facts(store.base(), &p, false).ok())
+            .flatten()
+            .map(|f| f.sha256);
+        let read = || files.read_snapshot(cf).ok();
+        let Some(found) = super::send_scans::found_in(sha.as_deref(), read) else {
             continue;
         };
-        let found = invisible::find(&text, MAX_WARNINGS + 1);
         let first = cf.start_line.map_or(1, |s| usize::try_from(s).unwrap_or(1));
         out.extend(invisible::warnings_for(&cf.path, &found, |l| l + first - 1));
     }
