@@ -1,27 +1,5 @@
-//! Characters of the model's copy that the file does not have: typographic
-//! punctuation folded to ASCII, and trailing whitespace added to every copied line.
-//! The edit's changed lines keep the file's characters, not the copy's.
-
-use super::replay::Norm;
-use super::text::indent_of;
-
-/// A changed line whose copy in old_string differs from the file's line beyond
-/// whitespace (typographic characters folded to ASCII): the model's change is replayed
-/// on the file's line, so the characters it did not touch stay as the file has them.
-/// Unrelated pairs and changes that touch those characters keep the model's line.
-pub fn keep_file_characters(old: &str, file: &str, new: &str) -> String {
-    let (o, f, n) = (old.trim(), file.trim(), new.trim());
-    if o == f || Norm::Loose.apply(o) != Norm::Loose.apply(f) {
-        return new.to_owned();
-    }
-    if similar::TextDiff::from_chars(o, n).ratio() < 0.5 {
-        return new.to_owned();
-    }
-    match super::combine::merge3_chars(o, f, n) {
-        Some(body) => format!("{}{body}", indent_of(new)),
-        None => new.to_owned(),
-    }
-}
+//! Trailing whitespace the model's copy adds to every copied line: the edit's changed
+//! and new lines keep the file's line ends, not the copy's.
 
 /// Trailing whitespace that the model's copy adds to every copied line the file has
 /// without it (a copy with a space after each line): the new lines it writes carry the

@@ -21,6 +21,7 @@ pub mod indent_rule;
 pub mod literals;
 pub mod make_cond;
 pub mod matching;
+pub mod model_style;
 pub mod normal_form;
 pub mod paths;
 pub mod recipes;

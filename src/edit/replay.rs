@@ -9,9 +9,10 @@
 
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
-use super::copy_chars::{copy_trailing, keep_file_characters};
+use super::copy_chars::copy_trailing;
 use super::error::EditError;
 use super::literals;
+use super::model_style::model_style;
 use super::text::{Doc, Style, indent_of, mode, style_matches};
 
 /// How lines are compared in a matching pass.
@@ -264,6 +265,24 @@ fn places_lines(region: &Region, ops: &[DiffOp]) -> bool {
     })
 }
 
+/// A changed line whose copy in old_string differs from the file's line beyond
+/// whitespace (typographic characters folded to ASCII): the model's change is replayed
+/// on the file's line, so the characters it did not touch stay as the file has them.
+/// Unrelated pairs and changes that touch those characters keep the model's line.
+fn keep_file_characters(old: &str, file: &str, new: &str) -> String {
+    let (o, f, n) = (old.trim(), file.trim(), new.trim());
+    if o == f || Norm::Loose.apply(o) != Norm::Loose.apply(f) {
+        return new.to_owned();
+    }
+    if similar::TextDiff::from_chars(o, n).ratio() < 0.5 {
+        return new.to_owned();
+    }
+    match super::combine::merge3_chars(o, f, n) {
+        Some(body) => format!("{}{body}", indent_of(new)),
+        None => new.to_owned(),
+    }
+}
+
 fn kept(doc: &Doc, i: usize) -> OutLine {
     let l = doc.lines[i];
     OutLine {
@@ -304,7 +323,7 @@ struct Frame {
 
 impl Frame {
     fn new(doc: &Doc, region: &Region, file: &[&str], ops: &[DiffOp], strings: &[bool]) -> Frame {
-        let model = model_style(doc, region, file, strings);
+        let model = model_style(doc, &region.old, &region.new, file, strings);
         let level = |s: &str, style: Style| style.measure(indent_of(s)).0 as isize;
         // Lines inside strings say how the model copied them, not how code nests; they
         // are read only when the copy holds nothing else.
@@ -625,92 +644,4 @@ fn neighbour_style(doc: &Doc, start: usize, file: &[&str], anchor: usize, text: 
         .find_map(indented)
         .or_else(|| (abs..doc.lines.len()).take(50).find_map(indented))
         .unwrap_or(doc.style)
-}
-
-/// The style the model's lines are written in.
-/// Lines inside multi-line strings (`strings`: a heredoc's tab-indented body under
-/// `<<-`, say) are text, not indentation, and teach nothing of the model's unit.
-fn model_style(doc: &Doc, region: &Region, file: &[&str], strings: &[bool]) -> Style {
-    let text: Vec<&String> = region
-        .old
-        .iter()
-        .zip(strings)
-        .filter(|p| *p.1)
-        .map(|p| p.0)
-        .collect();
-    let all = region
-        .old
-        .iter()
-        .chain(region.new.iter())
-        .filter(|l| !text.contains(l));
-    if all.clone().any(|l| l.starts_with('\t')) {
-        return Style::Tabs;
-    }
-    // Spaces where the file has tabs: learn the width of a level from the pairs.
-    let mut widths = Vec::new();
-    for ((o, f), _) in region
-        .old
-        .iter()
-        .zip(file)
-        .zip(strings)
-        .filter(|(_, s)| !**s)
-    {
-        let tabs = indent_of(f).chars().take_while(|&c| c == '\t').count();
-        let w = indent_of(o).len();
-        if tabs > 0 && w > 0 && w.is_multiple_of(tabs) && !o.trim().is_empty() {
-            widths.push((w / tabs) as isize);
-        }
-    }
-    if let Some(w) = mode(&widths).filter(|&w| w > 0) {
-        return Style::Spaces(w as usize);
-    }
-    let own = super::text::space_unit_of(all.map(String::as_str));
-    let Style::Spaces(n) = doc.style else {
-        return Style::Spaces(own.unwrap_or(doc.space_unit));
-    };
-    let Some(m) = own.filter(|&m| m != n) else {
-        return Style::Spaces(n);
-    };
-    // A unit other than the file's only when the copied lines step like it: each change
-    // of depth in old_string is that many levels in the file too. Without such steps,
-    // only when the model's depths do not fit the file's unit at all.
-    let pairs: Vec<(usize, usize)> = region
-        .old
-        .iter()
-        .zip(file)
-        .zip(strings)
-        .filter(|(_, s)| !**s)
-        .map(|(pair, _)| pair)
-        .filter(|(o, f)| {
-            !o.trim().is_empty() && !indent_of(o).contains('\t') && !indent_of(f).contains('\t')
-        })
-        .map(|(o, f)| (indent_of(o).len(), indent_of(f).len()))
-        .collect();
-    let Some(&(o0, f0)) = pairs.first() else {
-        return Style::Spaces(n);
-    };
-    let stepped = pairs.iter().any(|&(o, _)| o != o0);
-    let scales = pairs.iter().all(|&(o, f)| {
-        (o as isize - o0 as isize) * n as isize == (f as isize - f0 as isize) * m as isize
-    });
-    if stepped {
-        return Style::Spaces(if scales { m } else { n });
-    }
-    let fits = |u: usize| pairs.iter().all(|&(o, _)| o % u == 0);
-    if !fits(n) && fits(m) {
-        return Style::Spaces(m);
-    }
-    // old_string shows no step, so new_string's own lines tell the model's unit: its
-    // lines deeper than old_string's first step by that unit each time, and the file's
-    // unit would put them off the depths the model's steps mean.
-    let steps: Vec<usize> = region
-        .new
-        .iter()
-        .filter(|l| !l.trim().is_empty() && !indent_of(l).contains('\t'))
-        .map(|l| indent_of(l).len())
-        .filter(|&w| w > o0)
-        .map(|w| w - o0)
-        .collect();
-    let by_model = !steps.is_empty() && steps.iter().all(|s| s.is_multiple_of(m));
-    Style::Spaces(if by_model && fits(m) { m } else { n })
 }

@@ -25,8 +25,15 @@ pub fn next_request(
     system: &str,
     content: &str,
 ) -> Result<(Prompt, Vec<SnapshotRef>)> {
-    let check = |l: &Ledger| ledger_snapshots::differing(l, chat, ChatFiles::new(store, &chat.id));
     let path = store.cache_path(&chat.id, ledger::FILE_NAME)?;
+    // A refusal is kept for the next send's notice (`ledger_snapshots::take_refused`).
+    let check = |l: &Ledger| {
+        let differing = ledger_snapshots::differing(l, chat, ChatFiles::new(store, &chat.id));
+        if !differing.is_empty() {
+            ledger_snapshots::record_refused(&path, differing.clone());
+        }
+        differing
+    };
     let mut ledger = Ledger::load(&path, &chat.id, &check);
     if !ledger.fits(&chat.messages, &chat.context_files) {
         ledger = Default::default();

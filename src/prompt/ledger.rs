@@ -259,8 +259,8 @@ impl Ledger {
     /// one, or one written for another chat (or naming none), is empty: a fresh start,
     /// one uncached request. A ledger read from disk is also refused when `check`
     /// names entries whose text is not what the chat holds for their version
-    /// (`ledger_snapshots::differing`); the refusal is kept for the next send's notice
-    /// (`ledger_snapshots::take_refused`).
+    /// (`ledger_snapshots::differing`, which also keeps the refusal for the next send's
+    /// notice).
     pub fn load(path: &Path, chat: &str, check: &dyn Fn(&Ledger) -> Vec<String>) -> Arc<Ledger> {
         let now = file_stamp(path);
         let mut kept = kept();
@@ -280,12 +280,8 @@ impl Ledger {
         if !read.files().all(ShownFile::text_matches_id) {
             read = Ledger::default();
         }
-        if read.chat.as_deref() == Some(chat) {
-            let differing = check(&read);
-            if !differing.is_empty() {
-                super::ledger_snapshots::record_refused(path, differing);
-                read = Ledger::default();
-            }
+        if read.chat.as_deref() == Some(chat) && !check(&read).is_empty() {
+            read = Ledger::default();
         }
         let ledger = Arc::new(read);
         *kept = Some(Kept {

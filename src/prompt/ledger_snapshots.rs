@@ -56,7 +56,7 @@ pub fn differing(ledger: &Ledger, chat: &Chat, files: ChatFiles<'_>) -> Vec<Stri
 static REFUSED: Mutex<Vec<(PathBuf, Vec<String>)>> = Mutex::new(Vec::new());
 
 /// Records that the ledger at `path` was refused for the texts of `paths`.
-pub(super) fn record_refused(path: &Path, paths: Vec<String>) {
+pub fn record_refused(path: &Path, paths: Vec<String>) {
     let mut refused = REFUSED.lock().unwrap_or_else(|p| p.into_inner());
     refused.retain(|(p, _)| p != path);
     refused.push((path.to_path_buf(), paths));
