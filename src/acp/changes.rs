@@ -311,20 +311,42 @@ pub(super) async fn write_through_editor(
             )
         })
     };
+    let before = disk_text(abs);
     write(text).await?;
+    // A Neovim buffer in `fileformat=dos` (codecompanion.nvim writes into the open
+    // buffer and saves it) takes CRLF text as lines ending in `\r` and saves each with
+    // a CR of its own: give it LF text and let the buffer add the CRs.
+    let lf;
+    let text = if doubled_crs(text, before.as_deref(), disk_text(abs).as_deref()) {
+        lf = text.replace("\r\n", "\n");
+        write(&lf).await?;
+        lf.as_str()
+    } else {
+        text
+    };
     if !caps.fs.read_text_file {
         return Ok(());
     }
     let Some(back) = editor_read(sess, cx, abs).await else {
         return Ok(());
     };
-    if back != text
+    // Compared without regard to line endings: a client may read CRLF as LF.
+    let (back, want) = (back.replace("\r\n", "\n"), text.replace("\r\n", "\n"));
+    if back != want
         && let Some(shorter) = text.strip_suffix('\n')
-        && back.strip_suffix('\n') == Some(text)
+        && back.strip_suffix('\n') == Some(want.as_str())
     {
         write(shorter).await?;
     }
     Ok(())
+}
+
+/// Whether writing CRLF `text` left the file on disk with `\r\r\n` line ends it did
+/// not have `before`: the editor kept the text's CRs in its lines and added its own.
+fn doubled_crs(text: &str, before: Option<&str>, after: Option<&str>) -> bool {
+    text.contains("\r\n")
+        && !before.is_some_and(|b| b.contains("\r\r\n"))
+        && after.is_some_and(|a| a.contains("\r\r\n"))
 }
 
 /// Applies the output of `path`: onto the editor's text when the client reads and
