@@ -270,6 +270,15 @@ fn exact(doc: &Doc, old: &str, new: &str, replace_all: bool, inside_indent: bool
         return Ok(None);
     }
     let line_at = |pos: usize| starts.partition_point(|&s| s <= pos) - 1;
+    // `match_indices` skips a match that overlaps the one before (`}\n}\n` in three
+    // closing braces): one found is still two places.
+    if let (false, [h]) = (replace_all, hits.as_slice())
+        && let Some(p) = overlapping(&text, *h, old)
+    {
+        return Err(EditError::NotUnique {
+            match_lines: vec![line_at(*h) + 1, line_at(p) + 1],
+        });
+    }
     if hits.len() > 1 {
         if !replace_all {
             return Err(EditError::NotUnique {
@@ -423,6 +432,23 @@ fn indent_continuation(prefix: &str, old: &str, new: &str) -> String {
     out
 }
 
+/// Where `old` occurs again, on token boundaries, overlapping its match at `at`.
+fn overlapping(text: &str, at: usize, old: &str) -> Option<usize> {
+    let end = at + old.len();
+    let mut from = at;
+    loop {
+        from += text[from..].chars().next()?.len_utf8();
+        let p = from + text[from..].find(old)?;
+        if p >= end {
+            return None;
+        }
+        if on_token_boundaries(text, p, old) {
+            return Some(p);
+        }
+        from = p;
+    }
+}
+
 fn line_starts(text: &str) -> Vec<usize> {
     let mut v = vec![0];
     v.extend(text.match_indices('\n').map(|(i, _)| i + 1));
@@ -441,9 +467,16 @@ fn by_lines(
     if hits.is_empty() {
         return Ok(None);
     }
-    if hits.len() > 1 && !replace_all {
+    // Windows overlapping the one found (a copy of `}` `}` in three closing braces)
+    // are other places too.
+    let all = if replace_all {
+        hits.clone()
+    } else {
+        super::splice::overlapping_windows(doc, old, norm)
+    };
+    if all.len() > 1 && !replace_all {
         return Err(EditError::NotUnique {
-            match_lines: hits.iter().map(|h| h + 1).collect(),
+            match_lines: all.iter().map(|h| h + 1).collect(),
         });
     }
     if new.is_empty() && hits.len() == 1 {

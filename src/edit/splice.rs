@@ -25,6 +25,20 @@ pub(crate) fn windows(doc: &Doc, old: &[String], norm: Norm) -> Vec<usize> {
     out
 }
 
+/// Start indexes of every window of `doc` equal to `old` under `norm`, overlapping
+/// ones included.
+pub(crate) fn overlapping_windows(doc: &Doc, old: &[String], norm: Norm) -> Vec<usize> {
+    let k = old.len();
+    if k == 0 || k > doc.lines.len() {
+        return Vec::new();
+    }
+    let want: Vec<String> = old.iter().map(|l| norm.apply(l)).collect();
+    let have: Vec<String> = doc.lines.iter().map(|l| norm.apply(l.text)).collect();
+    (0..=have.len() - k)
+        .filter(|&i| have[i..i + k] == want[..])
+        .collect()
+}
+
 /// Rebuilds the file with `parts` (start line, line count, replacement) in place. Every
 /// line but the last gets an ending; the last keeps the file's final newline unless
 /// `final_newline` says the edit changed it.
