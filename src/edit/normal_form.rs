@@ -9,7 +9,8 @@
 //! that reading agrees with the byte-for-byte one (same region, or the byte-for-byte
 //! one found nothing); lines the edit leaves unchanged keep the file's bytes, its form
 //! included; lines the edit writes are the model's text as it sent them (in NFC when
-//! its `old_string` was not: a model that copies decomposed text writes it so too).
+//! its `old_string` was not: a model that copies decomposed text writes it so too;
+//! unless the file's changed region holds decomposed text itself).
 
 use std::collections::HashMap;
 
@@ -43,13 +44,14 @@ pub(crate) fn across_forms(
     let composed = file.concat();
     // A model that copied old_string decomposed wrote new_string so too: its kept lines
     // are compared with old_string's in the same form.
+    let sent = new;
     let new = if is_nfc(old) {
         new.to_owned()
     } else {
         new.nfc().collect()
     };
     let second = read(&composed, &old.nfc().collect::<String>(), &new, replace_all)
-        .and_then(|out| restore(content, &file, &out));
+        .and_then(|out| restore(content, &file, &out, sent));
     match (first, second) {
         (Ok(a), Ok(b)) if a == b => Ok(a),
         (Ok(_), Ok(_)) => Err(ambiguous(
@@ -80,7 +82,10 @@ fn ambiguous(why: &str) -> EditError {
 /// and after the changed region are the file's by position; inside it, a line whose
 /// text (in NFC) is a line of the file there takes that line's bytes, when the file
 /// writes that text one way only there (else the reading is refused as ambiguous).
-fn restore(content: &str, composed: &[String], out: &str) -> Result<String, EditError> {
+/// A line the edit writes is in NFC where the file's changed region is, else as the
+/// model sent it in `sent` (its new_string): a region the file holds decomposed keeps
+/// the model's decomposed text rather than take another form than its neighbours.
+fn restore(content: &str, composed: &[String], out: &str, sent: &str) -> Result<String, EditError> {
     let original: Vec<&str> = content.split_inclusive('\n').collect();
     let got: Vec<&str> = out.split_inclusive('\n').collect();
     let p = composed
@@ -108,6 +113,11 @@ fn restore(content: &str, composed: &[String], out: &str) -> Result<String, Edit
             })
             .or_insert(Some(*o));
     }
+    let decomposed = original[p..original.len() - s].iter().any(|l| !is_nfc(l));
+    let as_sent: HashMap<String, &str> = sent
+        .split_inclusive('\n')
+        .map(|l| (l.nfc().collect::<String>(), l))
+        .collect();
     let mut result = original[..p].concat();
     for line in &got[p..got.len() - s] {
         match forms.get(line.nfc().collect::<String>().as_str()) {
@@ -118,7 +128,10 @@ fn restore(content: &str, composed: &[String], out: &str) -> Result<String, Edit
                     line.trim()
                 )));
             }
-            None => result.push_str(line),
+            None => match as_sent.get(*line).filter(|_| decomposed) {
+                Some(model) => result.push_str(model),
+                None => result.push_str(line),
+            },
         }
     }
     result.push_str(&original[original.len() - s..].concat());
@@ -146,6 +159,15 @@ mod tests {
         let first = read(&file, "café\nb\n", "café\nc\n", false);
         let out = across_forms(&read, &file, "café\nb\n", "café\nc\n", false, first).unwrap();
         assert_eq!(out, format!("a\n{nfd}c\n"));
+    }
+
+    #[test]
+    fn a_written_line_in_a_decomposed_region_keeps_the_models_decomposed_text() {
+        let file = "# cafe\u{301}\nx = 'e\u{301}'\ny\n";
+        let (old, new) = ("# café\nx = 'e\u{301}'\n", "# café\nx = 'e\u{301}' # z\n");
+        let first = read(file, old, new, false);
+        let out = across_forms(&read, file, old, new, false, first).unwrap();
+        assert_eq!(out, "# cafe\u{301}\nx = 'e\u{301}' # z\ny\n");
     }
 
     #[test]
