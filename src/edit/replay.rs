@@ -492,9 +492,17 @@ impl Frame {
         anchor: usize,
         paired: bool,
     ) -> Result<OutLine, EditError> {
-        let out = self.place_by_frame(doc, region, file, line, anchor, paired)?;
         let a = anchor.min(file.len() - 1);
         let (copy, at) = (&region.old[a], file[a]);
+        // A first line copied at a depth of its own (the others agree on another), and
+        // changed without moving: it stays where the file has it, to the column.
+        let own_first = a == 0 && self.first.is_some() && !self.fragment;
+        if own_first && paired && !copy.trim().is_empty() && indent_of(line) == indent_of(copy) {
+            let out = self.place_by_frame(doc, region, file, line, anchor, paired)?;
+            let text = format!("{}{}", indent_of(at), &line[indent_of(line).len()..]);
+            return Ok(OutLine { text, end: out.end });
+        }
+        let out = self.place_by_frame(doc, region, file, line, anchor, paired)?;
         let disagree = !out.text.trim().is_empty()
             && !copy.trim().is_empty()
             && !at.trim().is_empty()
