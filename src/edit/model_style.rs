@@ -36,7 +36,24 @@ pub fn model_style(
     if let Some(w) = mode(&widths).filter(|&w| w > 0) {
         return Style::Spaces(w as usize);
     }
-    let own = space_unit_of(all.map(String::as_str));
+    // A line that continues the one above is aligned, not a level: its step (`combine(a,`
+    // then `b);` eight columns in) says nothing of the unit.
+    let nesting = |lines: &[String]| -> Vec<String> {
+        let mut prev: Option<&String> = None;
+        let mut out = Vec::new();
+        for l in lines {
+            if l.trim().is_empty() {
+                continue;
+            }
+            if !prev.is_some_and(|p| super::indent_rule::continues(p)) && !text.contains(&l) {
+                out.push(l.clone());
+            }
+            prev = Some(l);
+        }
+        out
+    };
+    let (old_levels, new_levels) = (nesting(old), nesting(new));
+    let own = space_unit_of(old_levels.iter().chain(&new_levels).map(String::as_str));
     let Style::Spaces(n) = doc.style else {
         return Style::Spaces(own.unwrap_or(doc.space_unit));
     };
