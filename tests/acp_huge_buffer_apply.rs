@@ -7,8 +7,8 @@ mod acp_support;
 mod common;
 
 use acp_support::*;
-use common::fake_env;
 use common::fake_model::*;
+use common::{Env, fake_env};
 use serde_json::json;
 
 /// 70 MB of text: over the 64 MiB line limit however it is escaped.
@@ -16,8 +16,9 @@ fn huge() -> String {
     "abcdefghi\n".repeat(7_000_000)
 }
 
-#[test]
-fn an_apply_into_a_buffer_over_the_line_limit_is_refused_by_name() {
+/// A project holding a.txt, with the model's next answer an edit of its first line:
+/// the environment, the fake model (kept alive) and a.txt's path.
+fn alpha_edit() -> (Env, FakeModel, std::path::PathBuf) {
     let (env, fake) = fake_env(json!({}));
     env.write("a.txt", "alpha\nbeta\n");
     let a = env.project.join("a.txt");
@@ -29,6 +30,12 @@ fn an_apply_into_a_buffer_over_the_line_limit_is_refused_by_name() {
             json!({"path": "a.txt", "edits": [{"old_string": "alpha", "new_string": "ALPHA"}]}),
         )],
     ));
+    (env, fake, a)
+}
+
+#[test]
+fn an_apply_into_a_buffer_over_the_line_limit_is_refused_by_name() {
+    let (env, _fake, a) = alpha_edit();
     let ed = Editor::new(true);
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;
@@ -54,17 +61,7 @@ fn an_apply_into_a_buffer_over_the_line_limit_is_refused_by_name() {
 /// name, not rolled back on disk past the user's unsaved edits.
 #[test]
 fn undo_with_a_buffer_over_the_line_limit_is_refused_by_name() {
-    let (env, fake) = fake_env(json!({}));
-    env.write("a.txt", "alpha\nbeta\n");
-    let a = env.project.join("a.txt");
-    fake.push_sse(response(
-        "",
-        "Done.",
-        vec![(
-            "edit_file",
-            json!({"path": "a.txt", "edits": [{"old_string": "alpha", "new_string": "ALPHA"}]}),
-        )],
-    ));
+    let (env, _fake, a) = alpha_edit();
     let ed = Editor::new(true);
     rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
         let sid = new_session(&cx, &env.project).await?;

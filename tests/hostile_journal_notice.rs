@@ -6,6 +6,7 @@ mod common;
 
 use common::fake_env;
 use common::fake_model::*;
+use common::reopen::{journal_file, reopen};
 use serde_json::{Value, json};
 
 #[test]
@@ -19,23 +20,11 @@ fn a_skipped_journal_is_named_in_a_notice_on_the_next_send_once() {
     b.ok(json!({"action": "chat_rename", "id": chat, "name": "journaled"}));
     b.ok(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));
     b.kill();
-    let journal = std::fs::read_dir(env.chat_dir(&chat))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("journal-")
-        })
-        .expect("a journal holds the add");
+    let journal = journal_file(&env, &chat);
     std::fs::remove_file(&journal).unwrap();
     std::fs::create_dir(&journal).unwrap();
 
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": chat}));
+    let mut b = reopen(&env, &chat);
     for (question, warned) in [("first?", true), ("second?", false)] {
         fake.push_sse(response("", "An answer.", vec![]));
         let stream = b.turn_stream(question);
