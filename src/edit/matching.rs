@@ -124,13 +124,33 @@ fn short_start_agrees(
         Err(EditError::NotUnique { .. }) => true,
         Ok(Some(o)) => o != out,
         _ => false,
-    };
+    } || ends_a_line_of_code(doc, old, first);
     if other {
         return Err(EditError::Invalid(format!(
             "old_string starts with {first:?} on a line of its own, which matches a line of the file and also the end of another line of code; start old_string with the whole line it ends"
         )));
     }
     Ok(out)
+}
+
+/// Whether `first` (old's lone first line) also ends a longer line of code that the
+/// rest of `old` follows, line by line up to indentation: the reading
+/// [`truncated_ends`] makes only for an exact copy, taken here for a shifted one too.
+fn ends_a_line_of_code(doc: &Doc, old: &str, first: &str) -> bool {
+    let later: Vec<&str> = old.lines().skip(1).map(str::trim).collect();
+    if later.iter().all(|l| l.is_empty()) {
+        return false;
+    }
+    (0..doc.lines.len()).any(|i| {
+        let line = doc.lines[i].text.trim_end();
+        line.ends_with(first)
+            && line.trim().len() > first.len()
+            && later.iter().enumerate().all(|(k, l)| {
+                doc.lines
+                    .get(i + 1 + k)
+                    .is_some_and(|f| f.text.trim() == *l)
+            })
+    })
 }
 
 fn try_passes(doc: &Doc, old: &str, new: &str, replace_all: bool) -> Found {
@@ -404,7 +424,7 @@ fn indent_continuation(prefix: &str, old: &str, new: &str) -> String {
     if prefix.is_empty()
         || !prefix.chars().all(|c| c == ' ' || c == '\t')
         || !new.contains('\n')
-        || old.contains('\n')
+        || old.trim_end_matches(['\n', '\r']).contains('\n')
     {
         return new.to_owned();
     }

@@ -157,7 +157,53 @@ pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), Stri
             ));
         }
     }
+    kept_in_place(removed, added, &kept, &news[0], p)?;
     indentation(removed, added, &old_l, &news[0], p)
+}
+
+/// A line the model kept (the same in `old_string` and `new_string`) stays the file's
+/// line byte for byte, indentation included. Per text (without its indentation): the
+/// result's lines of that text that are none of the file's lines of it in the region are
+/// new lines, and `new_string` adds only as many lines of that text as it holds beyond
+/// those it kept.
+fn kept_in_place(
+    removed: &[(&str, &str)],
+    added: &[(&str, &str)],
+    kept: &[String],
+    new: &[String],
+    p: usize,
+) -> Result<(), String> {
+    let mut kept_count: HashMap<&str, usize> = HashMap::new();
+    for k in kept {
+        *kept_count.entry(rest(k)).or_default() += 1;
+    }
+    for (text, kept_n) in kept_count {
+        let mut pool: Vec<&str> = removed
+            .iter()
+            .map(|r| r.0)
+            .filter(|r| rest(r) == text)
+            .collect();
+        if pool.is_empty() {
+            continue;
+        }
+        let new_n = new.iter().filter(|n| rest(n) == text).count();
+        let mut foreign = Vec::new();
+        for (k, a) in added.iter().enumerate().filter(|(_, a)| rest(a.0) == text) {
+            match pool.iter().position(|r| *r == a.0) {
+                Some(i) => {
+                    pool.swap_remove(i);
+                }
+                None => foreign.push(p + k + 1),
+            }
+        }
+        if foreign.len() > new_n.saturating_sub(kept_n) {
+            let at = foreign[0];
+            return Err(format!(
+                "line {at} is unchanged by the edit, but the result would re-indent it from the model's copy ({text:?} is not at the file's column)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// New lines keep the depth order of the model's copy, as measured against the file's
@@ -344,6 +390,25 @@ mod tests {
         let err = check("\u{feff}a\nb\n", "a\n", "z\na\n", "z\n\u{feff}a\nb\n").unwrap_err();
         assert!(err.contains("byte-order mark"), "{err}");
         check("\u{feff}a\nb\n", "a\n", "z\na\n", "\u{feff}z\na\nb\n").unwrap();
+    }
+
+    #[test]
+    fn a_kept_line_keeps_the_files_indentation() {
+        let before = "fn f() {\n    g();\n}\n";
+        let (old, new) = ("g();\n", "// note\ng();\n");
+        let bad = "fn f() {\n    // note\ng();\n}\n";
+        let err = check(before, old, new, bad).unwrap_err();
+        assert!(err.contains("line 3"), "{err}");
+        check(before, old, new, "fn f() {\n    // note\n    g();\n}\n").unwrap();
+        // A second copy of a kept line is new text and may sit where the model put it.
+        let twice = "g();\nif x {\ng();\n}\n";
+        check(
+            before,
+            old,
+            twice,
+            "fn f() {\n    g();\n    if x {\n    g();\n    }\n}\n",
+        )
+        .unwrap();
     }
 
     #[test]
