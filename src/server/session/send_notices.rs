@@ -73,10 +73,10 @@ impl Session {
             .cache_path(&chat.id, crate::prompt::ledger::FILE_NAME)
             .ok()
             .and_then(|p| crate::prompt::ledger_snapshots::take_refused(&p));
-        if let Some(paths) = refused {
+        if let Some(refusal) = refused {
             let notice = TurnMessage::Notice {
                 kind: KIND_LEDGER.to_owned(),
-                message: ledger_message(&paths),
+                message: ledger_message(&refusal),
                 chat_id: chat.id.clone(),
             };
             outbox.emit(&notice, Some(request_id));
@@ -125,14 +125,23 @@ fn left_out_message(paths: &[String]) -> String {
     )
 }
 
-/// The notice for a refused ledger: the paths whose texts differed.
-fn ledger_message(paths: &[String]) -> String {
-    format!(
-        "The chat's saved prompt (prompt.json) was not used: its text of {} is not the \
-         snapshot bb7 holds for that version (edited by hand, or planted with the chat); \
-         this send shows the snapshots instead",
-        paths.join(", ")
-    )
+/// The notice for a refused ledger: what differed, and why it was checked so.
+fn ledger_message(r: &crate::prompt::ledger_snapshots::Refusal) -> String {
+    let what = r.paths.join(", ");
+    if r.unrecorded {
+        format!(
+            "The chat's saved prompt (prompt.json) was not used: it is not the one bb7 \
+             last wrote for this chat on this machine (~/.bb7/prompt_ledgers.json; a \
+             copied or cloned chat, a hand edit), and its text of {what} is not one bb7 \
+             still holds; this send shows the snapshots instead (one uncached request)"
+        )
+    } else {
+        format!(
+            "The chat's saved prompt (prompt.json) was not used: its text of {what} is not \
+             the snapshot bb7 holds for that version (edited by hand, or planted with the \
+             chat); this send shows the snapshots instead"
+        )
+    }
 }
 
 /// The notice for invisible characters: `path:line: code points` for each line, at
