@@ -93,8 +93,13 @@ pub fn is_recorded(ledger_path: &Path, bytes: &[u8]) -> bool {
 /// its next read.
 pub fn remember(ledger_path: &Path, bytes: &[u8]) -> Result<()> {
     let state = state_dir().ok_or_else(|| Error::invalid("no home directory"))?;
+    remember_in(&state, ledger_path, bytes)
+}
+
+/// [`remember`] with the record in the directory `state`.
+fn remember_in(state: &Path, ledger_path: &Path, bytes: &[u8]) -> Result<()> {
     let (root, id) = key(ledger_path).ok_or_else(|| Error::invalid("not a chat's ledger"))?;
-    std::fs::create_dir_all(&state)
+    std::fs::create_dir_all(state)
         .map_err(|e| Error::io(format!("creating {}", state.display()), e))?;
     let lock_path = state.join(LOCK_FILE);
     let lock = std::fs::OpenOptions::new()
@@ -110,7 +115,7 @@ pub fn remember(ledger_path: &Path, bytes: &[u8]) -> Result<()> {
         let e = std::io::Error::last_os_error();
         return Err(Error::io(format!("locking {}", lock_path.display()), e));
     }
-    let mut record = load(&state);
+    let mut record = load(state);
     let at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -148,6 +153,35 @@ fn trim(record: &mut Record, max: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writers on separate descriptors of the lock (as two processes are) lose none of
+    /// each other's entries, and the record stays whole JSON.
+    #[test]
+    fn concurrent_writers_keep_every_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let chats = dir.path().join("p/.bb7/chats");
+        std::fs::create_dir_all(&chats).unwrap();
+        let state = dir.path().join("home/.bb7");
+        let writers: Vec<_> = (0..2)
+            .map(|t| {
+                let (chats, state) = (chats.clone(), state.clone());
+                std::thread::spawn(move || {
+                    for i in 0..40 {
+                        let ledger = chats.join(format!("c{t}x{i}")).join("prompt.json");
+                        remember_in(&state, &ledger, b"{}").unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let record = load(&state);
+        assert_eq!(
+            record.projects.values().map(BTreeMap::len).sum::<usize>(),
+            80
+        );
+    }
 
     #[test]
     fn trim_keeps_the_newest_chats() {
