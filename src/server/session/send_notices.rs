@@ -23,9 +23,6 @@ pub(super) const KIND_INVISIBLE: &str = "invisible";
 /// `kind` of the notice saying the chat's prompt ledger was not used: a text in it is
 /// not the snapshot bb7 holds for its version (`prompt::ledger_snapshots`).
 pub(super) const KIND_LEDGER: &str = "ledger_refused";
-/// `kind` of the notice saying the chat's context journal was skipped at its read
-/// (`chat::journal_skips`).
-pub(super) const KIND_JOURNAL: &str = "journal_skipped";
 
 impl Session {
     /// The external entries of `chat` the prompt leaves out (paths, in context order):
@@ -81,17 +78,14 @@ impl Session {
             };
             outbox.emit(&notice, Some(request_id));
         }
-        let skipped = store
+        let journal = store
             .chat_dir(&chat.id)
             .ok()
             .and_then(|d| crate::chat::journal_skips::take(&d));
-        if let Some(why) = skipped {
+        if let Some(note) = journal {
             let notice = TurnMessage::Notice {
-                kind: KIND_JOURNAL.to_owned(),
-                message: format!(
-                    "The chat's context journal was skipped ({why}): context adds it \
-                     recorded are not in this chat; add those files again"
-                ),
+                kind: note.kind.to_owned(),
+                message: note.message,
                 chat_id: chat.id.clone(),
             };
             outbox.emit(&notice, Some(request_id));
