@@ -10,7 +10,8 @@
 //!
 //! The record is a cache of trust: missing, damaged or stale, it costs one uncached
 //! request, never a wrong prompt. It holds at most [`MAX_CHATS`] chats (the oldest
-//! written are dropped), is replaced atomically, and is read-modified-written under an
+//! written are dropped), is replaced atomically (a temporary file renamed over it, not
+//! flushed: a send does not wait for a sync), and is read-modified-written under an
 //! exclusive `flock(2)` on `prompt_ledgers.lock`, so two bb7 processes neither corrupt
 //! it nor lose each other's entries.
 
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::chat::ids::sha256_tagged;
 use crate::error::{Error, Result};
 use crate::project::UserDirs;
-use crate::project::fsutil::{read_regular_capped, write_json_atomic};
+use crate::project::fsutil::{read_regular_capped, replace_file};
 use crate::project::state_file::SMALL_CAP;
 
 /// File name of the record inside `~/.bb7/`.
@@ -125,7 +126,12 @@ fn remember_in(state: &Path, ledger_path: &Path, bytes: &[u8]) -> Result<()> {
     };
     record.projects.entry(root).or_default().insert(id, written);
     trim(&mut record, MAX_CHATS);
-    let result = write_json_atomic(&state.join(FILE), &record);
+    // Replaced whole, not flushed to disk: a record a power loss took back costs one
+    // uncached request, and a send should not wait for a sync.
+    let path = state.join(FILE);
+    let bytes = serde_json::to_vec(&record)
+        .map_err(|e| Error::invalid(format!("Cannot encode {}: {e}", path.display())))?;
+    let result = replace_file(&path, &bytes, false).map(|_| ());
     drop(lock);
     result
 }
