@@ -27,9 +27,16 @@ pub struct JournalNote {
 /// Notes by chat directory; one per chat, the latest read's.
 static NOTES: Mutex<Vec<(PathBuf, JournalNote)>> = Mutex::new(Vec::new());
 
+/// The most notes kept: a search reads every chat, and a project of planted chats
+/// must not grow this without bound; the oldest go first.
+const MAX_NOTES: usize = 256;
+
 fn record(dir: &Path, note: JournalNote) {
     let mut notes = NOTES.lock().unwrap_or_else(|p| p.into_inner());
     notes.retain(|(d, _)| d != dir);
+    if notes.len() >= MAX_NOTES {
+        notes.remove(0);
+    }
     notes.push((dir.to_path_buf(), note));
 }
 
