@@ -10,16 +10,9 @@ mod common;
 
 use common::fake_env;
 use common::fake_model::*;
+use common::reopen::reopen;
 use common::{Bb7, Env};
 use serde_json::{Value, json};
-
-/// A new process with chat `id` selected.
-fn reopen(env: &Env, id: &str) -> Bb7 {
-    let mut b = env.spawn();
-    b.ok(json!({"action": "init", "project_root": env.project}));
-    b.ok(json!({"action": "chat_select", "id": id}));
-    b
-}
 
 /// A chat whose ledger shows `notes.txt` in a version it no longer holds: sent once
 /// with the first text, then the file changed and added again. The process is closed.
