@@ -353,15 +353,16 @@ end
 function M.select_chat(id)
   -- The Message pane's text stays the draft of the chat it was typed for.
   require('bb7.ui.message').save()
-  local _, err = api.chat_select({ id = id })
+  local reply, err = api.chat_select({ id = id })
   if err and err.code == 'locked' then
     -- Held by another bb7 process: shown read-only, to read and to fork (cf).
     require('bb7.locks').report(id, err)
-    _, err = api.chat_select({ id = id, read_only = true })
+    reply, err = api.chat_select({ id = id, read_only = true })
   end
   if err then
     return report('select the chat', err)
   end
+  require('bb7.state_warnings').say(reply)
   layout().open()
   render().refresh()
 end

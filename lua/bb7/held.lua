@@ -21,9 +21,10 @@ local function on_left(msg)
     return
   end
   require('bb7.ui.message').save()
-  local _, err = api.chat_select({ id = msg.chat_id })
+  local reply, err = api.chat_select({ id = msg.chat_id })
   if not err then
     say(who .. ' has quit: the chat is yours now')
+    require('bb7.state_warnings').say(reply)
   elseif err.code == 'locked' then
     -- Another process took it first: followed there, read-only.
     local pid = type(err.data) == 'table' and err.data.holder_pid or nil

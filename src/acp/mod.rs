@@ -30,6 +30,7 @@ mod replay;
 mod rewrite;
 mod session;
 mod state;
+mod state_warnings;
 mod stdio;
 
 use std::sync::Arc;

@@ -74,15 +74,18 @@ fn project_root(cwd: &Path) -> Result<PathBuf, RpcError> {
 /// A server opened on the project of `cwd`, `.bb7/` created when it has none and
 /// `create` is set (a session to load needs none made: it cannot be in a project
 /// without one).
-async fn open(cwd: &Path, create: bool) -> Result<(Client, PathBuf), RpcError> {
+/// With it, init's `config_warnings` (among them what reading the chat init restored
+/// found wrong with its state, told when that chat is loaded: `state_warnings`).
+async fn open(cwd: &Path, create: bool) -> Result<(Client, PathBuf, Vec<String>), RpcError> {
     let root = project_root(cwd)?;
     let mut c = Client::start();
     let project_root = Some(root.to_string_lossy().into_owned());
     let init = Action::Init(params::Init {
         project_root: project_root.clone(),
     });
+    let mut warnings = Vec::new();
     match c.call::<Opened>(init.clone()).await {
-        Ok(_) => {}
+        Ok(o) => warnings = o.config_warnings.into_owned(),
         Err(f) if f.is(ErrorCode::NotInitialized) && !create => return Err(rpc(f)),
         Err(f) if f.is(ErrorCode::NotInitialized) => {
             match c
@@ -99,7 +102,7 @@ async fn open(cwd: &Path, create: bool) -> Result<(Client, PathBuf), RpcError> {
         }
         Err(f) => return Err(rpc(f)),
     }
-    Ok((c, root))
+    Ok((c, root, warnings))
 }
 
 /// `session/new`: a new chat in the project of `cwd`.
@@ -108,7 +111,7 @@ pub(super) async fn new_session(
     req: NewSessionRequest,
     cx: &Cx,
 ) -> Result<NewSessionResponse, RpcError> {
-    let (mut c, root) = open(&req.cwd, true).await?;
+    let (mut c, root, _) = open(&req.cwd, true).await?;
     let created: Created = c
         .call(Action::ChatNew(params::ChatNew::default()))
         .await
@@ -127,8 +130,9 @@ pub(super) async fn load_session(
     req: LoadSessionRequest,
     cx: &Cx,
 ) -> Result<LoadSessionResponse, RpcError> {
-    let sess = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
+    let (sess, warnings) = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
     replay::replay(&sess, cx).await?;
+    super::state_warnings::tell(cx, &sess, &warnings);
     let options = config_options(&sess).await?;
     commands(&sess, cx);
     super::mcp::start(&sess, &req.mcp_servers, command_list(), cx).await?;
@@ -141,7 +145,8 @@ pub(super) async fn resume_session(
     req: ResumeSessionRequest,
     cx: &Cx,
 ) -> Result<ResumeSessionResponse, RpcError> {
-    let sess = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
+    let (sess, warnings) = reopen(st, req.session_id.0.to_string(), &req.cwd, cx).await?;
+    super::state_warnings::tell(cx, &sess, &warnings);
     let options = config_options(&sess).await?;
     commands(&sess, cx);
     Ok(ResumeSessionResponse::new().config_options(options))
@@ -150,12 +155,13 @@ pub(super) async fn resume_session(
 /// Chat `id` of the project of `cwd` as an open session: the one open in this process
 /// (loaded twice) when it is that project's, else the chat selected on a new server.
 /// A project without `.bb7/`, or without the chat, is -32002 (nothing is created).
+/// With it, what `chat_select` found wrong with the chat's state (`state_warnings`).
 async fn reopen(
     st: &Shared,
     id: String,
     cwd: &Path,
     cx: &Cx,
-) -> Result<std::sync::Arc<Sess>, RpcError> {
+) -> Result<(std::sync::Arc<Sess>, Vec<String>), RpcError> {
     let root = project_root(cwd)?;
     let open_here = st
         .sessions
@@ -165,9 +171,9 @@ async fn reopen(
         .filter(|s| s.root == root)
         .cloned();
     if let Some(s) = open_here {
-        return Ok(s);
+        return Ok((s, Vec::new()));
     }
-    let (mut c, root) = open(cwd, false).await.map_err(|e| {
+    let (mut c, root, mut warnings) = open(cwd, false).await.map_err(|e| {
         if e.code == RpcError::invalid_params().code {
             RpcError::new(-32002, format!("Session not found: {id} ({})", e.message))
                 .data(serde_json::json!({ "uri": id }))
@@ -175,20 +181,23 @@ async fn reopen(
             e
         }
     })?;
-    c.call::<Ack>(Action::ChatSelect(params::ChatSelect {
-        id: params::NonEmpty(id.clone()),
-        scope: params::Scope::default(),
-        read_only: None,
-    }))
-    .await
-    .map_err(|f| {
-        if f.is(ErrorCode::NotFound) {
-            RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id }))
-        } else {
-            rpc(f)
-        }
-    })?;
-    Ok(register(st, id, root, c, cx).await)
+    let selected = c
+        .call::<crate::protocol::replies::Selected>(Action::ChatSelect(params::ChatSelect {
+            id: params::NonEmpty(id.clone()),
+            scope: params::Scope::default(),
+            read_only: None,
+        }))
+        .await
+        .map_err(|f| {
+            if f.is(ErrorCode::NotFound) {
+                RpcError::new(-32002, f.message).data(serde_json::json!({ "uri": id }))
+            } else {
+                rpc(f)
+            }
+        })?;
+    let sess = register(st, id, root, c, cx).await;
+    warnings.extend(selected.state_warnings);
+    Ok((sess, warnings))
 }
 
 /// `session/close`: the session's prompt is cancelled, its server let go; a chat
@@ -245,7 +254,7 @@ pub(super) async fn delete_session(
         }
         None => {
             let cwd = std::env::current_dir().map_err(|e| RpcError::new(-32603, e.to_string()))?;
-            let (mut c, _) = open(&cwd, false).await?;
+            let (mut c, _, _) = open(&cwd, false).await?;
             c.call::<Ack>(delete).await
         }
     };

@@ -174,7 +174,8 @@ impl ChatStore {
     /// Applies the journal `chat.json` names to `chat` just read from it. A missing
     /// journal adds nothing (a power loss before its first line); a line that does not
     /// parse, a line over [`LINE_CAP`] or the journal's size cap ([`CHAT_CAP`]) ends
-    /// the replay (with a warning in the log), the adds read before it are kept, and
+    /// the replay (told to the user as the skips are: `journal_skips`), the adds read
+    /// before it are kept, and
     /// the next add starts a new journal. A journal whose name fails the format check
     /// or that is no regular file (a FIFO, a device, a directory, a symlink) is skipped
     /// with a warning in the log and a notice on the chat's next send
@@ -187,7 +188,7 @@ impl ChatStore {
         let dir = self.chat_dir(&chat.id)?;
         let skip = |why: &str| {
             tracing::warn!(chat = %chat.id, "context journal skipped: {why}; the chat opens without it");
-            super::journal_skips::record(&dir, why.to_owned());
+            super::journal_skips::skipped(&dir, why);
             open_journals()
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -218,10 +219,14 @@ impl ChatStore {
                 return Ok(());
             }
         };
-        let (records, whole) = match file {
+        let (records, stop) = match file {
             Some(f) => replay_lines(chat, f, &path),
-            None => (0, true),
+            None => (0, None),
         };
+        let whole = stop.is_none();
+        if let Some((line, why)) = stop {
+            super::journal_skips::stopped(&dir, &path, line, &why, records);
+        }
         let mut open = open_journals().lock().unwrap_or_else(|p| p.into_inner());
         if whole {
             open.insert(
@@ -243,15 +248,22 @@ impl ChatStore {
 /// in pieces: at most [`CHAT_CAP`] bytes and [`LINE_CAP`] per line, so a planted
 /// journal of any size costs bounded memory. A line that does not parse, a line over
 /// its cap and the cap itself end the replay; the adds read before it are kept.
-/// Returns the adds applied and whether the whole journal was read.
-fn replay_lines(chat: &mut Chat, file: std::fs::File, path: &Path) -> (usize, bool) {
+/// Returns the adds applied and, when the replay stopped early, the 1-based line it
+/// stopped at and why (for the user: `journal_skips::stopped`).
+fn replay_lines(
+    chat: &mut Chat,
+    file: std::fs::File,
+    path: &Path,
+) -> (usize, Option<(usize, String)>) {
     use std::io::{BufRead, Read};
     let len = file.metadata().map_or(0, |m| m.len());
     let mut reader = std::io::BufReader::new(file.take(CHAT_CAP));
     let mut line = Vec::new();
     let mut records = 0;
+    let mut number = 0;
     loop {
         line.clear();
+        number += 1;
         let read = (&mut reader)
             .take(LINE_CAP + 1)
             .read_until(b'\n', &mut line);
@@ -260,7 +272,7 @@ fn replay_lines(chat: &mut Chat, file: std::fs::File, path: &Path) -> (usize, bo
             Ok(_) => {}
             Err(e) => {
                 tracing::warn!(journal = %path.display(), "journal replay ended: {e}");
-                return (records, false);
+                return (records, Some((number, format!("cannot be read: {e}"))));
             }
         }
         if line.len() as u64 > LINE_CAP {
@@ -268,7 +280,8 @@ fn replay_lines(chat: &mut Chat, file: std::fs::File, path: &Path) -> (usize, bo
                 journal = %path.display(),
                 "journal replay ended at a line over {LINE_CAP} bytes; {records} adds kept"
             );
-            return (records, false);
+            let why = format!("a line over {LINE_CAP} bytes");
+            return (records, Some((number, why)));
         }
         let text = line.strip_suffix(b"\n").unwrap_or(&line);
         if text.is_empty() {
@@ -283,7 +296,11 @@ fn replay_lines(chat: &mut Chat, file: std::fs::File, path: &Path) -> (usize, bo
                 records += 1;
             }
             // The tail of an append a power loss cut, or a planted line.
-            Err(_) => return (records, false),
+            Err(e) => {
+                tracing::warn!(journal = %path.display(), "journal replay ended at line {number}: {e}");
+                let why = format!("not a journal record: {e}");
+                return (records, Some((number, why)));
+            }
         }
     }
     if len > CHAT_CAP {
@@ -291,9 +308,10 @@ fn replay_lines(chat: &mut Chat, file: std::fs::File, path: &Path) -> (usize, bo
             journal = %path.display(),
             "journal is {len} bytes, over its cap of {CHAT_CAP}: replay stopped there; {records} adds kept"
         );
-        return (records, false);
+        let why = format!("the journal is {len} bytes, over its cap of {CHAT_CAP}");
+        return (records, Some((number, why)));
     }
-    (records, true)
+    (records, None)
 }
 
 /// Whether a journal's file `entry` may join `known`: not a second entry for the same

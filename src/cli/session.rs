@@ -13,7 +13,7 @@ use crate::front::root;
 use crate::project::Project;
 use crate::protocol::action::Action;
 use crate::protocol::params;
-use crate::protocol::replies::{Ack, ChatActive, Created, FileStatusList};
+use crate::protocol::replies::{Ack, ChatActive, Created, FileStatusList, Selected};
 
 /// A command's connection to the server and where it writes.
 pub(crate) struct Session {
@@ -112,14 +112,17 @@ impl Session {
     pub(super) async fn select(&mut self, id: &str) -> Res<()> {
         let r = self
             .c
-            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
+            .call::<Selected>(Action::ChatSelect(params::ChatSelect {
                 id: params::NonEmpty(id.to_owned()),
                 scope: params::Scope::default(),
                 read_only: None,
             }))
             .await;
         match r {
-            Ok(_) => Ok(()),
+            Ok(selected) => {
+                say_state_warnings(&selected);
+                Ok(())
+            }
             Err(f) if f.is(ErrorCode::Locked) => {
                 let pid = f.data.as_ref().and_then(|d| d.holder_pid);
                 if self.join_holder(id).await {
@@ -233,14 +236,15 @@ impl Session {
 
     /// Opens chat `id` without its lock, for a command that only reads.
     async fn open_read_only(&mut self, id: &str) -> bool {
-        self.c
-            .call::<Ack>(Action::ChatSelect(params::ChatSelect {
+        let r = self
+            .c
+            .call::<Selected>(Action::ChatSelect(params::ChatSelect {
                 id: params::NonEmpty(id.to_owned()),
                 scope: params::Scope::default(),
                 read_only: Some(true),
             }))
-            .await
-            .is_ok()
+            .await;
+        r.map(|selected| say_state_warnings(&selected)).is_ok()
     }
 
     /// The active chat, or a new one when none is active (never when the active chat
@@ -293,4 +297,12 @@ pub(super) fn project_store(root: &Path) -> Option<ChatStore> {
 /// The active chat recorded in the project's index.
 pub(super) fn active_in_index(root: &Path) -> Option<String> {
     project_store(root).and_then(|s| s.read_index().active_chat_id)
+}
+
+/// Prints what opening the chat found wrong with its state (a context journal skipped
+/// or read only in part) on stderr, as the send's notices are (`bb7: …`).
+fn say_state_warnings(selected: &Selected) {
+    for w in &selected.state_warnings {
+        eprintln!("bb7: {}", terminal::err(w));
+    }
 }

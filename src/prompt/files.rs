@@ -27,10 +27,11 @@ pub fn next_request(
 ) -> Result<(Prompt, Vec<SnapshotRef>)> {
     let path = store.cache_path(&chat.id, ledger::FILE_NAME)?;
     // A refusal is kept for the next send's notice (`ledger_snapshots::take_refused`).
-    let check = |l: &Ledger| {
-        let differing = ledger_snapshots::differing(l, chat, ChatFiles::new(store, &chat.id));
+    let check = |l: &Ledger, strict: bool| {
+        let files = ChatFiles::new(store, &chat.id);
+        let differing = ledger_snapshots::differing(l, chat, files, strict);
         if !differing.is_empty() {
-            ledger_snapshots::record_refused(&path, differing.clone());
+            ledger_snapshots::record_refused(&path, differing.clone(), strict);
         }
         differing
     };

@@ -233,6 +233,11 @@ pub fn save(path: &Path, root: &Path, ledger: Ledger) {
         if crate::project::fsutil::replace_file(&target, &bytes, false).is_err() {
             return false;
         }
+        // Not recorded (no home directory, a full disk): the next process checks this
+        // ledger as it would a copied one, and rebuilds at worst.
+        if let Err(e) = super::ledger_record::remember(&target, &bytes) {
+            tracing::warn!("prompt ledger not recorded in ~/.bb7: {e}");
+        }
         let stamp = file_stamp(&target);
         if let Some(k) = kept().as_mut()
             && Arc::ptr_eq(&k.ledger, &ledger)
@@ -242,6 +247,28 @@ pub fn save(path: &Path, root: &Path, ledger: Ledger) {
         true
     });
     crate::project::flush_queue::write_later(path, root, job);
+}
+
+/// The ledger at `path` and whether its bytes are the ones bb7 recorded writing there
+/// (`ledger_record`). A cache: missing or unreadable, it is empty; damaged (a named
+/// pipe, over its cap, not JSON) it is set aside and empty (invariant 13).
+fn read_from_disk(path: &Path) -> (Ledger, bool) {
+    let bytes = match crate::project::fsutil::read_state(path, state_file::LEDGER_CAP) {
+        Ok(b) => b,
+        Err(e) => {
+            if crate::project::fsutil::is_damage(&e) {
+                state_file::set_aside(path, &e.to_string());
+            }
+            return (Ledger::default(), false);
+        }
+    };
+    match serde_json::from_slice(&bytes) {
+        Ok(l) => (l, super::ledger_record::is_recorded(path, &bytes)),
+        Err(e) => {
+            state_file::set_aside(path, &format!("not valid JSON: {e}"));
+            (Ledger::default(), false)
+        }
+    }
 }
 
 /// `ledger` when it was written for chat `chat`, else an empty one.
@@ -260,8 +287,13 @@ impl Ledger {
     /// one uncached request. A ledger read from disk is also refused when `check`
     /// names entries whose text is not what the chat holds for their version
     /// (`ledger_snapshots::differing`, which also keeps the refusal for the next send's
-    /// notice).
-    pub fn load(path: &Path, chat: &str, check: &dyn Fn(&Ledger) -> Vec<String>) -> Arc<Ledger> {
+    /// notice); `check`'s flag is whether the file is not the one bb7 recorded writing
+    /// (`ledger_record`), when every text must be one the chat still holds.
+    pub fn load(
+        path: &Path,
+        chat: &str,
+        check: &dyn Fn(&Ledger, bool) -> Vec<String>,
+    ) -> Arc<Ledger> {
         let now = file_stamp(path);
         let mut kept = kept();
         if let Some(k) = kept.as_ref()
@@ -272,15 +304,14 @@ impl Ledger {
         }
         // A cache: a damaged one (a named pipe, over its cap, not JSON) is set aside
         // (invariant 13).
-        let mut read: Ledger =
-            state_file::load_or_set_aside(path, state_file::LEDGER_CAP).unwrap_or_default();
+        let (mut read, recorded) = read_from_disk(path);
         // Read from disk, it may be planted (a cloned `.bb7/`): a text that is not the
         // version its file id names would reach the model in place of the snapshot, so
         // such a ledger is not used (one uncached request, as for a damaged one).
         if !read.files().all(ShownFile::text_matches_id) {
             read = Ledger::default();
         }
-        if read.chat.as_deref() == Some(chat) && !check(&read).is_empty() {
+        if read.chat.as_deref() == Some(chat) && !check(&read, !recorded).is_empty() {
             read = Ledger::default();
         }
         let ledger = Arc::new(read);

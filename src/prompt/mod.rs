@@ -10,6 +10,7 @@ pub mod files;
 pub mod instructions;
 pub mod ledger;
 mod ledger_check;
+pub mod ledger_record;
 pub mod ledger_snapshots;
 pub mod quote;
 mod retry;

@@ -44,7 +44,7 @@ macro_rules! action_table {
         /// The chats of a store.
         ChatList(ChatList) = "chat_list" -> ChatListing => chat_list,
         /// Make a chat active (takes its lock).
-        ChatSelect(ChatSelect) = "chat_select" -> Ack => chat_select,
+        ChatSelect(ChatSelect) = "chat_select" -> Selected => chat_select,
         /// The active chat with its messages.
         ChatGet(NoParams) = "chat_get" -> ChatView => chat_get,
         /// The active chat's id.

@@ -27,6 +27,16 @@ reply_types! {
         pub active_new: bool,
     }
 
+    /// `chat_select`: done; `state_warnings` says what went wrong reading the chat's
+    /// state that the user must hear of (its context journal skipped, or its replay
+    /// stopped early: `chat::journal_skips`), each once (docs/PROTOCOL.md).
+    #[derive(Default)]
+    Selected = "ok" {
+        /// The sentences for the user; absent when there is nothing to tell.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub state_warnings: Vec<String>,
+    }
+
     /// `chat_edit`: files changed since the edited message.
     Edited<'a> = "ok" {
         /// `{path, issue, original_version}` per file.

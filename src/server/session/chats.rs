@@ -52,15 +52,22 @@ impl Session {
         })
     }
 
-    pub(super) fn chat_select(&mut self, args: params::ChatSelect) -> Result<Ack> {
+    pub(super) fn chat_select(&mut self, args: params::ChatSelect) -> Result<Selected> {
         let store = self.store(args.scope.is_global())?;
         let id = args.id.as_str();
+        // What reading the chat found wrong is told here, once; the send then does not
+        // repeat it (`chat::journal_skips`).
+        let dir = store.chat_dir(id)?;
         if args.read_only == Some(true) {
             self.activate_read_only(store, id)?;
         } else {
             self.activate(store, id)?;
         }
-        Ok(Ack {})
+        let state_warnings = crate::chat::journal_skips::take(&dir)
+            .map(|n| n.message)
+            .into_iter()
+            .collect();
+        Ok(Selected { state_warnings })
     }
 
     pub(super) fn chat_get(&self, _: params::NoParams) -> Result<ChatView<'_>> {

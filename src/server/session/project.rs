@@ -77,6 +77,15 @@ impl Session {
                 }
             }
         }
+        // What reading the restored chat found wrong with its journal is told now,
+        // once (`chat::journal_skips`), as the chat opens.
+        let restored = self
+            .active
+            .as_ref()
+            .and_then(|a| a.store.chat_dir(&a.chat.id).ok());
+        if let Some(note) = restored.and_then(|d| crate::chat::journal_skips::take(&d)) {
+            config_warnings.push(note.message);
+        }
         // State files set aside while opening (invariant 13) are told like the
         // config's problems: each is something bb7 worked around.
         config_warnings.extend(crate::project::state_file::take_warnings());

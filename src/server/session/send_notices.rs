@@ -23,9 +23,6 @@ pub(super) const KIND_INVISIBLE: &str = "invisible";
 /// `kind` of the notice saying the chat's prompt ledger was not used: a text in it is
 /// not the snapshot bb7 holds for its version (`prompt::ledger_snapshots`).
 pub(super) const KIND_LEDGER: &str = "ledger_refused";
-/// `kind` of the notice saying the chat's context journal was skipped at its read
-/// (`chat::journal_skips`).
-pub(super) const KIND_JOURNAL: &str = "journal_skipped";
 
 impl Session {
     /// The external entries of `chat` the prompt leaves out (paths, in context order):
@@ -73,25 +70,22 @@ impl Session {
             .cache_path(&chat.id, crate::prompt::ledger::FILE_NAME)
             .ok()
             .and_then(|p| crate::prompt::ledger_snapshots::take_refused(&p));
-        if let Some(paths) = refused {
+        if let Some(refusal) = refused {
             let notice = TurnMessage::Notice {
                 kind: KIND_LEDGER.to_owned(),
-                message: ledger_message(&paths),
+                message: ledger_message(&refusal),
                 chat_id: chat.id.clone(),
             };
             outbox.emit(&notice, Some(request_id));
         }
-        let skipped = store
+        let journal = store
             .chat_dir(&chat.id)
             .ok()
             .and_then(|d| crate::chat::journal_skips::take(&d));
-        if let Some(why) = skipped {
+        if let Some(note) = journal {
             let notice = TurnMessage::Notice {
-                kind: KIND_JOURNAL.to_owned(),
-                message: format!(
-                    "The chat's context journal was skipped ({why}): context adds it \
-                     recorded are not in this chat; add those files again"
-                ),
+                kind: note.kind.to_owned(),
+                message: note.message,
                 chat_id: chat.id.clone(),
             };
             outbox.emit(&notice, Some(request_id));
@@ -125,14 +119,23 @@ fn left_out_message(paths: &[String]) -> String {
     )
 }
 
-/// The notice for a refused ledger: the paths whose texts differed.
-fn ledger_message(paths: &[String]) -> String {
-    format!(
-        "The chat's saved prompt (prompt.json) was not used: its text of {} is not the \
-         snapshot bb7 holds for that version (edited by hand, or planted with the chat); \
-         this send shows the snapshots instead",
-        paths.join(", ")
-    )
+/// The notice for a refused ledger: what differed, and why it was checked so.
+fn ledger_message(r: &crate::prompt::ledger_snapshots::Refusal) -> String {
+    let what = r.paths.join(", ");
+    if r.unrecorded {
+        format!(
+            "The chat's saved prompt (prompt.json) was not used: it is not the one bb7 \
+             last wrote for this chat on this machine (~/.bb7/prompt_ledgers.json; a \
+             copied or cloned chat, a hand edit), and its text of {what} is not one bb7 \
+             still holds; this send shows the snapshots instead (one uncached request)"
+        )
+    } else {
+        format!(
+            "The chat's saved prompt (prompt.json) was not used: its text of {what} is not \
+             the snapshot bb7 holds for that version (edited by hand, or planted with the \
+             chat); this send shows the snapshots instead"
+        )
+    }
 }
 
 /// The notice for invisible characters: `path:line: code points` for each line, at
