@@ -158,7 +158,7 @@ pub fn check(before: &str, old: &str, new: &str, after: &str) -> Result<(), Stri
         }
     }
     kept_in_place(removed, added, &kept, &news[0], p)?;
-    indentation(removed, added, &old_l, &news[0], p)
+    indentation(&f, removed, added, &old_l, &news[0], p)
 }
 
 /// A line the model kept (the same in `old_string` and `new_string`) stays the file's
@@ -209,6 +209,7 @@ fn kept_in_place(
 /// New lines keep the depth order of the model's copy, as measured against the file's
 /// lines the model's old lines matched.
 fn indentation(
+    file: &[(&str, &str)],
     removed: &[(&str, &str)],
     added: &[(&str, &str)],
     old: &[String],
@@ -231,13 +232,13 @@ fn indentation(
         }
         let hits: Vec<&String> = new.iter().filter(|n| rest(n) == rest(a.0)).collect();
         if let [n] = hits[..] {
-            if n.as_str() == a.0 {
-                continue;
+            if n.as_str() != a.0 {
+                changed += 1;
             }
-            changed += 1;
             pairs.push((width(n), width(a.0), p + k + 1));
         }
     }
+    same_depth_as_matched(file, old, &pairs)?;
     if changed == 0 {
         return Ok(());
     }
@@ -266,6 +267,40 @@ fn indentation(
             }
         }
         i += group;
+    }
+    Ok(())
+}
+
+/// A new line as deep in the model's copy as a line of `old_string` is as deep in the
+/// result as that line is in the file, when every line of `old_string` of that model
+/// depth that the file holds once sits at one depth there (a flattened copy, whose
+/// lines of one depth sit at several, says nothing). `pairs` are (model width, result
+/// width, result line) of the new lines; line 0 entries are skipped.
+fn same_depth_as_matched(
+    file: &[(&str, &str)],
+    old: &[String],
+    pairs: &[(usize, usize, usize)],
+) -> Result<(), String> {
+    let mut file_depths: HashMap<usize, HashSet<usize>> = HashMap::new();
+    for o in old.iter().filter(|o| !rest(o).is_empty()) {
+        let mut hits = file.iter().filter(|l| rest(l.0) == rest(o));
+        if let (Some(hit), None) = (hits.next(), hits.next()) {
+            file_depths
+                .entry(width(o))
+                .or_default()
+                .insert(width(hit.0));
+        }
+    }
+    for (model, result, line) in pairs.iter().filter(|x| x.2 != 0) {
+        if let Some(depths) = file_depths.get(model)
+            && depths.len() == 1
+            && !depths.contains(result)
+        {
+            let want = depths.iter().next().copied().unwrap_or_default();
+            return Err(format!(
+                "line {line} would be indented {result} columns, but new_string indents it like a line of old_string that is indented {want} in the file"
+            ));
+        }
     }
     Ok(())
 }
@@ -407,6 +442,27 @@ mod tests {
             old,
             twice,
             "fn f() {\n    g();\n    if x {\n    g();\n    }\n}\n",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_new_line_as_deep_as_a_copied_line_is_as_deep_as_it_in_the_file() {
+        let before = "SELECT a,\n       b,\n       c\nFROM t;\n";
+        let (old, new) = ("b,\nc\n", "b,\n-- note\nc\n");
+        let err = check(
+            before,
+            old,
+            new,
+            "SELECT a,\n       b,\n-- note\n       c\nFROM t;\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("line 3"), "{err}");
+        check(
+            before,
+            old,
+            new,
+            "SELECT a,\n       b,\n       -- note\n       c\nFROM t;\n",
         )
         .unwrap();
     }
