@@ -1,6 +1,7 @@
 //! Makefile recipe lines: where make requires a tab (the GNU make manual, "Rule
 //! Syntax": each recipe line starts with a tab), so a new line there keeps one.
 
+use super::error::EditError;
 use super::text::Doc;
 
 /// Whether a tab-indented line after file line `at` is a Makefile recipe line: the
@@ -34,4 +35,30 @@ fn is_rule(line: &str) -> bool {
             && !rest.starts_with('=')
             && !line.trim_end().ends_with(['{', ';', ','])
     })
+}
+
+/// A new line placed at column 0 between a Makefile recipe's tab-indented lines: make
+/// reads it as a comment or variable line of the makefile, or, after a line ending in
+/// `\\`, as part of that shell command, where the model may have meant a recipe line.
+/// Refused, since the readings differ. `file` holds the region's lines from file line
+/// `start`; `anchor` indexes it; `placed` is the new line as it would be written.
+pub fn tab_kept(
+    doc: &Doc,
+    start: usize,
+    file: &[&str],
+    anchor: usize,
+    placed: &str,
+) -> Result<(), EditError> {
+    let recipe_line = |t: &str| t.starts_with('\t') && !t.trim().is_empty();
+    let after = doc.lines.get(start + anchor + 1).map(|l| l.text);
+    let between = file.get(anchor).is_some_and(|t| recipe_line(t))
+        && after.is_some_and(recipe_line)
+        && in_recipe(doc, start + anchor);
+    if between && !placed.trim().is_empty() && !placed.starts_with(['\t', ' ']) {
+        return Err(EditError::Invalid(format!(
+            "the new line {:?} would start at column 0 between tab-indented recipe lines of this Makefile, where make reads it otherwise than a recipe line; write it with the recipe's tab if it belongs to the recipe",
+            placed.trim()
+        )));
+    }
+    Ok(())
 }

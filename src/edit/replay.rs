@@ -196,7 +196,9 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                         return Err(literals::unplaced(line));
                     }
                     let line = trail.strip(line);
-                    out.push(frame.place(doc, region, &file, line, anchor, false)?);
+                    let placed = frame.place(doc, region, &file, line, anchor, false)?;
+                    super::recipes::tab_kept(doc, region.start, &file, anchor, &placed.text)?;
+                    out.push(placed);
                 }
             }
             DiffOp::Replace {
@@ -216,7 +218,9 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                     if paired {
                         line = keep_file_characters(&region.old[anchor], file[anchor], &line);
                     }
-                    out.push(frame.place(doc, region, &file, &line, anchor, paired)?);
+                    let placed = frame.place(doc, region, &file, &line, anchor, paired)?;
+                    super::recipes::tab_kept(doc, region.start, &file, anchor, &placed.text)?;
+                    out.push(placed);
                 }
             }
         }
