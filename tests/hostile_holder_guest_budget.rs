@@ -64,7 +64,8 @@ fn a_guest_over_its_own_byte_budget_is_closed_and_the_others_go_on() {
         json!({"action": "chat_select", "id": id, "request_id": "s"})
     );
     for n in 0..BIG_ANSWERS {
-        let req = json!({"action": "get_context_file", "path": "big.txt", "request_id": format!("b{n}")});
+        let req =
+            json!({"action": "get_context_file", "path": "big.txt", "request_id": format!("b{n}")});
         lines.push_str(&format!("{req}\n"));
     }
     // A few KB in one write: bb7's stdin thread reads them together, so the loop
@@ -106,7 +107,10 @@ fn a_guest_over_its_own_byte_budget_is_closed_and_the_others_go_on() {
         .unwrap_or_else(|e| panic!("the guest read no JSON answer ({e}): {line:?}"));
     assert_eq!(busy["type"], "error", "{busy}");
     assert_eq!(busy["code"], "busy", "{busy}");
-    assert_eq!(busy["request_id"], "g2", "the error names the line's id: {busy}");
+    assert_eq!(
+        busy["request_id"], "g2",
+        "the error names the line's id: {busy}"
+    );
     let msg = busy["message"].as_str().unwrap();
     assert!(
         msg.contains("72 MiB") && msg.contains("limit of one guest"),
@@ -130,7 +134,10 @@ fn a_guest_over_its_own_byte_budget_is_closed_and_the_others_go_on() {
     // The refused guest's connection ends: at most its whole first line is answered.
     let mut rest = String::new();
     guest_out.read_to_string(&mut rest).unwrap();
-    assert!(!writer.join().unwrap(), "the second line was never read whole");
+    assert!(
+        !writer.join().unwrap(),
+        "the second line was never read whole"
+    );
     for l in rest.lines() {
         let v: Value = serde_json::from_str(l).unwrap();
         assert_eq!(v["request_id"], "g1", "{v}");
