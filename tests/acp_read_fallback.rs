@@ -2,12 +2,14 @@
 //! never take the disk's text for the editor's without a word (docs/PROTOCOL.md,
 //! "bb7 acp"): the old text of a proposal over a buffer too large to send refuses the
 //! proposal by name (the file, the limit), and a read-back after a write that fails
-//! is told to the user in an agent message. The session goes on.
+//! is told to the user in an agent message. The session goes on; a permission the
+//! client never answers cannot hold a prompt past its cancel.
 
 mod acp_support;
 mod common;
 
 use acp_support::*;
+use agent_client_protocol::v1::schema::CancelNotification;
 use common::fake_env;
 use common::fake_model::*;
 use serde_json::json;
@@ -90,4 +92,32 @@ fn a_read_back_that_fails_after_a_write_is_told_to_the_user() {
     }))
     .unwrap();
     assert_eq!(env.read("n.txt"), "first\n");
+}
+
+/// A client that never answers `session/request_permission` cannot hold the prompt
+/// past its `session/cancel`; the change stays undecided, nothing is written.
+#[test]
+fn cancel_ends_a_prompt_whose_permission_the_client_never_answers() {
+    let (env, fake) = fake_env(json!({}));
+    env.write("a.txt", "alpha\n");
+    fake.push_sse(response(
+        "",
+        "Done.",
+        vec![("write_file", json!({"path": "a.txt", "content": "new\n"}))],
+    ));
+    let ed = Editor::new(true);
+    ed.decide("never");
+    rt().block_on(run(&env.home, &env.project, &ed, async |cx, _| {
+        let sid = new_session(&cx, &env.project).await?;
+        let s = sid.clone();
+        let (r, _) = tokio::join!(prompt(&cx, &sid, vec![say("Rewrite a.txt")]), async {
+            until(|| !ed.seen.lock().unwrap().permissions.is_empty()).await;
+            cx.send_notification(CancelNotification::new(s.clone()))
+                .unwrap();
+        });
+        assert_eq!(stop(&r?), "cancelled");
+        Ok(())
+    }))
+    .unwrap();
+    assert_eq!(env.read("a.txt"), "alpha\n", "the disk was written");
 }
