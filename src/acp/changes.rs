@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Error as RpcError, UntypedMessage};
 use tokio::sync::mpsc;
 
-use super::context::{editor_read, keep_final_newline};
+use super::context::keep_final_newline;
 use super::state::{Cx, Sess, notify, rpc};
 use crate::edit::{CallReport, CallStatus};
 use crate::error::ErrorCode;
@@ -131,7 +131,13 @@ pub(super) async fn review(
             .map(|f| f.content.into_owned())
         } else {
             // A new file over one that exists: the proposal shows what it replaces.
-            current_text(sess, caps, &abs, cx).await
+            match current_text(sess, caps, &abs, path, cx).await {
+                Ok(t) => t,
+                Err(why) => {
+                    refuse_proposal(sess, cx, &id, change, &abs, why);
+                    continue;
+                }
+            }
         };
         let new_text = c
             .call::<FileContent>(Action::GetOutputFile(params::PathOnly::new(path)))
@@ -243,22 +249,24 @@ pub(super) async fn review(
 /// The text of existing file `abs` as the user has it: the editor's (with the final
 /// newline the disk has, see [`keep_final_newline`]) when it reads files, else the
 /// disk's; `None` when there is no such file or it is not text.
+/// Errors: the editor's text is over the line limit (the message names `path`).
 async fn current_text(
     sess: &Sess,
     caps: &ClientCapabilities,
     abs: &std::path::Path,
+    path: &str,
     cx: &Cx,
-) -> Option<String> {
+) -> Result<Option<String>, String> {
     if !abs.is_file() {
-        return None;
+        return Ok(None);
     }
     let disk = disk_text(abs);
     if caps.fs.read_text_file
-        && let Some(t) = editor_read(sess, cx, abs).await
+        && let Some(t) = super::fallback::proposal_text(sess, cx, abs, path).await?
     {
-        return Some(keep_final_newline(t, disk.as_deref()));
+        return Ok(Some(keep_final_newline(t, disk.as_deref())));
     }
-    disk
+    Ok(disk)
 }
 
 /// The file on disk as UTF-8 text, if it is.
@@ -327,7 +335,7 @@ pub(super) async fn write_through_editor(
     if !caps.fs.read_text_file {
         return Ok(());
     }
-    let Some(back) = editor_read(sess, cx, abs).await else {
+    let Some(back) = super::fallback::read_back(sess, cx, abs, path).await else {
         return Ok(());
     };
     // Compared without regard to line endings: a client may read CRLF as LF.
@@ -414,6 +422,23 @@ async fn apply(
         write_through_editor(sess, caps, &abs, path, &text, cx).await?;
     }
     Ok(())
+}
+
+/// Shows the proposal of `change` as failed with `why` (its old text could not be
+/// had): nothing is asked, and the change stays pending in bb7.
+fn refuse_proposal(
+    sess: &Sess,
+    cx: &Cx,
+    id: &str,
+    change: &Change,
+    abs: &std::path::Path,
+    why: String,
+) {
+    let call = ToolCall::new(id.to_owned(), change.description().to_owned())
+        .kind(ToolKind::Edit)
+        .locations(vec![ToolCallLocation::new(abs.to_path_buf())]);
+    announce(sess, cx, call);
+    finish(sess, cx, id, ToolCallStatus::Failed, Some(why));
 }
 
 /// Drops the changes a cancel left undecided from bb7's review, so none of them rides

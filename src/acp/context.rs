@@ -326,16 +326,11 @@ pub(super) async fn read_text(
 /// hold the session.
 pub(super) const EDITOR_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// The editor's text of `abs` (`fs/read_text_file`); `None` when the client refuses
-/// or does not answer within [`EDITOR_READ_TIMEOUT`].
-pub(super) async fn editor_read(sess: &Sess, cx: &Cx, abs: &Path) -> Option<String> {
-    editor_text(sess, cx, abs).await.ok().flatten()
-}
-
-/// [`editor_read`], but an answer over the line limit (a buffer too large to send,
-/// `stdio::instead_of_too_long`) is an error naming `rel` and the limit rather than
-/// `None`, so that `/add`, an apply and `/undo` never take the disk's text for the
-/// editor's.
+/// The editor's text of `abs` (`fs/read_text_file`): `Ok(None)` when the client
+/// refuses or does not answer within [`EDITOR_READ_TIMEOUT`]; an answer over the line
+/// limit (a buffer too large to send, `stdio::instead_of_too_long`) is an error naming
+/// the limit, so that `/add`, a proposal, an apply and `/undo` never take the disk's
+/// text for the editor's.
 pub(super) async fn editor_text(
     sess: &Sess,
     cx: &Cx,

@@ -20,6 +20,7 @@ mod changes;
 mod commands;
 mod context;
 mod export;
+mod fallback;
 mod gather;
 mod images;
 mod invisible;

@@ -45,8 +45,8 @@ pub struct Seen {
 
 /// How the editor answers.
 pub struct Script {
-    /// The permission option to choose (`allow`, `allow_always`, `reject`), or
-    /// `cancel` to answer `cancelled`.
+    /// The permission option to choose (`allow`, `allow_always`, `reject`),
+    /// `cancel` to answer `cancelled`, or `never` to leave the request unanswered.
     pub decision: String,
     /// Open buffers: path → text (unsaved edits); other paths read from disk.
     pub buffers: HashMap<PathBuf, String>,
@@ -196,6 +196,11 @@ where
                     .permissions
                     .push(serde_json::to_value(&r).unwrap());
                 let d = e2.script.lock().unwrap().decision.clone();
+                if d == "never" {
+                    // A stuck client: the responder stays unanswered for good.
+                    std::mem::forget(responder);
+                    return Ok(());
+                }
                 let outcome = if d == "cancel" {
                     RequestPermissionOutcome::Cancelled
                 } else {
