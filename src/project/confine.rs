@@ -5,18 +5,9 @@
 //! user's own `hybrid_validate_writable`) and `/dev/null`, bind or connect no TCP port,
 //! and signal no process or reach no abstract Unix socket outside its own sandbox.
 //! Landlock is best effort: a kernel older than the feature leaves that part open
-//! (files: Linux 5.13, TCP: 6.7, signals and abstract sockets: 6.12).
-//!
-//! Landlock does not cover UDP, raw sockets or connecting to a Unix socket by its path,
-//! and a command that reaches bb7's own holder socket (`.bb7/…/holder.sock`, open to
-//! every process of the user) could apply changes to the real files. So a seccomp-bpf
-//! filter (seccomp(2), built with rust-vmm's `seccompiler`) refuses with `EACCES` every
-//! `socket(2)` call, of any family, and `io_uring_setup(2)` (io_uring makes sockets past
-//! a filter on `socket`); `socketpair(2)`, which only joins processes of the command,
-//! stays allowed. The filter exists for x86_64, aarch64 and riscv64; a call made through
-//! another architecture's entry (a 32-bit program on x86_64) kills that program.
-//! Elsewhere than Linux nothing is confined. README, "Local, remote and hybrid", says
-//! the same for users.
+//! (files: Linux 5.13, TCP: 6.7, signals and abstract sockets: 6.12), and UDP and
+//! paths of Unix sockets are never covered. Elsewhere than Linux nothing is confined.
+//! README, "Local, remote and hybrid", says the same for users.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -27,8 +18,6 @@ use std::process::Command;
 pub struct Confinement {
     #[cfg(target_os = "linux")]
     ruleset: Option<landlock::RulesetCreated>,
-    #[cfg(target_os = "linux")]
-    sockets: Option<seccompiler::BpfProgram>,
 }
 
 impl Confinement {
@@ -38,15 +27,11 @@ impl Confinement {
     pub fn new(writable: &[PathBuf]) -> Result<Confinement, String> {
         #[cfg(target_os = "linux")]
         {
-            let ruleset = linux::ruleset(writable)
-                .map_err(|e| format!("cannot confine the validation command: {e}"))?;
-            let sockets = sockets::filter()
-                .map_err(|e| tracing::warn!("the validation command's sockets stay open: {e}"))
-                .ok();
-            Ok(Confinement {
-                ruleset: Some(ruleset),
-                sockets,
-            })
+            linux::ruleset(writable)
+                .map(|ruleset| Confinement {
+                    ruleset: Some(ruleset),
+                })
+                .map_err(|e| format!("cannot confine the validation command: {e}"))
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -63,26 +48,18 @@ impl Confinement {
         {
             use std::os::unix::process::CommandExt;
             let mut slot = self.ruleset;
-            let sockets = self.sockets;
             // SAFETY: the closure runs in the forked child before exec; it only takes the
-            // prepared ruleset and program and makes the prctl(2),
-            // landlock_restrict_self(2) and seccomp(2) calls, allocating nothing on
-            // success.
+            // prepared ruleset and makes the prctl(2) and landlock_restrict_self(2) calls,
+            // allocating nothing on success.
             unsafe {
-                command.pre_exec(move || {
-                    let refused = |what: &str| {
-                        std::io::Error::new(std::io::ErrorKind::PermissionDenied, what)
-                    };
-                    if let Some(ruleset) = slot.take() {
-                        ruleset
-                            .restrict_self()
-                            .map_err(|_| refused("Landlock refused to confine the command"))?;
-                    }
-                    if let Some(program) = &sockets {
-                        seccompiler::apply_filter(program)
-                            .map_err(|_| refused("seccomp refused the command's socket filter"))?;
-                    }
-                    Ok(())
+                command.pre_exec(move || match slot.take() {
+                    Some(ruleset) => ruleset.restrict_self().map(|_| ()).map_err(|_| {
+                        std::io::Error::new(
+                            std::io::ErrorKind::PermissionDenied,
+                            "Landlock refused to confine the command",
+                        )
+                    }),
+                    None => Ok(()),
                 });
             }
         }
@@ -90,39 +67,6 @@ impl Confinement {
         {
             let _ = command;
         }
-    }
-}
-
-#[cfg(target_os = "linux")]
-mod sockets {
-    use std::collections::BTreeMap;
-
-    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, TargetArch};
-
-    /// x32 system calls on x86_64 carry this bit and the x86_64 audit architecture.
-    const X32_BIT: i64 = 0x4000_0000;
-
-    /// The program that refuses `socket(2)` and `io_uring_setup(2)` with `EACCES` and
-    /// allows everything else. Errors: an architecture seccompiler has no filter for.
-    pub(super) fn filter() -> Result<BpfProgram, String> {
-        let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
-        let mut calls = vec![libc::SYS_socket, libc::SYS_io_uring_setup];
-        if matches!(arch, TargetArch::x86_64) {
-            calls.extend([
-                libc::SYS_socket | X32_BIT,
-                libc::SYS_io_uring_setup | X32_BIT,
-            ]);
-        }
-        let rules: BTreeMap<i64, Vec<seccompiler::SeccompRule>> =
-            calls.into_iter().map(|c| (c, Vec::new())).collect();
-        SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EACCES as u32),
-            arch,
-        )
-        .and_then(|f| f.try_into())
-        .map_err(|e| e.to_string())
     }
 }
 
