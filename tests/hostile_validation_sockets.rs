@@ -2,7 +2,8 @@
 //! "Local, remote and hybrid"): a script the command runs tries to connect to a Unix
 //! socket the test listens on outside the scratch copy, to send a UDP datagram to a
 //! loopback port the test listens on, and to connect to the running bb7's own holder
-//! socket, found by the real project's absolute path. Each attempt is written down by the
+//! socket, found by the real project's absolute path; it also tries `io_uring_setup(2)`,
+//! which could make a socket past the filter, and a `socketpair(2)`, which must work. Each attempt is written down by the
 //! script (so the test knows it was made and how it failed), and the listeners see
 //! nothing. Skipped, with a note, where the kernel has no seccomp.
 
@@ -18,7 +19,7 @@ use serde_json::json;
 /// Each attempt prints `NAME ok` or `NAME errno=N` to `report`; `found=N` counts the
 /// holder sockets it found, so an empty search cannot pass for a refusal.
 const PROBE: &str = r#"
-import glob, os, socket, sys
+import ctypes, glob, os, socket, sys
 report, unix_path, udp_port, project = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 lines = []
 def attempt(name, f):
@@ -40,6 +41,13 @@ def pair():
 attempt("unix", lambda: unix(unix_path))
 attempt("udp", udp)
 attempt("socketpair", pair)
+def io_uring():
+    # io_uring_setup(2) is number 425 on x86_64 and aarch64 alike.
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)
+    if libc.syscall(425, 4, params) < 0:
+        raise OSError(ctypes.get_errno(), "io_uring_setup")
+attempt("io_uring", io_uring)
 holders = glob.glob(os.path.join(project, ".bb7", "**", "holder.sock"), recursive=True)
 lines.append("found=%d" % len(holders))
 for h in holders:
@@ -127,6 +135,7 @@ fn the_validation_command_reaches_no_unix_socket_no_udp_port_and_no_holder() {
     assert_eq!(line("unix"), [format!("unix {eacces}")], "{report}");
     assert_eq!(line("udp"), [format!("udp {eacces}")], "{report}");
     assert_eq!(line("socketpair"), ["socketpair ok"], "{report}");
+    assert_eq!(line("io_uring"), [format!("io_uring {eacces}")], "{report}");
     assert!(
         report.lines().any(|l| l == "found=1"),
         "the probe found the running bb7's holder socket: {report}"
