@@ -3,14 +3,15 @@
 //! socket the test listens on outside the scratch copy, to send a UDP datagram to a
 //! loopback port the test listens on, and to connect to the running bb7's own holder
 //! socket, found by the real project's absolute path; it also tries `io_uring_setup(2)`,
-//! which could make a socket past the filter, and a `socketpair(2)`, which must work. Each attempt is written down by the
+//! which could make a socket past the filter, a datagram `socketpair(2)` sending to a
+//! datagram socket at a path (refused), and a stream pair, which must work. Each attempt is written down by the
 //! script (so the test knows it was made and how it failed), and the listeners see
 //! nothing. Skipped, with a note, where the kernel has no seccomp.
 
 mod common;
 
 use std::io::ErrorKind;
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixDatagram, UnixListener};
 
 use common::fake_model::*;
 use common::{Bb7, Env};
@@ -20,7 +21,8 @@ use serde_json::json;
 /// holder sockets it found, so an empty search cannot pass for a refusal.
 const PROBE: &str = r#"
 import ctypes, glob, os, socket, sys
-report, unix_path, udp_port, project = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+report, unix_path, udp_port, project, dgram_path = (
+    sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
 lines = []
 def attempt(name, f):
     try:
@@ -38,9 +40,13 @@ def pair():
     a, b = socket.socketpair()
     a.send(b"x")
     assert b.recv(1) == b"x"
+def dgram_pair():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"leak", dgram_path)
 attempt("unix", lambda: unix(unix_path))
 attempt("udp", udp)
 attempt("socketpair", pair)
+attempt("dgram_pair", dgram_pair)
 def io_uring():
     # io_uring_setup(2) is number 425 on x86_64 and aarch64 alike.
     libc = ctypes.CDLL(None, use_errno=True)
@@ -89,6 +95,10 @@ fn the_validation_command_reaches_no_unix_socket_no_udp_port_and_no_holder() {
     let unix_path = env.home.join("agent.sock");
     let unix_listener = UnixListener::bind(&unix_path).unwrap();
     unix_listener.set_nonblocking(true).unwrap();
+    // A datagram socket at a path (as /dev/log is), which a datagram pair could reach.
+    let dgram_path = env.home.join("log.sock");
+    let dgram = UnixDatagram::bind(&dgram_path).unwrap();
+    dgram.set_nonblocking(true).unwrap();
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     udp.set_nonblocking(true).unwrap();
     let udp_port = udp.local_addr().unwrap().port();
@@ -100,12 +110,13 @@ fn the_validation_command_reaches_no_unix_socket_no_udp_port_and_no_holder() {
         },
         "agent_mode": "hybrid_auto",
         "hybrid_validate_command": format!(
-            "python3 {} {} {} {} {}",
+            "python3 {} {} {} {} {} {}",
             probe.display(),
             report.display(),
             unix_path.display(),
             udp_port,
-            env.project.display()
+            env.project.display(),
+            dgram_path.display()
         ),
         "hybrid_validate_writable": [out],
         "retry_backoff_ms": 10
@@ -135,6 +146,11 @@ fn the_validation_command_reaches_no_unix_socket_no_udp_port_and_no_holder() {
     assert_eq!(line("unix"), [format!("unix {eacces}")], "{report}");
     assert_eq!(line("udp"), [format!("udp {eacces}")], "{report}");
     assert_eq!(line("socketpair"), ["socketpair ok"], "{report}");
+    assert_eq!(
+        line("dgram_pair"),
+        [format!("dgram_pair {eacces}")],
+        "{report}"
+    );
     assert_eq!(line("io_uring"), [format!("io_uring {eacces}")], "{report}");
     assert!(
         report.lines().any(|l| l == "found=1"),
@@ -150,5 +166,9 @@ fn the_validation_command_reaches_no_unix_socket_no_udp_port_and_no_holder() {
     match udp.recv_from(&mut buf) {
         Err(e) if e.kind() == ErrorKind::WouldBlock => {}
         other => panic!("a datagram arrived: {other:?}"),
+    }
+    match dgram.recv(&mut buf) {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("a datagram reached the Unix path: {other:?}"),
     }
 }

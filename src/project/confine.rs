@@ -8,7 +8,7 @@
 //! (files: Linux 5.13, TCP: 6.7, signals and abstract sockets: 6.12). UDP and paths of
 //! Unix sockets, which Landlock does not cover, are closed by a seccomp filter installed
 //! after the ruleset (src/project/confine_seccomp.rs): every `socket(2)` and io_uring
-//! call fails with `EACCES`, `socketpair(2)` works. So a validation command that needs a
+//! call fails with `EACCES`, a stream `socketpair(2)` works. So a validation command that needs a
 //! socket of its own (a test suite that starts a local server, or fetches anything)
 //! cannot pass confined: point `hybrid_validate_command` at a check that needs no
 //! network. Elsewhere than Linux nothing is confined. README, "Local, remote and

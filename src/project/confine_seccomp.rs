@@ -4,8 +4,9 @@
 //! (IPv4 and IPv6 of any type, so UDP and DNS too; Unix path sockets such as bb7's own
 //! holder socket, `$SSH_AUTH_SOCK` or the Docker socket; netlink, packet), and the three
 //! io_uring calls, since io_uring can make a socket without `socket(2)`. `socketpair(2)`
-//! stays allowed: it makes a connected pair between the command's own processes and reaches
-//! nothing outside. A system call of another ABI than bb7's own (the 32-bit `socketcall`
+//! stays allowed for streams and sequenced packets: such a pair joins the command's own
+//! processes and reaches nothing outside; a datagram pair is refused, as `sendto(2)` on
+//! it reaches any datagram socket bound at a path (unix(7)). A system call of another ABI than bb7's own (the 32-bit `socketcall`
 //! on x86_64 through `int 0x80`) ends the process, as the filter cannot read it; on x86_64
 //! the x32 numbers of the same calls are refused too. The filter is built with rust-vmm's
 //! `seccompiler` for x86_64, aarch64 and riscv64; elsewhere, or on a kernel without
@@ -68,7 +69,10 @@ impl Filter {
 mod linux {
     use std::collections::BTreeMap;
 
-    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
 
     /// x86_64's x32 ABI shares the 64-bit audit architecture and marks its numbers with
     /// this bit (arch/x86/include/uapi/asm/unistd.h, `__X32_SYSCALL_BIT`).
@@ -89,6 +93,35 @@ mod linux {
             calls.extend(x32);
         }
         calls
+    }
+
+    /// `socketpair(2)`'s numbers (x32's too on x86_64).
+    fn socketpair() -> Vec<i64> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            vec![libc::SYS_socketpair, libc::SYS_socketpair | X32_BIT]
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            vec![libc::SYS_socketpair]
+        }
+    }
+
+    /// A `socketpair(2)` whose type (the second argument, less `SOCK_NONBLOCK` and
+    /// `SOCK_CLOEXEC`: `SOCK_TYPE_MASK` in include/linux/net.h) is `SOCK_DGRAM`. A
+    /// datagram Unix socket sends to any bound path named in `sendto(2)`, connected or
+    /// not (unix(7)), so such a pair would reach the datagram sockets outside the copy;
+    /// stream and sequenced-packet pairs only talk to each other.
+    fn datagram_pair() -> Result<SeccompRule, String> {
+        const SOCK_TYPE_MASK: u64 = 0xf;
+        let kind = SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+            libc::SOCK_DGRAM as u64,
+        )
+        .map_err(|e| e.to_string())?;
+        SeccompRule::new(vec![kind]).map_err(|e| e.to_string())
     }
 
     /// Whether this kernel has seccomp: `PR_GET_SECCOMP` fails with `EINVAL` where it
@@ -113,8 +146,11 @@ mod linux {
             tracing::warn!("the kernel has no seccomp: the validation command may open sockets");
             return Ok(None);
         }
-        let rules: BTreeMap<i64, Vec<SeccompRule>> =
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
             refused().into_iter().map(|nr| (nr, Vec::new())).collect();
+        for nr in socketpair() {
+            rules.insert(nr, vec![datagram_pair()?]);
+        }
         let filter = SeccompFilter::new(
             rules,
             SeccompAction::Allow,
