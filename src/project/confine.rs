@@ -5,9 +5,14 @@
 //! user's own `hybrid_validate_writable`) and `/dev/null`, bind or connect no TCP port,
 //! and signal no process or reach no abstract Unix socket outside its own sandbox.
 //! Landlock is best effort: a kernel older than the feature leaves that part open
-//! (files: Linux 5.13, TCP: 6.7, signals and abstract sockets: 6.12), and UDP and
-//! paths of Unix sockets are never covered. Elsewhere than Linux nothing is confined.
-//! README, "Local, remote and hybrid", says the same for users.
+//! (files: Linux 5.13, TCP: 6.7, signals and abstract sockets: 6.12). UDP and paths of
+//! Unix sockets, which Landlock does not cover, are closed by a seccomp filter installed
+//! after the ruleset (src/project/confine_seccomp.rs): every `socket(2)` and io_uring
+//! call fails with `EACCES`, a stream `socketpair(2)` works. So a validation command that needs a
+//! socket of its own (a test suite that starts a local server, or fetches anything)
+//! cannot pass confined: point `hybrid_validate_command` at a check that needs no
+//! network. Elsewhere than Linux nothing is confined. README, "Local, remote and
+//! hybrid", says the same for users.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -18,6 +23,8 @@ use std::process::Command;
 pub struct Confinement {
     #[cfg(target_os = "linux")]
     ruleset: Option<landlock::RulesetCreated>,
+    /// The seccomp filter that refuses sockets (src/project/confine_seccomp.rs).
+    sockets: super::confine_seccomp::Filter,
 }
 
 impl Confinement {
@@ -25,25 +32,28 @@ impl Confinement {
     /// are left out). Errors: the kernel refused to make a ruleset it says it supports,
     /// as a sentence for the user.
     pub fn new(writable: &[PathBuf]) -> Result<Confinement, String> {
+        let sockets = super::confine_seccomp::Filter::new()?;
         #[cfg(target_os = "linux")]
         {
             linux::ruleset(writable)
                 .map(|ruleset| Confinement {
                     ruleset: Some(ruleset),
+                    sockets,
                 })
                 .map_err(|e| format!("cannot confine the validation command: {e}"))
         }
         #[cfg(not(target_os = "linux"))]
         {
             let _ = writable;
-            Ok(Confinement {})
+            Ok(Confinement { sockets })
         }
     }
 
-    /// Makes `command`'s process apply the ruleset before it runs the program; a
-    /// failure to apply it fails the spawn, so the command never runs unconfined where
-    /// the kernel offered the confinement.
+    /// Makes `command`'s process apply the ruleset, then the socket filter, before it
+    /// runs the program; a failure to apply either fails the spawn, so the command never
+    /// runs unconfined where the kernel offered the confinement.
     pub fn install(self, command: &mut Command) {
+        let sockets = self.sockets;
         #[cfg(target_os = "linux")]
         {
             use std::os::unix::process::CommandExt;
@@ -63,10 +73,7 @@ impl Confinement {
                 });
             }
         }
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = command;
-        }
+        sockets.install(command);
     }
 }
 

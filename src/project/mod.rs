@@ -3,6 +3,7 @@
 
 pub mod command_files;
 pub mod confine;
+pub mod confine_seccomp;
 pub mod descendants;
 pub mod external_grants;
 pub mod flush_queue;
