@@ -100,18 +100,21 @@ pub fn comment_body(t: &str) -> Option<&str> {
         })
 }
 
-/// Lines of `text` cut at its elision lines (lines the file does not hold).
-fn parts<'t>(text: &'t str, file: &[&str]) -> Vec<Vec<&'t str>> {
+/// Lines of `text` cut at its elision lines (lines the file does not hold), and those
+/// marker lines, one between each two parts.
+fn parts<'t>(text: &'t str, file: &[&str]) -> (Vec<Vec<&'t str>>, Vec<&'t str>) {
     let mut out = vec![Vec::new()];
+    let mut markers = Vec::new();
     for line in text.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
         if is_elision(bare) && !file.iter().any(|f| f.trim() == bare.trim()) {
             out.push(Vec::new());
+            markers.push(bare);
         } else if let Some(last) = out.last_mut() {
             last.push(line);
         }
     }
-    out
+    (out, markers)
 }
 
 /// How one part is replaced: the matcher's `search_replace(content, old, new,
@@ -132,7 +135,7 @@ pub fn elided(
         .iter()
         .map(|l| l.trim_end_matches(['\n', '\r']))
         .collect();
-    let mut old_parts = parts(old, &bare);
+    let (mut old_parts, mut markers) = parts(old, &bare);
     if old_parts.len() < 2 {
         return None;
     }
@@ -140,8 +143,8 @@ pub fn elided(
         replace,
         content,
         &file,
-        &mut old_parts,
-        &mut parts(new, &bare),
+        (&mut old_parts, &mut markers),
+        &mut parts(new, &bare).0,
         replace_all,
     ))
 }
@@ -160,7 +163,7 @@ fn apply(
     replace: Replace,
     content: &str,
     file: &[&str],
-    old: &mut Vec<Vec<&str>>,
+    (old, markers): (&mut Vec<Vec<&str>>, &mut Vec<&str>),
     new: &mut Vec<Vec<&str>>,
     replace_all: bool,
 ) -> Result<String, EditError> {
@@ -171,10 +174,12 @@ fn apply(
     if blank(&old[0]) && new.len() > 1 && blank(&new[0]) {
         old.remove(0);
         new.remove(0);
+        markers.remove(0);
     }
     if old.len() > 1 && blank(old.last().unwrap()) && new.len() > 1 && blank(new.last().unwrap()) {
         old.pop();
         new.pop();
+        markers.pop();
     }
     if old.len() != new.len() {
         return Err(refuse(
@@ -202,8 +207,15 @@ fn apply(
         spans.push((start, end));
         from = end;
     }
-    for pair in spans.windows(2) {
-        crosses(file, pair[0].1, pair[1].0)?;
+    for (i, pair) in spans.windows(2).enumerate() {
+        // The marker's depth in the file: its column in the copy, moved as the copy's
+        // last line before it is moved from the file's.
+        let before_copy = old[i].iter().rev().find(|l| !l.trim().is_empty());
+        let marker = match (markers.get(i), before_copy, pair[0].1.checked_sub(1)) {
+            (Some(m), Some(b), Some(at)) => (width(m) + width(file[at])).checked_sub(width(b)),
+            _ => None,
+        };
+        crosses(file, pair[0].1, pair[1].0, marker)?;
     }
     // Last part first, on the whole file (the matcher reads indentation from the
     // neighbours), so the line numbers of the earlier parts still hold.
@@ -235,22 +247,25 @@ fn apply(
     Ok(out)
 }
 
+/// Indentation width, a tab counting four.
+fn width(l: &str) -> usize {
+    l.chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
 /// Refuses an elided span (`file[from..to]`) that leaves the block the marker sits
-/// in: a line in it shallower than both lines around the marker closes that block
-/// (a `def` of the next function, a closing `}`), so the part after the marker is
-/// in another function or branch than the one the model wrote it in, and its change
-/// would land there.
-fn crosses(file: &[&str], from: usize, to: usize) -> Result<(), EditError> {
-    let width = |l: &str| -> usize {
-        l.chars()
-            .take_while(|c| *c == ' ' || *c == '\t')
-            .map(|c| if c == '\t' { 4 } else { 1 })
-            .sum()
-    };
+/// in: a line in it shallower than both lines around the marker, or than the marker
+/// itself (`marker`, its depth in the file, when known), closes that block (a `def`
+/// of the next function, a closing `}`), so the part after the marker is in another
+/// function or branch than the one the model wrote it in, and its change would land
+/// there.
+fn crosses(file: &[&str], from: usize, to: usize, marker: Option<usize>) -> Result<(), EditError> {
     let (Some(before), Some(after)) = (from.checked_sub(1).map(|i| file[i]), file.get(to)) else {
         return Ok(());
     };
-    let floor = width(before).min(width(after));
+    let floor = (width(before).min(width(after))).max(marker.unwrap_or(0));
     match file[from..to]
         .iter()
         .position(|l| !l.trim().is_empty() && width(l) < floor)
