@@ -100,7 +100,17 @@ fn read_answer_until(question: &str, stop: &AtomicBool) -> Option<String> {
     let fd = std::io::stdin().as_raw_fd();
     let mut line = Vec::new();
     let mut buf = [0u8; 1024];
+    let mut stops = super::chat_suspend::continued();
     while !stop.load(Ordering::Relaxed) {
+        // Ctrl-Z then `fg` (src/cli/chat_suspend.rs): the shell wrote over the row, so
+        // the question is asked again; the terminal kept what was typed before.
+        let now = super::chat_suspend::continued();
+        if now != stops {
+            stops = now;
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{question}");
+            let _ = err.flush();
+        }
         let mut p = libc::pollfd {
             fd,
             events: libc::POLLIN,
@@ -109,6 +119,10 @@ fn read_answer_until(question: &str, stop: &AtomicBool) -> Option<String> {
         // SAFETY: one pollfd on the stack, its count given.
         let ready = unsafe { libc::poll(&mut p, 1, POLL_MS) };
         if ready < 0 {
+            // A signal (SIGTSTP, SIGCONT, SIGWINCH) is no answer: ask on.
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
             return None;
         }
         if ready == 0 {

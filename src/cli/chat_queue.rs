@@ -104,12 +104,16 @@ impl TypeAhead {
     }
 
     /// Draws the line being typed below the answer, when there is one and it is not
-    /// drawn; the waiting indicator, which draws on that row, stops for it.
+    /// drawn; while the waiting indicator shows (it draws on that row), the line is
+    /// drawn after its spinner, which goes on.
     pub(super) fn show(&mut self, waiting: &mut Waiting) {
+        if waiting.active() {
+            waiting.beside(&self.draft);
+            return;
+        }
         if self.shown || self.draft.is_empty() || !chat_typing::drawable() {
             return;
         }
-        waiting.stop();
         chat_typing::draw(&self.draft);
         self.shown = true;
     }
@@ -328,7 +332,14 @@ pub(super) async fn next_line(typed: Option<&mut TypeAhead>) -> Option<Typed> {
 
 /// A dimmed `bb7:` line on stderr.
 pub(super) fn note(text: &str) {
-    eprintln!("{}", paint_err(style::DIM, &format!("bb7: {text}")));
+    // The waiting indicator may hold the row (with the typed line after it): the note
+    // takes the row whole, in one write under the lock, and the spinner goes on below.
+    let clear = if chat_typing::drawable() {
+        "\r\x1b[2K"
+    } else {
+        ""
+    };
+    eprintln!("{clear}{}", paint_err(style::DIM, &format!("bb7: {text}")));
 }
 
 /// The reader thread: the keys, as they are typed, through `keys`; it ends (when told

@@ -72,6 +72,15 @@ pub(super) fn watch() {
     });
 }
 
+/// How many times the process was stopped and continued: a question waiting for its
+/// answer draws itself again when this changes (src/cli/approval.rs).
+static CONTINUED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The count of stops the process came back from so far.
+pub(super) fn continued() -> u64 {
+    CONTINUED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Stops the process as SIGTSTP's default action does, the shell's terminal modes
 /// set meanwhile; returns once continued, with the modes of before set again.
 pub(super) fn stop() {
@@ -94,6 +103,7 @@ pub(super) fn stop() {
     if let Some(t) = now {
         set_modes(&t);
     }
+    CONTINUED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// The text before and after the cursor when Ctrl-Z ended a read.

@@ -168,17 +168,46 @@ pub(super) fn drawable() -> bool {
 pub(super) fn draw(draft: &str) {
     let columns = super::render::stderr_columns().unwrap_or(80);
     let room = columns.saturating_sub(LABEL.len() + 2).max(8);
+    let shown = tail(draft, room);
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "\r\x1b[2K{}{shown}", paint_err(style::DIM, LABEL));
+    let _ = err.flush();
+}
+
+/// The row of the waiting indicator while a line is typed before the answer starts:
+/// the spinner's `frame`, then `next> ` and `draft`, within `columns` (one left for
+/// the cursor). The typed line keeps its end and the frame gives way first, but keeps
+/// a few columns so the spinner still shows it waits.
+pub(super) fn beside(frame: &str, draft: &str, columns: usize) -> String {
+    const GAP: &str = "  ";
+    // The spinner and the start of its label.
+    const FRAME_MIN: usize = 12;
+    let total = columns.saturating_sub(1);
+    let room = total
+        .saturating_sub(FRAME_MIN + GAP.len() + LABEL.len())
+        .max(8);
+    let shown = tail(draft, room);
+    let left = total
+        .saturating_sub(GAP.len() + LABEL.len() + shown.chars().count())
+        .max(1);
+    let frame: String = frame.chars().take(left).collect();
+    format!(
+        "{}{shown}",
+        paint_err(style::DIM, &format!("{frame}{GAP}{LABEL}"))
+    )
+}
+
+/// `draft` made safe for the terminal, its last `room` characters (with a leading
+/// `…`) when it is longer.
+fn tail(draft: &str, room: usize) -> String {
     let safe = terminal::err(draft);
     let count = safe.chars().count();
-    let shown: String = if count > room {
+    if count > room {
         let tail: String = safe.chars().skip(count - (room - 1)).collect();
         format!("…{tail}")
     } else {
         safe.into_owned()
-    };
-    let mut err = std::io::stderr().lock();
-    let _ = write!(err, "\r\x1b[2K{}{shown}", paint_err(style::DIM, LABEL));
-    let _ = err.flush();
+    }
 }
 
 /// Erases the row [`draw`] drew.
@@ -231,6 +260,18 @@ mod tests {
         assert_eq!(typed(b"a\xffb").1, "ab");
         // Backspace takes a whole character.
         assert_eq!(typed("né\x7f".as_bytes()).1, "n");
+    }
+
+    #[test]
+    fn the_typed_line_beside_the_spinner_keeps_its_end_within_the_row() {
+        let plain = |s: String| s.replace("\x1b[2m", "").replace("\x1b[0m", "");
+        let row = plain(beside("| waiting for the model 3s", "hello", 80));
+        assert_eq!(row, "| waiting for the model 3s  next> hello");
+        let long = "x".repeat(100) + "END";
+        let row = plain(beside("| waiting for the model 3s", &long, 40));
+        assert_eq!(row.chars().count(), 39, "{row}");
+        assert!(row.starts_with("| waiting"), "{row}");
+        assert!(row.ends_with("xEND"), "{row}");
     }
 
     #[test]

@@ -345,6 +345,11 @@ pub struct Waiting {
     stopped: Arc<AtomicBool>,
     /// What it shows before the seconds; [`Waiting::relabel`] changes it.
     label: Arc<std::sync::Mutex<String>>,
+    /// The line typed meanwhile in `bb7 chat`, drawn after the frame so the spinner
+    /// goes on while it shows (src/cli/chat_typing.rs); [`Waiting::beside`] sets it.
+    typed: Arc<std::sync::Mutex<String>>,
+    /// Wakes the spinner to draw a changed typed line at once, not at its next frame.
+    redraw: Arc<tokio::sync::Notify>,
 }
 
 impl Waiting {
@@ -352,36 +357,64 @@ impl Waiting {
     pub fn start(label: &str) -> Waiting {
         let stopped = Arc::new(AtomicBool::new(false));
         let shown = Arc::new(std::sync::Mutex::new(label.to_owned()));
+        let typed = Arc::new(std::sync::Mutex::new(String::new()));
+        let redraw = Arc::new(tokio::sync::Notify::new());
         if !std::io::stderr().is_terminal() || !capable_terminal() {
             return Waiting {
                 task: None,
                 stopped,
                 label: shown,
+                typed,
+                redraw,
             };
         }
-        let label = shown.clone();
+        let (label, draft, wake) = (shown.clone(), typed.clone(), redraw.clone());
         let flag = stopped.clone();
         let task = tokio::spawn(async move {
             const FRAMES: [&str; 4] = ["|", "/", "-", "\\"];
             let started = std::time::Instant::now();
-            for i in 0usize.. {
+            let mut i = 0usize;
+            loop {
                 let secs = started.elapsed().as_secs();
                 let now = label.lock().map(|l| l.clone()).unwrap_or_default();
                 let text = format!("{} {now} {secs}s", FRAMES[i % FRAMES.len()]);
+                let columns = stderr_columns();
+                let typed = draft.lock().map(|d| d.clone()).unwrap_or_default();
                 // A frame wider than the terminal would wrap, and `\r` returns only to
                 // the start of its last row: every frame would add a line.
-                let text = fit(&text, stderr_columns());
-                if !draw(&flag, &text) {
+                let row = if typed.is_empty() {
+                    paint_err(style::DIM, &fit(&text, columns))
+                } else {
+                    super::chat_typing::beside(&text, &typed, columns.unwrap_or(80))
+                };
+                if !draw(&flag, &row) {
                     return;
                 }
-                tokio::time::sleep(Duration::from_millis(120)).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(120)) => i += 1,
+                    _ = wake.notified() => {}
+                }
             }
         });
         Waiting {
             task: Some(task),
             stopped,
             label: shown,
+            typed,
+            redraw,
         }
+    }
+
+    /// Shows `typed` (the line typed meanwhile; empty for none) after the spinner,
+    /// drawn at once.
+    pub(super) fn beside(&self, typed: &str) {
+        if let Ok(mut d) = self.typed.lock() {
+            if *d == typed {
+                return;
+            }
+            typed.clone_into(&mut d);
+        }
+        self.redraw.notify_one();
     }
 
     /// Shows `label` from the next frame on; the seconds keep counting.
@@ -429,13 +462,13 @@ pub(super) fn stderr_columns() -> Option<usize> {
     (r == 0 && size.ws_col > 0).then_some(size.ws_col as usize)
 }
 
-/// Draws one frame unless stopped; false when stopped.
+/// Draws one frame (styled already) unless stopped; false when stopped.
 fn draw(stopped: &AtomicBool, text: &str) -> bool {
     let mut err = std::io::stderr().lock();
     if stopped.load(Ordering::SeqCst) {
         return false;
     }
-    let _ = write!(err, "\r\x1b[2K{}", paint_err(style::DIM, text));
+    let _ = write!(err, "\r\x1b[2K{text}");
     let _ = err.flush();
     true
 }
