@@ -498,6 +498,19 @@ impl Frame {
     ) -> Result<OutLine, EditError> {
         let a = anchor.min(file.len() - 1);
         let (copy, at) = (&region.old[a], file[a]);
+        // A file not indented anywhere yet has no unit to map the model's to, and a copy
+        // that matched byte for byte shares the file's frame: the line is the model's.
+        let flat = |t: &str| t.trim().is_empty() || indent_of(t).is_empty();
+        if doc.lines.iter().all(|l| flat(l.text))
+            && region.old.iter().zip(file).all(|(o, f)| o == f)
+            && !line.trim().is_empty()
+        {
+            let end = Some(doc.lines[region.start + a].end.to_owned());
+            return Ok(OutLine {
+                text: line.to_owned(),
+                end,
+            });
+        }
         // A first line copied at a depth of its own (the others agree on another), and
         // changed without moving: it stays where the file has it, to the column.
         let own_first = a == 0 && self.first.is_some() && !self.fragment;
