@@ -196,6 +196,10 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                         return Err(literals::unplaced(line));
                     }
                     let line = trail.strip(line);
+                    if let Some(o) = moved_copy(region, &file, line) {
+                        out.push(kept(doc, region.start + o));
+                        continue;
+                    }
                     let placed = frame.place(doc, region, &file, line, anchor, false)?;
                     super::recipes::tab_kept(doc, region.start, &file, anchor, &placed.text)?;
                     out.push(placed);
@@ -215,6 +219,10 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                         continue;
                     }
                     let mut line = trail.strip(&region.new[new_index + t]).to_owned();
+                    if let Some(o) = moved_copy(region, &file, &line) {
+                        out.push(kept(doc, region.start + o));
+                        continue;
+                    }
                     if paired {
                         line = keep_file_characters(&region.old[anchor], file[anchor], &line);
                     }
@@ -226,6 +234,19 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
         }
     }
     Ok(out)
+}
+
+/// A new line that is, byte for byte, the model's copy of a line of the region (a line
+/// moved within the edit): the index of that file line, when every such copy stands for
+/// the same file text. The file's own bytes are written then, its inner tabs and
+/// typography included, not the copy's.
+fn moved_copy(region: &Region, file: &[&str], line: &str) -> Option<usize> {
+    if line.trim().is_empty() {
+        return None;
+    }
+    let mut hits = (0..file.len()).filter(|&o| region.old[o] == line);
+    let first = hits.next()?;
+    hits.all(|o| file[o] == file[first]).then_some(first)
 }
 
 /// Two neighbouring old lines that compare equal in this pass but differ as the
