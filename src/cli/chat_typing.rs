@@ -9,8 +9,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use super::render::{paint_err, style};
-use super::terminal;
+use super::render::{LABEL, paint_err, style, tail};
 
 /// What the keys typed amount to, in the order typed.
 #[derive(Debug, PartialEq, Eq)]
@@ -154,9 +153,6 @@ impl Keys {
     }
 }
 
-/// What is written before the typed line.
-const LABEL: &str = "next> ";
-
 /// Whether the typed line can be drawn: stderr is a terminal.
 pub(super) fn drawable() -> bool {
     std::io::stderr().is_terminal()
@@ -174,42 +170,6 @@ pub(super) fn draw(draft: &str) {
     let _ = err.flush();
 }
 
-/// The row of the waiting indicator while a line is typed before the answer starts:
-/// the spinner's `frame`, then `next> ` and `draft`, within `columns` (one left for
-/// the cursor). The typed line keeps its end and the frame gives way first, but keeps
-/// a few columns so the spinner still shows it waits.
-pub(super) fn beside(frame: &str, draft: &str, columns: usize) -> String {
-    const GAP: &str = "  ";
-    // The spinner and the start of its label.
-    const FRAME_MIN: usize = 12;
-    let total = columns.saturating_sub(1);
-    let room = total
-        .saturating_sub(FRAME_MIN + GAP.len() + LABEL.len())
-        .max(8);
-    let shown = tail(draft, room);
-    let left = total
-        .saturating_sub(GAP.len() + LABEL.len() + shown.chars().count())
-        .max(1);
-    let frame: String = frame.chars().take(left).collect();
-    format!(
-        "{}{shown}",
-        paint_err(style::DIM, &format!("{frame}{GAP}{LABEL}"))
-    )
-}
-
-/// `draft` made safe for the terminal, its last `room` characters (with a leading
-/// `…`) when it is longer.
-fn tail(draft: &str, room: usize) -> String {
-    let safe = terminal::err(draft);
-    let count = safe.chars().count();
-    if count > room {
-        let tail: String = safe.chars().skip(count - (room - 1)).collect();
-        format!("…{tail}")
-    } else {
-        safe.into_owned()
-    }
-}
-
 /// Erases the row [`draw`] drew.
 pub(super) fn erase() {
     let mut err = std::io::stderr().lock();
@@ -220,6 +180,7 @@ pub(super) fn erase() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::render::beside;
 
     fn typed(bytes: &[u8]) -> (Vec<Typed>, String) {
         let mut k = Keys::default();

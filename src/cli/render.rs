@@ -385,7 +385,7 @@ impl Waiting {
                 let row = if typed.is_empty() {
                     paint_err(style::DIM, &fit(&text, columns))
                 } else {
-                    super::chat_typing::beside(&text, &typed, columns.unwrap_or(80))
+                    beside(&text, &typed, columns.unwrap_or(80))
                 };
                 if !draw(&flag, &row) {
                     return;
@@ -476,6 +476,45 @@ fn draw(stopped: &AtomicBool, text: &str) -> bool {
 impl Drop for Waiting {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// What is written before the typed line.
+pub(super) const LABEL: &str = "next> ";
+
+/// The row of the waiting indicator while a line is typed before the answer starts:
+/// the spinner's `frame`, then `next> ` and `draft`, within `columns` (one left for
+/// the cursor). The typed line keeps its end and the frame gives way first, but keeps
+/// a few columns so the spinner still shows it waits.
+pub(super) fn beside(frame: &str, draft: &str, columns: usize) -> String {
+    const GAP: &str = "  ";
+    // The spinner and the start of its label.
+    const FRAME_MIN: usize = 12;
+    let total = columns.saturating_sub(1);
+    let room = total
+        .saturating_sub(FRAME_MIN + GAP.len() + LABEL.len())
+        .max(8);
+    let shown = tail(draft, room);
+    let left = total
+        .saturating_sub(GAP.len() + LABEL.len() + shown.chars().count())
+        .max(1);
+    let frame: String = frame.chars().take(left).collect();
+    format!(
+        "{}{shown}",
+        paint_err(style::DIM, &format!("{frame}{GAP}{LABEL}"))
+    )
+}
+
+/// `draft` made safe for the terminal, its last `room` characters (with a leading
+/// `…`) when it is longer.
+pub(super) fn tail(draft: &str, room: usize) -> String {
+    let safe = terminal::err(draft);
+    let count = safe.chars().count();
+    if count > room {
+        let tail: String = safe.chars().skip(count - (room - 1)).collect();
+        format!("…{tail}")
+    } else {
+        safe.into_owned()
     }
 }
 
