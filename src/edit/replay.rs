@@ -196,7 +196,7 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                         return Err(literals::unplaced(line));
                     }
                     let line = trail.strip(line);
-                    if let Some(o) = moved_copy(region, &file, line) {
+                    if let Some(o) = super::copy_chars::moved_copy(&region.old, &file, line) {
                         out.push(kept(doc, region.start + o));
                         continue;
                     }
@@ -219,7 +219,7 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
                         continue;
                     }
                     let mut line = trail.strip(&region.new[new_index + t]).to_owned();
-                    if let Some(o) = moved_copy(region, &file, &line) {
+                    if let Some(o) = super::copy_chars::moved_copy(&region.old, &file, &line) {
                         out.push(kept(doc, region.start + o));
                         continue;
                     }
@@ -234,19 +234,6 @@ pub fn render(doc: &Doc, region: &Region) -> Result<Vec<OutLine>, EditError> {
         }
     }
     Ok(out)
-}
-
-/// A new line that is, byte for byte, the model's copy of a line of the region (a line
-/// moved within the edit): the index of that file line, when every such copy stands for
-/// the same file text. The file's own bytes are written then, its inner tabs and
-/// typography included, not the copy's.
-fn moved_copy(region: &Region, file: &[&str], line: &str) -> Option<usize> {
-    if line.trim().is_empty() {
-        return None;
-    }
-    let mut hits = (0..file.len()).filter(|&o| region.old[o] == line);
-    let first = hits.next()?;
-    hits.all(|o| file[o] == file[first]).then_some(first)
 }
 
 /// Two neighbouring old lines that compare equal in this pass but differ as the
@@ -301,6 +288,9 @@ fn keep_file_characters(old: &str, file: &str, new: &str) -> String {
     }
     if similar::TextDiff::from_chars(o, n).ratio() < 0.5 {
         return new.to_owned();
+    }
+    if let Some(body) = super::copy_chars::file_spacing(o, f, n) {
+        return format!("{}{body}", indent_of(new));
     }
     match super::combine::merge3_chars(o, f, n) {
         Some(body) => format!("{}{body}", indent_of(new)),
@@ -521,6 +511,16 @@ impl Frame {
         let (copy, at) = (&region.old[a], file[a]);
         // A file not indented anywhere yet has no unit to map the model's to, and a copy
         // that matched byte for byte shares the file's frame: the line is the model's.
+        // A line copied exactly whose indentation alone the model changed (spaces to a
+        // tab in a recipe, a line re-indented on purpose) is written as the model wrote it.
+        if paired && copy == at && line.trim() == copy.trim() && indent_of(line) != indent_of(copy)
+        {
+            let end = Some(doc.lines[region.start + a].end.to_owned());
+            return Ok(OutLine {
+                text: line.to_owned(),
+                end,
+            });
+        }
         let flat = |t: &str| t.trim().is_empty() || indent_of(t).is_empty();
         if doc.lines.iter().all(|l| flat(l.text))
             && region.old.iter().zip(file).all(|(o, f)| o == f)
