@@ -14,8 +14,10 @@ use serde_json::json;
 
 const PROMPT: &str = "bb7> ";
 
-#[test]
-fn the_spinner_goes_on_while_a_line_typed_during_the_wait_shows_beside_it() {
+/// `bb7 chat` on a pty whose first question is sent and whose answer ("The answer.")
+/// waits for the returned gate; the next question is answered with `second`. Returns
+/// once the waiting indicator shows.
+fn waiting_for_the_answer(second: &str) -> (common::Env, FakeModel, Gate, Terminal) {
     let (env, fake) = fake_env(json!({}));
     project_with(&env, &[("f.txt", "one\n")]);
     let started = Gate::new();
@@ -26,12 +28,17 @@ fn the_spinner_goes_on_while_a_line_typed_during_the_wait_shows_beside_it() {
         finish("stop"),
         done(),
     ]);
-    fake.push_sse(response("", "Typed answered.\n", vec![]));
-
+    fake.push_sse(response("", second, vec![]));
     let mut t = Terminal::start(&env, &["chat"]);
     t.expect(PROMPT);
     t.type_keys("first question\r");
     t.expect("waiting for the model");
+    (env, fake, started, t)
+}
+
+#[test]
+fn the_spinner_goes_on_while_a_line_typed_during_the_wait_shows_beside_it() {
+    let (_env, fake, started, mut t) = waiting_for_the_answer("Typed answered.\n");
     t.type_keys("during");
     t.expect("next> ");
     t.expect("during");
@@ -76,22 +83,7 @@ fn the_spinner_goes_on_while_a_line_typed_during_the_wait_shows_beside_it() {
 
 #[test]
 fn a_line_entered_during_the_wait_is_queued_on_a_row_of_its_own() {
-    let (env, fake) = fake_env(json!({}));
-    project_with(&env, &[("f.txt", "one\n")]);
-    let started = Gate::new();
-    fake.push_sse(vec![
-        Step::Wait(started.clone()),
-        role(),
-        text("The answer.\n"),
-        finish("stop"),
-        done(),
-    ]);
-    fake.push_sse(response("", "Queued answered.\n", vec![]));
-
-    let mut t = Terminal::start(&env, &["chat"]);
-    t.expect(PROMPT);
-    t.type_keys("first question\r");
-    t.expect("waiting for the model");
+    let (_env, fake, started, mut t) = waiting_for_the_answer("Queued answered.\n");
     t.type_keys("next one");
     t.expect("next> ");
     t.expect("next one");

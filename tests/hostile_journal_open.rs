@@ -8,36 +8,10 @@
 mod acp_support;
 mod common;
 
-use std::path::PathBuf;
-
 use common::fake_model::*;
-use common::reopen::journal_file;
+use common::reopen::{chat_with_journal, plant_bad_second_line};
 use common::{Bb7, Env, fake_env};
 use serde_json::{Value, json};
-
-/// A chat with `a.txt` and `b.txt` added (journaled: a full save first folds the
-/// chat, then two adds), its process killed so the journal stays: the chat's id and
-/// its journal file.
-fn chat_with_journal(env: &Env) -> (String, PathBuf) {
-    env.write("a.txt", "a\n");
-    env.write("b.txt", "b\n");
-    env.write("c.txt", "c\n");
-    let (mut b, chat) = env.with_chat();
-    b.ok(json!({"action": "context_add", "path": "a.txt", "content": "a\n"}));
-    b.ok(json!({"action": "chat_rename", "id": chat, "name": "journaled"}));
-    b.ok(json!({"action": "context_add", "path": "b.txt", "content": "b\n"}));
-    b.ok(json!({"action": "context_add", "path": "c.txt", "content": "c\n"}));
-    b.kill();
-    let journal = journal_file(env, &chat);
-    (chat, journal)
-}
-
-/// The journal's first record kept, then a line that is no record, then the rest.
-fn plant_bad_second_line(journal: &std::path::Path) {
-    let text = std::fs::read_to_string(journal).unwrap();
-    let (first, rest) = text.split_once('\n').unwrap();
-    std::fs::write(journal, format!("{first}\n{{not a record\n{rest}")).unwrap();
-}
 
 /// The project's index names no active chat, so `init` restores none and the chat is
 /// first read by `chat_select`.
