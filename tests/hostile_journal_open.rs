@@ -9,18 +9,9 @@ mod acp_support;
 mod common;
 
 use common::fake_model::*;
-use common::reopen::{chat_with_journal, plant_bad_second_line};
-use common::{Bb7, Env, fake_env};
+use common::reopen::{chat_with_journal, forget_active, plant_bad_second_line};
+use common::{Bb7, fake_env};
 use serde_json::{Value, json};
-
-/// The project's index names no active chat, so `init` restores none and the chat is
-/// first read by `chat_select`.
-fn forget_active(env: &Env) {
-    let path = env.project.join(".bb7/chats/index.json");
-    let mut index: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    index["active_chat_id"] = Value::Null;
-    std::fs::write(&path, serde_json::to_vec(&index).unwrap()).unwrap();
-}
 
 fn journal_notices(stream: &[Value]) -> usize {
     stream

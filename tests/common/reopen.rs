@@ -84,3 +84,12 @@ pub fn forge_ledger_entry(env: &Env, chat: &str, file: &str, real: &str, forged:
     std::fs::write(&path, serde_json::to_vec(&ledger).unwrap()).unwrap();
     forged_id
 }
+
+/// The project's index names no active chat, so `init` restores none and the chat is
+/// first read by `chat_select`.
+pub fn forget_active(env: &Env) {
+    let path = env.project.join(".bb7/chats/index.json");
+    let mut index: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    index["active_chat_id"] = Value::Null;
+    std::fs::write(&path, serde_json::to_vec(&index).unwrap()).unwrap();
+}
