@@ -281,14 +281,25 @@ fn same_depth_as_matched(
     old: &[String],
     pairs: &[(usize, usize, usize)],
 ) -> Result<(), String> {
+    if pairs.iter().all(|x| x.2 == 0) {
+        return Ok(());
+    }
+    // One pass over the file: each wanted text's count and its first line's width.
+    let wanted: HashSet<&str> = old
+        .iter()
+        .map(|o| rest(o))
+        .filter(|r| !r.is_empty())
+        .collect();
+    let mut in_file: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (l, _) in file {
+        if wanted.contains(rest(l)) {
+            in_file.entry(rest(l)).or_insert((0, width(l))).0 += 1;
+        }
+    }
     let mut file_depths: HashMap<usize, HashSet<usize>> = HashMap::new();
     for o in old.iter().filter(|o| !rest(o).is_empty()) {
-        let mut hits = file.iter().filter(|l| rest(l.0) == rest(o));
-        if let (Some(hit), None) = (hits.next(), hits.next()) {
-            file_depths
-                .entry(width(o))
-                .or_default()
-                .insert(width(hit.0));
+        if let Some((1, w)) = in_file.get(rest(o)) {
+            file_depths.entry(width(o)).or_default().insert(*w);
         }
     }
     for (model, result, line) in pairs.iter().filter(|x| x.2 != 0) {
